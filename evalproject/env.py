@@ -1,0 +1,116 @@
+"""Reading settings from environment variables, failing loudly on a bad value.
+
+Every helper raises ImproperlyConfigured naming the variable and the value it could not use, so a
+typo in a deployment stops the process at start-up instead of surfacing as odd behaviour later.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from django.core.exceptions import ImproperlyConfigured
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def env_bool(name: str, default: bool = False) -> bool:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    value = raw.strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ImproperlyConfigured(f"{name}={raw!r} is not a boolean; use 1/0, true/false, yes/no or on/off")
+
+
+def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={raw!r} is not an integer") from None
+    if minimum is not None and value < minimum:
+        raise ImproperlyConfigured(f"{name}={raw!r} must be at least {minimum}")
+    return value
+
+
+def env_list(name: str, default: list[str]) -> list[str]:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def env_size(name: str, default: int) -> int:
+    """A byte size: a plain integer, or with a K/M/G suffix (binary multiples), e.g. `200M`."""
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    text = raw.strip().upper().removesuffix("B")
+    multipliers = {"K": 1024, "M": 1024**2, "G": 1024**3}
+    factor = multipliers.get(text[-1:], 1)
+    number = text[:-1] if text[-1:] in multipliers else text
+    try:
+        value = int(number) * factor
+    except ValueError:
+        raise ImproperlyConfigured(
+            f"{name}={raw!r} is not a size; use bytes or a K/M/G suffix, e.g. 200M"
+        ) from None
+    if value <= 0:
+        raise ImproperlyConfigured(f"{name}={raw!r} must be positive")
+    return value
+
+
+def database_from_url(url: str, *, base_dir: Path) -> dict:
+    """Translate DATABASE_URL into a Django DATABASES entry.
+
+    Supported: `postgres://user:password@host:port/name` (also `postgresql://`) and
+    `sqlite:///relative/or/absolute/path.sqlite3` (`sqlite:////abs/path` for an absolute path).
+    """
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    if scheme == "sqlite":
+        raw_path = unquote(parts.path)
+        if raw_path in ("", "/"):
+            raise ImproperlyConfigured(f"DATABASE_URL={url!r} names no SQLite file")
+        # urlsplit keeps the slash after the authority: "/rel/path" is relative, "//abs/path" absolute.
+        path = Path(raw_path[1:])
+        if not path.is_absolute():
+            path = base_dir / path
+        return {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": str(path),
+            # The embedded default serves a web process and in-process tasks from one file; waiting
+            # for a lock beats failing with "database is locked".
+            "OPTIONS": {"timeout": 30, "transaction_mode": "IMMEDIATE"},
+        }
+    if scheme in ("postgres", "postgresql", "pgsql"):
+        name = unquote(parts.path.lstrip("/"))
+        if not name:
+            raise ImproperlyConfigured(f"DATABASE_URL={url!r} names no database")
+        options = {key: values[-1] for key, values in parse_qs(parts.query).items()}
+        try:
+            port = parts.port
+        except ValueError:
+            raise ImproperlyConfigured(f"DATABASE_URL={url!r} has an invalid port") from None
+        return {
+            "ENGINE": "django.db.backends.postgresql",
+            "NAME": name,
+            "USER": unquote(parts.username or ""),
+            "PASSWORD": unquote(parts.password or ""),
+            "HOST": parts.hostname or "",
+            "PORT": str(port or ""),
+            "CONN_MAX_AGE": 60,
+            "CONN_HEALTH_CHECKS": True,
+            "OPTIONS": options,
+        }
+    raise ImproperlyConfigured(
+        f"DATABASE_URL={url!r} has an unsupported scheme {scheme!r}; use postgres://... or sqlite:///..."
+    )

@@ -1,0 +1,106 @@
+"""Derived data: scorings, metric values and comparison rows. All of it can be recomputed from gold
+and predictions, so it is written in bulk and never edited by hand."""
+
+from __future__ import annotations
+
+from django.db import models
+from django.db.models import Q
+
+from annotations.models import Attribute, Document, GoldVersion, Job
+from experiments.models import ExperimentRun
+
+
+class Scoring(models.Model):
+    """One scoring of a run against one gold version. A rescore adds another; older ones stay readable."""
+
+    run = models.ForeignKey(ExperimentRun, on_delete=models.CASCADE, related_name="scorings")
+    number = models.PositiveIntegerField()
+    gold_version = models.ForeignKey(GoldVersion, on_delete=models.PROTECT, related_name="scorings")
+    job = models.ForeignKey(Job, null=True, blank=True, on_delete=models.SET_NULL, related_name="scorings")
+    settings = models.JSONField(default=dict, blank=True, help_text="Threshold, number format... as used.")
+    document_ids = models.JSONField(
+        default=list, blank=True, help_text="External ids of the documents scored."
+    )
+    # The whole report: results.json for span runs, metrics.json for attribute runs.
+    report = models.JSONField(default=dict, blank=True)
+    is_complete = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["run", "-number"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "number"], name="scoring_number_unique_per_run"),
+        ]
+
+    def __str__(self) -> str:
+        return f"scoring {self.number} of run {self.run_id}"
+
+
+class MetricScope(models.TextChoices):
+    OVERALL = "overall", "Overall"
+    ENTITY_TYPE = "entity_type", "Entity type"
+    ATTRIBUTE = "attribute", "Attribute"
+
+
+class MetricValue(models.Model):
+    scoring = models.ForeignKey(Scoring, on_delete=models.CASCADE, related_name="metric_values")
+    run = models.ForeignKey(ExperimentRun, on_delete=models.CASCADE, related_name="metric_values")
+    scope = models.CharField(max_length=20, choices=MetricScope.choices)
+    # The entity type or attribute_id; empty for overall.
+    scope_key = models.CharField(max_length=100, blank=True)
+    name = models.CharField(max_length=200, help_text="e.g. micro.chars.all.f1, accuracy_given_good_source")
+    value = models.FloatField(null=True, blank=True)
+    n = models.IntegerField(null=True, blank=True, help_text="How many items entered the value.")
+    ci_low = models.FloatField(null=True, blank=True)
+    ci_high = models.FloatField(null=True, blank=True)
+    ci = models.JSONField(null=True, blank=True, help_text="level, method, resamples, seed")
+
+    class Meta:
+        ordering = ["scoring", "scope", "scope_key", "name"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["scoring", "scope", "scope_key", "name"], name="metric_value_unique_per_scoring"
+            ),
+            models.CheckConstraint(
+                name="metric_value_interval_ordered",
+                condition=Q(ci_low__isnull=True)
+                | Q(ci_high__isnull=True)
+                | Q(ci_low__lte=models.F("ci_high")),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.scope}:{self.scope_key} {self.name}={self.value}"
+
+
+class ComparisonRow(models.Model):
+    """One row of the comparison export (attribute runs: document × attribute; span runs: per gold or
+    predicted span with its outcome). `columns` holds every export column; the filter fields are
+    copied out so they can be indexed."""
+
+    scoring = models.ForeignKey(Scoring, on_delete=models.CASCADE, related_name="comparison_rows")
+    run = models.ForeignKey(ExperimentRun, on_delete=models.CASCADE, related_name="comparison_rows")
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="comparison_rows")
+    attribute = models.ForeignKey(
+        Attribute, null=True, blank=True, on_delete=models.CASCADE, related_name="comparison_rows"
+    )
+    entity_type = models.CharField(max_length=100, blank=True)
+    match_status = models.CharField(max_length=40, blank=True)
+    attribute_presence = models.BooleanField(null=True)
+    is_correct = models.BooleanField(null=True)
+    position = models.PositiveIntegerField(help_text="Order in the export: document order, then attribute.")
+    columns = models.JSONField(default=dict)
+
+    class Meta:
+        ordering = ["scoring", "position"]
+        indexes = [
+            # GET /runs/{id}/comparison/?attribute=&match_status= pages through one scoring by id.
+            models.Index(fields=["scoring", "attribute", "match_status", "id"], name="comparison_filter"),
+            models.Index(fields=["scoring", "document", "id"], name="comparison_by_document"),
+        ]
+        constraints = [
+            models.UniqueConstraint(fields=["scoring", "position"], name="comparison_row_position_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"row {self.position} of scoring {self.scoring_id}"

@@ -1,0 +1,28 @@
+# shellcheck shell=bash
+# Installs the locked Python environment into .venv: uv when it can be had, plain pip otherwise.
+export UV_SYSTEM_CERTS=1 UV_NATIVE_TLS=1
+
+env_install() {
+    if ! command -v uv >/dev/null 2>&1; then
+        echo "==> uv not found; installing it with pip" >&2
+        python3 -m pip install --quiet uv >/dev/null 2>&1 || true
+    fi
+    if command -v uv >/dev/null 2>&1; then
+        uv sync --frozen --python 3.11 "$@" >&2 && return 0
+        echo "==> uv sync failed; falling back to pip" >&2
+    fi
+    # Fallback: pip into .venv from the versions pinned in uv.lock.
+    python3.11 -m venv .venv
+    .venv/bin/python -m pip install --quiet --upgrade pip
+    python3 scripts/lib/lock_to_requirements.py uv.lock >.venv/requirements.txt
+    .venv/bin/python -m pip install --quiet -r .venv/requirements.txt
+}
+
+# Runs a command inside the project environment, with or without uv.
+env_run() {
+    if [ -x .venv/bin/python ]; then
+        PATH="$PWD/.venv/bin:$PATH" "$@"
+    else
+        uv run --frozen "$@"
+    fi
+}

@@ -1,0 +1,146 @@
+"""Shared fixtures: the personas of the test stories, API clients, and a real Celery worker.
+
+alice manages the project, bob is a viewer member, charlie is an outsider whose requests get 404.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from rest_framework.test import APIClient
+
+from annotations.models import Membership, Project
+from annotations.roles import Role
+from annotations.services import api_token_create
+from evalproject.celery import app as celery_app
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def _tasks_run_in_process_unless_a_worker_is_asked_for(request):
+    """Tests run tasks in-process by default; tests marked `worker` send them to a real worker."""
+    eager = "worker" not in request.keywords
+    previous = celery_app.conf.task_always_eager
+    celery_app.conf.task_always_eager = eager
+    yield
+    celery_app.conf.task_always_eager = previous
+
+
+def _user(username: str):
+    return get_user_model().objects.create_user(username=username, password=f"{username}-password")
+
+
+@pytest.fixture
+def alice(db):
+    return _user("alice")
+
+
+@pytest.fixture
+def bob(db):
+    return _user("bob")
+
+
+@pytest.fixture
+def charlie(db):
+    return _user("charlie")
+
+
+@pytest.fixture
+def project(alice, bob):
+    """alice's project; bob is a viewer in it."""
+    project = Project.objects.create(name="Discharge letters", slug="letters", created_by=alice)
+    Membership.objects.create(project=project, user=alice, role=Role.MANAGER)
+    Membership.objects.create(project=project, user=bob, role=Role.VIEWER)
+    return project
+
+
+def token_client(user, *, read_only: bool = False) -> APIClient:
+    _, key = api_token_create(user=user, read_only=read_only)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    return client
+
+
+@pytest.fixture
+def alice_client(alice) -> APIClient:
+    return token_client(alice)
+
+
+@pytest.fixture
+def bob_client(bob) -> APIClient:
+    return token_client(bob)
+
+
+@pytest.fixture
+def charlie_client(charlie) -> APIClient:
+    return token_client(charlie)
+
+
+def _worker_environment() -> dict[str, str]:
+    """The worker must use the test database, not the one named in DATABASE_URL."""
+    database = settings.DATABASES["default"]
+    env = dict(os.environ)
+    if database["ENGINE"].endswith("postgresql"):
+        env["DATABASE_URL"] = (
+            f"postgres://{database['USER']}:{database['PASSWORD']}@{database['HOST']}:{database['PORT']}"
+            f"/{database['NAME']}"
+        )
+    else:
+        env["DATABASE_URL"] = f"sqlite:///{database['NAME']}"
+    return env
+
+
+@pytest.fixture
+def celery_worker_process(transactional_db) -> Iterator[subprocess.Popen]:
+    """A real `celery worker` process on the Redis of scripts/test, reading the test database.
+
+    Needs CELERY_BROKER_URL. Rows the test writes must be committed for the worker to see them,
+    hence `transactional_db`.
+    """
+    if not settings.CELERY_BROKER_URL:
+        pytest.fail("CELERY_BROKER_URL is not set: run the suite through scripts/test")
+    celery_app.control.purge()
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "evalproject",
+            "worker",
+            "--pool=solo",
+            "--loglevel=WARNING",
+            "--without-gossip",
+            "--without-mingle",
+            "-n",
+            f"test-worker-{os.getpid()}@%h",
+        ],
+        cwd=PROJECT_ROOT,
+        env=_worker_environment(),
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            pytest.fail(f"the Celery worker exited at start with status {process.returncode}")
+        if celery_app.control.ping(timeout=0.5):
+            break
+    else:
+        process.kill()
+        pytest.fail("the Celery worker did not answer a ping within 30 s")
+    yield process
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()

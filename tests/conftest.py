@@ -35,6 +35,12 @@ def _tasks_run_in_process_unless_a_worker_is_asked_for(request):
     celery_app.conf.task_always_eager = previous
 
 
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    """PBKDF2 is slow on purpose; the tests create many users and test no password strength."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 def _user(username: str):
     return get_user_model().objects.create_user(username=username, password=f"{username}-password")
 

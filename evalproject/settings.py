@@ -7,6 +7,7 @@ folder and Celery tasks run in-process, so a first look needs no services.
 from __future__ import annotations
 
 import os
+import secrets
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
@@ -18,9 +19,13 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 DEBUG = env_bool("DEBUG", default=False)
 SECRET_KEY = os.environ.get("SECRET_KEY", "")
 if not SECRET_KEY:
-    if not DEBUG:
+    if DEBUG:
+        SECRET_KEY = "insecure-development-key-used-only-with-DEBUG=1"
+    elif env_bool("EVALPROJECT_OFFLINE"):
+        # Set by manage.py for the offline evaluation commands, which sign nothing.
+        SECRET_KEY = secrets.token_urlsafe(50)
+    else:
         raise ImproperlyConfigured("SECRET_KEY is required unless DEBUG=1")
-    SECRET_KEY = "insecure-development-key-used-only-with-DEBUG=1"
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost"] if DEBUG else [])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])

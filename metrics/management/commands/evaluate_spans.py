@@ -1,0 +1,258 @@
+"""`manage.py evaluate_spans`: score de-identification spans offline, from files to results.json.
+
+It touches no database: it reads files, calls `metrics.span_evaluation` (the same code the server's
+scoring jobs use) and writes one JSON file, atomically, so a failed run never leaves a half-written or
+stale-looking result behind.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, DjangoHelpFormatter, OutputWrapper
+
+from annotations.importers.errors import InputValidationError
+from metrics.span_evaluation import evaluate_span_paths
+
+INVALID_INPUT_STATUS = 2
+# How many problems the error message lists; the rest are counted.
+PROBLEMS_SHOWN = 50
+
+HEADLINE_ROWS: tuple[tuple[str, str], ...] = (
+    ("characters, all", "chars.all"),
+    ("characters, scored", "chars.scored"),
+    ("characters, typed", "chars_typed"),
+    ("tokens, binary", "tokens.binary"),
+    ("tokens, typed", "tokens.typed"),
+    ("spans, exact", "spans_exact.type_agnostic"),
+    ("spans, overlap", "spans_overlap.type_agnostic"),
+    ("nervaluate strict", "nervaluate.strict"),
+    ("nervaluate partial", "nervaluate.partial"),
+)
+LEAKAGE_CONDITIONS: tuple[tuple[str, str], ...] = (
+    ("any_char", "some character of an identifier was not redacted"),
+    ("any_char_scored", "the same, ignoring spaces and punctuation"),
+    ("entity_missed", "an identifier was not touched at all"),
+)
+
+DESCRIPTION = """\
+Score predicted spans against gold spans (de-identification) and write results.json.
+
+GOLD and PREDICTIONS are each a JSONL file, a UIMA CAS JSON file (INCEpTION), a directory or a .zip
+archive of those; directories and archives are read recursively and macOS junk (__MACOSX, ._*) and
+hidden files are skipped.
+
+JSONL: one document a line, {"document_id", "text", "entities": [{"start", "end", "entity_type",
+"text"?}]}, offsets in Unicode code points, end exclusive. Predictions may omit the document text; when
+present it must equal the gold text.
+
+INCEpTION: an exported project (annotation/<document>/<user>.json) gives one annotation per user.
+When gold holds several annotators for a document, choose the gold one with --gold-annotator NAME
+(the error lists the annotators found).
+
+Invalid input (bad offsets, mismatching texts, unknown or duplicate documents, malformed files...)
+stops the run with exit status 2 and a list of every problem; no output file is written. Warnings
+(e.g. unknown labels, mapped to OTHER_PII) are printed and stored in the results, and the run goes on.
+"""
+
+
+class _HelpFormatter(DjangoHelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """Django's ordering of options, with the description's paragraphs kept as written."""
+
+
+class Command(BaseCommand):
+    help = DESCRIPTION
+    # An offline tool: it reads files and writes one; the project's system checks (models, admin,
+    # database settings) have no bearing on it.
+    requires_system_checks: list[str] = []
+
+    def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> argparse.ArgumentParser:
+        return super().create_parser(prog_name, subcommand, formatter_class=_HelpFormatter, **kwargs)
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument(
+            "--input", required=True, metavar="GOLD", help="gold spans: file, directory or .zip"
+        )
+        parser.add_argument(
+            "--predictions",
+            required=True,
+            metavar="PREDICTIONS",
+            help="predicted spans: file, directory or .zip",
+        )
+        parser.add_argument(
+            "--output", required=True, metavar="RESULTS_JSON", help="where to write results.json"
+        )
+        parser.add_argument(
+            "--label-map",
+            metavar="MAP_JSON",
+            help='JSON object {"label": "CANONICAL_TYPE"} merged over the default map (lookup ignores case)',
+        )
+        parser.add_argument(
+            "--restrict-to-gt-types",
+            action="store_true",
+            help="drop predictions whose type never occurs in the gold data (the report counts them)",
+        )
+        parser.add_argument(
+            "--include-sensitive-text",
+            action="store_true",
+            help="put entity text in the report (off by default: it is patient data)",
+        )
+        parser.add_argument(
+            "--gold-annotator",
+            metavar="NAME",
+            help="the INCEpTION user whose annotations are gold, when gold holds several annotators",
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        output = Path(options["output"])
+        if not output.parent.is_dir():
+            raise CommandError(
+                f"output folder {output.parent} does not exist", returncode=INVALID_INPUT_STATUS
+            )
+        progress = _ProgressBar(self.stderr) if self.stderr.isatty() else None
+        try:
+            results = evaluate_span_paths(
+                options["input"],
+                options["predictions"],
+                label_map_path=options["label_map"],
+                restrict_to_gt_types=options["restrict_to_gt_types"],
+                include_sensitive_text=options["include_sensitive_text"],
+                progress=progress,
+                gold_annotator=options["gold_annotator"],
+            )
+        except InputValidationError as error:
+            count = len(error.problems)
+            raise CommandError(
+                f"invalid input, {count} problem{'s' if count != 1 else ''} found; no results written:\n"
+                f"{error.summary(limit=PROBLEMS_SHOWN)}",
+                returncode=INVALID_INPUT_STATUS,
+            ) from None
+        finally:
+            if progress is not None:
+                progress.finish()
+        write_json_atomically(output, results)
+        self.stdout.write(format_summary(results))
+        for warning in results["warnings"]:
+            self.stderr.write(f"warning: {_warning_text(warning)}")
+        self.stdout.write(f"Results written to {output}")
+
+
+def write_json_atomically(path: Path, data: Any) -> None:
+    """Write to a temporary file next to `path`, then rename: readers see the old file or the new one."""
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            for chunk in _json_chunks(data):
+                stream.write(chunk)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def _json_chunks(data: dict[str, Any]) -> Iterator[str]:
+    """results.json, indented, with each entry of a list of objects (per_document) on one line.
+
+    Readable in an editor and fast: `json.dump(indent=...)` runs the pure Python encoder, which
+    takes seconds on 100,000 per-document entries; one `json.dumps` per entry uses the C encoder.
+    """
+    yield "{"
+    for index, (key, value) in enumerate(data.items()):
+        yield ("," if index else "") + f"\n  {json.dumps(key)}: "
+        if isinstance(value, list) and value and all(isinstance(item, dict) for item in value):
+            yield (
+                "[\n" + ",\n".join("    " + json.dumps(item, ensure_ascii=False) for item in value) + "\n  ]"
+            )
+        else:
+            yield json.dumps(value, ensure_ascii=False, indent=2).replace("\n", "\n  ")
+    yield "\n}\n"
+
+
+def format_summary(results: dict[str, Any]) -> str:
+    """Leakage first (the question that matters: was each identifier removed?), then P/R/F1."""
+    documents = results.get("documents", 0)
+    lines = [f"Documents: {documents}", "", "LEAKAGE (documents where an identifier survived)"]
+    lines.append(f"  {'condition':<17}{'leaked':>8}{'rate':>9}{'rate (docs with gold)':>24}  meaning")
+    leakage = results.get("leakage", {})
+    for condition, meaning in LEAKAGE_CONDITIONS:
+        entry = leakage.get(condition, {})
+        lines.append(
+            f"  {condition:<17}{_number(entry.get('documents_leaked')):>8}{_percent(entry.get('rate_all_documents')):>9}"
+            f"{_percent(entry.get('rate_documents_with_gold')):>24}  {meaning}"
+        )
+    lines += ["", "DETECTION (micro over all documents)"]
+    lines.append(f"  {'measure':<22}{'precision':>10}{'recall':>10}{'f1':>10}")
+    for title, key_path in HEADLINE_ROWS:
+        entry = _dig(results.get("micro", {}), key_path)
+        if isinstance(entry, dict):
+            lines.append(
+                f"  {title:<22}{_percent(entry.get('precision')):>10}{_percent(entry.get('recall')):>10}"
+                f"{_percent(entry.get('f1')):>10}"
+            )
+    dropped = results.get("restricted_predictions_dropped")
+    if results.get("config", {}).get("restrict_to_gt_types"):
+        lines += ["", f"Predictions dropped by --restrict-to-gt-types: {_number(dropped)}"]
+    return "\n".join(lines)
+
+
+def _dig(data: Any, dotted: str) -> Any:
+    for key in dotted.split("."):
+        if not isinstance(data, dict):
+            return None
+        data = data.get(key)
+    return data
+
+
+def _percent(value: Any) -> str:
+    # null means "not defined" (SEMANTICS.md: never a misleading 0); show it as such.
+    return "n/a" if value is None else f"{100 * value:.1f}%"
+
+
+def _number(value: Any) -> str:
+    return "n/a" if value is None else str(value)
+
+
+def _warning_text(warning: dict[str, Any]) -> str:
+    where = ", ".join(
+        str(part)
+        for part in (
+            warning.get("file"),
+            None if warning.get("line") is None else f"line {warning['line']}",
+            None if warning.get("document_id") is None else f"document {warning['document_id']!r}",
+        )
+        if part
+    )
+    return f"{where}: {warning['message']}" if where else warning["message"]
+
+
+class _ProgressBar:
+    """A one-line progress bar on a terminal, redrawn at most ten times a second."""
+
+    def __init__(self, stream: OutputWrapper, width: int = 30):
+        self.stream = stream
+        self.width = width
+        self._last_draw = 0.0
+        self._drawn = False
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if done < total and now - self._last_draw < 0.1:
+            return
+        self._last_draw = now
+        filled = self.width * done // total if total else self.width
+        bar = "#" * filled + "-" * (self.width - filled)
+        self.stream.write(f"\rscoring [{bar}] {done}/{total} documents", ending="")
+        self.stream.flush()
+        self._drawn = True
+
+    def finish(self) -> None:
+        if self._drawn:
+            self.stream.write("")
+            self.stream.flush()

@@ -1,0 +1,278 @@
+"""Span evaluation from files: import gold and predictions, pair them, score them, build results.json.
+
+The glue between the importers (`annotations.importers`, plain Python) and the span engine
+(`metrics.engine.spans`). It imports nothing from Django, so the offline `evaluate_spans` command,
+the server's scoring jobs and the benchmark all run the same code.
+
+Memory and speed: gold is loaded whole (it must be: a prediction can name any gold document), but
+predictions are streamed. Each predicted document is checked, paired with its gold document, scored
+and dropped; the gold document is dropped too. Only per-document scores stay.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, cast
+
+from annotations.importers.errors import ImportProblem, InputValidationError, ProblemCollector
+from annotations.importers.labels import LabelResolver, load_label_map
+from annotations.importers.sources import ArchiveLimits, SourceInput
+from annotations.importers.span_jsonl import offsets_problem, text_mismatch_problem
+from annotations.importers.span_types import SpanAnnotation, SpanDocument
+from annotations.importers.spans import iter_span_documents, load_span_corpus, select_annotator
+from metrics.engine.spans import DocumentSpans, Span, aggregate, score_document
+
+FORMAT_VERSION = 1
+
+ProgressCallback = Callable[[int, int], None]
+"""Called with (documents scored, documents in gold) as scoring advances."""
+
+
+def evaluate_span_paths(
+    gold_path: SourceInput,
+    predictions_path: SourceInput,
+    *,
+    label_map_path: str | os.PathLike[str] | None = None,
+    restrict_to_gt_types: bool = False,
+    include_sensitive_text: bool = False,
+    progress: ProgressCallback | None = None,
+    gold_annotator: str | None = None,
+    limits: ArchiveLimits | None = None,
+) -> dict[str, Any]:
+    """Score predictions against gold and return the results body (SEMANTICS.md section 1).
+
+    Raises InputValidationError listing every problem in either input; nothing is scored then.
+    The body is the engine's (micro, macro, leakage, per_type, per_document,
+    restricted_predictions_dropped) plus `format_version`, `documents`, `config` and `warnings`.
+    """
+    with paused_garbage_collection():
+        return _evaluate_span_paths(
+            gold_path,
+            predictions_path,
+            label_map_path=label_map_path,
+            restrict_to_gt_types=restrict_to_gt_types,
+            include_sensitive_text=include_sensitive_text,
+            progress=progress,
+            gold_annotator=gold_annotator,
+            limits=limits or ArchiveLimits(),
+        )
+
+
+def _evaluate_span_paths(
+    gold_path: SourceInput,
+    predictions_path: SourceInput,
+    *,
+    label_map_path: str | os.PathLike[str] | None,
+    restrict_to_gt_types: bool,
+    include_sensitive_text: bool,
+    progress: ProgressCallback | None,
+    gold_annotator: str | None,
+    limits: ArchiveLimits,
+) -> dict[str, Any]:
+    label_map = load_label_map(label_map_path)
+    gold_problems: list[ImportProblem] = []
+    try:
+        gold_corpus = load_span_corpus(gold_path, label_map=label_map, limits=limits, role="gold")
+        gold_documents = select_annotator(gold_corpus, gold_annotator, source=str(gold_path))
+    except InputValidationError as error:
+        gold_problems = error.problems
+        gold_documents = []
+
+    problems = ProblemCollector()
+    labels = LabelResolver(label_map, input_name=str(predictions_path))
+    predicted = iter_span_documents(
+        predictions_path, role="predictions", labels=labels, limits=limits, problems=problems
+    )
+    if gold_problems:
+        # Pairing against broken gold would only add noise, but the predictions' own problems
+        # (malformed lines, bad offsets) are worth reporting in the same pass.
+        for _ in predicted:
+            pass
+        raise InputValidationError([*gold_problems, *problems.errors])
+
+    allowed_types = (
+        frozenset(span.entity_type for document in gold_documents for span in document.spans)
+        if restrict_to_gt_types
+        else None
+    )
+    pairing = SpanPairing(gold_documents, problems)
+    gold_warnings = gold_corpus.warnings
+    # From here on the pairing holds the only references to gold, and frees each document once scored.
+    del gold_corpus, gold_documents
+    scores: list[tuple[int, Any]] = []
+    total = pairing.gold_count
+    for position, document_spans in pairing.pair_stream(predicted):
+        if problems.errors:
+            continue  # the run will fail; keep reading only to report every problem
+        scores.append((position, score_document(document_spans, allowed_predicted_types=allowed_types)))
+        if progress is not None:
+            progress(len(scores), total)
+    problems.raise_if_errors()
+
+    # Scores are put back in gold order, so results never depend on the order of the predictions.
+    scores.sort(key=lambda item: item[0])
+    results = aggregate([score for _, score in scores], include_sensitive_text=include_sensitive_text)
+    warnings = [*gold_warnings, *problems.warnings, *labels.warnings()]
+    if pairing.predicted_count == 0:
+        warnings.append(
+            ImportProblem(
+                "predictions hold no documents: every gold span counts as missed", file=str(predictions_path)
+            )
+        )
+    return {
+        "format_version": FORMAT_VERSION,
+        "documents": total,
+        "config": {
+            "input": str(gold_path),
+            "predictions": str(predictions_path),
+            "label_map": None if label_map_path is None else str(label_map_path),
+            "restrict_to_gt_types": restrict_to_gt_types,
+            "include_sensitive_text": include_sensitive_text,
+            "gold_annotator": gold_annotator,
+        },
+        **results,
+        "warnings": [warning.as_dict() for warning in warnings],
+    }
+
+
+def pair_span_documents(
+    gold_documents: Iterable[SpanDocument], predicted_documents: Iterable[SpanDocument]
+) -> list[DocumentSpans]:
+    """Pair each gold document with its predictions, in gold order, checking that they belong together.
+
+    A gold document without predictions predicted nothing. Raises InputValidationError listing every
+    problem: duplicate ids, predictions for unknown documents, predictions whose `text` differs from
+    the gold text, prediction offsets or entity texts that do not fit the gold text.
+    """
+    problems = ProblemCollector()
+    pairing = SpanPairing(gold_documents, problems)
+    paired = sorted(pairing.pair_stream(predicted_documents), key=lambda item: item[0])
+    problems.raise_if_errors()
+    return [document_spans for _, document_spans in paired]
+
+
+class SpanPairing:
+    """Pairs a stream of predicted documents with gold documents (one annotation per document).
+
+    Gold documents are held by id and released once paired, so memory shrinks as predictions stream
+    (provided the caller drops its own references to them). Problems go to `problems`; a document
+    with problems is not yielded.
+    """
+
+    def __init__(self, gold_documents: Iterable[SpanDocument], problems: ProblemCollector):
+        self.problems = problems
+        self.predicted_count = 0
+        self._pending: dict[str, tuple[int, SpanDocument]] = {}
+        self._predicted_at: dict[str, tuple[str, int | None]] = {}
+        for position, document in enumerate(gold_documents):
+            first = self._pending.setdefault(document.document_id, (position, document))
+            if first[1] is not document:
+                problems.error(
+                    f"duplicate document id (first seen at {first[1].location()})",
+                    file=document.source,
+                    line=document.line,
+                    document_id=document.document_id,
+                    field="document_id",
+                )
+        self.gold_count = len(self._pending)
+
+    def pair_stream(self, predicted_documents: Iterable[SpanDocument]) -> Iterator[tuple[int, DocumentSpans]]:
+        """Yield (gold position, paired document) for every prediction, then for unpredicted gold."""
+        for predicted in predicted_documents:
+            self.predicted_count += 1
+            paired = self._pair(predicted)
+            if paired is not None:
+                yield paired
+        for position, gold in self._pending.values():
+            yield position, _document_spans(gold, [])
+        self._pending.clear()
+
+    def _pair(self, predicted: SpanDocument) -> tuple[int, DocumentSpans] | None:
+        document_id = predicted.document_id
+        where = {"file": predicted.source, "line": predicted.line, "document_id": document_id}
+        earlier = self._predicted_at.get(document_id)
+        if earlier is not None:
+            first_seen = earlier[0] if earlier[1] is None else f"{earlier[0]}:{earlier[1]}"
+            self.problems.error(
+                f"duplicate document id (first seen at {first_seen})", field="document_id", **where
+            )
+            return None
+        self._predicted_at[document_id] = (predicted.source, predicted.line)
+        entry = self._pending.pop(document_id, None)
+        if entry is None:
+            self.problems.error(
+                "prediction for a document that is not in the gold data", field="document_id", **where
+            )
+            return None
+        position, gold = entry
+        if predicted.text is not None and predicted.text != gold.text:
+            self.problems.error(
+                f"text differs from the gold text of this document ({_first_difference(predicted.text, gold.text)})",
+                field="text",
+                **where,
+            )
+            return None
+        if predicted.text is None and not _fits_gold_text(
+            predicted.spans, gold.text or "", self.problems, where
+        ):
+            return None
+        return position, _document_spans(gold, predicted.spans)
+
+
+def _fits_gold_text(
+    spans: Sequence[SpanAnnotation], text: str, problems: ProblemCollector, where: dict[str, Any]
+) -> bool:
+    """Check predicted spans that came without their document's text against the gold text."""
+    valid = True
+    text_length = len(text)
+    for index, span in enumerate(spans):
+        if span.end > text_length:
+            problems.error(
+                offsets_problem(span.start, span.end, text_length), field=f"entities[{index}].end", **where
+            )
+            valid = False
+        elif span.text is not None and text[span.start : span.end] != span.text:
+            problems.error(
+                text_mismatch_problem(span.start, span.end, span.text, text[span.start : span.end]),
+                field=f"entities[{index}].text",
+                **where,
+            )
+            valid = False
+    return valid
+
+
+def _first_difference(predicted: str, gold: str) -> str:
+    """Where two texts part, without quoting them: error messages may end up in logs."""
+    if len(predicted) != len(gold):
+        return f"{len(predicted)} code points instead of {len(gold)}"
+    position = len(os.path.commonprefix([predicted, gold]))
+    return f"first difference at code point {position}"
+
+
+def _document_spans(gold: SpanDocument, predicted: Sequence[SpanAnnotation]) -> DocumentSpans:
+    # The importer's spans go to the engine as they are: `SpanAnnotation` starts with the engine
+    # `Span`'s fields (start, end, entity_type), and the engine reads only those. Rebuilding two
+    # million frozen `Span`s would cost seconds of a benchmark whose whole budget is about twelve.
+    return DocumentSpans(
+        gold.document_id, gold.text or "", cast(Sequence[Span], gold.spans), cast(Sequence[Span], predicted)
+    )
+
+
+@contextmanager
+def paused_garbage_collection() -> Iterator[None]:
+    """Pause the cyclic garbage collector while a large data set is built and scored.
+
+    Loading creates millions of long-lived objects; each allocation burst triggers collections
+    that walk all of them again, which doubled loading time in measurement. The data holds no
+    reference cycles (reference counting frees everything), so pausing loses nothing.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()

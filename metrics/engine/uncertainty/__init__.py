@@ -1,0 +1,52 @@
+"""Uncertainty and significance for the engine's metrics (issue 8), framework-free.
+
+- `cluster_bootstrap_intervals` / `cluster_bootstrap_ci`: percentile intervals by resampling documents.
+- `clopper_pearson`: exact intervals for leakage rates.
+- `compare_runs`: paired comparison of two runs (paired bootstrap, exact McNemar, Holm).
+- `span_metrics`, `attribute_metrics`: the issue's metrics over the engines' per-document counts, and
+  one-call intervals.
+
+Inputs are per-document counts (`DocumentCounts`); nothing here re-runs the engine.
+"""
+
+from .bootstrap import (
+    BOOTSTRAP_METHOD,
+    DEFAULT_LEVEL,
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    Interval,
+    cluster_bootstrap_ci,
+    cluster_bootstrap_intervals,
+    percentile_bounds,
+)
+from .counts import DocumentCounts
+from .exact import CLOPPER_PEARSON_METHOD, clopper_pearson, holm_adjust, mcnemar_exact
+from .measures import HarmonicMean, MetricDefinition, Ratio, f1, precision, ratio, recall
+from .paired import PairedComparison, PairedResult, bootstrap_p_value, compare_runs
+
+__all__ = [
+    "BOOTSTRAP_METHOD",
+    "CLOPPER_PEARSON_METHOD",
+    "DEFAULT_LEVEL",
+    "DEFAULT_RESAMPLES",
+    "DEFAULT_SEED",
+    "DocumentCounts",
+    "HarmonicMean",
+    "Interval",
+    "MetricDefinition",
+    "PairedComparison",
+    "PairedResult",
+    "Ratio",
+    "bootstrap_p_value",
+    "clopper_pearson",
+    "cluster_bootstrap_ci",
+    "cluster_bootstrap_intervals",
+    "compare_runs",
+    "f1",
+    "holm_adjust",
+    "mcnemar_exact",
+    "percentile_bounds",
+    "precision",
+    "ratio",
+    "recall",
+]

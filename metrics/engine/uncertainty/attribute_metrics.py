@@ -1,0 +1,164 @@
+"""The attribute metrics of issue 8: per-document counts from comparison rows, metric definitions over
+them, and one-call intervals in the shape of metrics.json.
+
+Count columns are named `<attribute_id>.<stratum>.<count>`:
+    strata: all, given_prediction (the prediction is present), given_good_source / given_bad_source
+            (the gold value was / was not in the context the model read; STRING, INTEGER, FLOAT)
+    counts: rows (scored rows: valid, non-null gold), missing (rows without a prediction), correct,
+            tp, fp, fn (BOOL, positive = True), edit_match (STRING exact or near match), abs_error
+            (INTEGER, FLOAT: sum of |gold - predicted|)
+
+Metrics match `attributes.metrics` for each attribute and stratum (names suffixed `_given_prediction`,
+`_given_good_source`, `_given_bad_source`): accuracy = correct / rows; BOOL precision = tp / (tp + fp),
+recall = tp / (tp + fn), f1_score = 2tp / (2tp + fp + fn); STRING edit_distance_match_rate =
+edit_match / rows; INTEGER and FLOAT mean_absolute_error = abs_error / rows. By the seed's rule a set
+holding a missing prediction gives null (`_given_prediction` never does), and so does its interval.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TypeVar
+
+import numpy as np
+
+from ..attributes.comparison import SOURCE_CHECKED_TYPES
+from ..attributes.metrics import SCORED_TYPES, is_scored_row
+from ..attributes.types import AttributeType, ComparisonRow, MatchStatus
+from .bootstrap import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, Interval, cluster_bootstrap_intervals
+from .counts import DocumentCounts
+from .measures import MetricDefinition, Ratio, f1, precision, ratio, recall
+
+STRATA = ("all", "given_prediction", "given_good_source", "given_bad_source")
+_EDIT_MATCHES = (MatchStatus.EXACT_MATCH, MatchStatus.NEAR_MATCH)
+
+Value = TypeVar("Value")
+
+
+def _attribute_counts(attribute_type: AttributeType, rows: list[ComparisonRow]) -> dict[str, np.ndarray]:
+    """Each scored row's contribution to the counts its type has, by the rules of `attributes.metrics`."""
+    hit = np.array([row.llm_extraction is not None for row in rows], dtype=bool)
+    counts = {"rows": np.ones(len(rows)), "missing": ~hit}
+    if attribute_type is AttributeType.BOOL:
+        gold = np.array([row.human_extraction is True for row in rows], dtype=bool)
+        guess = np.array([row.llm_extraction is True for row in rows], dtype=bool)
+        counts["correct"] = hit & (gold == guess)
+        counts["tp"], counts["fp"], counts["fn"] = (
+            hit & gold & guess,
+            hit & ~gold & guess,
+            hit & gold & ~guess,
+        )
+    elif attribute_type is AttributeType.STRING:
+        counts["correct"] = np.array(
+            [row.match_status is MatchStatus.EXACT_MATCH for row in rows], dtype=bool
+        )
+        counts["edit_match"] = np.array([row.match_status in _EDIT_MATCHES for row in rows], dtype=bool)
+    else:
+        counts["correct"] = hit & np.array([bool(row.is_correct) for row in rows], dtype=bool)
+        counts["abs_error"] = np.array(
+            [
+                0.0
+                if row.llm_extraction is None
+                else abs(float(row.human_extraction) - float(row.llm_extraction))
+                for row in rows
+            ]
+        )
+    return counts
+
+
+def attribute_document_counts(
+    rows: Iterable[ComparisonRow], document_ids: Iterable[str] = ()
+) -> DocumentCounts:
+    """Per-document count columns from comparison rows (names in the module docstring).
+
+    Rows that are not scored (invalid or null gold) and LIST / DICT rows add nothing. `document_ids` adds
+    documents with no row, so they are still drawn in resamples. Vectorised per attribute: one pass to
+    group the rows, then arrays and a weighted bincount per column.
+    """
+    rows = list(rows)
+    ids = sorted({str(document_id) for document_id in document_ids} | {row.document_id for row in rows})
+    position = {document_id: i for i, document_id in enumerate(ids)}
+    by_attribute: dict[str, list[ComparisonRow]] = {}
+    for row in rows:
+        if row.attribute_type in SCORED_TYPES and is_scored_row(row):
+            by_attribute.setdefault(row.attribute_id, []).append(row)
+    columns: dict[str, np.ndarray] = {}
+    for attribute_id, scored in by_attribute.items():
+        attribute_type = scored[0].attribute_type
+        documents = np.array([position[row.document_id] for row in scored], dtype=np.intp)
+        counts = _attribute_counts(attribute_type, scored)
+        strata = {"all": np.ones(len(scored), dtype=bool), "given_prediction": ~counts["missing"]}
+        if attribute_type in SOURCE_CHECKED_TYPES:
+            good = np.array([bool(row.gold_value_in_context) for row in scored], dtype=bool)
+            strata["given_good_source"], strata["given_bad_source"] = good, ~good
+        for stratum, selected in strata.items():
+            for count, values in counts.items():
+                columns[f"{attribute_id}.{stratum}.{count}"] = np.bincount(
+                    documents[selected], np.asarray(values, dtype=np.float64)[selected], minlength=len(ids)
+                )
+    return DocumentCounts(ids, columns)
+
+
+def _stratum_measures(attribute_type: AttributeType, prefix: str) -> dict[str, Ratio]:
+    missing = (f"{prefix}.missing",)
+    rows = f"{prefix}.rows"
+    measures = {"accuracy": ratio(f"{prefix}.correct", rows, null_if_any=missing)}
+    if attribute_type is AttributeType.BOOL:
+        tp, fp, fn = f"{prefix}.tp", f"{prefix}.fp", f"{prefix}.fn"
+        measures["precision"] = precision(tp, fp, null_if_any=missing)
+        measures["recall"] = recall(tp, fn, null_if_any=missing)
+        measures["f1_score"] = f1(tp, fp, fn, null_if_any=missing)
+    elif attribute_type is AttributeType.STRING:
+        measures["edit_distance_match_rate"] = ratio(f"{prefix}.edit_match", rows, null_if_any=missing)
+    else:
+        measures["mean_absolute_error"] = ratio(f"{prefix}.abs_error", rows, null_if_any=missing)
+    return measures
+
+
+def attribute_metric_definitions(
+    attribute_types: Mapping[str, AttributeType],
+) -> dict[tuple[str, str], MetricDefinition]:
+    """Every attribute metric with an interval or a paired test, keyed by (attribute_id, metric name).
+
+    LIST and DICT attributes have no metrics. Each metric name is one Holm family across attributes
+    (all `accuracy` together, all `mean_absolute_error_given_prediction` together). The plain accuracy
+    (one row per document) is compared by McNemar.
+    """
+    definitions: dict[tuple[str, str], MetricDefinition] = {}
+    for attribute_id, attribute_type in attribute_types.items():
+        if attribute_type in (AttributeType.LIST, AttributeType.DICT):
+            continue
+        strata: Sequence[str] = STRATA if attribute_type in SOURCE_CHECKED_TYPES else STRATA[:2]
+        for stratum in strata:
+            prefix = f"{attribute_id}.{stratum}"
+            suffix = "" if stratum == "all" else f"_{stratum}"
+            for metric, measure in _stratum_measures(attribute_type, prefix).items():
+                name = metric + suffix
+                paired_rows = (f"{prefix}.correct", f"{prefix}.rows") if name == "accuracy" else None
+                definitions[(attribute_id, name)] = MetricDefinition(
+                    measure, family=name, correctness=paired_rows
+                )
+    return definitions
+
+
+def attribute_intervals(
+    counts: DocumentCounts,
+    attribute_types: Mapping[str, AttributeType],
+    *,
+    level: float = DEFAULT_LEVEL,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> dict[str, dict[str, Interval]]:
+    """`{attribute_id: {metric name: Interval}}`, the shape of metrics.json's per-attribute `intervals`."""
+    definitions = attribute_metric_definitions(attribute_types)
+    flat = cluster_bootstrap_intervals(counts, definitions, level=level, resamples=resamples, seed=seed)
+    return {attribute_id: {} for attribute_id in attribute_types} | by_attribute(flat)
+
+
+def by_attribute(flat: Mapping[tuple[str, str], Value]) -> dict[str, dict[str, Value]]:
+    """`{(attribute_id, metric): value}` as `{attribute_id: {metric: value}}` (intervals, or the
+    `PairedComparison.metrics` of an attribute comparison, in metrics.json's nesting)."""
+    nested: dict[str, dict[str, Value]] = {}
+    for (attribute_id, metric), value in flat.items():
+        nested.setdefault(attribute_id, {})[metric] = value
+    return nested

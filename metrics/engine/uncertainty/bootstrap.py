@@ -1,0 +1,153 @@
+"""Confidence intervals by cluster (document) bootstrap, percentile method.
+
+For B resamples of the documents (see `resampling`), each metric is computed from the resample's summed
+counts. The interval is the (alpha/2, 1 - alpha/2) percentile pair of those B values, alpha = 1 - level,
+with numpy's default linear interpolation between order statistics (as `scipy.stats.bootstrap` with
+`method="percentile"` does).
+
+Null rules: the interval is null (low and high None) when the metric is undefined on the full data (its
+point estimate is null, e.g. a zero denominator, or a missing prediction under the seed's rule), or when
+it is undefined in every resample. Otherwise resamples where the metric is undefined (e.g. a resample
+without any predicted span for precision) are dropped, and `resamples_defined` says how many entered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import numpy as np
+
+from .counts import DocumentCounts
+from .measures import Measure, MetricDefinition, columns_read_by_all
+from .resampling import resampled_sums
+
+DEFAULT_LEVEL = 0.95
+DEFAULT_RESAMPLES = 2_000
+DEFAULT_SEED = 20_260_808
+BOOTSTRAP_METHOD = "cluster_bootstrap_percentile"
+
+Key = TypeVar("Key", bound=Hashable)
+
+
+@dataclass(frozen=True, slots=True)
+class Interval:
+    """A confidence interval and everything needed to reproduce it.
+
+    `as_dict()` is the stored and served shape: low, high, level, method, resamples, seed. `resamples`
+    and `seed` are None for exact (non-resampling) methods.
+    """
+
+    low: float | None
+    high: float | None
+    level: float
+    method: str
+    resamples: int | None = None
+    seed: int | None = None
+    resamples_defined: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "low": self.low,
+            "high": self.high,
+            "level": self.level,
+            "method": self.method,
+            "resamples": self.resamples,
+            "seed": self.seed,
+        }
+
+
+def check_settings(level: float, resamples: int, seed: int) -> None:
+    """Raise ValueError on a level outside (0, 1), fewer than one resample, or a negative seed."""
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must be between 0 and 1 (exclusive), got {level!r}")
+    if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 1:
+        raise ValueError(f"resamples must be a positive integer, got {resamples!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+
+
+def percentile_bounds(values: np.ndarray, level: float) -> tuple[float | None, float | None]:
+    """(alpha/2, 1 - alpha/2) percentiles of the defined (non-NaN) values; (None, None) if none is."""
+    defined = values[~np.isnan(values)]
+    if defined.size == 0:
+        return None, None
+    alpha = 1.0 - level
+    low, high = np.quantile(defined, [alpha / 2, 1 - alpha / 2])
+    return float(low), float(high)
+
+
+def only_columns_read(
+    counts: DocumentCounts, metrics: Iterable[Measure | MetricDefinition]
+) -> DocumentCounts:
+    """Drop the columns no metric reads, so wide count tables cost only what is used."""
+    metrics = list(metrics)
+    needed = columns_read_by_all(as_measure(metric) for metric in metrics)
+    if needed is None:
+        return counts
+    for metric in metrics:
+        if isinstance(metric, MetricDefinition) and metric.correctness is not None:
+            needed |= frozenset(metric.correctness)
+    return counts.with_columns(needed)
+
+
+def as_measure(metric: Measure | MetricDefinition) -> Measure:
+    return metric.measure if isinstance(metric, MetricDefinition) else metric
+
+
+def cluster_bootstrap_intervals(
+    counts: DocumentCounts,
+    metrics: Mapping[Key, Measure | MetricDefinition],
+    *,
+    level: float = DEFAULT_LEVEL,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> dict[Key, Interval]:
+    """Percentile intervals for many metrics from one set of document resamples.
+
+    All metrics share the same B draws (one pass over the weight blocks), so adding a metric costs one
+    vectorised evaluation over B sums, not another bootstrap. Keys are any hashable names (a string, or
+    an `(attribute_id, metric)` pair); the result has the same keys.
+    """
+    check_settings(level, resamples, seed)
+    counts = only_columns_read(counts, metrics.values())
+    totals = counts.totals()
+    resampled: dict[str, np.ndarray] | None = None
+    intervals: dict[Key, Interval] = {}
+    for name, metric in metrics.items():
+        measure = as_measure(metric)
+        if counts.n_documents == 0 or np.isnan(measure(totals)[0]):
+            intervals[name] = Interval(None, None, level, BOOTSTRAP_METHOD, resamples, seed, 0)
+            continue
+        if resampled is None:
+            resampled = resample_columns(counts, resamples, seed)
+        values = measure(resampled)
+        low, high = percentile_bounds(values, level)
+        defined = int(np.count_nonzero(~np.isnan(values)))
+        intervals[name] = Interval(low, high, level, BOOTSTRAP_METHOD, resamples, seed, defined)
+    return intervals
+
+
+def resample_columns(counts: DocumentCounts, resamples: int, seed: int) -> dict[str, np.ndarray]:
+    """`{column: B summed values}` for B document resamples of these counts."""
+    names = list(counts.columns)
+    matrix = np.zeros((counts.n_documents, 0))
+    if names:
+        matrix = np.column_stack([counts.columns[name] for name in names])
+    sums = resampled_sums(matrix, resamples, seed)
+    return {name: sums[:, j] for j, name in enumerate(names)}
+
+
+def cluster_bootstrap_ci(
+    counts: DocumentCounts,
+    metric: Measure | MetricDefinition,
+    *,
+    level: float = DEFAULT_LEVEL,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> Interval:
+    """The percentile interval of one metric (see `cluster_bootstrap_intervals`)."""
+    return cluster_bootstrap_intervals(
+        counts, {"metric": metric}, level=level, resamples=resamples, seed=seed
+    )["metric"]

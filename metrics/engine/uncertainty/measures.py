@@ -1,0 +1,141 @@
+"""Metrics as functions of summed counts, shaped for resampling.
+
+A `Measure` takes `{column: array of sums}` (one entry per resample, or a single entry for the point
+estimate) and returns the metric for each entry, NaN where it is undefined. The metrics of issue 8 are
+ratios of two weighted sums of counts (`Ratio`), or the harmonic mean of two such ratios (`HarmonicMean`):
+
+- precision = tp / (tp + fp), recall = tp / (tp + fn), F1 = 2tp / (2tp + fp + fn): each defined when its
+  denominator is > 0 (SEMANTICS.md section 1; F1 of only false positives is 0, not undefined).
+- nervaluate: credit = COR (strict) or COR + 0.5 PAR (partial); precision = credit / actual, recall =
+  credit / possible with actual = COR + INC + PAR + SPU and possible = COR + INC + PAR + MIS;
+  F1 = 2PR / (P + R) (`HarmonicMean`: 0 when P + R = 0, undefined when P or R is).
+- accuracy = correct rows / rows, rate = matched / total, MAE = sum |error| / rows.
+- The seed's missing-prediction rule (SEMANTICS.md section 2): a metric over a set that holds a missing
+  prediction is null, expressed with `null_if_any`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+Sums = Mapping[str, np.ndarray]
+Measure = Callable[[Sums], np.ndarray]
+Terms = str | Mapping[str, float]
+
+
+@dataclass(frozen=True, slots=True)
+class MetricDefinition:
+    """A metric for intervals and comparisons.
+
+    `family` groups metrics that are tested together in a comparison, and adjusted together with Holm
+    (one attribute's accuracy among all attributes' accuracies; one type's recall among all types').
+    `correctness` names the (correct, rows) count columns when every document holds at most one row of
+    this metric: a comparison then tests it with the exact McNemar test on the discordant rows.
+    """
+
+    measure: Measure
+    family: str | None = None
+    correctness: tuple[str, str] | None = None
+
+
+def _terms(terms: Terms) -> dict[str, float]:
+    return {terms: 1.0} if isinstance(terms, str) else dict(terms)
+
+
+def _column(sums: Sums, column: str) -> np.ndarray:
+    """A summed column; a column no document has is zero (the count never occurred)."""
+    found = sums.get(column)
+    if found is not None:
+        return found
+    length = len(next(iter(sums.values()))) if sums else 1
+    return np.zeros(length)
+
+
+def _linear(terms: Mapping[str, float], sums: Sums) -> np.ndarray:
+    total = np.zeros(len(next(iter(sums.values()))) if sums else 1)
+    for column, weight in terms.items():
+        total = total + weight * _column(sums, column)
+    return total
+
+
+def columns_read(measure: Measure) -> frozenset[str] | None:
+    """The count columns a measure reads, when it declares them (`Ratio`, `HarmonicMean`); else None."""
+    return getattr(measure, "columns", None)
+
+
+def columns_read_by_all(measures: Iterable[Measure]) -> frozenset[str] | None:
+    """The union of the columns these measures read; None when one of them does not declare its own."""
+    needed: frozenset[str] = frozenset()
+    for measure in measures:
+        columns = columns_read(measure)
+        if columns is None:
+            return None
+        needed |= columns
+    return needed
+
+
+@dataclass(frozen=True, slots=True)
+class Ratio:
+    """numerator / denominator, NaN where the denominator is 0 or any `null_if_any` column is > 0.
+
+    Numerator and denominator are weighted sums of columns (`{column: weight}`).
+    """
+
+    numerator: Mapping[str, float]
+    denominator: Mapping[str, float]
+    null_if_any: tuple[str, ...] = ()
+
+    @property
+    def columns(self) -> frozenset[str]:
+        return frozenset(self.numerator) | frozenset(self.denominator) | frozenset(self.null_if_any)
+
+    def __call__(self, sums: Sums) -> np.ndarray:
+        top = _linear(self.numerator, sums)
+        bottom = _linear(self.denominator, sums)
+        values = np.divide(top, bottom, out=np.full(bottom.shape, np.nan), where=bottom > 0)
+        for column in self.null_if_any:
+            values[_column(sums, column) > 0] = np.nan
+        return values
+
+
+@dataclass(frozen=True, slots=True)
+class HarmonicMean:
+    """2ab / (a + b), 0 when a + b = 0, NaN when either is undefined (F1 from precision and recall)."""
+
+    first: Measure
+    second: Measure
+
+    @property
+    def columns(self) -> frozenset[str] | None:
+        first, second = columns_read(self.first), columns_read(self.second)
+        return None if first is None or second is None else first | second
+
+    def __call__(self, sums: Sums) -> np.ndarray:
+        a, b = self.first(sums), self.second(sums)
+        total = a + b
+        values = np.divide(2 * a * b, total, out=np.zeros(total.shape), where=total > 0)
+        values[np.isnan(total)] = np.nan
+        return values
+
+
+def ratio(numerator: Terms, denominator: Terms, *, null_if_any: tuple[str, ...] = ()) -> Ratio:
+    """numerator / denominator (see `Ratio`); terms are a column name or `{column: weight}`."""
+    return Ratio(_terms(numerator), _terms(denominator), tuple(null_if_any))
+
+
+def precision(tp: str, fp: str, *, null_if_any: tuple[str, ...] = ()) -> Ratio:
+    """tp / (tp + fp), defined when tp + fp > 0."""
+    return ratio(tp, {tp: 1.0, fp: 1.0}, null_if_any=null_if_any)
+
+
+def recall(tp: str, fn: str, *, null_if_any: tuple[str, ...] = ()) -> Ratio:
+    """tp / (tp + fn), defined when tp + fn > 0."""
+    return ratio(tp, {tp: 1.0, fn: 1.0}, null_if_any=null_if_any)
+
+
+def f1(tp: str, fp: str, fn: str, *, null_if_any: tuple[str, ...] = ()) -> Ratio:
+    """2tp / (2tp + fp + fn), defined when 2tp + fp + fn > 0."""
+    return ratio({tp: 2.0}, {tp: 2.0, fp: 1.0, fn: 1.0}, null_if_any=null_if_any)

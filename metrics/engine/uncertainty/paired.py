@@ -1,0 +1,207 @@
+"""Paired comparison of two runs scored on the same documents and the same gold version.
+
+Only documents both runs predicted are compared; the others are listed (`only_in_a`, `only_in_b`) and
+left out. For every metric: a and b (the metric of each run on the compared documents), delta = b - a,
+and a paired cluster bootstrap: each resample draws the same documents for both runs, so delta* = b* - a*
+keeps the pairing. The interval is the percentile interval of delta*; resamples where either run's metric
+is undefined are dropped.
+
+p-value (two-sided, from the bootstrap distribution of delta*, with D defined resamples):
+    p = min(1, 2 * (min(#{delta* <= 0}, #{delta* >= 0}) + 1) / (D + 1))
+i.e. twice the smaller tail beyond 0, with the +1 that keeps a Monte-Carlo p-value above 0 (it can
+not resolve below 1 / (D + 1)). Identical runs give delta* = 0 in every resample, hence p = 1 exactly
+(count columns equal in both runs are summed once, so their sums are bit-identical).
+
+Metrics with `correctness` (one row per document: attribute accuracy, exact match) are tested with the
+exact McNemar test on the discordant rows instead. p-values are Holm-adjusted within each metric's
+`family` (across attributes, across entity types); a metric without a family is its own family, so its
+adjusted p equals the raw p.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any, Generic, TypeVar
+
+import numpy as np
+
+from .bootstrap import (
+    DEFAULT_LEVEL,
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    as_measure,
+    check_settings,
+    only_columns_read,
+    percentile_bounds,
+)
+from .counts import DocumentCounts
+from .exact import holm_adjust, mcnemar_exact
+from .measures import Measure, MetricDefinition
+from .resampling import resampled_sums
+
+PAIRED_METHOD = "paired_cluster_bootstrap_percentile"
+P_BOOTSTRAP = "paired_bootstrap"
+P_MCNEMAR = "mcnemar_exact"
+
+Key = TypeVar("Key", bound=Hashable)
+
+
+@dataclass(frozen=True, slots=True)
+class PairedResult:
+    """One compared metric. `as_dict()`: a, b, delta, ci_low, ci_high, p_value, p_adjusted."""
+
+    a: float | None
+    b: float | None
+    delta: float | None
+    ci_low: float | None
+    ci_high: float | None
+    p_value: float | None
+    p_adjusted: float | None
+    p_method: str | None = None
+    resamples_defined: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "a": self.a,
+            "b": self.b,
+            "delta": self.delta,
+            "ci_low": self.ci_low,
+            "ci_high": self.ci_high,
+            "p_value": self.p_value,
+            "p_adjusted": self.p_adjusted,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class PairedComparison(Generic[Key]):
+    metrics: dict[Key, PairedResult]
+    level: float
+    resamples: int
+    seed: int
+    documents_compared: int
+    only_in_a: tuple[str, ...]
+    only_in_b: tuple[str, ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "level": self.level,
+            "method": PAIRED_METHOD,
+            "resamples": self.resamples,
+            "seed": self.seed,
+            "documents_compared": self.documents_compared,
+            "only_in_a": list(self.only_in_a),
+            "only_in_b": list(self.only_in_b),
+            "metrics": {name: result.as_dict() for name, result in self.metrics.items()},
+            "p_value_methods": {name: result.p_method for name, result in self.metrics.items()},
+        }
+
+
+def bootstrap_p_value(deltas: np.ndarray) -> float | None:
+    """Two-sided p from the defined bootstrap deltas (formula in the module docstring)."""
+    defined = deltas[~np.isnan(deltas)]
+    if defined.size == 0:
+        return None
+    smaller_tail = min(np.count_nonzero(defined <= 0), np.count_nonzero(defined >= 0))
+    return min(1.0, 2.0 * (smaller_tail + 1) / (defined.size + 1))
+
+
+def discordant_rows(a: DocumentCounts, b: DocumentCounts, correct: str, rows: str) -> tuple[int, int]:
+    """(rows a got right and b wrong, rows a got wrong and b right) over rows scored in both runs."""
+    rows_a, rows_b = a.column(rows), b.column(rows)
+    right_a, right_b = a.column(correct), b.column(correct)
+    for values in (rows_a, rows_b, right_a, right_b):
+        if not np.all((values == 0) | (values == 1)):
+            raise ValueError(f"McNemar needs at most one {rows!r} row per document with 0/1 {correct!r}")
+    both = (rows_a == 1) & (rows_b == 1)
+    only_a_right = int(np.count_nonzero(both & (right_a == 1) & (right_b == 0)))
+    only_b_right = int(np.count_nonzero(both & (right_a == 0) & (right_b == 1)))
+    return only_a_right, only_b_right
+
+
+def _paired_sums(
+    a: DocumentCounts, b: DocumentCounts, resamples: int, seed: int
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Resampled column sums of both runs from the same document draws."""
+    names = sorted(set(a.columns) | set(b.columns))
+    stacked = [a.column(name) for name in names] + [b.column(name) for name in names]
+    matrix = np.column_stack(stacked) if stacked else np.zeros((a.n_documents, 0))
+    sums = resampled_sums(matrix, resamples, seed)
+    return (
+        {name: sums[:, j] for j, name in enumerate(names)},
+        {name: sums[:, len(names) + j] for j, name in enumerate(names)},
+    )
+
+
+def _number(value: float) -> float | None:
+    return None if np.isnan(value) else float(value)
+
+
+def compare_runs(
+    counts_a: DocumentCounts,
+    counts_b: DocumentCounts,
+    metrics: Mapping[Key, Measure | MetricDefinition],
+    *,
+    level: float = DEFAULT_LEVEL,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> PairedComparison[Key]:
+    """Compare run b against run a on their common documents (see the module docstring).
+
+    Give each run's counts for the documents it predicted (leave out a document whose extraction
+    failed or that was never posted); documents in only one of them are listed and not compared.
+    Metric keys are kept: `PairedComparison.metrics` has the keys of `metrics`.
+    """
+    check_settings(level, resamples, seed)
+    ids_a, ids_b = set(counts_a.document_ids), set(counts_b.document_ids)
+    common = sorted(ids_a & ids_b)
+    a = only_columns_read(counts_a, metrics.values()).restricted_to(common)
+    b = only_columns_read(counts_b, metrics.values()).restricted_to(common)
+    totals_a, totals_b = a.totals(), b.totals()
+    resampled: tuple[dict[str, np.ndarray], dict[str, np.ndarray]] | None = None
+    raw: dict[Key, PairedResult] = {}
+    for name, metric in metrics.items():
+        measure = as_measure(metric)
+        point_a = _number(measure(totals_a)[0]) if common else None
+        point_b = _number(measure(totals_b)[0]) if common else None
+        if point_a is None or point_b is None:
+            raw[name] = PairedResult(point_a, point_b, None, None, None, None, None)
+            continue
+        if resampled is None:
+            resampled = _paired_sums(a, b, resamples, seed)
+        deltas = measure(resampled[1]) - measure(resampled[0])
+        low, high = percentile_bounds(deltas, level)
+        correctness = metric.correctness if isinstance(metric, MetricDefinition) else None
+        if correctness is not None:
+            p_value, p_method = mcnemar_exact(*discordant_rows(a, b, *correctness)), P_MCNEMAR
+        else:
+            p_value, p_method = bootstrap_p_value(deltas), P_BOOTSTRAP
+        defined = int(np.count_nonzero(~np.isnan(deltas)))
+        raw[name] = PairedResult(
+            point_a, point_b, point_b - point_a, low, high, p_value, None, p_method, defined
+        )
+    return PairedComparison(
+        metrics=_holm_by_family(raw, metrics),
+        level=level,
+        resamples=resamples,
+        seed=seed,
+        documents_compared=len(common),
+        only_in_a=tuple(sorted(ids_a - ids_b)),
+        only_in_b=tuple(sorted(ids_b - ids_a)),
+    )
+
+
+def _holm_by_family(
+    raw: dict[Key, PairedResult], metrics: Mapping[Key, Measure | MetricDefinition]
+) -> dict[Key, PairedResult]:
+    # A metric without a family is a family of one (keyed by its own name, apart from named families).
+    families: dict[tuple[bool, Hashable], list[Key]] = defaultdict(list)
+    for name, metric in metrics.items():
+        family = metric.family if isinstance(metric, MetricDefinition) else None
+        families[(True, family) if family is not None else (False, name)].append(name)
+    adjusted: dict[Key, PairedResult] = {}
+    for members in families.values():
+        for name, p in zip(members, holm_adjust([raw[name].p_value for name in members]), strict=True):
+            adjusted[name] = replace(raw[name], p_adjusted=p)
+    return {name: adjusted[name] for name in raw}

@@ -1,0 +1,133 @@
+"""The span metrics of issue 8: definitions over the span engine's per-document counts, and one-call
+intervals.
+
+Input is the span engine's `spans.aggregate.document_count_table`: a `document_id` array and, per
+document, every `spans.score.COUNT_FIELDS` count (`chars.all.tp`, `nervaluate.strict.correct`,
+`spans_overlap.type_agnostic.gt_matched`, `document.gold_spans`, ...), `chars_typed.<TYPE>.{tp,fp,fn}`
+per type, and `leakage.<condition>.leaked`. `span_document_counts` adds `documents` (1 per document)
+and `documents_with_gold` (gold spans > 0) for the document-level rates.
+
+Metric names are results.json paths (`micro.chars.all.f1`), so an interval is stored beside its metric
+at `<path>_ci`. Definitions match `spans.measures`:
+- micro chars (`all`, `scored`): precision, recall, F1 from tp, fp, fn.
+- micro nervaluate (`strict`, `partial`): credit / actual and credit / possible, F1 their harmonic mean.
+- micro spans_overlap.type_agnostic: recall = gt_matched / gt_total (and precision, F1).
+- per type: `per_type.<TYPE>.chars_typed.recall` = tp / (tp + fn) of the type, and, where the table
+  has `chars_typed.<TYPE>.covered_by_any`, `per_type.<TYPE>.char_recall` = covered_by_any / (tp + fn).
+  Each is one Holm family across types.
+- leakage.<condition>.rate_all_documents / rate_documents_with_gold: exact Clopper–Pearson intervals
+  (documents are the trials); compared between runs by McNemar on the documents.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+import numpy as np
+
+from ..spans.score import LEAKAGE_CONDITIONS
+from .bootstrap import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, Interval, cluster_bootstrap_intervals
+from .counts import DocumentCounts
+from .exact import clopper_pearson
+from .measures import HarmonicMean, MetricDefinition, f1, precision, ratio, recall
+
+CHAR_VARIANTS = ("all", "scored")
+NERVALUATE_SCHEMAS = ("strict", "partial")
+TYPED_RECALL_FAMILY = "per_type.chars_typed.recall"
+CHAR_RECALL_FAMILY = "per_type.char_recall"
+LEAKAGE_RATES = {"rate_all_documents": "documents", "rate_documents_with_gold": "documents_with_gold"}
+
+
+def span_document_counts(table: Mapping[str, np.ndarray]) -> DocumentCounts:
+    """DocumentCounts from `document_count_table` (its `document_id` entry gives the documents)."""
+    columns = {
+        name: np.asarray(values, dtype=np.float64) for name, values in table.items() if name != "document_id"
+    }
+    columns["documents"] = np.ones(len(table["document_id"]))
+    columns["documents_with_gold"] = (columns["document.gold_spans"] > 0).astype(np.float64)
+    return DocumentCounts(list(table["document_id"]), columns)
+
+
+def entity_types_of(columns: Iterable[str]) -> list[str]:
+    """The entity types with per-type columns (`chars_typed.<TYPE>.tp`), sorted."""
+    return sorted(
+        {
+            parts[1]
+            for parts in (name.split(".") for name in columns)
+            if len(parts) == 3 and parts[0] == "chars_typed"
+        }
+    )
+
+
+def span_metric_definitions(columns: Iterable[str]) -> dict[str, MetricDefinition]:
+    """Every span metric with an interval or a paired test for a table with these columns, keyed by its
+    results.json path. Per-type metrics are defined for the types the columns hold; `char_recall` only
+    where `covered_by_any` is there (a missing count must not read as zero)."""
+    columns = set(columns)
+    definitions: dict[str, MetricDefinition] = {}
+    for variant in CHAR_VARIANTS:
+        tp, fp, fn = (f"chars.{variant}.{count}" for count in ("tp", "fp", "fn"))
+        definitions[f"micro.chars.{variant}.precision"] = MetricDefinition(precision(tp, fp))
+        definitions[f"micro.chars.{variant}.recall"] = MetricDefinition(recall(tp, fn))
+        definitions[f"micro.chars.{variant}.f1"] = MetricDefinition(f1(tp, fp, fn))
+    for schema in NERVALUATE_SCHEMAS:
+        prefix = f"nervaluate.{schema}"
+        cor, inc, par, mis, spu = (
+            f"{prefix}.{count}" for count in ("correct", "incorrect", "partial", "missed", "spurious")
+        )
+        credit = {cor: 1.0, par: 0.5} if schema == "partial" else {cor: 1.0}
+        schema_precision = ratio(credit, {cor: 1.0, inc: 1.0, par: 1.0, spu: 1.0})
+        schema_recall = ratio(credit, {cor: 1.0, inc: 1.0, par: 1.0, mis: 1.0})
+        definitions[f"micro.{prefix}.precision"] = MetricDefinition(schema_precision)
+        definitions[f"micro.{prefix}.recall"] = MetricDefinition(schema_recall)
+        definitions[f"micro.{prefix}.f1"] = MetricDefinition(HarmonicMean(schema_precision, schema_recall))
+    overlap = "spans_overlap.type_agnostic"
+    overlap_recall = ratio(f"{overlap}.gt_matched", f"{overlap}.gt_total")
+    overlap_precision = ratio(f"{overlap}.pred_matched", f"{overlap}.pred_total")
+    definitions[f"micro.{overlap}.precision"] = MetricDefinition(overlap_precision)
+    definitions[f"micro.{overlap}.recall"] = MetricDefinition(overlap_recall)
+    definitions[f"micro.{overlap}.f1"] = MetricDefinition(HarmonicMean(overlap_precision, overlap_recall))
+    for entity_type in entity_types_of(columns):
+        prefix = f"chars_typed.{entity_type}"
+        gold_chars = {f"{prefix}.tp": 1.0, f"{prefix}.fn": 1.0}
+        definitions[f"per_type.{entity_type}.chars_typed.recall"] = MetricDefinition(
+            recall(f"{prefix}.tp", f"{prefix}.fn"), family=TYPED_RECALL_FAMILY
+        )
+        if f"{prefix}.covered_by_any" in columns:
+            definitions[f"per_type.{entity_type}.char_recall"] = MetricDefinition(
+                ratio(f"{prefix}.covered_by_any", gold_chars), family=CHAR_RECALL_FAMILY
+            )
+    for name, (leaked, trials) in leakage_rate_columns().items():
+        definitions[name] = MetricDefinition(ratio(leaked, trials), correctness=(leaked, trials))
+    return definitions
+
+
+def leakage_rate_columns() -> dict[str, tuple[str, str]]:
+    """`{leakage rate path: (leaked documents column, trials column)}` for every condition and rate."""
+    return {
+        f"leakage.{condition}.{rate}": (f"leakage.{condition}.leaked", trials)
+        for condition in LEAKAGE_CONDITIONS
+        for rate, trials in LEAKAGE_RATES.items()
+    }
+
+
+def span_intervals(
+    counts: DocumentCounts,
+    *,
+    level: float = DEFAULT_LEVEL,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> dict[str, Interval]:
+    """Intervals for every span metric: cluster bootstrap, and Clopper–Pearson for leakage rates.
+
+    A leakage rate's interval is exact for k leaked documents out of n (all documents, or documents
+    with gold).
+    """
+    leakage = leakage_rate_columns()
+    definitions = span_metric_definitions(counts.columns)
+    bootstrapped = {name: definition for name, definition in definitions.items() if name not in leakage}
+    intervals = cluster_bootstrap_intervals(counts, bootstrapped, level=level, resamples=resamples, seed=seed)
+    for name, (leaked, trials) in leakage.items():
+        k, n = int(counts.column(leaked).sum()), int(counts.column(trials).sum())
+        intervals[name] = clopper_pearson(k, n, level)
+    return intervals

@@ -1,0 +1,115 @@
+"""The prompt CSV of an extraction run: which attributes exist, their types, and their prompts.
+
+Columns (any order, others ignored): `prompt, output_data_type, attribute_id, attribute_label`.
+Types are bool, string, integer, float, list or dict in any case. Only attributes with a non-empty
+prompt are scored (SEMANTICS.md section 2): a row with an empty prompt leaves its attribute out,
+and the result says so, so the report can list it.
+
+Line numbers are physical lines of the file (the header is line 1); a quoted prompt spanning several
+lines is reported at the line where its row starts.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass, field
+
+from annotations.importers.attribute_jsonl import InputSource, decode_utf8, read_source
+from annotations.importers.errors import ImportProblem, ProblemCollector
+from metrics.engine.attributes.types import AttributeSpec, AttributeType
+
+REQUIRED_COLUMNS = ("prompt", "output_data_type", "attribute_id", "attribute_label")
+
+
+@dataclass
+class PromptSet:
+    """Every attribute of the file, in file order; `scored` have a prompt, `skipped` do not.
+
+    The engine takes all of them: an attribute without a prompt still belongs to the schema (a
+    document coded only for it has gold), it is just not scored.
+    """
+
+    attributes: list[AttributeSpec]
+    warnings: list[ImportProblem] = field(default_factory=list)
+
+    @property
+    def scored(self) -> list[AttributeSpec]:
+        return [spec for spec in self.attributes if spec.is_scored]
+
+    @property
+    def skipped(self) -> list[AttributeSpec]:
+        return [spec for spec in self.attributes if not spec.is_scored]
+
+
+def read_prompts_csv(source: InputSource, *, name: str | None = None) -> PromptSet:
+    """Read a prompt CSV; raise InputValidationError listing every problem found."""
+    data, file = read_source(source, name)
+    problems = ProblemCollector()
+    text = decode_utf8(data, file, problems)
+    problems.raise_if_errors()
+    reader = csv.reader(io.StringIO(text, newline=""))
+    # Headers are matched after stripping, so " prompt" in a hand-edited file still works.
+    columns = [column.strip() for column in next(reader, [])]
+    missing = [column for column in REQUIRED_COLUMNS if column not in columns]
+    if missing:
+        problems.error(
+            f"missing column(s) {', '.join(missing)}; found {', '.join(columns) or 'no header'}",
+            file=file,
+            line=1,
+            field=", ".join(missing),
+        )
+        problems.raise_if_errors()
+    position = {column: columns.index(column) for column in REQUIRED_COLUMNS}
+    attributes: list[AttributeSpec] = []
+    first_line: dict[str, int] = {}
+    previous_end = reader.line_num
+    for cells in reader:
+        # A row starts on the line after the previous row ended (blank lines are rows of no cells).
+        line, previous_end = previous_end + 1, reader.line_num
+        if len(cells) > len(columns):
+            problems.error("the row has more cells than the header", file=file, line=line)
+            continue
+        values = {
+            column: cells[index].strip() if index < len(cells) else "" for column, index in position.items()
+        }
+        if not any(values.values()):
+            continue
+        prompt = cells[position["prompt"]] if position["prompt"] < len(cells) else ""
+        attribute_id = values["attribute_id"]
+        if not attribute_id:
+            problems.error("attribute_id is empty", file=file, line=line, field="attribute_id")
+        elif attribute_id in first_line:
+            problems.error(
+                f"duplicate attribute_id {attribute_id!r} (first on line {first_line[attribute_id]})",
+                file=file,
+                line=line,
+                field="attribute_id",
+            )
+        else:
+            first_line[attribute_id] = line
+        if not values["attribute_label"]:
+            problems.error("attribute_label is empty", file=file, line=line, field="attribute_label")
+        try:
+            attribute_type = AttributeType.parse(values["output_data_type"])
+        except ValueError as error:
+            problems.error(str(error), file=file, line=line, field="output_data_type")
+            continue
+        # The prompt is kept as written (inner whitespace matters to a model); only its emptiness
+        # is judged after stripping.
+        spec = AttributeSpec(
+            attribute_id=attribute_id,
+            label=values["attribute_label"],
+            type=attribute_type,
+            prompt=prompt,
+        )
+        attributes.append(spec)
+        if not spec.is_scored:
+            problems.warn(
+                f"attribute {attribute_id!r} ({spec.label}) has an empty prompt and is not scored",
+                file=file,
+                line=line,
+                field="prompt",
+            )
+    problems.raise_if_errors()
+    return PromptSet(attributes=attributes, warnings=problems.warnings)

@@ -1,0 +1,266 @@
+"""A seeded extraction workload shaped like a real EPPI Reviewer project.
+
+Documents have ~2 KB contexts in which most gold values occur; gold comes as an EPPI Reviewer export
+with citations (`Page N:` and `[¬s]…[¬e]` markup); predictions carry the errors real pipelines make:
+wrong and near-miss values, invalid values, duplicates, missing annotations, failed documents and
+documents with no line at all. Same seed, same files.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import random
+from dataclasses import dataclass
+from pathlib import Path
+
+ATTRIBUTES = (  # (attribute_id, label, type)
+    (1001, "Randomised", "bool"),
+    (1002, "Blinded", "bool"),
+    (1003, "Placebo controlled", "bool"),
+    (1004, "Country", "string"),
+    (1005, "Intervention", "string"),
+    (1006, "Primary outcome", "string"),
+    (1007, "Participants", "integer"),
+    (1008, "Follow-up weeks", "integer"),
+    (1009, "Mean age", "float"),
+    (1010, "Dropout rate", "float"),
+)
+
+COUNTRIES = ("Kenya", "Uganda", "Peru", "Viet Nam", "Germany", "Brazil", "India", "Ghana", "Chile", "Nepal")
+INTERVENTIONS = (
+    "cash transfers",
+    "school meals",
+    "community health workers",
+    "bed nets",
+    "text message reminders",
+    "microfinance loans",
+    "deworming tablets",
+    "water filters",
+)
+OUTCOMES = (
+    "school attendance",
+    "child mortality",
+    "household income",
+    "malaria incidence",
+    "vaccination coverage",
+    "weight for age",
+)
+FILLER = [
+    "the",
+    "study",
+    "population",
+    "was",
+    "drawn",
+    "from",
+    "rural",
+    "districts",
+    "where",
+    "access",
+    "to",
+    "services",
+    "was",
+    "limited",
+    "and",
+    "enrolment",
+    "followed",
+    "the",
+    "published",
+    "protocol",
+    "with",
+    "consent",
+    "obtained",
+    "from",
+    "every",
+    "household",
+    "before",
+    "baseline",
+    "measurements",
+    "were",
+    "taken",
+    "by",
+    "trained",
+    "enumerators",
+    "who",
+    "were",
+    "not",
+    "told",
+    "the",
+    "allocation",
+]
+
+
+@dataclass(frozen=True)
+class WorkloadFiles:
+    prompts: Path
+    gold: Path
+    predictions: Path
+    config: Path
+
+
+def _gold_values(rng: random.Random) -> dict[int, object]:
+    return {
+        1001: rng.random() < 0.6,
+        1002: rng.random() < 0.4,
+        1003: rng.random() < 0.3,
+        1004: rng.choice(COUNTRIES),
+        1005: rng.choice(INTERVENTIONS),
+        1006: rng.choice(OUTCOMES),
+        1007: rng.randint(20, 25_000),
+        1008: rng.choice((4, 8, 12, 24, 52)),
+        1009: round(rng.uniform(5, 70), 1),
+        1010: round(rng.uniform(0, 0.4), 3),
+    }
+
+
+def _number_text(value: object) -> str:
+    # A large count is written with a thousands separator now and then, as papers do.
+    if isinstance(value, int) and value >= 1000 and value % 3 == 0:
+        return f"{value:,}"
+    return str(value)
+
+
+def _context(rng: random.Random, values: dict[int, object]) -> str:
+    sentences = []
+    facts = [
+        f"The trial took place in {values[1004]}.",
+        f"Households received {values[1005]}.",
+        f"The primary outcome was {values[1006]}.",
+        f"We enrolled {_number_text(values[1007])} participants.",
+        f"Follow-up lasted {values[1008]} weeks.",
+        f"The mean age was {values[1009]} years.",
+        f"The dropout rate was {values[1010]}.",
+        "Allocation was randomised." if values[1001] else "Allocation was by village.",
+    ]
+    # Some facts are left out of what the model read: gold "not in context" (bad source) cases.
+    facts = [fact for fact in facts if rng.random() < 0.9]
+    while sum(map(len, sentences)) < 1900:
+        if facts and rng.random() < 0.15:
+            sentences.append(facts.pop())
+        else:
+            sentences.append(" ".join(rng.choices(FILLER, k=14)).capitalize() + ".")
+    sentences.extend(facts)
+    return " ".join(sentences)
+
+
+def _citation(rng: random.Random, text: str) -> list[dict]:
+    page = rng.randint(1, 14)
+    return [
+        {"ItemDocumentId": rng.randint(1, 10**6), "Text": f'Page {page}:\n[¬s]"{text}"[¬e]', "ItemArm": ""}
+    ]
+
+
+def _prediction(rng: random.Random, attribute_type: str, gold: object) -> object:
+    roll = rng.random()
+    if roll < 0.78:
+        return gold
+    if roll < 0.83:
+        return "not reported"  # invalid for numbers, wrong for strings, invalid for BOOL
+    if attribute_type == "bool":
+        return not gold
+    if attribute_type == "string":
+        return str(gold).upper() if roll < 0.9 else rng.choice(COUNTRIES + INTERVENTIONS)
+    if attribute_type == "integer":
+        return int(gold) + rng.randint(1, 50)
+    return round(float(gold) * rng.uniform(0.8, 1.2), 3)
+
+
+def generate(directory: Path, *, documents: int, seed: int) -> WorkloadFiles:
+    rng = random.Random(seed)
+    directory.mkdir(parents=True, exist_ok=True)
+    files = WorkloadFiles(
+        prompts=directory / "prompts.csv",
+        gold=directory / "gold_eppi.json",
+        predictions=directory / "llm.jsonl",
+        config=directory / "config.yaml",
+    )
+    with open(files.prompts, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["prompt", "output_data_type", "attribute_id", "attribute_label"])
+        for attribute_id, label, attribute_type in ATTRIBUTES:
+            writer.writerow(
+                [f"Extract: {label}. Answer with a {attribute_type}.", attribute_type, attribute_id, label]
+            )
+    files.config.write_text(
+        "model: bench-model\nprovider: bench\nedit_distance_match_threshold: 0.9\nnumber_format: en\n",
+        encoding="utf-8",
+    )
+
+    code_sets = [
+        {
+            "SetName": "Data extraction",
+            "Attributes": {
+                "AttributesList": [
+                    {"AttributeId": attribute_id, "AttributeName": label}
+                    for attribute_id, label, _ in ATTRIBUTES
+                ]
+            },
+        }
+    ]
+    references = []
+    with open(files.predictions, "w", encoding="utf-8") as predictions:
+        for index in range(documents):
+            item_id = 500_000 + index
+            values = _gold_values(rng)
+            context = _context(rng, values)
+            codes = []
+            annotations = []
+            for attribute_id, _, attribute_type in ATTRIBUTES:
+                gold = values[attribute_id]
+                if attribute_type == "bool":
+                    if gold:
+                        codes.append(
+                            {
+                                "AttributeId": attribute_id,
+                                "AdditionalText": "",
+                                "ItemAttributeFullTextDetails": [],
+                            }
+                        )
+                elif rng.random() < 0.93:  # otherwise absent: the type's default applies
+                    text = _number_text(gold) if attribute_type == "integer" else str(gold)
+                    if rng.random() < 0.003:
+                        text = "see table 2"  # invalid gold
+                    codes.append(
+                        {
+                            "AttributeId": attribute_id,
+                            "AdditionalText": text,
+                            "ItemAttributeFullTextDetails": _citation(rng, text),
+                        }
+                    )
+                if rng.random() < 0.03:
+                    continue  # the model left the attribute out
+                predicted = _prediction(rng, attribute_type, gold)
+                annotations.append(
+                    {
+                        "attribute_id": str(attribute_id),
+                        "output_data": predicted,
+                        "additional_text": str(gold) if rng.random() < 0.7 else None,
+                        "reasoning": "Stated in the methods section.",
+                    }
+                )
+                if rng.random() < 0.005:
+                    annotations.append(
+                        {"attribute_id": str(attribute_id), "output_data": predicted}
+                    )  # duplicate
+            references.append({"ItemId": item_id, "Title": f"Study {index}", "Codes": codes})
+            roll = rng.random()
+            if roll < 0.01:
+                continue  # no line: failed extraction
+            line = {
+                "document_id": str(item_id),
+                "context": context,
+                "annotations": annotations,
+                "input_tokens": len(context) // 4 + 400,
+                "output_tokens": 60 + 12 * len(annotations),
+                "cost_usd": round(rng.uniform(0.001, 0.004), 6),
+                "timings": {
+                    "document_preparation": round(rng.uniform(0.01, 0.1), 3),
+                    "llm_extraction": round(rng.uniform(0.8, 6), 3),
+                },
+            }
+            if roll < 0.03:
+                line.update(status="failed", error="provider timeout", annotations=[])
+            predictions.write(json.dumps(line, ensure_ascii=False) + "\n")
+    with open(files.gold, "w", encoding="utf-8") as handle:
+        json.dump({"CodeSets": code_sets, "References": references}, handle, ensure_ascii=False, indent=1)
+    return files

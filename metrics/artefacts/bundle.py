@@ -1,0 +1,60 @@
+"""Writing a run's artefact folder all at once, or not at all.
+
+Files are written into a hidden temporary folder beside the target (same file system, so the final
+rename is atomic) and the folder is renamed into place only when every file is complete. A failure
+part-way removes the temporary folder: a reader never sees a half-written run.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+METRICS_CSV = "metrics.csv"
+METRICS_JSON = "metrics.json"
+COMPARISON_CSV = "goldstandard_llm_comparison.csv"
+LLM_ANNOTATIONS_JSON = "llm_annotations.json"
+EXTRACTION_METADATA_JSON = "extraction_metadata.json"
+CONFIG_YAML = "config.yaml"
+PROMPTS_USED_CSV = "prompts_used.csv"
+EVALUATION_LOG = "evaluation.log"
+
+ARTEFACT_NAMES = (
+    METRICS_CSV,
+    METRICS_JSON,
+    COMPARISON_CSV,
+    LLM_ANNOTATIONS_JSON,
+    EXTRACTION_METADATA_JSON,
+    CONFIG_YAML,
+    PROMPTS_USED_CSV,
+    EVALUATION_LOG,
+)
+
+
+def check_output_dir(target: Path) -> None:
+    """Raise FileExistsError unless `target` is absent or an empty folder (never overwrite a run)."""
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise FileExistsError(f"{target} already exists and is not an empty folder; choose a new one")
+
+
+@contextmanager
+def atomic_directory(target: str | Path) -> Iterator[Path]:
+    """Yield a temporary folder to fill; on success it becomes `target`, on failure it disappears."""
+    target = Path(target)
+    check_output_dir(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent))
+    try:
+        # mkdtemp makes the folder private (0700); a run folder is as readable as any other.
+        staging.chmod(0o755)
+        yield staging
+        # rename(2) replaces an empty folder and fails on a non-empty one, so a run that appeared
+        # meanwhile is never overwritten.
+        os.rename(staging, target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise

@@ -1,0 +1,79 @@
+"""How values become CSV cells, and where the artefact files are opened.
+
+Formula injection (SEMANTICS.md section 3): a spreadsheet runs a cell that begins with `=`, `+`, `-`,
+`@`, a tab or a carriage return as a formula, and gold text, prompts and model output are all
+user- or model-controlled. Such text cells are escaped by prefixing a single quote, the OWASP
+recommendation; the quote is visible to a program reading the CSV back, which is the price of safety.
+
+Numbers we write ourselves (counts, metrics, a coerced INTEGER/FLOAT value such as -3.5) are data, not
+text: they are written as numbers and never escaped, because a spreadsheet reads `-3.5` as a number
+whatever happens, and a leading quote would turn every negative value into text and break sums. Only
+`str` cells are escaped; that includes the raw text of an invalid gold value (`"-abc"` is text) and
+the JSON of LIST/DICT values.
+
+CSV files are RFC 4180: rows end with CRLF, which also makes the csv module quote any cell holding a
+lone carriage return (with a plain LF terminator it would not, and readers would split the row).
+
+Other conventions: None (null) is an empty cell, booleans are `True`/`False`, LIST/DICT values are
+compact JSON, floats are written with Python's shortest round-trip representation.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any
+
+FORMULA_TRIGGERS = frozenset("=+-@\t\r")
+
+# A path to create, or an open text file (the caller keeps ownership and closes it).
+Destination = str | Path | IO[str]
+
+
+def escape_formula(text: str) -> str:
+    """`text`, with a leading single quote when a spreadsheet would read it as a formula."""
+    if text and text[0] in FORMULA_TRIGGERS:
+        return "'" + text
+    return text
+
+
+def is_null(value: Any) -> bool:
+    """None, and NaN: a NaN from a numeric library means "not computable", which we write as null."""
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def cell(value: Any) -> str | int | float:
+    """The CSV cell for any value we export (see the module docstring for the rules)."""
+    if value is None:
+        return ""
+    if value is True:
+        return "True"
+    if value is False:
+        return "False"
+    if isinstance(value, str):
+        return escape_formula(value)
+    if isinstance(value, float):
+        return "" if math.isnan(value) else value
+    if isinstance(value, int):
+        return value
+    if isinstance(value, (list, dict, tuple)):
+        return escape_formula(json.dumps(value, ensure_ascii=False, sort_keys=True))
+    return escape_formula(str(value))
+
+
+def bool_cell(value: bool | None) -> str:
+    return "" if value is None else ("True" if value else "False")
+
+
+@contextmanager
+def open_destination(destination: Destination) -> Iterator[IO[str]]:
+    """Open a path for writing UTF-8 text (newline translation off, as the csv module wants), or
+    pass an already open file through without closing it."""
+    if isinstance(destination, (str, Path)):
+        with open(destination, "w", encoding="utf-8", newline="") as handle:
+            yield handle
+    else:
+        yield destination

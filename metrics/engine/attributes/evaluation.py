@@ -1,0 +1,89 @@
+"""One whole extraction evaluation: rows for every gold document, then metrics per attribute."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from metrics.engine.attributes.comparison import (
+    compare_documents,
+    skipped_attribute_ids,
+    unscored_document_ids,
+)
+from metrics.engine.attributes.custom_metrics import resolve_custom_metrics
+from metrics.engine.attributes.metrics import attribute_result
+from metrics.engine.attributes.types import (
+    AttributeSpec,
+    AttributeType,
+    ComparisonRow,
+    EvaluationSettings,
+    ExtractionEvaluation,
+    GoldDocument,
+    PredictionDocument,
+)
+
+# Listing every id in a warning would drown the log on a large import; the full lists are on the result.
+_IDS_SHOWN = 20
+
+
+def _some_ids(ids: Sequence[str]) -> str:
+    shown = ", ".join(repr(document_id) for document_id in ids[:_IDS_SHOWN])
+    return shown + (f" and {len(ids) - _IDS_SHOWN} more" if len(ids) > _IDS_SHOWN else "")
+
+
+def evaluate_extraction(
+    *,
+    run_id: str,
+    attributes: Sequence[AttributeSpec],
+    gold_documents: Sequence[GoldDocument],
+    predictions: Mapping[str, PredictionDocument],
+    settings: EvaluationSettings,
+) -> ExtractionEvaluation:
+    """Score `predictions` against the gold of `gold_documents` for every attribute with a prompt.
+
+    Rows come in gold-document order, then in the order of `attributes`; results in the order of
+    `attributes`. Custom metric names are checked before any work (ValueError on an unknown one).
+    The same inputs give the same result whatever the order of the `predictions` mapping.
+    """
+    custom = resolve_custom_metrics(settings.custom_metrics)
+    rows, warnings = compare_documents(
+        run_id=run_id,
+        attributes=attributes,
+        gold_documents=gold_documents,
+        predictions=predictions,
+        settings=settings,
+    )
+    scored = [spec for spec in attributes if spec.is_scored]
+    skipped = skipped_attribute_ids(attributes)
+    unscored = unscored_document_ids(gold_documents, attributes)
+
+    notes: list[str] = []
+    if skipped:
+        notes.append(f"{len(skipped)} attribute(s) have no prompt and are not scored: {_some_ids(skipped)}")
+    if unscored:
+        notes.append(
+            f"{len(unscored)} gold document(s) have no gold annotations and are not scored: {_some_ids(unscored)}"
+        )
+    gold_ids = {document.document_id for document in gold_documents}
+    extra = sorted(document_id for document_id in predictions if document_id not in gold_ids)
+    if extra:
+        notes.append(
+            f"{len(extra)} prediction document(s) have no gold document and are ignored: {_some_ids(extra)}"
+        )
+    if custom and not any(spec.type is AttributeType.BOOL for spec in scored):
+        notes.append("custom metrics apply to BOOL attributes only, and no BOOL attribute is scored")
+
+    rows_by_attribute: dict[str, list[ComparisonRow]] = {spec.attribute_id: [] for spec in scored}
+    for row in rows:
+        rows_by_attribute[row.attribute_id].append(row)
+    results = [
+        attribute_result(spec, rows_by_attribute[spec.attribute_id], settings, custom_metrics=custom)
+        for spec in scored
+    ]
+    return ExtractionEvaluation(
+        run_id=run_id,
+        attributes=results,
+        rows=rows,
+        warnings=notes + warnings,
+        unscored_documents=unscored,
+        skipped_attributes=skipped,
+    )

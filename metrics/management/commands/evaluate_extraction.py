@@ -1,0 +1,125 @@
+"""`manage.py evaluate_extraction`: score an extraction run offline and write its artefact folder.
+
+It needs no database: inputs are files, outputs are files. The work is done by
+metrics.extraction_evaluation, which the server reuses.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from annotations.importers.errors import InputValidationError
+from metrics.artefacts import check_output_dir, format_metrics_table
+from metrics.extraction_evaluation import (
+    evaluate_extraction_paths,
+    load_config,
+    resolve_settings,
+    write_run_artefacts,
+)
+
+# Exit status for bad input (the convention of argparse and of most Unix tools for usage errors).
+BAD_INPUT = 2
+WARNINGS_SHOWN = 10
+
+
+class Command(BaseCommand):
+    # Files in, files out: no database, URL or model checks are needed, and skipping them keeps an
+    # offline evaluation independent of the server's state (and half a second faster).
+    requires_system_checks: list[str] = []
+    help = (
+        "Score the attribute values an LLM pipeline extracted (predictions JSONL) against gold "
+        "(EPPI Reviewer JSON or JSONL) for the attributes of a prompt CSV, print the metrics table and "
+        "write the run's artefacts (metrics.csv, metrics.json, goldstandard_llm_comparison.csv, "
+        "llm_annotations.json, extraction_metadata.json, config.yaml, prompts_used.csv, evaluation.log) "
+        "into a new folder. Bad input exits with status 2, names file, line and field, and writes nothing."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--gold",
+            required=True,
+            type=Path,
+            help="gold values: an EPPI Reviewer JSON export or native JSONL (detected from the content)",
+        )
+        parser.add_argument(
+            "--prompts",
+            required=True,
+            type=Path,
+            help="prompt CSV (prompt,output_data_type,attribute_id,attribute_label); rows with an empty "
+            "prompt are not scored",
+        )
+        parser.add_argument(
+            "--predictions", required=True, type=Path, help="predictions JSONL, one document a line"
+        )
+        parser.add_argument(
+            "--output-dir",
+            required=True,
+            type=Path,
+            help="folder to create for the artefacts; it must not exist yet (or be empty)",
+        )
+        parser.add_argument(
+            "--config",
+            type=Path,
+            help="the run's config.yaml; its edit_distance_match_threshold, number_format and "
+            "custom_evaluation_metrics are used unless a flag overrides them, and it is copied into "
+            "the artefacts",
+        )
+        parser.add_argument(
+            "--edit-distance-threshold",
+            type=float,
+            metavar="0..1",
+            help="STRING near-match threshold (normalised Levenshtein similarity); default: config, else 0.90",
+        )
+        parser.add_argument(
+            "--number-format",
+            choices=("en", "de"),
+            help="how numbers are written in values and text (en: 1,250.5; de: 1.250,5); default: config, else en",
+        )
+        parser.add_argument(
+            "--custom-metric",
+            action="extend",
+            nargs="+",
+            default=None,
+            metavar="NAME",
+            help="extra sklearn.metrics function(s) for BOOL attributes, e.g. matthews_corrcoef",
+        )
+        parser.add_argument(
+            "--run-id", help="the run's id in the artefacts; default: the output folder's name"
+        )
+
+    def handle(self, *args, **options) -> None:
+        output_dir: Path = options["output_dir"]
+        try:
+            check_output_dir(output_dir)
+            config = load_config(options["config"]) if options["config"] else None
+            settings = resolve_settings(
+                config,
+                edit_distance_match_threshold=options["edit_distance_threshold"],
+                number_format=options["number_format"],
+                custom_metrics=options["custom_metric"],
+            )
+            run = evaluate_extraction_paths(
+                gold=options["gold"],
+                prompts=options["prompts"],
+                predictions=options["predictions"],
+                run_id=options["run_id"] or output_dir.resolve().name,
+                settings=settings,
+                config=config,
+            )
+        except InputValidationError as error:
+            raise CommandError(f"invalid input, nothing written:\n{error}", returncode=BAD_INPUT) from None
+        except (FileNotFoundError, IsADirectoryError, PermissionError, FileExistsError) as error:
+            raise CommandError(f"{error}; nothing written", returncode=BAD_INPUT) from None
+
+        write_run_artefacts(run, output_dir)
+
+        self.stdout.write(format_metrics_table(run.evaluation, settings.custom_metrics))
+        warnings = run.log_lines()
+        problems = [line for line in warnings if line.startswith("WARNING")]
+        for line in problems[:WARNINGS_SHOWN]:
+            self.stderr.write(line)
+        if len(problems) > WARNINGS_SHOWN:
+            self.stderr.write(f"... and {len(problems) - WARNINGS_SHOWN} more warnings")
+        self.stdout.write(f"\nArtefacts of run {run.evaluation.run_id!r} written to {output_dir}")

@@ -1,0 +1,176 @@
+"""The run's records: model output, cost and timing totals, config, prompts and log."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+import yaml
+
+from metrics.artefacts import (
+    write_config_yaml,
+    write_evaluation_log,
+    write_extraction_metadata_json,
+    write_llm_annotations_json,
+    write_prompts_used_csv,
+)
+from metrics.engine.attributes.types import (
+    AttributeSpec,
+    AttributeType,
+    PredictedAnnotation,
+    PredictionDocument,
+)
+
+PREDICTIONS = {
+    "d1": PredictionDocument(
+        document_id="d1",
+        context="120 participants in Kenya",
+        annotations=(PredictedAnnotation("a1", "Kenya", additional_text="in Kenya", reasoning="stated"),),
+        input_tokens=900,
+        output_tokens=40,
+        cost_usd=0.1,
+        timings={"llm_call_seconds": 1.25, "parsing_seconds": 0.5},
+    ),
+    "d2": PredictionDocument(
+        document_id="d2",
+        status="failed",
+        error="timeout",
+        input_tokens=100,
+        cost_usd=0.2,
+        timings={"llm_call_seconds": 60.0},
+    ),
+}
+
+
+def test_llm_annotations_hold_every_document_with_context_annotations_and_run_metadata(tmp_path):
+    path = tmp_path / "llm_annotations.json"
+
+    write_llm_annotations_json(
+        run_id="run-1",
+        predictions=PREDICTIONS,
+        attributes=[AttributeSpec("a1", "Country", AttributeType.STRING, "Where?")],
+        run_metadata={"model": "gpt-4o-mini"},
+        destination=path,
+    )
+
+    record = json.loads(path.read_text())
+    assert (record["extraction_run_id"], record["format_version"], record["run"]) == (
+        "run-1",
+        1,
+        {"model": "gpt-4o-mini"},
+    )
+    first, second = record["documents"]
+    assert first == {
+        "document_id": "d1",
+        "status": "ok",
+        "error": None,
+        "context": "120 participants in Kenya",
+        "annotations": [
+            {
+                "attribute_id": "a1",
+                "attribute_label": "Country",
+                "output_data": "Kenya",
+                "additional_text": "in Kenya",
+                "reasoning": "stated",
+            }
+        ],
+    }
+    assert (second["status"], second["error"], second["annotations"]) == ("failed", "timeout", [])
+
+
+def test_an_empty_run_is_still_valid_json():
+    destination = io.StringIO()
+
+    write_llm_annotations_json(
+        run_id="r", predictions={}, attributes=[], run_metadata={}, destination=destination
+    )
+
+    assert json.loads(destination.getvalue())["documents"] == []
+
+
+def test_metadata_sums_cost_tokens_and_stage_times_and_lists_each_document(tmp_path):
+    path = tmp_path / "extraction_metadata.json"
+
+    write_extraction_metadata_json(
+        run_id="run-1", predictions=PREDICTIONS, gold_document_ids=["d1", "d2", "d3"], destination=path
+    )
+
+    metadata = json.loads(path.read_text())
+    assert metadata["total_cost_usd"] == pytest.approx(0.3)
+    assert (metadata["total_input_tokens"], metadata["total_output_tokens"]) == (1000, 40)
+    assert metadata["stage_durations_seconds"] == {"llm_call_seconds": 61.25, "parsing_seconds": 0.5}
+    assert metadata["total_pipeline_duration_seconds"] == 61.75
+    assert metadata["documents_without_prediction_line"] == ["d3"]
+    assert (metadata["n_failed_documents"], metadata["n_prediction_lines"], metadata["n_gold_documents"]) == (
+        1,
+        2,
+        3,
+    )
+    # Only d1 reported output tokens; the total says how many documents entered it.
+    assert metadata["n_documents_reporting"]["output_tokens"] == 1
+    assert [entry["document_id"] for entry in metadata["per_document"]] == ["d1", "d2"]
+    assert metadata["per_document"][1] == {
+        "document_id": "d2",
+        "status": "failed",
+        "error": "timeout",
+        "n_annotations": 0,
+        "input_tokens": 100,
+        "output_tokens": None,
+        "cost_usd": 0.2,
+        "timings": {"llm_call_seconds": 60.0},
+    }
+
+
+def test_a_total_nobody_reported_is_null_not_zero():
+    destination = io.StringIO()
+    silent = {"d1": PredictionDocument(document_id="d1", context="x")}
+
+    write_extraction_metadata_json(
+        run_id="r", predictions=silent, gold_document_ids=["d1"], destination=destination
+    )
+
+    metadata = json.loads(destination.getvalue())
+    assert metadata["total_cost_usd"] is None
+    assert metadata["total_input_tokens"] is None
+    assert metadata["total_pipeline_duration_seconds"] is None
+
+
+def test_config_snapshot_keeps_key_order(tmp_path):
+    path = tmp_path / "config.yaml"
+
+    write_config_yaml({"edit_distance_match_threshold": 0.8, "number_format": "de", "model": "m"}, path)
+
+    assert path.read_text().splitlines()[0] == "edit_distance_match_threshold: 0.8"
+    assert yaml.safe_load(path.read_text()) == {
+        "edit_distance_match_threshold": 0.8,
+        "number_format": "de",
+        "model": "m",
+    }
+
+
+def test_prompts_used_are_written_in_the_prompt_csv_layout_with_formulas_escaped():
+    destination = io.StringIO()
+
+    write_prompts_used_csv(
+        [
+            AttributeSpec("a1", "Country", AttributeType.STRING, "Which country?"),
+            AttributeSpec("a2", "Dose", AttributeType.FLOAT, "-Give the dose in mg"),
+        ],
+        destination,
+    )
+
+    assert list(csv.reader(io.StringIO(destination.getvalue(), newline=""))) == [
+        ["prompt", "output_data_type", "attribute_id", "attribute_label"],
+        ["Which country?", "string", "a1", "Country"],
+        ["'-Give the dose in mg", "float", "a2", "Dose"],
+    ]
+
+
+def test_the_log_has_one_line_per_entry():
+    destination = io.StringIO()
+
+    write_evaluation_log(["INFO one", "WARNING two\n"], destination)
+
+    assert destination.getvalue() == "INFO one\nWARNING two\n"

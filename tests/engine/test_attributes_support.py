@@ -1,0 +1,98 @@
+"""Builders shared by the attribute engine tests: a schema, gold and predictions in a few lines.
+
+Holds no tests itself; it is named like the test modules because those are the files of this suite.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from metrics.engine.attributes import evaluate_extraction
+from metrics.engine.attributes.types import (
+    AttributeSpec,
+    AttributeType,
+    EvaluationSettings,
+    ExtractionEvaluation,
+    FullTextDetail,
+    GoldAnnotation,
+    GoldDocument,
+    PredictedAnnotation,
+    PredictionDocument,
+)
+
+NO_VALUE = object()
+
+
+def spec(attribute_id: str, attribute_type: AttributeType, **options: Any) -> AttributeSpec:
+    options.setdefault("prompt", f"What is the {attribute_id}?")
+    return AttributeSpec(
+        attribute_id=attribute_id, label=attribute_id.title(), type=attribute_type, **options
+    )
+
+
+def gold(
+    document_id: str,
+    values: Mapping[str, Any],
+    *,
+    text: str = "",
+    additional_text: Mapping[str, str] | None = None,
+    details: Mapping[str, Sequence[str]] | None = None,
+) -> GoldDocument:
+    additional_text = additional_text or {}
+    details = details or {}
+    annotations = {
+        attribute_id: GoldAnnotation(
+            output_data=value,
+            additional_text=additional_text.get(attribute_id),
+            full_text_details=tuple(FullTextDetail(text=detail) for detail in details.get(attribute_id, ())),
+        )
+        for attribute_id, value in values.items()
+    }
+    return GoldDocument(
+        document_id=document_id, name=f"Paper {document_id}", text=text, annotations=annotations
+    )
+
+
+def predicted(
+    document_id: str,
+    values: Mapping[str, Any] | Sequence[tuple[str, Any]],
+    *,
+    context: str = "",
+    verbatim: Mapping[str, str] | None = None,
+    status: str = "ok",
+    error: str | None = None,
+) -> PredictionDocument:
+    pairs = list(values.items()) if isinstance(values, Mapping) else list(values)
+    verbatim = verbatim or {}
+    annotations = tuple(
+        PredictedAnnotation(
+            attribute_id=attribute_id,
+            output_data=value,
+            additional_text=verbatim.get(attribute_id),
+            reasoning=f"I read the {attribute_id}",
+        )
+        for attribute_id, value in pairs
+    )
+    return PredictionDocument(
+        document_id=document_id, context=context, status=status, error=error, annotations=annotations
+    )
+
+
+def evaluate(
+    attributes: Sequence[AttributeSpec],
+    gold_documents: Sequence[GoldDocument],
+    predictions: Sequence[PredictionDocument],
+    **settings: Any,
+) -> ExtractionEvaluation:
+    return evaluate_extraction(
+        run_id="run-1",
+        attributes=attributes,
+        gold_documents=gold_documents,
+        predictions={prediction.document_id: prediction for prediction in predictions},
+        settings=EvaluationSettings(**settings),
+    )
+
+
+def result_of(evaluation: ExtractionEvaluation, attribute_id: str):
+    return next(result for result in evaluation.attributes if result.spec.attribute_id == attribute_id)

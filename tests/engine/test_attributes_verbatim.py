@@ -1,0 +1,54 @@
+"""Verbatim grounding scores: how well a snippet is found in the context the model read."""
+
+import pytest
+from rapidfuzz import fuzz
+
+from metrics.engine.attributes.verbatim import occurs_on_number_boundaries, verbatim_fuzzy_pct
+
+CONTEXT = "Methods: 120 adults, mean age 54.3 years, were randomised. Follow-up was 12 weeks."
+
+
+@pytest.mark.parametrize("snippet", [None, "", "   "])
+def test_an_empty_snippet_scores_0(snippet):
+    assert verbatim_fuzzy_pct(snippet, CONTEXT) == 0.0
+
+
+def test_an_empty_context_scores_0():
+    assert verbatim_fuzzy_pct("120 adults", "") == 0.0
+
+
+def test_a_verbatim_snippet_scores_100_whatever_its_whitespace():
+    assert verbatim_fuzzy_pct("mean age  54.3\nyears", CONTEXT) == 100.0
+
+
+def test_case_is_kept():
+    assert verbatim_fuzzy_pct("METHODS: 120 ADULTS", CONTEXT) < 100.0
+
+
+@pytest.mark.parametrize(
+    ("snippet", "expected"), [("12", 100.0), ("120", 100.0), ("54", 0.0), ("3", 0.0), ("20", 0.0)]
+)
+def test_short_digit_snippets_must_stand_as_whole_numbers(snippet, expected):
+    assert verbatim_fuzzy_pct(snippet, CONTEXT) == expected
+
+
+def test_number_boundaries_treat_separators_between_digits_as_part_of_the_number():
+    assert not occurs_on_number_boundaries("3", "54.3 years")
+    assert occurs_on_number_boundaries("3", "group 3.")
+    assert occurs_on_number_boundaries("12", "(n=12, 40%)")
+
+
+def test_a_short_snippet_that_occurs_scores_100():
+    assert verbatim_fuzzy_pct("age", CONTEXT) == 100.0
+
+
+def test_a_short_snippet_that_does_not_occur_falls_back_to_partial_ratio():
+    assert verbatim_fuzzy_pct("agX", CONTEXT) == round(fuzz.partial_ratio("agX", CONTEXT), 2)
+
+
+def test_other_snippets_score_the_partial_ratio_with_two_decimals():
+    snippet = "mean age 54 years were randomized"
+    score = verbatim_fuzzy_pct(snippet, CONTEXT)
+    assert score == round(fuzz.partial_ratio(snippet, CONTEXT), 2)
+    assert 0.0 < score < 100.0
+    assert score == round(score, 2)

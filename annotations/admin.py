@@ -1,4 +1,16 @@
+"""Admin for projects, members, tokens, documents, schema, gold and jobs (session login).
+
+Every changelist selects its related rows in the same query (list_select_related or annotations),
+so a page costs the same number of queries whatever its rows; tests pin those numbers. Gold is
+view-only here: a version is immutable once written (scores name it), and changes go through an
+import, which makes a new version.
+"""
+
+from __future__ import annotations
+
 from django.contrib import admin
+from django.db.models import Count, QuerySet
+from django.http import HttpRequest
 
 from annotations.models import (
     ApiToken,
@@ -8,10 +20,28 @@ from annotations.models import (
     GoldAttributeValue,
     GoldSpan,
     GoldVersion,
+    GoldVersionDocument,
     Job,
     Membership,
     Project,
 )
+
+
+class ViewOnlyAdmin(admin.ModelAdmin):
+    """Readable by staff with the view permission; written only by the services."""
+
+    def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+
+def _is_changelist(request: HttpRequest) -> bool:
+    return bool(request.resolver_match and request.resolver_match.url_name.endswith("_changelist"))
 
 
 class MembershipInline(admin.TabularInline):
@@ -22,18 +52,28 @@ class MembershipInline(admin.TabularInline):
 
 @admin.register(Project)
 class ProjectAdmin(admin.ModelAdmin):
-    list_display = ["slug", "name", "strategy", "phase", "created_at"]
+    list_display = ["slug", "name", "strategy", "phase", "member_count", "created_by", "created_at"]
     list_filter = ["strategy", "phase"]
+    list_select_related = ["created_by"]
     search_fields = ["slug", "name"]
+    readonly_fields = ["created_by", "created_at", "updated_at"]
     inlines = [MembershipInline]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Project]:
+        return super().get_queryset(request).annotate(member_count=Count("memberships", distinct=True))
+
+    @admin.display(description="members", ordering="member_count")
+    def member_count(self, project: Project) -> int:
+        return project.member_count
 
 
 @admin.register(Membership)
 class MembershipAdmin(admin.ModelAdmin):
-    list_display = ["project", "user", "role"]
+    list_display = ["project", "user", "role", "created_at"]
     list_filter = ["role", "project"]
     list_select_related = ["project", "user"]
     search_fields = ["user__username", "project__slug"]
+    autocomplete_fields = ["user", "project"]
 
 
 @admin.register(ApiToken)
@@ -42,9 +82,9 @@ class ApiTokenAdmin(admin.ModelAdmin):
     list_filter = ["read_only"]
     list_select_related = ["user"]
     search_fields = ["user__username", "name", "prefix"]
-    readonly_fields = ["prefix", "key_hash", "created_at", "last_used_at"]
+    readonly_fields = ["user", "prefix", "key_hash", "created_at", "last_used_at"]
 
-    def has_add_permission(self, request) -> bool:
+    def has_add_permission(self, request: HttpRequest) -> bool:
         # A key is shown once, at creation: use `manage.py create_api_token`, which prints it.
         return False
 
@@ -55,7 +95,16 @@ class DocumentAdmin(admin.ModelAdmin):
     list_filter = ["project"]
     list_select_related = ["project"]
     search_fields = ["external_id", "name"]
-    readonly_fields = ["content_hash", "created_at"]
+    readonly_fields = ["project", "external_id", "text", "content_hash", "created_at"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Document]:
+        documents = super().get_queryset(request)
+        # Texts can be megabytes each; a changelist page never shows them.
+        return documents.defer("text") if _is_changelist(request) else documents
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        # Documents come with imports, which check their text against gold offsets.
+        return False
 
 
 @admin.register(EntityType)
@@ -68,43 +117,95 @@ class EntityTypeAdmin(admin.ModelAdmin):
 
 @admin.register(Attribute)
 class AttributeAdmin(admin.ModelAdmin):
-    list_display = ["attribute_id", "label", "type", "project"]
+    list_display = ["attribute_id", "label", "type", "scored", "project", "position"]
     list_filter = ["project", "type"]
     list_select_related = ["project"]
-    search_fields = ["attribute_id", "label"]
+    search_fields = ["attribute_id", "label", "prompt"]
+
+    @admin.display(boolean=True, description="scored")
+    def scored(self, attribute: Attribute) -> bool:
+        return bool(attribute.prompt.strip())
 
 
 @admin.register(GoldVersion)
-class GoldVersionAdmin(admin.ModelAdmin):
-    list_display = ["project", "kind", "number", "source", "created_by", "created_at"]
-    list_filter = ["project", "kind"]
+class GoldVersionAdmin(ViewOnlyAdmin):
+    list_display = [
+        "project",
+        "kind",
+        "number",
+        "document_count",
+        "source",
+        "annotator",
+        "created_by",
+        "created_at",
+    ]
+    list_filter = ["kind", "project"]
     list_select_related = ["project", "created_by"]
-    search_fields = ["source"]
-    readonly_fields = ["content_hash", "counts", "created_at"]
+    search_fields = ["source", "project__slug", "annotator"]
+
+    @admin.display(description="documents")
+    def document_count(self, version: GoldVersion) -> int | None:
+        # From the counts stored at import time: counting rows per listed version would cost a query each.
+        return version.counts.get("documents")
+
+
+@admin.register(GoldVersionDocument)
+class GoldVersionDocumentAdmin(ViewOnlyAdmin):
+    list_display = ["document", "gold_version", "content_hash"]
+    list_filter = ["gold_version__project", "gold_version__kind"]
+    list_select_related = ["document", "gold_version", "gold_version__project"]
+    search_fields = ["document__external_id"]
 
 
 @admin.register(GoldSpan)
-class GoldSpanAdmin(admin.ModelAdmin):
+class GoldSpanAdmin(ViewOnlyAdmin):
     list_display = ["document", "start", "end", "entity_type", "label", "gold_version"]
     list_filter = ["entity_type", "gold_version__project"]
     list_select_related = ["document", "gold_version", "gold_version__project"]
     search_fields = ["document__external_id", "label"]
-    raw_id_fields = ["document", "gold_version"]
 
 
 @admin.register(GoldAttributeValue)
-class GoldAttributeValueAdmin(admin.ModelAdmin):
-    list_display = ["document", "attribute", "citation_page", "gold_version"]
+class GoldAttributeValueAdmin(ViewOnlyAdmin):
+    list_display = ["document", "attribute", "output_data", "citation_page", "gold_version"]
     list_filter = ["gold_version__project"]
     list_select_related = ["document", "attribute", "gold_version", "gold_version__project"]
     search_fields = ["document__external_id", "attribute__attribute_id", "attribute__label"]
-    raw_id_fields = ["document", "attribute", "gold_version"]
 
 
 @admin.register(Job)
 class JobAdmin(admin.ModelAdmin):
-    list_display = ["id", "kind", "state", "project", "progress_done", "progress_total", "created_at"]
+    list_display = [
+        "id",
+        "kind",
+        "state",
+        "project",
+        "progress_done",
+        "progress_total",
+        "created_by",
+        "created_at",
+    ]
     list_filter = ["kind", "state", "project"]
-    list_select_related = ["project"]
-    search_fields = ["id"]
-    readonly_fields = ["result", "warnings", "errors", "started_at", "finished_at", "attempts"]
+    list_select_related = ["project", "created_by"]
+    search_fields = ["=id", "project__slug", "created_by__username"]
+    readonly_fields = [
+        "kind",
+        "project",
+        "params",
+        "input_file",
+        "state",
+        "progress_done",
+        "progress_total",
+        "result",
+        "warnings",
+        "errors",
+        "attempts",
+        "created_by",
+        "created_at",
+        "started_at",
+        "finished_at",
+    ]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        # Jobs are made by the operations they run (imports, scoring, exports).
+        return False

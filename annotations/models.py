@@ -240,6 +240,31 @@ class GoldVersion(models.Model):
         return f"{self.project} {self.kind} gold v{self.number}"
 
 
+class GoldVersionDocument(models.Model):
+    """A document that a gold version covers, with the hash of its gold in that version.
+
+    A version is a full snapshot: the documents listed here are its gold set, including documents
+    whose gold is empty (a de-identification document with nothing to remove is still scored for
+    false positives). The per-document hash lets an import tell "identical again" from "changed"
+    without reading the gold rows themselves.
+    """
+
+    gold_version = models.ForeignKey(GoldVersion, on_delete=models.CASCADE, related_name="version_documents")
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="gold_version_documents")
+    content_hash = models.CharField(max_length=64, help_text="Hash of this document's gold in this version.")
+
+    class Meta:
+        ordering = ["gold_version", "document"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["gold_version", "document"], name="gold_version_document_once_per_version"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.document_id} in gold version {self.gold_version_id}"
+
+
 class GoldSpan(models.Model):
     gold_version = models.ForeignKey(GoldVersion, on_delete=models.CASCADE, related_name="spans")
     document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="gold_spans")

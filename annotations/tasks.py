@@ -8,6 +8,7 @@ from celery import shared_task
 from django.utils import timezone
 
 from annotations.models import Job, JobState
+from annotations.services.imports import import_job_run
 
 
 @shared_task(name="annotations.job_heartbeat")
@@ -18,3 +19,9 @@ def job_heartbeat(job_id: int) -> str:
         state=JobState.SUCCEEDED, result={"worker": hostname}, finished_at=timezone.now()
     )
     return hostname
+
+
+@shared_task(name="annotations.import_job_run")
+def import_job_run_task(job_id: int) -> str:
+    """Run an import job. Safe to deliver twice: the service claims the job before doing anything."""
+    return import_job_run(job_id=job_id)

@@ -6,9 +6,12 @@ from experiments.models import (
     PredictedSpan,
     PredictedValue,
     RunDocument,
-    SplitAssignment,
-    SplitEvent,
 )
+
+# The split audit (assignments, events, project split histories) and its additions to the annotations
+# admin (document timelines, held-back gold left out) live with the splits.
+from experiments.splits import admin as split_admin  # noqa: F401
+from experiments.splits import admin_documents as split_admin_documents  # noqa: F401
 
 
 @admin.register(ExperimentRun)
@@ -18,6 +21,7 @@ class ExperimentRunAdmin(admin.ModelAdmin):
     list_select_related = ["project"]
     search_fields = ["name", "model", "config_hash"]
     readonly_fields = ["config_hash", "created_at", "finalized_at"]
+    raw_id_fields = ["gold_version", "scoring_job"]
 
 
 @admin.register(RunDocument)
@@ -49,19 +53,3 @@ class IdempotencyKeyAdmin(admin.ModelAdmin):
     list_display = ["run", "key", "response_status", "created_at"]
     list_select_related = ["run"]
     search_fields = ["key"]
-
-
-@admin.register(SplitAssignment)
-class SplitAssignmentAdmin(admin.ModelAdmin):
-    list_display = ["document", "project", "split", "sealed", "updated_at"]
-    list_filter = ["project", "split", "project__phase", "sealed"]
-    list_select_related = ["document", "project"]
-    search_fields = ["document__external_id"]
-
-
-@admin.register(SplitEvent)
-class SplitEventAdmin(admin.ModelAdmin):
-    list_display = ["created_at", "project", "document", "action", "from_split", "to_split", "phase", "actor"]
-    list_filter = ["project", "action", "phase"]
-    list_select_related = ["project", "document", "actor"]
-    search_fields = ["document__external_id", "request_id"]

@@ -6,7 +6,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 
-from annotations.models import Attribute, Document, GoldVersion, Project
+from annotations.models import Attribute, Document, GoldVersion, Job, Project
 
 
 class RunKind(models.TextChoices):
@@ -66,6 +66,8 @@ class ExperimentRun(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     finalized_at = models.DateTimeField(null=True, blank=True)
+    # The latest scoring job (finalize or rescore): the run's progress is read from it.
+    scoring_job = models.ForeignKey(Job, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
 
     class Meta:
         ordering = ["-created_at"]
@@ -87,7 +89,8 @@ class RunDocument(models.Model):
     document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="run_documents")
     context = models.TextField(blank=True)
     status = models.CharField(max_length=10, choices=DocumentStatus.choices, default=DocumentStatus.OK)
-    error = models.TextField(blank=True)
+    # Null when the pipeline sent none: the artefacts tell "no error text" from an empty one.
+    error = models.TextField(null=True, blank=True)  # noqa: DJ001 (null and "" differ, see above)
     input_tokens = models.BigIntegerField(null=True, blank=True)
     output_tokens = models.BigIntegerField(null=True, blank=True)
     cost_usd = models.FloatField(null=True, blank=True)
@@ -137,8 +140,9 @@ class PredictedValue(models.Model):
     run_document = models.ForeignKey(RunDocument, on_delete=models.CASCADE, related_name="values")
     attribute = models.ForeignKey(Attribute, on_delete=models.CASCADE, related_name="predicted_values")
     output_data = models.JSONField(null=True, blank=True)
-    additional_text = models.TextField(blank=True)
-    reasoning = models.TextField(blank=True)
+    # Null when the pipeline sent none, as in the prediction JSONL (the artefacts keep the difference).
+    additional_text = models.TextField(null=True, blank=True)  # noqa: DJ001 (null and "" differ)
+    reasoning = models.TextField(null=True, blank=True)  # noqa: DJ001 (null and "" differ)
     position = models.PositiveIntegerField(default=0, help_text="Order within the posted annotations.")
 
     class Meta:
@@ -171,7 +175,9 @@ class SplitAssignment(models.Model):
     """Which split a document is in. Changed only by the strategy's transitions (experiments.splits)."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="split_assignments")
-    document = models.OneToOneField(Document, on_delete=models.CASCADE, related_name="split_assignment")
+    # RESTRICT: a document with a split cannot be deleted on its own (that would change a sealed test set
+    # and erase its audit trail); deleting the whole project still removes both.
+    document = models.OneToOneField(Document, on_delete=models.RESTRICT, related_name="split_assignment")
     split = models.CharField(max_length=20, choices=Split.choices)
     # Sealed after acceptance: the test result is final and no split may change.
     sealed = models.BooleanField(default=False)
@@ -216,3 +222,12 @@ class SplitEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.action} {self.document or self.project}: {self.from_split or '-'} → {self.to_split or '-'}"
+
+
+class SplitHistory(Project):
+    """A project seen through its splits: the admin's split history, with the transitions as actions."""
+
+    class Meta:
+        proxy = True
+        verbose_name = "project split history"
+        verbose_name_plural = "project split histories"

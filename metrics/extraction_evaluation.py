@@ -37,6 +37,8 @@ from metrics import artefacts
 from metrics.artefacts import bundle
 from metrics.engine.attributes import evaluate_extraction, resolve_custom_metrics, validate_settings
 from metrics.engine.attributes.types import EvaluationSettings, ExtractionEvaluation
+from metrics.engine.uncertainty import Interval
+from metrics.intervals import IntervalSettings, extraction_intervals
 
 # Enough of the gold file to see its first JSON line; a longer first line is not JSON lines of ours.
 _DETECTION_BYTES = 1 << 20
@@ -67,6 +69,10 @@ class ExtractionRun:
     inputs: ExtractionInputs
     settings: EvaluationSettings
     config: dict[str, Any] = field(default_factory=dict)  # as loaded from config.yaml
+    # Confidence intervals ({attribute_id: {metric: Interval}}) and their settings, once computed
+    # (`add_run_intervals`); None: the artefacts carry no intervals.
+    intervals: dict[str, dict[str, Interval]] | None = None
+    interval_settings: IntervalSettings | None = None
 
     def config_snapshot(self) -> dict[str, Any]:
         """config.yaml of the run: the effective settings first, then the rest of the given config."""
@@ -78,6 +84,8 @@ class ExtractionRun:
             "float_relative_tolerance": self.settings.float_relative_tolerance,
             "inputs": {**self.inputs.names, "gold_format": self.inputs.gold_format},
         }
+        if self.interval_settings is not None:
+            effective["intervals"] = self.interval_settings.as_config()
         return {**effective, **{key: value for key, value in self.config.items() if key not in effective}}
 
     def log_lines(self) -> list[str]:
@@ -344,13 +352,26 @@ def evaluate_extraction_paths(
     settings: EvaluationSettings,
     config: ExtractionConfig | None = None,
     phase_seconds: dict[str, float] | None = None,
+    intervals: IntervalSettings | None = None,
 ) -> ExtractionRun:
-    """Read the three inputs and score them. Raises InputValidationError on bad input."""
+    """Read the three inputs, score them and compute the metrics' confidence intervals (default
+    settings unless `intervals` says otherwise). Raises InputValidationError on bad input."""
     timer = _PhaseTimer(phase_seconds)
     with timer("load"):
         inputs = read_extraction_inputs(gold=gold, prompts=prompts, predictions=predictions)
     with timer("score"):
-        return evaluate_extraction_inputs(inputs, run_id=run_id, settings=settings, config=config)
+        run = evaluate_extraction_inputs(inputs, run_id=run_id, settings=settings, config=config)
+    with timer("intervals"):
+        add_run_intervals(run, intervals or IntervalSettings())
+    return run
+
+
+def add_run_intervals(run: ExtractionRun, settings: IntervalSettings) -> ExtractionRun:
+    """Compute the run's confidence intervals (none with `settings.resamples == 0`) and record the
+    settings; the artefacts written afterwards carry both. Returns `run`."""
+    run.intervals = extraction_intervals(run.evaluation, settings)
+    run.interval_settings = settings
+    return run
 
 
 def write_run_artefacts(
@@ -360,17 +381,24 @@ def write_run_artefacts(
 
     `output_dir` must not exist or be an empty folder (FileExistsError otherwise).
     """
-    timer = _PhaseTimer(phase_seconds)
     evaluation, inputs = run.evaluation, run.inputs
     custom = run.settings.custom_metrics
     writers: list[tuple[str, Callable[[Path], None]]] = [
         (
             bundle.METRICS_CSV,
-            lambda path: artefacts.write_metrics_csv(evaluation, path, custom_metrics=custom),
+            lambda path: artefacts.write_metrics_csv(
+                evaluation, path, custom_metrics=custom, intervals=run.intervals
+            ),
         ),
         (
             bundle.METRICS_JSON,
-            lambda path: artefacts.write_metrics_json(evaluation, path, custom_metrics=custom),
+            lambda path: artefacts.write_metrics_json(
+                evaluation,
+                path,
+                custom_metrics=custom,
+                intervals=run.intervals,
+                intervals_config=None if run.interval_settings is None else run.interval_settings.as_config(),
+            ),
         ),
         (bundle.COMPARISON_CSV, lambda path: artefacts.write_comparison_csv(evaluation, path)),
         (
@@ -398,9 +426,8 @@ def write_run_artefacts(
     ]
     output_dir = Path(output_dir)
     with _bulk_allocation(), artefacts.atomic_directory(output_dir) as staging:
-        for file_name, write in writers:
-            with timer(f"write {file_name}"):
-                write(staging / file_name)
+        # The two large JSON records are written by a forked process meanwhile, where that is safe.
+        bundle.write_files(staging, writers, phase_seconds=phase_seconds)
     return output_dir
 
 

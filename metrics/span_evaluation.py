@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import gc
 import os
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any, cast
 
 from annotations.importers.errors import ImportProblem, InputValidationError, ProblemCollector
@@ -23,7 +25,14 @@ from annotations.importers.sources import ArchiveLimits, SourceInput
 from annotations.importers.span_jsonl import offsets_problem, text_mismatch_problem
 from annotations.importers.span_types import SpanAnnotation, SpanDocument
 from annotations.importers.spans import iter_span_documents, load_span_corpus, select_annotator
-from metrics.engine.spans import DocumentSpans, Span, aggregate, score_document
+from metrics.engine.spans import DocumentScore, DocumentSpans, Span, aggregate, score_document
+from metrics.engine.uncertainty import CLOPPER_PEARSON_METHOD
+from metrics.intervals import (
+    DEFAULT_INTERVALS,
+    IntervalSettings,
+    attach_span_intervals,
+    span_results_intervals,
+)
 
 FORMAT_VERSION = 1
 
@@ -41,12 +50,18 @@ def evaluate_span_paths(
     progress: ProgressCallback | None = None,
     gold_annotator: str | None = None,
     limits: ArchiveLimits | None = None,
+    intervals: IntervalSettings = DEFAULT_INTERVALS,
+    phase_seconds: dict[str, float] | None = None,
 ) -> dict[str, Any]:
     """Score predictions against gold and return the results body (SEMANTICS.md section 1).
 
     Raises InputValidationError listing every problem in either input; nothing is scored then.
     The body is the engine's (micro, macro, leakage, per_type, per_document,
     restricted_predictions_dropped) plus `format_version`, `documents`, `config` and `warnings`.
+    Confidence intervals sit beside their metrics as `<metric>_ci` (`metrics.intervals`), computed by
+    default; their settings are recorded at `config.intervals` (`intervals.resamples == 0`: none).
+    `phase_seconds`, when given, receives the wall time of "load and score", "aggregate" and
+    "intervals".
     """
     with paused_garbage_collection():
         return _evaluate_span_paths(
@@ -58,6 +73,8 @@ def evaluate_span_paths(
             progress=progress,
             gold_annotator=gold_annotator,
             limits=limits or ArchiveLimits(),
+            intervals=intervals,
+            timer=_PhaseTimer(phase_seconds),
         )
 
 
@@ -71,7 +88,83 @@ def _evaluate_span_paths(
     progress: ProgressCallback | None,
     gold_annotator: str | None,
     limits: ArchiveLimits,
+    intervals: IntervalSettings,
+    timer: _PhaseTimer,
 ) -> dict[str, Any]:
+    with timer("load and score"):
+        scored = _load_and_score(
+            gold_path,
+            predictions_path,
+            label_map_path=label_map_path,
+            restrict_to_gt_types=restrict_to_gt_types,
+            progress=progress,
+            gold_annotator=gold_annotator,
+            limits=limits,
+        )
+    with timer("aggregate"):
+        results = aggregate(scored.scores, include_sensitive_text=include_sensitive_text)
+    with timer("intervals"):
+        attach_span_intervals(results, span_results_intervals(scored.scores, intervals))
+    return {
+        "format_version": FORMAT_VERSION,
+        "documents": scored.gold_count,
+        "config": {
+            "input": str(gold_path),
+            "predictions": str(predictions_path),
+            "label_map": None if label_map_path is None else str(label_map_path),
+            "restrict_to_gt_types": restrict_to_gt_types,
+            "include_sensitive_text": include_sensitive_text,
+            "gold_annotator": gold_annotator,
+            "intervals": intervals.as_config(exact_method=CLOPPER_PEARSON_METHOD),
+        },
+        **results,
+        "warnings": [warning.as_dict() for warning in scored.warnings],
+    }
+
+
+@dataclass
+class ScoredSpanDocuments:
+    """Every gold document scored against one prediction set, before aggregation."""
+
+    scores: list[DocumentScore]  # one per gold document, in gold order
+    gold_count: int
+    predicted_ids: frozenset[str]  # the documents the prediction set holds (the others predicted nothing)
+    warnings: list[ImportProblem]
+
+
+def score_span_paths(
+    gold_path: SourceInput,
+    predictions_path: SourceInput,
+    *,
+    label_map_path: str | os.PathLike[str] | None = None,
+    restrict_to_gt_types: bool = False,
+    gold_annotator: str | None = None,
+    limits: ArchiveLimits | None = None,
+) -> ScoredSpanDocuments:
+    """Read, check, pair and score, as `evaluate_span_paths` does, and stop before aggregating (for
+    the paired comparison of two runs). Raises InputValidationError listing every problem."""
+    with paused_garbage_collection():
+        return _load_and_score(
+            gold_path,
+            predictions_path,
+            label_map_path=label_map_path,
+            restrict_to_gt_types=restrict_to_gt_types,
+            progress=None,
+            gold_annotator=gold_annotator,
+            limits=limits or ArchiveLimits(),
+        )
+
+
+def _load_and_score(
+    gold_path: SourceInput,
+    predictions_path: SourceInput,
+    *,
+    label_map_path: str | os.PathLike[str] | None,
+    restrict_to_gt_types: bool,
+    progress: ProgressCallback | None,
+    gold_annotator: str | None,
+    limits: ArchiveLimits,
+) -> ScoredSpanDocuments:
     label_map = load_label_map(label_map_path)
     gold_problems: list[ImportProblem] = []
     try:
@@ -102,7 +195,7 @@ def _evaluate_span_paths(
     gold_warnings = gold_corpus.warnings
     # From here on the pairing holds the only references to gold, and frees each document once scored.
     del gold_corpus, gold_documents
-    scores: list[tuple[int, Any]] = []
+    scores: list[tuple[int, DocumentScore]] = []
     total = pairing.gold_count
     for position, document_spans in pairing.pair_stream(predicted):
         if problems.errors:
@@ -114,7 +207,6 @@ def _evaluate_span_paths(
 
     # Scores are put back in gold order, so results never depend on the order of the predictions.
     scores.sort(key=lambda item: item[0])
-    results = aggregate([score for _, score in scores], include_sensitive_text=include_sensitive_text)
     warnings = [*gold_warnings, *problems.warnings, *labels.warnings()]
     if pairing.predicted_count == 0:
         warnings.append(
@@ -122,20 +214,12 @@ def _evaluate_span_paths(
                 "predictions hold no documents: every gold span counts as missed", file=str(predictions_path)
             )
         )
-    return {
-        "format_version": FORMAT_VERSION,
-        "documents": total,
-        "config": {
-            "input": str(gold_path),
-            "predictions": str(predictions_path),
-            "label_map": None if label_map_path is None else str(label_map_path),
-            "restrict_to_gt_types": restrict_to_gt_types,
-            "include_sensitive_text": include_sensitive_text,
-            "gold_annotator": gold_annotator,
-        },
-        **results,
-        "warnings": [warning.as_dict() for warning in warnings],
-    }
+    return ScoredSpanDocuments(
+        scores=[score for _, score in scores],
+        gold_count=total,
+        predicted_ids=frozenset(pairing.predicted_ids),
+        warnings=warnings,
+    )
 
 
 def pair_span_documents(
@@ -178,6 +262,11 @@ class SpanPairing:
                     field="document_id",
                 )
         self.gold_count = len(self._pending)
+
+    @property
+    def predicted_ids(self) -> Iterable[str]:
+        """The ids of the predicted documents read so far (paired or not)."""
+        return self._predicted_at.keys()
 
     def pair_stream(self, predicted_documents: Iterable[SpanDocument]) -> Iterator[tuple[int, DocumentSpans]]:
         """Yield (gold position, paired document) for every prediction, then for unpredicted gold."""
@@ -276,3 +365,19 @@ def paused_garbage_collection() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
+
+
+class _PhaseTimer:
+    """Adds the wall time of each named phase to a dict, when the caller passed one."""
+
+    def __init__(self, seconds: dict[str, float] | None) -> None:
+        self.seconds = seconds
+
+    @contextmanager
+    def __call__(self, phase: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            if self.seconds is not None:
+                self.seconds[phase] = self.seconds.get(phase, 0.0) + time.perf_counter() - start

@@ -5,7 +5,7 @@
 Generates a seeded workload (documents x 10 attributes: 3 BOOL, 3 STRING, 2 INTEGER, 2 FLOAT; ~2 KB
 contexts; EPPI gold with citations; predictions with realistic errors), then runs the evaluation
 `--repeat` times, each in a fresh subprocess doing what `manage.py evaluate_extraction` does (read,
-score, write every artefact, print the table). It reports, as medians over the runs, the wall time of
+score, compute the confidence intervals, write every artefact, print the table). It reports, as medians over the runs, the wall time of
 the subprocess (interpreter start and imports included), the peak RSS of the evaluation processes and the time of each phase, beside the reference tool's figures.
 """
 
@@ -42,22 +42,34 @@ def child(workdir: Path, output_dir: Path) -> None:
     phases: dict[str, float] = {}
     cpu_phases: dict[str, float] = {}
     peak_mb: dict[str, float] = {}
-    cpu = time.process_time()
+    worker_peak_mb: dict[str, float] = {}
+
+    def cpu_seconds() -> float:
+        # This process and the worker processes it forked (scoring, writing) and waited for.
+        workers = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return time.process_time() + workers.ru_utime + workers.ru_stime
+
+    cpu = cpu_seconds()
 
     def mark(step: str) -> None:
         nonlocal cpu
         peak_mb[step] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        cpu_phases[step], cpu = time.process_time() - cpu, time.process_time()
+        # The largest worker's peak RSS; much of it is pages shared with this process (fork).
+        worker_peak_mb[step] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        now = cpu_seconds()
+        cpu_phases[step], cpu = now - cpu, now
 
     start = time.perf_counter()
     from metrics.artefacts import format_metrics_table
     from metrics.extraction_evaluation import (
+        add_run_intervals,
         evaluate_extraction_inputs,
         load_config,
         read_extraction_inputs,
         resolve_settings,
         write_run_artefacts,
     )
+    from metrics.intervals import IntervalSettings
 
     phases["imports"] = time.perf_counter() - start
     mark("imports")
@@ -73,7 +85,14 @@ def child(workdir: Path, output_dir: Path) -> None:
     run = evaluate_extraction_inputs(inputs, run_id="bench", settings=settings, config=config)
     phases["score"] = time.perf_counter() - start
     mark("score")
+    # Confidence intervals with the command's defaults (2,000 resamples): their cost is its own phase.
+    start = time.perf_counter()
+    add_run_intervals(run, IntervalSettings())
+    phases["intervals"] = time.perf_counter() - start
+    mark("intervals")
+    start = time.perf_counter()
     write_run_artefacts(run, output_dir, phase_seconds=phases)
+    phases["write (all artefacts)"] = time.perf_counter() - start
     mark("write")
     start = time.perf_counter()
     table = format_metrics_table(run.evaluation)
@@ -84,6 +103,7 @@ def child(workdir: Path, output_dir: Path) -> None:
         "phases": phases,
         "cpu_phases": cpu_phases,
         "peak_mb_after": peak_mb,
+        "worker_peak_mb_after": worker_peak_mb,
         "rows": len(run.evaluation.rows),
     }
     print(json.dumps(result))
@@ -177,14 +197,19 @@ def report(runs: list[dict], args: argparse.Namespace) -> None:
     wall = median("wall_seconds")
     peak = max(run["peak_mb_after"]["write"] for run in runs)
     line("total wall time (s)", wall, REFERENCE["wall_seconds"])
-    line("total CPU time, user + system (s)", median("cpu_seconds"), REFERENCE["wall_seconds"])
+    line("total CPU time, user + sys, with workers (s)", median("cpu_seconds"), REFERENCE["wall_seconds"])
     line("peak RSS (MB, the largest run)", peak, REFERENCE["peak_rss_mb"], digits=0)
     after = {step: max(run["peak_mb_after"][step] for run in runs) for step in runs[0]["peak_mb_after"]}
     print("  peak RSS by the end of: " + ", ".join(f"{step} {mb:.0f} MB" for step, mb in after.items()))
+    workers = max(run.get("worker_peak_mb_after", {}).get("write", 0.0) for run in runs)
+    if workers:
+        print(
+            f"  largest forked worker's peak RSS (pages shared with the main process included): {workers:.0f} MB"
+        )
     print("wall time per phase (s):")
     for phase in runs[0]["phases"]:
         line(f"  {phase}", median(phase, "phases"), REFERENCE.get(phase), digits=3)
-    print("CPU time per phase (s):")
+    print("CPU time per phase, forked workers included (s):")
     for phase in runs[0]["cpu_phases"]:
         line(f"  {phase}", median(phase, "cpu_phases"), REFERENCE.get(phase), digits=3)
     verdict = "meets" if wall <= TARGET["wall_seconds"] and peak <= TARGET["peak_rss_mb"] else "MISSES"

@@ -5,17 +5,32 @@ columns are `extraction_run_id, attribute_id, attribute_label, attribute_type`, 
 COUNT_COLUMNS, then the metrics in the engine's `metric_column_order` for the attribute types present
 (any other metric a result carries follows, sorted by name, rather than being dropped). A metric that
 could not be computed is an empty cell in the CSV and is left out of the JSON.
+
+Confidence intervals (`metrics.intervals.extraction_intervals`), when the caller passes them:
+- metrics.csv: every metric that has intervals (accuracy, precision, recall, f1_score,
+  edit_distance_match_rate, mean_absolute_error and their `_given_*` variants) is followed right away
+  by its `<metric>_ci_low` and `<metric>_ci_high` columns, blank where the interval is null;
+- metrics.json: each attribute gets `intervals` `{metric: {"low", "high", "level", "method",
+  "resamples", "seed"}}` (null intervals omitted, like null metrics), and the top level
+  `intervals_config` `{"level", "resamples", "seed", "method"}`.
+Without intervals (`--resamples 0`) neither the columns nor the keys appear, and `intervals_config`
+records `resamples: 0` when the caller passes it.
 """
 
 from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from metrics.artefacts.cells import Destination, cell, is_null, open_destination
 from metrics.engine.attributes import COUNT_COLUMNS, metric_column_order
 from metrics.engine.attributes.types import AttributeResult, ExtractionEvaluation
+from metrics.engine.uncertainty import Interval
+from metrics.engine.uncertainty.attribute_metrics import attribute_metric_definitions
+
+AttributeIntervals = Mapping[str, Mapping[str, Interval]]
 
 IDENTITY_COLUMNS = ("extraction_run_id", "attribute_id", "attribute_label", "attribute_type")
 METRICS_JSON_FORMAT_VERSION = 1
@@ -34,29 +49,66 @@ def metric_columns(evaluation: ExtractionEvaluation, custom_metrics: Sequence[st
     return ordered + extra
 
 
+def interval_metric_names(
+    evaluation: ExtractionEvaluation, intervals: AttributeIntervals | None
+) -> frozenset[str]:
+    """The metrics that get interval columns: every metric an attribute type present has an interval
+    for (so the columns depend on the types, not on which intervals happen to be null)."""
+    if intervals is None:
+        return frozenset()
+    types = {result.spec.attribute_id: result.spec.type for result in evaluation.attributes}
+    return frozenset(name for _, name in attribute_metric_definitions(types))
+
+
+def _bounds(intervals: AttributeIntervals | None, attribute_id: str, metric: str) -> tuple[Any, Any]:
+    interval = (intervals or {}).get(attribute_id, {}).get(metric)
+    if interval is None:
+        return None, None
+    return interval.low, interval.high
+
+
 def write_metrics_csv(
-    evaluation: ExtractionEvaluation, destination: Destination, *, custom_metrics: Sequence[str] = ()
+    evaluation: ExtractionEvaluation,
+    destination: Destination,
+    *,
+    custom_metrics: Sequence[str] = (),
+    intervals: AttributeIntervals | None = None,
 ) -> None:
     metrics = metric_columns(evaluation, custom_metrics)
+    with_interval = interval_metric_names(evaluation, intervals)
+    header: list[str] = [*IDENTITY_COLUMNS, *COUNT_COLUMNS]
+    for name in metrics:
+        header.append(name)
+        if name in with_interval:
+            header += [f"{name}_ci_low", f"{name}_ci_high"]
     with open_destination(destination) as handle:
         writer = csv.writer(handle)
-        writer.writerow([*IDENTITY_COLUMNS, *COUNT_COLUMNS, *metrics])
+        writer.writerow(header)
         for result in sorted_results(evaluation):
             spec = result.spec
-            writer.writerow(
-                [
-                    cell(evaluation.run_id),
-                    cell(spec.attribute_id),
-                    cell(spec.label),
-                    spec.type.value,
-                    *(cell(result.counts.get(name)) for name in COUNT_COLUMNS),
-                    *(cell(result.metrics.get(name)) for name in metrics),
-                ]
-            )
+            row = [
+                cell(evaluation.run_id),
+                cell(spec.attribute_id),
+                cell(spec.label),
+                spec.type.value,
+                *(cell(result.counts.get(name)) for name in COUNT_COLUMNS),
+            ]
+            for name in metrics:
+                row.append(cell(result.metrics.get(name)))
+                if name in with_interval:
+                    row.extend(cell(bound) for bound in _bounds(intervals, spec.attribute_id, name))
+            writer.writerow(row)
 
 
-def metrics_report(evaluation: ExtractionEvaluation, custom_metrics: Sequence[str] = ()) -> dict:
-    """The content of metrics.json: the same values as metrics.csv, nulls omitted."""
+def metrics_report(
+    evaluation: ExtractionEvaluation,
+    custom_metrics: Sequence[str] = (),
+    *,
+    intervals: AttributeIntervals | None = None,
+    intervals_config: Mapping[str, Any] | None = None,
+) -> dict:
+    """The content of metrics.json: the same values as metrics.csv, nulls omitted; with `intervals`,
+    each attribute's non-null intervals under `intervals`, and `intervals_config` at the top."""
     metrics = metric_columns(evaluation, custom_metrics)
     attributes = []
     for result in sorted_results(evaluation):
@@ -66,29 +118,52 @@ def metrics_report(evaluation: ExtractionEvaluation, custom_metrics: Sequence[st
             for name, value in sorted(result.counts.items())
             if name not in counts and name not in COUNT_COLUMNS and not is_null(value)
         )
-        attributes.append(
-            {
-                "attribute_id": result.spec.attribute_id,
-                "attribute_label": result.spec.label,
-                "attribute_type": result.spec.type.value,
-                "counts": counts,
-                "metrics": {
-                    name: result.metrics[name] for name in metrics if not is_null(result.metrics.get(name))
-                },
-            }
-        )
-    return {
+        entry = {
+            "attribute_id": result.spec.attribute_id,
+            "attribute_label": result.spec.label,
+            "attribute_type": result.spec.type.value,
+            "counts": counts,
+            "metrics": {
+                name: result.metrics[name] for name in metrics if not is_null(result.metrics.get(name))
+            },
+        }
+        if intervals is not None:
+            entry["intervals"] = _interval_entries(intervals.get(result.spec.attribute_id, {}), metrics)
+        attributes.append(entry)
+    report: dict[str, Any] = {
         "extraction_run_id": evaluation.run_id,
         "format_version": METRICS_JSON_FORMAT_VERSION,
-        "attributes": attributes,
+    }
+    if intervals_config is not None:
+        report["intervals_config"] = dict(intervals_config)
+    report["attributes"] = attributes
+    return report
+
+
+def _interval_entries(per_metric: Mapping[str, Interval], metrics: Sequence[str]) -> dict[str, dict]:
+    """Defined intervals in metric column order (then any other, by name)."""
+    order = {name: index for index, name in enumerate(metrics)}
+    names = sorted(per_metric, key=lambda name: (order.get(name, len(order)), name))
+    return {
+        name: per_metric[name].as_dict()
+        for name in names
+        if per_metric[name].low is not None and per_metric[name].high is not None
     }
 
 
 def write_metrics_json(
-    evaluation: ExtractionEvaluation, destination: Destination, *, custom_metrics: Sequence[str] = ()
+    evaluation: ExtractionEvaluation,
+    destination: Destination,
+    *,
+    custom_metrics: Sequence[str] = (),
+    intervals: AttributeIntervals | None = None,
+    intervals_config: Mapping[str, Any] | None = None,
 ) -> None:
+    report = metrics_report(
+        evaluation, custom_metrics, intervals=intervals, intervals_config=intervals_config
+    )
     with open_destination(destination) as handle:
-        json.dump(metrics_report(evaluation, custom_metrics), handle, indent=2, ensure_ascii=False)
+        json.dump(report, handle, indent=2, ensure_ascii=False)
         handle.write("\n")
 
 

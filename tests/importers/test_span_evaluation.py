@@ -121,6 +121,13 @@ def test_the_results_carry_the_contract_keys(gold: Path, tmp_path: Path) -> None
         "restrict_to_gt_types": True,
         "include_sensitive_text": False,
         "gold_annotator": None,
+        "intervals": {
+            "level": 0.95,
+            "resamples": 2000,
+            "seed": 20260808,
+            "method": "cluster_bootstrap_percentile",
+            "leakage_method": "clopper_pearson",
+        },
     }
     for key in ("micro", "macro", "leakage", "per_type", "per_document", "restricted_predictions_dropped"):
         assert key in results

@@ -12,6 +12,7 @@ import json
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from contextlib import suppress
 from typing import Any
 
 from rapidfuzz.distance import Levenshtein
@@ -106,222 +107,385 @@ def _with_model_reasoning(reason: str, model_reasoning: str | None) -> str:
 class _Coercions:
     """`coerce_value` with its answers kept for one call: the same few raw values ("yes", True, 12...)
     recur across thousands of rows. Keyed by the raw value's class too, since 1, 1.0 and True are
-    equal keys in a dict but not the same STRING."""
+    equal keys in a dict but not the same STRING. One cache per attribute type."""
+
+    __slots__ = ("number_format", "known")
 
     def __init__(self, number_format: str) -> None:
         self.number_format = number_format
-        self.known: dict[tuple[AttributeType, type, Any], tuple[bool, Any]] = {}
+        self.known: dict[AttributeType, dict[tuple[type, Any], tuple[bool, Any]]] = {}
 
-    def __call__(self, raw: Any, attribute_type: AttributeType) -> Any:
-        key = (attribute_type, raw.__class__, raw)
+    def cache(self, attribute_type: AttributeType) -> dict[tuple[type, Any], tuple[bool, Any]]:
+        return self.known.setdefault(attribute_type, {})
+
+    def compute(
+        self, known: dict[tuple[type, Any], tuple[bool, Any]], raw: Any, attribute_type: AttributeType
+    ) -> tuple[bool, Any]:
+        """(True, value) or (False, the CoercionError message); kept in `known` when `raw` is hashable."""
         try:
-            known = self.known.get(key)
-        except TypeError:  # lists and dicts: not hashable, and rare
-            return coerce_value(raw, attribute_type, self.number_format)
-        if known is None:
-            try:
-                known = (True, coerce_value(raw, attribute_type, self.number_format))
-            except CoercionError as error:
-                known = (False, str(error))
-            self.known[key] = known
-        valid, value = known
-        if not valid:
-            raise CoercionError(value)
-        return value
+            answer = (True, coerce_value(raw, attribute_type, self.number_format))
+        except CoercionError as error:
+            answer = (False, str(error))
+        with suppress(TypeError):  # lists and dicts: not hashable, and rare
+            known[(raw.__class__, raw)] = answer
+        return answer
 
 
-class _DocumentComparer:
-    """Builds the rows of one gold document; holds what every attribute of the document shares."""
+# What the row loop needs of an attribute, looked up once per call instead of once per row.
+_KIND_BOOL, _KIND_STRING, _KIND_NUMBER, _KIND_OTHER = range(4)
 
-    def __init__(
-        self,
-        *,
-        run_id: str,
-        document: GoldDocument,
-        prediction: PredictionDocument | None,
-        settings: EvaluationSettings,
-        warnings: list[str],
-        citations: dict[str | tuple[str, ...], Citation],
-        coerce: _Coercions,
-    ) -> None:
+
+class _AttributePlan:
+    __slots__ = (
+        "spec",
+        "attribute_id",
+        "label",
+        "type",
+        "kind",
+        "is_float",
+        "tolerance",
+        "missing",
+        "missing_is_fixed",
+        "coercions",
+    )
+
+    def __init__(self, spec: AttributeSpec, settings: EvaluationSettings, coerce: _Coercions) -> None:
+        self.spec = spec
+        self.attribute_id = spec.attribute_id
+        self.label = spec.label
+        self.type = spec.type
+        if spec.type is AttributeType.BOOL:
+            self.kind = _KIND_BOOL
+        elif spec.type is AttributeType.STRING:
+            self.kind = _KIND_STRING
+        elif spec.type in (AttributeType.INTEGER, AttributeType.FLOAT):
+            self.kind = _KIND_NUMBER
+        else:
+            self.kind = _KIND_OTHER
+        self.is_float = spec.type is AttributeType.FLOAT
+        self.tolerance = settings.float_relative_tolerance if self.is_float else 0.0
+        self.missing = spec.missing_value()
+        # A list or dict default is copied for every row (`missing_value`), so no row shares it.
+        self.missing_is_fixed = not isinstance(self.missing, (list, dict))
+        self.coercions = coerce.cache(spec.type)
+
+
+class _ChunkState:
+    """What the documents of one call share: caches of pure functions of their (repeating) inputs."""
+
+    __slots__ = ("run_id", "settings", "threshold", "number_format", "citations", "coerce", "needles")
+
+    def __init__(self, run_id: str, settings: EvaluationSettings) -> None:
         self.run_id = run_id
-        self.citations = citations
-        self.coerce = coerce
-        self.document = document
         self.settings = settings
-        self.warnings = warnings
-        self.context = SearchableText(prediction.context if prediction else "", settings.number_format)
-        self.failure: str | None = None
-        self.verbatim_scores: dict[str, float] = {}
-        self.predicted: dict[str, list[PredictedAnnotation]] = {}
+        self.threshold = settings.edit_distance_match_threshold
+        self.number_format = settings.number_format
+        self.citations: dict[str | tuple[str, ...], Citation] = {}
+        self.coerce = _Coercions(settings.number_format)
+        # STRING gold value -> its normalised search form (few distinct values, searched per row).
+        self.needles: dict[str, str] = {}
+
+
+def _citation(
+    citations: dict[str | tuple[str, ...], Citation], annotation: GoldAnnotation | None
+) -> Citation:
+    if annotation is None or not annotation.full_text_details:
+        return NO_CITATION
+    # Shared across the documents of one call: identical details (one EPPI passage coded for
+    # several attributes, generated data) are parsed once and their cleaned text stored once.
+    # Keyed by the texts alone, which is all parsing reads, and cheaper to hash than the details.
+    details = annotation.full_text_details
+    key = details[0].text if len(details) == 1 else tuple(detail.text for detail in details)
+    citation = citations.get(key)
+    if citation is None:
+        citation = citations[key] = parse_citation(details)
+    return citation
+
+
+def _string_in_citation(needle: str, texts: Sequence[str], threshold: float) -> bool:
+    """Found in any citation text; a near window also counts (tried only after every text failed the
+    exact search, since it costs far more)."""
+    haystacks = [normalise_for_search(text) for text in texts]
+    for haystack in haystacks:
+        # `in` first: a text that does not hold the needle at all settles without the boundary walk.
+        if needle in haystack and occurs_on_word_boundaries(needle, haystack):
+            return True
+    return any(near_window_in(needle, haystack, threshold) for haystack in haystacks)
+
+
+def _number_in_texts(value: float, texts: Sequence[str], number_format: str, tolerance: float) -> bool:
+    for text in texts:
+        found = number_occurs(text, value, number_format, tolerance)
+        if found is None:
+            found = number_in(value, read_numbers(text, number_format), tolerance)
+        if found:
+            return True
+    return False
+
+
+def _compare_chunk(
+    state: _ChunkState,
+    plans: Sequence[_AttributePlan],
+    schema_ids: set[str] | frozenset[str],
+    gold_documents: Sequence[GoldDocument],
+    predictions: Mapping[str, PredictionDocument],
+) -> tuple[list[ComparisonRow], list[str], dict[str, int]]:
+    """The rows of these documents (each has gold), their warnings, and the count of predicted values
+    per attribute id outside the schema. The caller checks the schema and the documents first.
+
+    One flat loop: this runs once per comparison row (hundreds of thousands), so every lookup that
+    does not depend on the row is hoisted out of it, and the checks follow the order of the rules in
+    SEMANTICS.md section 2.
+    """
+    rows: list[ComparisonRow] = []
+    warnings: list[str] = []
+    unknown_predicted: dict[str, int] = {}
+    run_id = state.run_id
+    threshold = state.threshold
+    number_format = state.number_format
+    float_tolerance = state.settings.float_relative_tolerance
+    citations = state.citations
+    coerce = state.coerce
+    needles = state.needles
+    append_row = rows.append
+    warn = warnings.append
+    invalid_gold = MatchStatus.INVALID_GOLD
+    missing_prediction = MatchStatus.MISSING_PREDICTION
+    exact_match = MatchStatus.EXACT_MATCH
+    near_match = MatchStatus.NEAR_MATCH
+    bad_source = MatchStatus.EXTRACTION_ERROR_BAD_SOURCE
+    good_source = MatchStatus.EXTRACTION_ERROR_GOOD_SOURCE
+    kind_string, kind_number = _KIND_STRING, _KIND_NUMBER
+    no_citation = NO_CITATION
+    isclose = math.isclose
+    similarity = Levenshtein.normalized_similarity
+
+    for document in gold_documents:
+        document_id = document.document_id
+        external_id = document.external_id
+        document_name = document.name
+        gold_annotations = document.annotations
+        prediction = predictions.get(document_id)
+        predicted: dict[str, list[PredictedAnnotation]] = {}
+        failure: str | None = None
         if prediction is None:
-            self.failure = NO_PREDICTION_DOCUMENT
+            failure = NO_PREDICTION_DOCUMENT
         elif prediction.status != "ok":
             detail = f": {prediction.error}" if prediction.error else ""
-            self.failure = f"extraction failed for this document (status {prediction.status!r}){detail}"
+            failure = f"extraction failed for this document (status {prediction.status!r}){detail}"
         else:
-            self.predicted = _group_by_attribute(prediction.annotations)
-
-    def _citation(self, annotation: GoldAnnotation | None) -> Citation:
-        if annotation is None or not annotation.full_text_details:
-            return NO_CITATION
-        # Shared across the documents of one call: identical details (one EPPI passage coded for
-        # several attributes, generated data) are parsed once and their cleaned text stored once.
-        # Keyed by the texts alone, which is all parsing reads, and cheaper to hash than the details.
-        details = annotation.full_text_details
-        key = details[0].text if len(details) == 1 else tuple(detail.text for detail in details)
-        citation = self.citations.get(key)
-        if citation is None:
-            citation = self.citations[key] = parse_citation(details)
-        return citation
-
-    def _where(self, spec: AttributeSpec) -> str:
-        return f"document {self.document.document_id!r}, attribute {spec.attribute_id!r}"
-
-    def _prediction(self, spec: AttributeSpec) -> tuple[Any, str | None, str | None]:
-        """(value or None when missing, llm_reasoning, llm_verbatim_text)."""
-        if self.failure is not None:
-            return None, self.failure, None
-        given = self.predicted.get(spec.attribute_id)
-        if not given:
-            return None, NO_ANNOTATION, None
-        if len(given) > 1:
-            values = ", ".join(repr(annotation.output_data) for annotation in given)
-            reason = f"the model gave {len(given)} values for this attribute ({values}); counted as missing"
-            self.warnings.append(f"{self._where(spec)}: {reason}")
-            return None, reason, None
-        annotation = given[0]
-        try:
-            value = self.coerce(annotation.output_data, spec.type)
-        except CoercionError as error:
-            reason = f"invalid predicted value ({error}); counted as missing"
-            self.warnings.append(f"{self._where(spec)}: {reason}")
-            return None, _with_model_reasoning(reason, annotation.reasoning), annotation.additional_text
-        if value is None:
-            return (
-                None,
-                _with_model_reasoning(NULL_PREDICTION, annotation.reasoning),
-                annotation.additional_text,
-            )
-        return value, annotation.reasoning, annotation.additional_text
-
-    def _verbatim_pct(self, snippet: str | None) -> float:
-        # Checked here so a document whose rows have no snippets never collapses its context.
-        if not snippet:
-            return 0.0
+            predicted = _group_by_attribute(prediction.annotations)
+            for attribute_id, given in predicted.items():
+                if attribute_id not in schema_ids:
+                    unknown_predicted[attribute_id] = unknown_predicted.get(attribute_id, 0) + len(given)
+        context = SearchableText(prediction.context if prediction else "", number_format)
         # A fuzzy score of a long snippet costs up to a millisecond, and the same quote often backs
         # several attributes of a document, or both the human and the model side of one row.
-        score = self.verbatim_scores.get(snippet)
-        if score is None:
-            score = self.verbatim_scores[snippet] = verbatim_fuzzy_pct(snippet, self.context.collapsed)
-        return score
+        verbatim_scores: dict[str, float] = {}
 
-    def _found_in_context(self, spec: AttributeSpec, gold: Any) -> bool:
-        if spec.type is AttributeType.STRING:
-            return self.context.contains_string(normalise_for_search(gold))
-        return self.context.contains_number(float(gold), self._number_tolerance(spec))
+        for plan in plans:
+            attribute_id = plan.attribute_id
+            kind = plan.kind
+            annotation: GoldAnnotation | None = gold_annotations.get(attribute_id)
 
-    def _found_in_citation(self, spec: AttributeSpec, gold: Any, texts: Sequence[str]) -> bool:
-        """Found in any citation text; for STRING a near window also counts (tried only after every
-        text failed the exact search, since it costs far more)."""
-        if spec.type is AttributeType.STRING:
-            needle = normalise_for_search(gold)
-            haystacks = [normalise_for_search(text) for text in texts]
-            threshold = self.settings.edit_distance_match_threshold
-            return any(occurs_on_word_boundaries(needle, haystack) for haystack in haystacks) or any(
-                near_window_in(needle, haystack, threshold) for haystack in haystacks
+            # The gold value, coerced.
+            if annotation is not None:
+                raw_gold = annotation.output_data
+                human_additional_text = annotation.additional_text
+            else:
+                raw_gold = plan.missing if plan.missing_is_fixed else plan.spec.missing_value()
+                human_additional_text = None
+            gold_is_valid = True
+            if raw_gold is None:
+                gold = None
+            else:
+                known = plan.coercions
+                try:
+                    answer = known.get((raw_gold.__class__, raw_gold))
+                except TypeError:
+                    answer = None
+                if answer is None:
+                    answer = coerce.compute(known, raw_gold, plan.type)
+                gold_is_valid, gold = answer
+                if not gold_is_valid:
+                    warn(
+                        f"document {document_id!r}, attribute {attribute_id!r}: invalid gold value "
+                        f"{raw_gold!r} ({gold}); left out of the metrics"
+                    )
+                    gold = _raw_text(raw_gold)
+
+            # The prediction: (value or None when missing, llm_reasoning, llm_verbatim_text).
+            value = None
+            verbatim_text = None
+            if failure is not None:
+                reasoning = failure
+            else:
+                given = predicted.get(attribute_id)
+                if not given:
+                    reasoning = NO_ANNOTATION
+                elif len(given) > 1:
+                    values = ", ".join(repr(entry.output_data) for entry in given)
+                    reasoning = f"the model gave {len(given)} values for this attribute ({values}); counted as missing"
+                    warn(f"document {document_id!r}, attribute {attribute_id!r}: {reasoning}")
+                else:
+                    given_annotation = given[0]
+                    verbatim_text = given_annotation.additional_text
+                    reasoning = given_annotation.reasoning
+                    raw = given_annotation.output_data
+                    if raw is not None:
+                        known = plan.coercions
+                        try:
+                            answer = known.get((raw.__class__, raw))
+                        except TypeError:
+                            answer = None
+                        if answer is None:
+                            answer = coerce.compute(known, raw, plan.type)
+                        valid, coerced = answer
+                        if valid:
+                            value = coerced
+                        else:
+                            reason = f"invalid predicted value ({coerced}); counted as missing"
+                            warn(f"document {document_id!r}, attribute {attribute_id!r}: {reason}")
+                            reasoning = _with_model_reasoning(reason, reasoning)
+                    if value is None and raw is None:
+                        reasoning = _with_model_reasoning(NULL_PREDICTION, reasoning)
+                    # (A raw value that coerces to None cannot happen: coerce_value maps only None
+                    # to None.)
+
+            citation = _citation(citations, annotation) if annotation is not None else no_citation
+
+            is_correct: bool | None = None
+            in_context: bool | None = None
+            in_citation: bool | None = None
+            status: MatchStatus | None = None
+            if not gold_is_valid:
+                # Every type, BOOL included: an unscored row must say why it is unscored.
+                status = invalid_gold
+            elif gold is not None:
+                # (A null gold, from a null missing default, is left out: no checks, no status.)
+                if value is not None:
+                    if plan.is_float:
+                        is_correct = isclose(gold, value, rel_tol=float_tolerance, abs_tol=0.0)
+                    else:
+                        is_correct = bool(gold == value)
+                if kind == kind_string:
+                    needle = needles.get(gold)
+                    if needle is None:
+                        needle = needles[gold] = normalise_for_search(gold)
+                    in_context = context.contains_string(needle)
+                    texts = citation.highlights
+                    if human_additional_text:
+                        texts = (human_additional_text, *texts)
+                    in_citation = bool(texts) and _string_in_citation(needle, texts, threshold)
+                elif kind == kind_number:
+                    number = float(gold)
+                    tolerance = plan.tolerance
+                    in_context = context.contains_number(number, tolerance)
+                    texts = citation.highlights
+                    if human_additional_text:
+                        texts = (human_additional_text, *texts)
+                    in_citation = _number_in_texts(number, texts, number_format, tolerance)
+                if in_context is not None:
+                    # The first rule that holds: missing_prediction, exact_match, near_match
+                    # (STRING), bad source, good source.
+                    if value is None:
+                        status = missing_prediction
+                    elif is_correct:
+                        status = exact_match
+                    elif (
+                        kind == kind_string
+                        and similarity(normalise_for_similarity(gold), normalise_for_similarity(value))
+                        >= threshold
+                    ):
+                        status = near_match
+                    elif not in_context:
+                        status = bad_source
+                    else:
+                        status = good_source
+
+            # Verbatim grounding of both snippets in the context (0 without a snippet).
+            if human_additional_text:
+                human_pct = verbatim_scores.get(human_additional_text)
+                if human_pct is None:
+                    human_pct = verbatim_scores[human_additional_text] = verbatim_fuzzy_pct(
+                        human_additional_text, context.collapsed
+                    )
+            else:
+                human_pct = 0.0
+            if verbatim_text:
+                llm_pct = verbatim_scores.get(verbatim_text)
+                if llm_pct is None:
+                    llm_pct = verbatim_scores[verbatim_text] = verbatim_fuzzy_pct(
+                        verbatim_text, context.collapsed
+                    )
+            else:
+                llm_pct = 0.0
+
+            append_row(
+                ComparisonRow(
+                    document_id,
+                    external_id,
+                    document_name,
+                    attribute_id,
+                    plan.label,
+                    plan.type,
+                    run_id,
+                    annotation is not None,
+                    human_additional_text,
+                    citation.raw_details,
+                    citation.page,
+                    citation.highlight_text,
+                    gold,
+                    value,
+                    reasoning,
+                    verbatim_text,
+                    human_pct,
+                    llm_pct,
+                    in_citation,
+                    in_context,
+                    status,
+                    gold_is_valid,
+                    is_correct,
+                )
             )
-        value = float(gold)
-        tolerance = self._number_tolerance(spec)
-        number_format = self.settings.number_format
-        for text in texts:
-            found = number_occurs(text, value, number_format, tolerance)
-            if found is None:
-                found = number_in(value, read_numbers(text, number_format), tolerance)
-            if found:
-                return True
-        return False
+    return rows, warnings, unknown_predicted
 
-    def _number_tolerance(self, spec: AttributeSpec) -> float:
-        return self.settings.float_relative_tolerance if spec.type is AttributeType.FLOAT else 0.0
 
-    def row(self, spec: AttributeSpec) -> ComparisonRow:
-        annotation: GoldAnnotation | None = self.document.annotations.get(spec.attribute_id)
-        raw_gold = annotation.output_data if annotation is not None else spec.missing_value()
-        gold_is_valid = True
-        try:
-            gold = self.coerce(raw_gold, spec.type)
-        except CoercionError as error:
-            gold_is_valid = False
-            gold = _raw_text(raw_gold)
-            self.warnings.append(
-                f"{self._where(spec)}: invalid gold value {raw_gold!r} ({error}); left out of the metrics"
-            )
-        predicted, reasoning, verbatim_text = self._prediction(spec)
-        citation = self._citation(annotation)
-        human_additional_text = annotation.additional_text if annotation is not None else None
+def check_schema(attributes: Sequence[AttributeSpec]) -> None:
+    """ValueError when an attribute id appears more than once in the schema."""
+    schema_ids = {spec.attribute_id for spec in attributes}
+    if len(schema_ids) != len(attributes):
+        counts = Counter(spec.attribute_id for spec in attributes)
+        repeated = sorted(attribute_id for attribute_id, count in counts.items() if count > 1)
+        raise ValueError(f"attribute ids appear more than once in the schema: {', '.join(repeated)}")
 
-        is_correct: bool | None = None
-        in_context: bool | None = None
-        in_citation: bool | None = None
-        status: MatchStatus | None = None
-        if not gold_is_valid:
-            # Every type, BOOL included: an unscored row must say why it is unscored.
-            status = MatchStatus.INVALID_GOLD
-        elif gold is not None:
-            # (A null gold, from a null missing default, is left out: no checks, no status.)
-            if predicted is not None:
-                is_correct = values_equal(spec.type, gold, predicted, self.settings.float_relative_tolerance)
-            if spec.type in SOURCE_CHECKED_TYPES:
-                in_context = self._found_in_context(spec, gold)
-                citation_texts = list(citation.highlights)
-                if human_additional_text:
-                    citation_texts.insert(0, human_additional_text)
-                in_citation = self._found_in_citation(spec, gold, citation_texts)
-                status = self._match_status(spec, gold, predicted, is_correct, in_context)
 
-        return ComparisonRow(
-            document_id=self.document.document_id,
-            external_id=self.document.external_id,
-            document_name=self.document.name,
-            attribute_id=spec.attribute_id,
-            attribute_label=spec.label,
-            attribute_type=spec.type,
-            extraction_run_id=self.run_id,
-            attribute_presence=annotation is not None,
-            human_additional_text=human_additional_text,
-            item_attribute_full_text_details=citation.raw_details,
-            citation_page=citation.page,
-            citation_highlight_text=citation.highlight_text,
-            human_extraction=gold,
-            llm_extraction=predicted,
-            llm_reasoning=reasoning,
-            llm_verbatim_text=verbatim_text,
-            human_verbatim_fuzzy_match_pct=self._verbatim_pct(human_additional_text),
-            llm_verbatim_fuzzy_match_pct=self._verbatim_pct(verbatim_text),
-            gold_value_in_citation=in_citation,
-            gold_value_in_context=in_context,
-            match_status=status,
-            gold_is_valid=gold_is_valid,
-            is_correct=is_correct,
-        )
+def documents_to_compare(
+    gold_documents: Sequence[GoldDocument], attributes: Sequence[AttributeSpec]
+) -> list[GoldDocument]:
+    """The documents that get rows (those with gold), in order; ValueError on a repeated document id."""
+    seen: set[str] = set()
+    schema_ids = [spec.attribute_id for spec in attributes]
+    selected = []
+    for document in gold_documents:
+        document_id = document.document_id
+        if document_id in seen:
+            raise ValueError(f"gold document {document_id!r} appears twice")
+        seen.add(document_id)
+        annotations = document.annotations
+        for attribute_id in schema_ids:
+            if attribute_id in annotations:
+                selected.append(document)
+                break
+    return selected
 
-    def _match_status(
-        self, spec: AttributeSpec, gold: Any, predicted: Any, is_correct: bool | None, in_context: bool
-    ) -> MatchStatus:
-        """The first rule that holds: missing_prediction, exact_match, near_match (STRING), bad/good source."""
-        if predicted is None:
-            return MatchStatus.MISSING_PREDICTION
-        if is_correct:
-            return MatchStatus.EXACT_MATCH
-        if (
-            spec.type is AttributeType.STRING
-            and string_similarity(gold, predicted) >= self.settings.edit_distance_match_threshold
-        ):
-            return MatchStatus.NEAR_MATCH
-        if not in_context:
-            return MatchStatus.EXTRACTION_ERROR_BAD_SOURCE
-        return MatchStatus.EXTRACTION_ERROR_GOOD_SOURCE
+
+def unknown_attribute_warnings(unknown_predicted: Mapping[str, int]) -> list[str]:
+    return [
+        f"predicted attribute {attribute_id!r} is not in the schema; "
+        f"{unknown_predicted[attribute_id]} value(s) ignored"
+        for attribute_id in sorted(unknown_predicted)
+    ]
 
 
 def compare_documents(
@@ -339,43 +503,13 @@ def compare_documents(
     its order never changes a result. Safe to call per chunk of documents.
     """
     validate_settings(settings)
-    scored = [spec for spec in attributes if spec.is_scored]
+    check_schema(attributes)
+    documents = documents_to_compare(gold_documents, attributes)
+    state = _ChunkState(run_id, settings)
+    plans = [_AttributePlan(spec, settings, state.coerce) for spec in attributes if spec.is_scored]
     schema_ids = {spec.attribute_id for spec in attributes}
-    if len(schema_ids) != len(attributes):
-        counts = Counter(spec.attribute_id for spec in attributes)
-        repeated = sorted(attribute_id for attribute_id, count in counts.items() if count > 1)
-        raise ValueError(f"attribute ids appear more than once in the schema: {', '.join(repeated)}")
-    rows: list[ComparisonRow] = []
-    warnings: list[str] = []
-    unknown_predicted: dict[str, int] = {}
-    seen: set[str] = set()
-    citations: dict[str | tuple[str, ...], Citation] = {}
-    coerce = _Coercions(settings.number_format)
-    for document in gold_documents:
-        if document.document_id in seen:
-            raise ValueError(f"gold document {document.document_id!r} appears twice")
-        seen.add(document.document_id)
-        if not has_gold(document, attributes):
-            continue
-        prediction = predictions.get(document.document_id)
-        comparer = _DocumentComparer(
-            run_id=run_id,
-            document=document,
-            prediction=prediction,
-            settings=settings,
-            warnings=warnings,
-            citations=citations,
-            coerce=coerce,
-        )
-        for attribute_id, given in comparer.predicted.items():
-            if attribute_id not in schema_ids:
-                unknown_predicted[attribute_id] = unknown_predicted.get(attribute_id, 0) + len(given)
-        rows.extend(comparer.row(spec) for spec in scored)
-    for attribute_id in sorted(unknown_predicted):
-        warnings.append(
-            f"predicted attribute {attribute_id!r} is not in the schema; "
-            f"{unknown_predicted[attribute_id]} value(s) ignored"
-        )
+    rows, warnings, unknown_predicted = _compare_chunk(state, plans, schema_ids, documents, predictions)
+    warnings.extend(unknown_attribute_warnings(unknown_predicted))
     return rows, warnings
 
 

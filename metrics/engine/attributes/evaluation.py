@@ -4,13 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from metrics.engine.attributes.comparison import (
-    compare_documents,
-    skipped_attribute_ids,
-    unscored_document_ids,
-)
+from metrics.engine.attributes.comparison import skipped_attribute_ids, unscored_document_ids
 from metrics.engine.attributes.custom_metrics import resolve_custom_metrics
 from metrics.engine.attributes.metrics import attribute_result
+from metrics.engine.attributes.parallel import compare_all_documents
 from metrics.engine.attributes.types import (
     AttributeSpec,
     AttributeType,
@@ -37,20 +34,26 @@ def evaluate_extraction(
     gold_documents: Sequence[GoldDocument],
     predictions: Mapping[str, PredictionDocument],
     settings: EvaluationSettings,
+    workers: int | None = None,
 ) -> ExtractionEvaluation:
     """Score `predictions` against the gold of `gold_documents` for every attribute with a prompt.
 
     Rows come in gold-document order, then in the order of `attributes`; results in the order of
     `attributes`. Custom metric names are checked before any work (ValueError on an unknown one).
     The same inputs give the same result whatever the order of the `predictions` mapping.
+
+    `workers`: how many processes build the comparison rows (forked; the result is the same whatever
+    the number). None: two on a machine with two cores or more for a run of at least 2,000 documents,
+    else one; one wherever forking is not possible or not safe (see `parallel.resolve_workers`).
     """
     custom = resolve_custom_metrics(settings.custom_metrics)
-    rows, warnings = compare_documents(
+    rows, warnings = compare_all_documents(
         run_id=run_id,
         attributes=attributes,
         gold_documents=gold_documents,
         predictions=predictions,
         settings=settings,
+        workers=workers,
     )
     scored = [spec for spec in attributes if spec.is_scored]
     skipped = skipped_attribute_ids(attributes)

@@ -18,6 +18,7 @@ from metrics.extraction_evaluation import (
     resolve_settings,
     write_run_artefacts,
 )
+from metrics.management.interval_options import add_interval_arguments, interval_settings_from_options
 
 # Exit status for bad input (the convention of argparse and of most Unix tools for usage errors).
 BAD_INPUT = 2
@@ -88,9 +89,11 @@ class Command(BaseCommand):
         parser.add_argument(
             "--run-id", help="the run's id in the artefacts; default: the output folder's name"
         )
+        add_interval_arguments(parser, what="metrics' confidence intervals (metrics.csv, metrics.json)")
 
     def handle(self, *args, **options) -> None:
         output_dir: Path = options["output_dir"]
+        intervals = interval_settings_from_options(options)
         try:
             check_output_dir(output_dir)
             config = load_config(options["config"]) if options["config"] else None
@@ -107,6 +110,7 @@ class Command(BaseCommand):
                 run_id=options["run_id"] or output_dir.resolve().name,
                 settings=settings,
                 config=config,
+                intervals=intervals,
             )
         except InputValidationError as error:
             raise CommandError(f"invalid input, nothing written:\n{error}", returncode=BAD_INPUT) from None

@@ -19,6 +19,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, DjangoHelpFormatter, OutputWrapper
 
 from annotations.importers.errors import InputValidationError
+from metrics.management.interval_options import add_interval_arguments, interval_settings_from_options
 from metrics.span_evaluation import evaluate_span_paths
 
 INVALID_INPUT_STATUS = 2
@@ -56,6 +57,11 @@ present it must equal the gold text.
 INCEpTION: an exported project (annotation/<document>/<user>.json) gives one annotation per user.
 When gold holds several annotators for a document, choose the gold one with --gold-annotator NAME
 (the error lists the annotators found).
+
+Every headline number gets a confidence interval, stored beside it as <metric>_ci (e.g.
+micro.chars.all.f1_ci): a cluster bootstrap over documents for precision, recall and F1, exact
+Clopper-Pearson for the leakage rates. The settings (--confidence-level, --resamples, --seed) are recorded
+in config.intervals; the same input and seed give the same intervals. --resamples 0 turns them off.
 
 Invalid input (bad offsets, mismatching texts, unknown or duplicate documents, malformed files...)
 stops the run with exit status 2 and a list of every problem; no output file is written. Warnings
@@ -109,6 +115,7 @@ class Command(BaseCommand):
             metavar="NAME",
             help="the INCEpTION user whose annotations are gold, when gold holds several annotators",
         )
+        add_interval_arguments(parser, what="confidence intervals (stored beside each metric as <metric>_ci)")
 
     def handle(self, *args: Any, **options: Any) -> None:
         output = Path(options["output"])
@@ -116,6 +123,7 @@ class Command(BaseCommand):
             raise CommandError(
                 f"output folder {output.parent} does not exist", returncode=INVALID_INPUT_STATUS
             )
+        intervals = interval_settings_from_options(options)
         progress = _ProgressBar(self.stderr) if self.stderr.isatty() else None
         try:
             results = evaluate_span_paths(
@@ -126,6 +134,7 @@ class Command(BaseCommand):
                 include_sensitive_text=options["include_sensitive_text"],
                 progress=progress,
                 gold_annotator=options["gold_annotator"],
+                intervals=intervals,
             )
         except InputValidationError as error:
             count = len(error.problems)
@@ -187,15 +196,30 @@ def format_summary(results: dict[str, Any]) -> str:
             f"  {condition:<17}{_number(entry.get('documents_leaked')):>8}{_percent(entry.get('rate_all_documents')):>9}"
             f"{_percent(entry.get('rate_documents_with_gold')):>24}  {meaning}"
         )
+    intervals = results.get("config", {}).get("intervals") or {}
+    level = f"{100 * intervals['level']:g}% CI" if intervals.get("method") else None
     lines += ["", "DETECTION (micro over all documents)"]
-    lines.append(f"  {'measure':<22}{'precision':>10}{'recall':>10}{'f1':>10}")
+    lines.append(
+        f"  {'measure':<22}{'precision':>10}{'recall':>10}{'f1':>10}"
+        + (f"  {'recall ' + level:<17}  {'f1 ' + level}" if level else "")
+    )
     for title, key_path in HEADLINE_ROWS:
         entry = _dig(results.get("micro", {}), key_path)
         if isinstance(entry, dict):
-            lines.append(
+            line = (
                 f"  {title:<22}{_percent(entry.get('precision')):>10}{_percent(entry.get('recall')):>10}"
                 f"{_percent(entry.get('f1')):>10}"
             )
+            if level:
+                line += f"  {_interval(entry.get('recall_ci')):<17}  {_interval(entry.get('f1_ci'))}"
+            lines.append(line.rstrip())
+    if level:
+        lines += [
+            "",
+            f"Intervals: {level}, cluster bootstrap over documents ({intervals['resamples']} resamples, "
+            f"seed {intervals['seed']}); leakage rates: exact Clopper-Pearson. All in the results file as "
+            "<metric>_ci.",
+        ]
     dropped = results.get("restricted_predictions_dropped")
     if results.get("config", {}).get("restrict_to_gt_types"):
         lines += ["", f"Predictions dropped by --restrict-to-gt-types: {_number(dropped)}"]
@@ -213,6 +237,13 @@ def _dig(data: Any, dotted: str) -> Any:
 def _percent(value: Any) -> str:
     # null means "not defined" (SEMANTICS.md: never a misleading 0); show it as such.
     return "n/a" if value is None else f"{100 * value:.1f}%"
+
+
+def _interval(interval: Any) -> str:
+    """[low, high] in percent; blank where the measure has no interval (not computed for it)."""
+    if not isinstance(interval, dict) or interval.get("low") is None or interval.get("high") is None:
+        return ""
+    return f"[{100 * interval['low']:.1f}, {100 * interval['high']:.1f}]"
 
 
 def _number(value: Any) -> str:

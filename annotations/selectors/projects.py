@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import QuerySet
+from django.db.models import F, QuerySet
 from django.http import Http404
 from rest_framework.exceptions import PermissionDenied
 
@@ -15,7 +15,7 @@ def project_list_for_user(user: AbstractBaseUser) -> QuerySet[Project]:
     """The projects `user` is a member of, whatever the role."""
     if not user.is_authenticated:
         return Project.objects.none()
-    return Project.objects.filter(memberships__user=user)
+    return Project.objects.filter(memberships__user=user).annotate(current_role=F("memberships__role"))
 
 
 def membership_role(*, user: AbstractBaseUser, project: Project) -> str | None:
@@ -24,8 +24,8 @@ def membership_role(*, user: AbstractBaseUser, project: Project) -> str | None:
     return Membership.objects.filter(project=project, user=user).values_list("role", flat=True).first()
 
 
-def project_get_for_user(*, user: AbstractBaseUser, slug: str, required: str = Role.VIEWER) -> Project:
-    """The project, when `user` may do what needs the `required` role in it.
+def project_get_for_user(*, user: AbstractBaseUser, slug: str, required: str | None = Role.VIEWER) -> Project:
+    """The project, when `user` may do what needs the `required` role in it (None: any member).
 
     A non-member gets Http404, exactly as for a project that does not exist: no hint that it does.
     A member whose role is too low gets PermissionDenied (403) naming the role needed.
@@ -37,7 +37,7 @@ def project_get_for_user(*, user: AbstractBaseUser, slug: str, required: str = R
     )
     if membership is None:
         raise Http404("No such project.")
-    if not role_allows(membership.role, required):
+    if required is not None and not role_allows(membership.role, required):
         raise PermissionDenied(
             f"This needs the {required} role in project {slug!r}; you are {membership.role}."
         )
@@ -53,3 +53,8 @@ def project_check_role(*, user: AbstractBaseUser, project: Project, required: st
     if not role_allows(role, required):
         raise PermissionDenied(f"This needs the {required} role in project {project.slug!r}; you are {role}.")
     return role
+
+
+def membership_list(*, project: Project) -> QuerySet[Membership]:
+    """The members of `project` with their users, in one query whatever their number."""
+    return Membership.objects.filter(project=project).select_related("user").order_by("id")

@@ -1,4 +1,4 @@
-"""Writes for projects, members, tokens, documents and gold. Reads are in selectors.py."""
+"""Writes for API tokens."""
 
 from __future__ import annotations
 

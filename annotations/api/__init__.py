@@ -1,0 +1,1 @@
+"""The annotations app's API views: one module per resource, one view class per URL."""

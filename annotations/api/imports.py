@@ -1,0 +1,74 @@
+"""Gold imports: upload a file, get a job (202) that a worker runs."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotations.api.common import PayloadTooLarge
+from annotations.api.jobs import JobOutputSerializer
+from annotations.roles import Role
+from annotations.selectors import project_get_for_user
+from annotations.services import UploadTooLarge, import_job_create
+from annotations.services.gold_read import FORMATS
+
+# The request carries the file plus the form's other fields and boundaries: a file just under the
+# limit must not be refused for them. The file's own size is checked exactly once it is parsed.
+FORM_ALLOWANCE_BYTES = 64 * 1024
+
+
+class ImportCreateApi(APIView):
+    parser_classes = [MultiPartParser, FormParser]
+
+    class InputSerializer(serializers.Serializer):
+        file = serializers.FileField(help_text=f"At most {settings.UPLOAD_MAX_BYTES} bytes.")
+        format = serializers.ChoiceField(choices=FORMATS, default="auto")
+        label_map = serializers.CharField(
+            required=False, allow_blank=True, help_text='JSON object {"raw label": "CANONICAL_TYPE"}.'
+        )
+        annotator = serializers.CharField(
+            required=False, allow_blank=True, help_text="The INCEpTION user whose annotations are the gold."
+        )
+
+    @extend_schema(
+        operation_id="imports_create",
+        request={"multipart/form-data": InputSerializer},
+        responses={202: JobOutputSerializer},
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        """Import gold (JSONL, CAS, EPPI) or the attribute schema (prompt CSV). Annotators and up."""
+        project = project_get_for_user(user=request.user, slug=slug, required=Role.ANNOTATOR)
+        try:
+            # Before the body is read: an oversized upload is refused without spooling it to disk.
+            content_length = _content_length(request)
+            if (
+                content_length is not None
+                and content_length > settings.UPLOAD_MAX_BYTES + FORM_ALLOWANCE_BYTES
+            ):
+                raise UploadTooLarge(content_length)
+            serializer = self.InputSerializer(data=request.data)
+            serializer.is_valid(raise_exception=True)
+            data = serializer.validated_data
+            job = import_job_create(
+                project=project,
+                user=request.user,
+                upload=data["file"],
+                format=data["format"],
+                label_map=data.get("label_map") or None,
+                annotator=data.get("annotator") or None,
+            )
+        except UploadTooLarge as error:
+            raise PayloadTooLarge(str(error)) from None
+        return Response(JobOutputSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+
+
+def _content_length(request: Request) -> int | None:
+    try:
+        return int(request.META.get("CONTENT_LENGTH") or "")
+    except ValueError:
+        return None

@@ -1,0 +1,67 @@
+"""Jobs: one job's state, progress, result and problems; a project's jobs."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotations.api.common import PAGE_PARAMETERS, paginated, paginated_response
+from annotations.roles import Role
+from annotations.selectors import job_get_for_user, job_list, project_get_for_user
+
+
+class ProblemSerializer(serializers.Serializer):
+    message = serializers.CharField()
+    file = serializers.CharField(allow_null=True)
+    line = serializers.IntegerField(allow_null=True)
+    document_id = serializers.CharField(allow_null=True)
+    field = serializers.CharField(allow_null=True)
+    documents = serializers.ListField(
+        child=serializers.CharField(), required=False, help_text="Every document a warning concerns."
+    )
+
+
+class ProgressSerializer(serializers.Serializer):
+    done = serializers.IntegerField(source="progress_done")
+    total = serializers.IntegerField(source="progress_total", help_text="0 while not yet known.")
+
+
+class JobOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    kind = serializers.CharField()
+    project = serializers.CharField(source="project.slug", read_only=True, allow_null=True)
+    status = serializers.CharField(source="state", help_text="queued, running, succeeded or failed.")
+    progress = ProgressSerializer(source="*")
+    result = serializers.JSONField(help_text="Counts; `unchanged: true` when an import changed nothing.")
+    warnings = ProblemSerializer(many=True)
+    errors = ProblemSerializer(many=True)
+    created_at = serializers.DateTimeField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+
+
+class JobDetailApi(APIView):
+    @extend_schema(operation_id="jobs_retrieve", responses=JobOutputSerializer)
+    def get(self, request: Request, job_id: int) -> Response:
+        job = job_get_for_user(user=request.user, job_id=job_id)
+        return Response(JobOutputSerializer(job).data)
+
+
+class ProjectJobListApi(APIView):
+    @extend_schema(
+        operation_id="project_jobs_list",
+        parameters=PAGE_PARAMETERS,
+        responses=paginated(JobOutputSerializer, "JobPage"),
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        project = project_get_for_user(user=request.user, slug=slug, required=Role.VIEWER)
+        return paginated_response(
+            queryset=job_list(project=project),
+            serializer_class=JobOutputSerializer,
+            request=request,
+            view=self,
+            ordering="-id",
+        )

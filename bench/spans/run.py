@@ -1,0 +1,205 @@
+"""Span scoring benchmark: this engine against nervaluate 1.2.1, end to end, on the same files.
+
+    uv run python bench/spans/run.py [--documents 100000] [--seed 1] [--repeat 3] [--workdir DIR]
+
+Writes a seeded synthetic corpus (bench/spans/corpus.py) as gold.jsonl and predictions.jsonl, then
+runs each tool in its own subprocess, reading the files from disk, and measures each run's wall time
+and peak resident memory (the child's own ru_maxrss, from os.wait4). Prints medians over --repeat
+runs side by side, and checks that both tools agree on the nervaluate counts.
+
+- ours: metrics.span_evaluation.evaluate_span_paths (the real import + scoring path) when it exists,
+  else a minimal streaming JSONL reader feeding metrics.engine.spans; every metric family.
+- nervaluate: json-load both files, build its list of documents of {label, start, end - 1} sorted by
+  (start, end, type), Evaluator(true, pred, tags, loader="dict").evaluate() (overall and per type).
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+COUNT_KEYS = ("correct", "incorrect", "partial", "missed", "spurious")
+# ours: the glue as `evaluate_spans` runs it (bootstrap intervals on); ours-no-ci: the same with
+# intervals off, what nervaluate computes; nervaluate: the peer.
+TOOLS = ("ours", "ours-no-ci", "nervaluate")
+
+
+def _ours(gold_path: Path, predictions_path: Path, *, intervals: bool = True) -> dict:
+    """Run our path end to end; returns which path ran, its phase times and the micro nervaluate counts.
+
+    With intervals=False the glue is asked for no bootstrap confidence intervals (resamples 0):
+    nervaluate computes none, so this is the like-for-like comparison; the default run shows what a
+    user of `evaluate_spans` waits for.
+    """
+    try:
+        from metrics.span_evaluation import evaluate_span_paths
+    except ModuleNotFoundError:
+        evaluate_span_paths = None
+    phases: dict[str, float] = {}
+    if evaluate_span_paths is not None:
+        options: dict = {}
+        parameters = inspect.signature(evaluate_span_paths).parameters
+        if "phase_seconds" in parameters:
+            options["phase_seconds"] = phases
+        if not intervals:
+            if "intervals" not in parameters:
+                raise SystemExit("this evaluate_span_paths has no intervals option")
+            from metrics.intervals import IntervalSettings
+
+            options["intervals"] = IntervalSettings(resamples=0)
+        results = evaluate_span_paths(gold_path, predictions_path, **options)
+        path = "metrics.span_evaluation.evaluate_span_paths" + ("" if intervals else " (intervals off)")
+    else:
+        from bench.spans.minimal_reader import evaluate_jsonl_paths
+
+        results = evaluate_jsonl_paths(gold_path, predictions_path)
+        path = "bench minimal JSONL reader + metrics.engine.spans"
+    micro = results["micro"]["nervaluate"]
+    return {
+        "path": path,
+        "phases": {name: round(seconds, 1) for name, seconds in phases.items()},
+        "counts": {schema: [micro[schema][k] for k in COUNT_KEYS] for schema in micro},
+    }
+
+
+def _nervaluate(gold_path: Path, predictions_path: Path) -> dict:
+    """nervaluate 1.2.1 as its users drive it, on the same files."""
+    from nervaluate import Evaluator
+
+    with gold_path.open(encoding="utf-8") as file:
+        gold = [json.loads(line) for line in file]
+    with predictions_path.open(encoding="utf-8") as file:
+        predicted = {doc["document_id"]: doc for doc in map(json.loads, file)}
+
+    def entities(doc: dict | None) -> list[dict]:
+        spans = sorted((e["start"], e["end"], e["entity_type"]) for e in (doc["entities"] if doc else []))
+        return [{"label": label, "start": start, "end": end - 1} for start, end, label in spans]
+
+    true = [entities(doc) for doc in gold]
+    pred = [entities(predicted.get(doc["document_id"])) for doc in gold]
+    tags = sorted({e["label"] for doc in true + pred for e in doc})
+    results = Evaluator(true, pred, tags, loader="dict").evaluate()
+    overall = results["overall"]
+    return {
+        "path": "nervaluate 1.2.1",
+        "counts": {schema: [getattr(overall[schema], k) for k in COUNT_KEYS] for schema in overall},
+    }
+
+
+def _child(tool: str, gold_path: Path, predictions_path: Path) -> None:
+    sys.path.insert(0, str(PROJECT_ROOT))
+    if tool == "nervaluate":
+        report = _nervaluate(gold_path, predictions_path)
+    else:
+        report = _ours(gold_path, predictions_path, intervals=tool == "ours")
+    print(json.dumps(report))
+
+
+Run = tuple[float, float, float, dict]
+
+
+def _measure(tool: str, gold_path: Path, predictions_path: Path) -> Run:
+    """Wall seconds, CPU seconds, peak RSS in MB and the child's report, for one run of one tool."""
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        [sys.executable, __file__, "--child", tool, str(gold_path), str(predictions_path)],
+        cwd=PROJECT_ROOT,
+        stdout=subprocess.PIPE,
+    )
+    output = process.stdout.read() if process.stdout else b""
+    _, status, usage = os.wait4(process.pid, 0)
+    seconds = time.perf_counter() - started
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0:
+        raise SystemExit(f"{tool} failed with exit code {process.returncode}")
+    cpu_seconds = usage.ru_utime + usage.ru_stime
+    return seconds, cpu_seconds, usage.ru_maxrss / 1024, json.loads(output.decode().strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--documents", type=int, default=100_000)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--repeat", type=int, default=1, help="runs per tool; medians are printed")
+    parser.add_argument("--workdir", type=Path, help="keep the corpus here (default: a temporary directory)")
+    parser.add_argument("--only", choices=TOOLS, action="append", help="run only this tool (repeatable)")
+    parser.add_argument("--child", nargs=3, metavar=("TOOL", "GOLD", "PREDICTIONS"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        _child(args.child[0], Path(args.child[1]), Path(args.child[2]))
+        return
+
+    sys.path.insert(0, str(PROJECT_ROOT))
+    from bench.spans.corpus import write_corpus
+
+    with tempfile.TemporaryDirectory(prefix="bench-spans-") as temporary:
+        directory = args.workdir or Path(temporary)
+        directory.mkdir(parents=True, exist_ok=True)
+        started = time.perf_counter()
+        gold_path, predictions_path, n_gold, n_predicted = write_corpus(directory, args.documents, args.seed)
+        size_mb = (gold_path.stat().st_size + predictions_path.stat().st_size) / 2**20
+        print(
+            f"corpus: {args.documents} documents, {n_gold} gold and {n_predicted} predicted spans, "
+            f"{size_mb:.0f} MB of JSONL, written in {time.perf_counter() - started:.1f} s (seed {args.seed})"
+        )
+        tools = TOOLS if args.only is None else tuple(args.only)
+        runs: dict[str, list[Run]] = {tool: [] for tool in tools}
+        for repeat in range(args.repeat):
+            # Alternate the order so that a noisy neighbour does not always hit the same tool.
+            for tool in tools if repeat % 2 == 0 else tools[::-1]:
+                run = _measure(tool, gold_path, predictions_path)
+                runs[tool].append(run)
+                seconds, cpu_seconds, peak_mb, report = run
+                phases = ", ".join(f"{name} {value} s" for name, value in report.get("phases", {}).items())
+                print(
+                    f"  run {repeat + 1} {tool}: {seconds:.1f} s wall, {cpu_seconds:.1f} s CPU, {peak_mb:.0f} MB peak "
+                    f"({report['path']}{'; ' + phases if phases else ''})",
+                    flush=True,
+                )
+        _print_table(runs)
+
+
+def _print_table(runs: dict[str, list[Run]]) -> None:
+    # CPU seconds are printed beside wall seconds: on a shared machine they move less with the load.
+    medians = {
+        tool: tuple(statistics.median(run[k] for run in results) for k in range(3))
+        for tool, results in runs.items()
+    }
+    print()
+    print(
+        f"{'tool':<12} {'wall s':>10} {'CPU s':>10} {'peak MB':>10}  (medians of {len(next(iter(runs.values())))} runs)"
+    )
+    for tool, (seconds, cpu_seconds, peak_mb) in medians.items():
+        print(f"{tool:<12} {seconds:>10.1f} {cpu_seconds:>10.1f} {peak_mb:>10.0f}")
+    if "nervaluate" not in medians:
+        return
+    theirs = medians["nervaluate"]
+    for tool in medians:
+        if tool == "nervaluate":
+            continue
+        ratios = [theirs[k] / medians[tool][k] for k in range(3)]
+        print(
+            f"{'ratio':<12} {ratios[0]:>9.1f}x {ratios[1]:>9.1f}x {ratios[2]:>9.1f}x  (nervaluate / {tool})"
+        )
+    for tool in medians:
+        if tool != "nervaluate":
+            agree = runs[tool][0][3]["counts"] == runs["nervaluate"][0][3]["counts"]
+            print(
+                f"{tool}: nervaluate counts (COR, INC, PAR, MIS, SPU per schema) agree: {'yes' if agree else 'NO'}"
+            )
+            print(f"{tool} ran: {runs[tool][0][3]['path']}")
+
+
+if __name__ == "__main__":
+    main()

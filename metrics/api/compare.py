@@ -1,0 +1,36 @@
+"""GET /runs/compare/?a=ID&b=ID: metric deltas (b - a) and the rows whose outcome changed."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from experiments.selectors import run_get_for_user
+from metrics.comparisons import CHANGED_ROWS_SHOWN, runs_compare
+from metrics.selectors import scoring_get
+
+
+class RunCompareApi(APIView):
+    class QuerySerializer(serializers.Serializer):
+        a = serializers.IntegerField(min_value=1)
+        b = serializers.IntegerField(min_value=1)
+        scoring_a = serializers.IntegerField(min_value=1, required=False)
+        scoring_b = serializers.IntegerField(min_value=1, required=False)
+        changed_limit = serializers.IntegerField(min_value=0, max_value=100_000, default=CHANGED_ROWS_SHOWN)
+
+    def get(self, request: Request) -> Response:
+        query = self.QuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        data = query.validated_data
+        run_a = run_get_for_user(user=request.user, run_id=data["a"])
+        run_b = run_get_for_user(user=request.user, run_id=data["b"])
+        body = runs_compare(
+            run_a=run_a,
+            scoring_a=scoring_get(run=run_a, number=data.get("scoring_a")),
+            run_b=run_b,
+            scoring_b=scoring_get(run=run_b, number=data.get("scoring_b")),
+            changed_limit=data["changed_limit"],
+        )
+        return Response(body)

@@ -1,0 +1,166 @@
+"""Comparison rows of a whole run on several cores: the documents are split in contiguous slices, the
+calling process scores the first slice while forked worker processes score the others.
+
+The result is the same as one sequential pass: rows in gold-document order then attribute order,
+warnings in the same order, the per-attribute counts of predictions outside the schema merged
+before their warnings are written. Workers are forked (they read the inputs from the parent's memory,
+nothing is pickled on the way in) and send their rows back as plain tuples, the cheapest form to
+pickle; the parent rebuilds the ComparisonRow objects.
+
+Only where forking is safe and useful: a POSIX system, a process that may have children (a Celery
+prefork worker is daemonic and may not), a single thread (forking a threaded process can deadlock a
+child on a lock another thread held), and enough documents to repay starting a process.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gc
+import multiprocessing
+import os
+import threading
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from itertools import starmap
+from operator import attrgetter
+from typing import Any
+
+from metrics.engine.attributes.comparison import (
+    _AttributePlan,
+    _ChunkState,
+    _compare_chunk,
+    check_schema,
+    documents_to_compare,
+    unknown_attribute_warnings,
+    validate_settings,
+)
+from metrics.engine.attributes.types import (
+    AttributeSpec,
+    ComparisonRow,
+    EvaluationSettings,
+    GoldDocument,
+    PredictionDocument,
+)
+
+# Below this many documents (x attributes: rows) one process is faster than starting another.
+PARALLEL_MIN_DOCUMENTS = 2_000
+MAX_DEFAULT_WORKERS = 2
+# Each worker sends its rows back in this many pieces, so the parent unpickles one piece while the
+# worker scores the next, and never holds all of a worker's pickled rows at once.
+PIECES_PER_WORKER = 4
+
+_ROW_FIELDS = tuple(field.name for field in dataclasses.fields(ComparisonRow))
+_row_values = attrgetter(*_ROW_FIELDS)
+
+# The inputs, set by the parent just before it forks its workers and cleared after: the workers
+# inherit them in their copy of memory.
+_FORKED_INPUTS: tuple[Any, ...] | None = None
+
+
+def can_fork_workers() -> bool:
+    """True when this process may fork scoring workers: fork exists, not daemonic (Celery), one thread."""
+    return (
+        "fork" in multiprocessing.get_all_start_methods()
+        and not multiprocessing.current_process().daemon
+        and threading.active_count() == 1
+    )
+
+
+def resolve_workers(workers: int | None, n_documents: int) -> int:
+    """How many processes score: `workers` when given (1 where forking is not possible), else
+    min(2, CPU count) for a run of at least PARALLEL_MIN_DOCUMENTS documents and 1 below."""
+    if workers is None:
+        if n_documents < PARALLEL_MIN_DOCUMENTS:
+            return 1
+        workers = min(MAX_DEFAULT_WORKERS, os.cpu_count() or 1)
+    if workers < 1:
+        raise ValueError(f"workers must be at least 1, got {workers}")
+    workers = min(workers, max(n_documents, 1))
+    if workers > 1 and not can_fork_workers():
+        return 1
+    return workers
+
+
+def _score_slice(start: int, stop: int) -> tuple[list[tuple[Any, ...]], list[str], dict[str, int]]:
+    """In a worker: the rows of documents[start:stop] as tuples, their warnings, unknown attributes."""
+    if _FORKED_INPUTS is None:  # pragma: no cover - only a spawned (not forked) worker gets here
+        raise RuntimeError("scoring workers must be forked from the evaluating process")
+    run_id, settings, specs, schema_ids, documents, predictions = _FORKED_INPUTS
+    state = _ChunkState(run_id, settings)
+    plans = [_AttributePlan(spec, settings, state.coerce) for spec in specs]
+    rows, warnings, unknown = _compare_chunk(state, plans, schema_ids, documents[start:stop], predictions)
+    return list(map(_row_values, rows)), warnings, unknown
+
+
+def _slices(n_documents: int, workers: int) -> list[tuple[int, int]]:
+    """The parent's slice, then each worker's pieces: contiguous, in order, covering every document."""
+    own_stop = n_documents // workers
+    bounds = [(0, own_stop)]
+    pieces = (workers - 1) * PIECES_PER_WORKER
+    edges = [own_stop + (n_documents - own_stop) * index // pieces for index in range(pieces + 1)]
+    bounds.extend(
+        (edges[index], edges[index + 1]) for index in range(pieces) if edges[index] < edges[index + 1]
+    )
+    return bounds
+
+
+def compare_all_documents(
+    *,
+    run_id: str,
+    attributes: Sequence[AttributeSpec],
+    gold_documents: Sequence[GoldDocument],
+    predictions: Mapping[str, PredictionDocument],
+    settings: EvaluationSettings,
+    workers: int | None = None,
+) -> tuple[list[ComparisonRow], list[str]]:
+    """What `compare_documents` returns for all of `gold_documents`, computed by `workers` processes
+    (see `resolve_workers`); the same rows and warnings, in the same order, whatever the number."""
+    global _FORKED_INPUTS
+    validate_settings(settings)
+    check_schema(attributes)
+    documents = documents_to_compare(gold_documents, attributes)
+    specs = [spec for spec in attributes if spec.is_scored]
+    schema_ids = {spec.attribute_id for spec in attributes}
+    workers = resolve_workers(workers, len(documents))
+
+    state = _ChunkState(run_id, settings)
+    plans = [_AttributePlan(spec, settings, state.coerce) for spec in specs]
+    if workers == 1:
+        rows, warnings, unknown = _compare_chunk(state, plans, schema_ids, documents, predictions)
+        warnings.extend(unknown_attribute_warnings(unknown))
+        return rows, warnings
+
+    (own_start, own_stop), *worker_slices = _slices(len(documents), workers)
+    _FORKED_INPUTS = (run_id, settings, specs, schema_ids, documents, predictions)
+    results: list[tuple[list[Any], list[str], dict[str, int]]] = []
+    try:
+        with ProcessPoolExecutor(
+            max_workers=workers - 1,
+            mp_context=multiprocessing.get_context("fork"),
+            # The inherited heap holds no cycles; a collection in a worker would only touch (and so
+            # copy) every page of it.
+            initializer=gc.disable,
+        ) as pool:
+            futures = [pool.submit(_score_slice, start, stop) for start, stop in worker_slices]
+            own = _compare_chunk(state, plans, schema_ids, documents[own_start:own_stop], predictions)
+            for future, (start, stop) in zip(futures, worker_slices, strict=True):
+                try:
+                    results.append(future.result())
+                except BrokenProcessPool:
+                    # A worker died (killed for memory, say): score its slices here instead.
+                    chunk = _compare_chunk(state, plans, schema_ids, documents[start:stop], predictions)
+                    results.append((chunk[0], chunk[1], chunk[2]))
+    finally:
+        _FORKED_INPUTS = None
+
+    rows, warnings, unknown = own
+    for piece_rows, piece_warnings, piece_unknown in results:
+        if piece_rows and not isinstance(piece_rows[0], ComparisonRow):
+            piece_rows = list(starmap(ComparisonRow, piece_rows))
+        rows.extend(piece_rows)
+        warnings.extend(piece_warnings)
+        for attribute_id, count in piece_unknown.items():
+            unknown[attribute_id] = unknown.get(attribute_id, 0) + count
+    warnings.extend(unknown_attribute_warnings(unknown))
+    return rows, warnings

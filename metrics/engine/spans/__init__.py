@@ -1,0 +1,35 @@
+"""Span (de-identification) scoring: SEMANTICS.md section 1.
+
+Build `DocumentSpans`, score each with `score_document` (anywhere: chunks, processes), then
+`aggregate` the `DocumentScore`s into the results.json body. `evaluate_documents` does all three.
+"""
+
+from metrics.engine.spans.aggregate import aggregate, document_count_table, evaluate_documents, gold_types
+from metrics.engine.spans.document import score_document
+from metrics.engine.spans.intervals import LEFT_OUT_CHARACTERS
+from metrics.engine.spans.parallel import score_documents
+from metrics.engine.spans.score import (
+    COUNT_FIELDS,
+    LEAKAGE_CONDITIONS,
+    TYPE_FIELDS,
+    DocumentScore,
+    LeakedSpan,
+)
+from metrics.engine.spans.types import DocumentSpans, Span
+
+__all__ = [
+    "COUNT_FIELDS",
+    "LEAKAGE_CONDITIONS",
+    "LEFT_OUT_CHARACTERS",
+    "TYPE_FIELDS",
+    "DocumentScore",
+    "DocumentSpans",
+    "LeakedSpan",
+    "Span",
+    "aggregate",
+    "document_count_table",
+    "evaluate_documents",
+    "gold_types",
+    "score_document",
+    "score_documents",
+]

@@ -1,0 +1,324 @@
+"""From per-document counts to the results.json body (SEMANTICS.md section 1).
+
+micro = measures of the counts summed over documents; macro = the mean, over the documents where a
+measure is defined, of its per-document values, with the number of documents that entered it.
+Sums are of integers and means use math.fsum (exactly rounded), so the result is the same whatever
+the order of the documents or the way they were split into chunks.
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from itertools import product
+
+import numpy as np
+
+from metrics.engine.spans.document import score_document
+from metrics.engine.spans.measures import confusion, existence, nervaluate_measures
+from metrics.engine.spans.nervaluate_counts import COUNT_NAMES, SCHEMAS
+from metrics.engine.spans.score import (
+    LEAKAGE_CONDITIONS,
+    N_STORED,
+    N_TYPE_STORED,
+    TYPE_STORED_FIELDS,
+    DocumentScore,
+    expand_counts,
+    expand_type_counts,
+)
+from metrics.engine.spans.types import DocumentSpans
+
+_EXISTENCE = ("gt_total", "gt_matched", "pred_total", "pred_matched")
+_TYPE_STORED_INDEX = {name: k for k, name in enumerate(TYPE_STORED_FIELDS)}
+_MEASURES = ("precision", "recall", "f1", "specificity")
+# Per-type counts are summed in blocks of this many rows, so memory stays flat for any corpus.
+_TYPE_BLOCK_ROWS = 4096
+
+
+def _nerval(schema: str) -> Callable[..., dict]:
+    partial_credit = schema in ("partial", "ent_type")
+    return lambda *counts: nervaluate_measures(*counts, partial_credit=partial_credit)
+
+
+# (key path in results.json, count names, measure function). The count columns of a family are
+# named "<path joined by dots>.<count>" in COUNT_FIELDS.
+FAMILIES: tuple[tuple[tuple[str, ...], tuple[str, ...], Callable[..., dict]], ...] = (
+    (("chars", "all"), ("tp", "fp", "fn", "tn"), confusion),
+    (("chars", "scored"), ("tp", "fp", "fn", "tn"), confusion),
+    (("chars_typed",), ("tp", "fp", "fn"), confusion),
+    (("tokens", "binary"), ("tp", "fp", "fn"), confusion),
+    (("tokens", "typed"), ("tp", "fp", "fn"), confusion),
+    (("spans_exact", "type_agnostic"), _EXISTENCE, existence),
+    (("spans_exact", "typed"), _EXISTENCE, existence),
+    (("spans_overlap", "type_agnostic"), _EXISTENCE, existence),
+    (("spans_overlap", "typed"), _EXISTENCE, existence),
+    *((("nervaluate", schema), COUNT_NAMES, _nerval(schema)) for schema in SCHEMAS),
+)
+
+
+def _scalar(value: np.ndarray | float | int) -> float | int | None:
+    """A 0-d or 1-element array to a plain number; NaN (undefined) to None."""
+    value = np.asarray(value).reshape(-1)[0]
+    if np.issubdtype(value.dtype, np.integer):
+        return int(value)
+    return None if math.isnan(value) else float(value)
+
+
+def _measures_of(counts: dict[str, int], names: Sequence[str], measure: Callable[..., dict]) -> dict:
+    """Counts followed by their measures, as plain numbers (undefined = None)."""
+    arrays = [np.array([counts[name]], dtype=np.int64) for name in names]
+    return {**counts, **{key: _scalar(value) for key, value in measure(*arrays).items()}}
+
+
+def _macro_of(columns: list[np.ndarray], measure: Callable[..., dict]) -> dict:
+    """Mean of each ratio measure over the documents where it is defined, with those documents' count."""
+    result: dict = {}
+    entered: dict[str, int] = {}
+    for key, values in measure(*columns).items():
+        if key not in _MEASURES:
+            continue
+        defined = values[~np.isnan(values)]
+        entered[key] = int(defined.size)
+        result[key] = math.fsum(defined.tolist()) / defined.size if defined.size else None
+    result["n_documents"] = entered
+    return result
+
+
+def _put(tree: dict, path: tuple[str, ...], value: dict) -> None:
+    for key in path[:-1]:
+        tree = tree.setdefault(key, {})
+    tree[path[-1]] = value
+
+
+class _Collector:
+    """Reads DocumentScores once; keeps one stored row per document and running per-type sums."""
+
+    def __init__(self, include_sensitive_text: bool) -> None:
+        self.include_sensitive_text = include_sensitive_text
+        self.rows = array("i")
+        self.document_ids: list[str] = []
+        self.leaked_text: dict[int, list[dict]] = {}
+        self.dropped_by_type: Counter[str] = Counter()
+        self.type_blocks: dict[str, array] = {}
+        self.type_sums: dict[str, np.ndarray] = {}
+
+    def add(self, score: DocumentScore) -> None:
+        counts = score.counts
+        if len(counts) != N_STORED + len(score.types) * N_TYPE_STORED:
+            raise ValueError(f"document {score.document_id!r}: counts do not match STORED_FIELDS")
+        if self.include_sensitive_text and score.leaked_spans:
+            self.leaked_text[len(self.document_ids)] = [span._asdict() for span in score.leaked_spans]
+        self.rows.extend(counts[:N_STORED])
+        self.document_ids.append(score.document_id)
+        for entity_type, n_dropped in score.dropped_by_type:
+            self.dropped_by_type[entity_type] += n_dropped
+        for k, entity_type in enumerate(score.types):
+            block = self.type_blocks.get(entity_type)
+            if block is None:
+                block = self.type_blocks[entity_type] = array("i")
+            start = N_STORED + k * N_TYPE_STORED
+            block.extend(counts[start : start + N_TYPE_STORED])
+            if len(block) >= _TYPE_BLOCK_ROWS * N_TYPE_STORED:
+                self._flush(entity_type)
+
+    def _flush(self, entity_type: str) -> None:
+        block = (
+            np.frombuffer(self.type_blocks.pop(entity_type), dtype=np.intc)
+            .astype(np.int64)
+            .reshape(-1, N_TYPE_STORED)
+        )
+        total = self.type_sums.get(entity_type)
+        self.type_sums[entity_type] = block.sum(axis=0) if total is None else total + block.sum(axis=0)
+
+    def table(self) -> tuple[list[str], dict[str, np.ndarray], list[int]]:
+        """Document ids, their COUNT_FIELDS columns and their reading positions, sorted by document id
+        (then by counts, so that even duplicate ids give one order)."""
+        stored = np.frombuffer(self.rows, dtype=np.intc).astype(np.int64).reshape(-1, N_STORED)
+        ids = self.document_ids
+        if len(set(ids)) == len(ids):
+            order = sorted(range(len(ids)), key=ids.__getitem__)
+        else:
+            keys = [stored[:, k] for k in reversed(range(N_STORED))]
+            order = np.lexsort([*keys, np.array(ids, dtype=object).astype(str)]).tolist()
+        return [ids[i] for i in order], expand_counts(stored[order]), order
+
+    def per_type_totals(self) -> dict[str, dict[str, int]]:
+        for entity_type in list(self.type_blocks):
+            self._flush(entity_type)
+        return {
+            entity_type: {name: int(column[0]) for name, column in expand_type_counts(total).items()}
+            for entity_type, total in sorted(self.type_sums.items())
+        }
+
+
+def aggregate(scores: Iterable[DocumentScore], *, include_sensitive_text: bool = False) -> dict:
+    """The results.json body: micro, macro, leakage, per_type, per_document, restricted predictions.
+
+    Reads `scores` once (a generator is fine). Without include_sensitive_text the result holds no
+    text from the documents; with it, each leaking document lists its leaked gold spans and their text.
+    """
+    collector = _Collector(include_sensitive_text)
+    for score in scores:
+        collector.add(score)
+    ids, columns, order = collector.table()
+    totals = {name: int(column.sum()) for name, column in columns.items()}
+
+    micro: dict = {}
+    macro: dict = {}
+    for path, names, measure in FAMILIES:
+        prefix = ".".join(path)
+        counts = {name: totals[f"{prefix}.{name}"] for name in names}
+        _put(micro, path, _measures_of(counts, names, measure))
+        _put(macro, path, _macro_of([columns[f"{prefix}.{name}"] for name in names], measure))
+
+    n_documents = len(ids)
+    with_gold = int((columns["document.gold_spans"] > 0).sum())
+    leakage: dict = {}
+    for condition in LEAKAGE_CONDITIONS:
+        affected = columns[f"leakage.{condition}.gold_spans_affected"]
+        leaked_ids = [ids[i] for i in np.flatnonzero(affected > 0).tolist()]
+        leakage[condition] = {
+            "documents_leaked": len(leaked_ids),
+            "rate_all_documents": len(leaked_ids) / n_documents if n_documents else None,
+            "rate_documents_with_gold": len(leaked_ids) / with_gold if with_gold else None,
+            "gold_spans_affected": totals[f"leakage.{condition}.gold_spans_affected"],
+            "leaked_characters": totals[f"leakage.{condition}.leaked_characters"],
+            "leaked_document_ids": leaked_ids,
+        }
+
+    return {
+        "micro": micro,
+        "macro": macro,
+        "leakage": leakage,
+        "per_type": {t: _per_type_entry(counts) for t, counts in collector.per_type_totals().items()},
+        "per_document": _per_document(ids, columns, order, collector.leaked_text),
+        "documents_with_gold": with_gold,
+        "restricted_predictions_dropped": totals["document.restricted_predictions_dropped"],
+        "restricted_predictions_dropped_by_type": dict(sorted(collector.dropped_by_type.items())),
+    }
+
+
+def _per_type_entry(counts: dict[str, int]) -> dict:
+    """per_type.<TYPE>: counts and measures of every family restricted to the type.
+
+    char_recall = gold code points of the type covered by a prediction of any type / gold code points
+    of the type (was it removed, whatever the predicted type); undefined without gold of the type.
+    """
+
+    def pick(prefix: str, names: Sequence[str]) -> dict[str, int]:
+        return {name: counts[f"{prefix}.{name}"] for name in names}
+
+    gold_chars = counts["chars_typed.tp"] + counts["chars_typed.fn"]
+    return {
+        "gold": counts["gold"],
+        "predicted": counts["predicted"],
+        "nervaluate": {
+            schema: _measures_of(pick(f"nervaluate.{schema}", COUNT_NAMES), COUNT_NAMES, _nerval(schema))
+            for schema in SCHEMAS
+        },
+        "chars_typed": _measures_of(pick("chars_typed", ("tp", "fp", "fn")), ("tp", "fp", "fn"), confusion),
+        "char_recall": counts["chars_typed.covered_by_any"] / gold_chars if gold_chars else None,
+        "tokens": _measures_of(pick("tokens", ("tp", "fp", "fn")), ("tp", "fp", "fn"), confusion),
+        "spans_exact": _measures_of(pick("spans_exact", _EXISTENCE), _EXISTENCE, existence),
+        "spans_overlap": _measures_of(pick("spans_overlap", _EXISTENCE), _EXISTENCE, existence),
+        "leakage": {
+            condition: {"gold_spans_affected": counts[f"leakage.{condition}.gold_spans_affected"]}
+            for condition in LEAKAGE_CONDITIONS
+        },
+    }
+
+
+# Shared, so that 100,000 rows do not hold 100,000 copies of the same few lists.
+_LEAK_FLAGS = {
+    flags: [condition for condition, flag in zip(LEAKAGE_CONDITIONS, flags, strict=True) if flag]
+    for flags in product((False, True), repeat=len(LEAKAGE_CONDITIONS))
+}
+
+
+def _per_document(
+    ids: list[str], columns: dict[str, np.ndarray], order: list[int], leaked_text: dict[int, list[dict]]
+) -> list[dict]:
+    """per_document[]: a compact row per document, sorted by document id.
+
+    `leaked` lists the leakage conditions the document meets (empty when it leaks nothing).
+    """
+    names = ("gold_spans", "predicted_spans", "characters")
+    document = zip(*(columns[f"document.{name}"].tolist() for name in names), strict=True)
+    chars_all = zip(*(columns[f"chars.all.{c}"].tolist() for c in ("tp", "fp", "fn", "tn")), strict=True)
+    chars_scored = zip(
+        *(columns[f"chars.scored.{c}"].tolist() for c in ("tp", "fp", "fn", "tn")), strict=True
+    )
+    leaked = zip(
+        *((columns[f"leakage.{c}.gold_spans_affected"] > 0).tolist() for c in LEAKAGE_CONDITIONS), strict=True
+    )
+    rows = []
+    for document_id, position, (gold, predicted, characters), all_, scored, flags in zip(
+        ids, order, document, chars_all, chars_scored, leaked, strict=True
+    ):
+        row = {
+            "document_id": document_id,
+            "gold_spans": gold,
+            "predicted_spans": predicted,
+            "characters": characters,
+            "chars_all": {"tp": all_[0], "fp": all_[1], "fn": all_[2], "tn": all_[3]},
+            "chars_scored": {"tp": scored[0], "fp": scored[1], "fn": scored[2], "tn": scored[3]},
+            "leaked": _LEAK_FLAGS[flags],
+        }
+        if position in leaked_text:
+            row["leaked_spans"] = leaked_text[position]
+        rows.append(row)
+    return rows
+
+
+def document_count_table(scores: Iterable[DocumentScore]) -> dict[str, np.ndarray]:
+    """Per-document counts as numpy arrays, one entry per document, sorted by document id.
+
+    For confidence intervals by cluster (document) bootstrap: resample rows, sum, apply the measure.
+    Keys:
+    - "document_id": the ids (object array);
+    - every COUNT_FIELDS name (int64), among them "chars.all.{tp,fp,fn,tn}",
+      "chars.scored.{tp,fp,fn,tn}", "chars_typed.{tp,fp,fn}", "tokens.{binary,typed}.{tp,fp,fn}",
+      "spans_{exact,overlap}.{type_agnostic,typed}.{gt_total,gt_matched,pred_total,pred_matched}",
+      "nervaluate.{strict,exact,partial,ent_type}.{correct,incorrect,partial,missed,spurious}",
+      "leakage.{any_char,any_char_scored,entity_missed}.{gold_spans_affected,leaked_characters}",
+      "document.{gold_spans,predicted_spans,characters,restricted_predictions_dropped}";
+    - "chars_typed.<TYPE>.{tp,fp,fn}" (int64) for every type seen, 0 where a document lacks the type;
+    - "leakage.{any_char,any_char_scored,entity_missed}.leaked" (bool): the document leaks.
+    """
+    scores = list(scores)
+    ids = [score.document_id for score in scores]
+    order = sorted(range(len(scores)), key=lambda i: (ids[i], scores[i].counts.tobytes()))
+    stored = np.array([scores[i].counts[:N_STORED] for i in order], dtype=np.int64).reshape(-1, N_STORED)
+    result: dict[str, np.ndarray] = {"document_id": np.array([ids[i] for i in order], dtype=object)}
+    result.update((name, column.copy()) for name, column in expand_counts(stored).items())
+    types = sorted({t for score in scores for t in score.types})
+    for entity_type in types:
+        rows = [scores[i].type_rows().get(entity_type) for i in order]
+        for name in ("tp", "fp", "fn"):
+            k = _TYPE_STORED_INDEX[f"chars_typed.{name}"]
+            result[f"chars_typed.{entity_type}.{name}"] = np.array(
+                [0 if row is None else row[k] for row in rows], dtype=np.int64
+            )
+    for condition in LEAKAGE_CONDITIONS:
+        result[f"leakage.{condition}.leaked"] = result[f"leakage.{condition}.gold_spans_affected"] > 0
+    return result
+
+
+def gold_types(docs: Iterable[DocumentSpans]) -> frozenset[str]:
+    """Every entity type that occurs in the gold of the data set (restrict_to_gt_types)."""
+    return frozenset(span.entity_type for doc in docs for span in doc.gold)
+
+
+def evaluate_documents(
+    docs: Iterable[DocumentSpans], *, restrict_to_gt_types: bool = False, include_sensitive_text: bool = False
+) -> dict:
+    """Score every document and aggregate; with restrict_to_gt_types, predictions of a type absent
+    from the whole data set's gold are dropped first (and counted)."""
+    allowed = None
+    if restrict_to_gt_types:
+        docs = list(docs)
+        allowed = gold_types(docs)
+    scores = (score_document(doc, allowed_predicted_types=allowed) for doc in docs)
+    return aggregate(scores, include_sensitive_text=include_sensitive_text)

@@ -1,0 +1,321 @@
+"""Counts of one document for every span metric family (SEMANTICS.md section 1).
+
+`score_document` turns one `DocumentSpans` into a `DocumentScore`: integer counts only, so that
+scores of documents scored anywhere (another chunk, another process) add up to exactly the result
+of scoring everything at once. Ratios are computed from the counts in `aggregate`.
+"""
+
+from __future__ import annotations
+
+import sys
+from array import array
+from collections import Counter
+from itertools import chain
+from operator import attrgetter, itemgetter, lt
+
+from metrics.engine.spans.intervals import (
+    Intervals,
+    LeftOutCounter,
+    covered_length,
+    covers,
+    merge_intervals,
+    overlaps_any,
+    span_tokens,
+    total_length,
+    uncovered_part,
+    union_length,
+)
+from metrics.engine.spans.nervaluate_counts import nervaluate_one_type, nervaluate_typed
+from metrics.engine.spans.score import DocumentScore, LeakedSpan
+from metrics.engine.spans.types import DocumentSpans
+
+_START = itemgetter(0)
+_END = itemgetter(1)
+_BOUNDS = itemgetter(0, 1)
+_AS_TUPLE = attrgetter("start", "end", "entity_type")
+
+# The conditions a leaked gold span meets, as shared tuples (one object, not one per span).
+_CONDITIONS = {
+    (scored, missed): (
+        "any_char",
+        *(("any_char_scored",) if scored else ()),
+        *(("entity_missed",) if missed else ()),
+    )
+    for scored in (False, True)
+    for missed in (False, True)
+}
+
+
+def _check_bounds(document_id: str, n_chars: int, spans: list[tuple[int, int, str]], side: str) -> None:
+    """Raise ValueError unless 0 <= start < end <= n_chars for every span (sorted by start)."""
+    if not spans:
+        return
+    # All in C for the usual case of valid spans; the loop only runs to name the culprit.
+    if (
+        spans[0][0] >= 0
+        and max(map(_END, spans)) <= n_chars
+        and all(map(lt, map(_START, spans), map(_END, spans)))
+    ):
+        return
+    for start, end, entity_type in spans:
+        if not 0 <= start < end <= n_chars:
+            raise ValueError(
+                f"document {document_id!r}: {side} span [{start}, {end}) of type {entity_type!r} is empty "
+                f"or outside the text of {n_chars} code points"
+            )
+
+
+def _covered_length(intervals: Intervals, covering: Intervals) -> int:
+    """Code points of the interval set inside the covering interval set."""
+    return sum([covered_length(covering, start, end) for start, end in zip(*intervals, strict=True)])
+
+
+def _gold_hits_overlapping(spans: list[tuple[int, int]], intervals: Intervals) -> int:
+    """How many of the spans share a code point with the interval set."""
+    hits = 0
+    for start, end in spans:
+        if overlaps_any(intervals, start, end):
+            hits += 1
+    return hits
+
+
+def _one_against_one(
+    gold: tuple[int, int],
+    predicted: tuple[int, int],
+    predicted_union: Intervals,
+    leaks: tuple[int, int, int],
+    tokens_of: dict[tuple[int, int], tuple[tuple[int, int], ...]],
+    gold_tokens: set[tuple[int, int]],
+    predicted_tokens: set[tuple[int, int]],
+) -> tuple[int, ...]:
+    """_type_row for the commonest case, one gold span and one prediction of the type, without the
+    general machinery: the same definitions worked out for two spans."""
+    gold_tokens_here = tokens_of[gold]
+    predicted_tokens_here = tokens_of[predicted]
+    gold_tokens.update(gold_tokens_here)
+    predicted_tokens.update(predicted_tokens_here)
+    # A span's tokens are distinct, so list lengths are set sizes.
+    token_tp = len(set(gold_tokens_here).intersection(predicted_tokens_here))
+    gold_start, gold_end = gold
+    predicted_start, predicted_end = predicted
+    overlap = min(gold_end, predicted_end) - max(gold_start, predicted_start)
+    both = overlap if overlap > 0 else 0
+    hit = 1 if overlap > 0 else 0
+    exact = 1 if gold == predicted else 0
+    # nervaluate with one gold span: the prediction is COR (equal bounds) or INC under exact, and COR
+    # under ent_type, when it overlaps the gold span sufficiently; else both are SPU and MIS.
+    sufficient = overlap > 0 and (overlap / (gold_end - gold_start)) * 100.0 >= 1.0
+    return (
+        1, 1, both, predicted_end - predicted_start - both, gold_end - gold_start - both,
+        covered_length(predicted_union, gold_start, gold_end),
+        token_tp, len(predicted_tokens_here) - token_tp, len(gold_tokens_here) - token_tp,
+        exact, exact, hit, hit,
+        exact if sufficient else 0, (1 - exact) if sufficient else 0, 1 if sufficient else 0,
+        *leaks,
+    )  # fmt: skip
+
+
+def _type_row(
+    type_gold: list[tuple[int, int]],
+    type_predicted: list[tuple[int, int]],
+    predicted_union: Intervals,
+    leaks: tuple[int, int, int],
+    tokens_of: dict[tuple[int, int], tuple[tuple[int, int], ...]],
+    gold_tokens: set[tuple[int, int]],
+    predicted_tokens: set[tuple[int, int]],
+) -> tuple[int, ...]:
+    """One type's TYPE_STORED_FIELDS; adds its tokens to the document's gold and predicted token sets."""
+    n_gold = len(type_gold)
+    n_predicted = len(type_predicted)
+    if n_gold == 1 and n_predicted == 1:
+        return _one_against_one(
+            type_gold[0], type_predicted[0], predicted_union, leaks, tokens_of, gold_tokens, predicted_tokens
+        )
+    type_gold_tokens = set().union(*map(tokens_of.__getitem__, type_gold))
+    gold_tokens |= type_gold_tokens
+    if type_gold == type_predicted:
+        # The common case of a type predicted perfectly: everything matches, nothing to search.
+        predicted_tokens |= type_gold_tokens
+        gold_len = total_length(merge_intervals(type_gold))
+        n_tokens = len(type_gold_tokens)
+        return (
+            n_gold, n_predicted, gold_len, 0, 0, gold_len, n_tokens, 0, 0,
+            n_gold, n_predicted, n_gold, n_predicted, n_gold, 0, n_gold, *leaks,
+        )  # fmt: skip
+    if not n_predicted:
+        # Gold only: everything is missed, but other types' predictions may still cover it.
+        gold_union = merge_intervals(type_gold)
+        gold_len = total_length(gold_union)
+        covered_by_any = _covered_length(gold_union, predicted_union)
+        return (
+            n_gold, 0, 0, 0, gold_len, covered_by_any, 0, 0, len(type_gold_tokens),
+            0, 0, 0, 0, 0, 0, 0, *leaks,
+        )  # fmt: skip
+    type_predicted_tokens = set().union(*map(tokens_of.__getitem__, type_predicted))
+    predicted_tokens |= type_predicted_tokens
+    if not n_gold:
+        # Predictions only: everything is spurious.
+        predicted_len = total_length(merge_intervals(type_predicted))
+        return (
+            0, n_predicted, 0, predicted_len, 0, 0, 0, len(type_predicted_tokens), 0,
+            0, 0, 0, 0, 0, 0, 0, *leaks,
+        )  # fmt: skip
+    token_tp = len(type_gold_tokens & type_predicted_tokens)
+    gold_union = merge_intervals(type_gold)
+    type_predicted_union = merge_intervals(type_predicted)
+    gold_len = total_length(gold_union)
+    predicted_len = total_length(type_predicted_union)
+    both_len = gold_len + predicted_len - union_length(type_gold, type_predicted)
+    covered_by_any = _covered_length(gold_union, predicted_union)
+    predicted_set = set(type_predicted)
+    gold_set = set(type_gold)
+    exact, _, _, ent_type = nervaluate_one_type(type_gold, type_predicted)
+    return (
+        n_gold, n_predicted, both_len, predicted_len - both_len, gold_len - both_len, covered_by_any,
+        token_tp, len(type_predicted_tokens) - token_tp, len(type_gold_tokens) - token_tp,
+        sum(map(predicted_set.__contains__, type_gold)),
+        sum(map(gold_set.__contains__, type_predicted)),
+        _gold_hits_overlapping(type_gold, type_predicted_union),
+        _gold_hits_overlapping(type_predicted, gold_union),
+        exact[0], exact[1], ent_type[0], *leaks,
+    )  # fmt: skip
+
+
+# Positions in a TYPE_STORED_FIELDS row of the counts that add up to the document's typed families:
+# chars_typed tp fp fn, tokens tp fp fn, spans_exact and spans_overlap gt_matched and pred_matched.
+_TYPED_SUMS = (2, 3, 4, 6, 7, 8, 9, 10, 11, 12)
+
+
+def score_document(
+    doc: DocumentSpans, *, allowed_predicted_types: frozenset[str] | None = None
+) -> DocumentScore:
+    """Count every metric family of SEMANTICS.md section 1 for one document.
+
+    Predictions whose type is not in `allowed_predicted_types` (when given; restrict_to_gt_types)
+    are dropped before scoring and counted. Spans must satisfy 0 <= start < end <= len(text), else
+    ValueError names the document and the span. Gold and predictions are sorted by
+    (start, end, entity_type) first, so the result does not depend on their order.
+    """
+    text = doc.text
+    n_chars = len(text)
+    gold = sorted(map(_AS_TUPLE, doc.gold))
+    predicted = list(map(_AS_TUPLE, doc.predicted))
+    dropped: Counter[str] = Counter()
+    if allowed_predicted_types is not None:
+        dropped.update([p[2] for p in predicted if p[2] not in allowed_predicted_types])
+        if dropped:
+            predicted = [p for p in predicted if p[2] in allowed_predicted_types]
+    predicted.sort()
+    _check_bounds(doc.document_id, n_chars, gold, "gold")
+    _check_bounds(doc.document_id, n_chars, predicted, "predicted")
+
+    # chars: unions, so nested and duplicate spans count once.
+    gold_union = merge_intervals(gold)
+    predicted_union = merge_intervals(predicted)
+    # Intersections by inclusion-exclusion: |G & P| = |G| + |P| - |G | P|, for any count of code points.
+    either = merge_intervals(sorted(gold + predicted))
+    gold_len, predicted_len = total_length(gold_union), total_length(predicted_union)
+    both_len = gold_len + predicted_len - total_length(either)
+    left_out = LeftOutCounter(text)
+    scored_chars = n_chars - left_out.in_text()
+    gold_scored = left_out.scored_length(gold_union)
+    predicted_scored = left_out.scored_length(predicted_union)
+    both_scored = gold_scored + predicted_scored - left_out.scored_length(either)
+
+    # Leakage, judged per gold span against the union of all predictions of any type.
+    leaked_spans: list[LeakedSpan] = []
+    missed_spans: list[tuple[int, int, str]] = []
+    leaks_by_type: dict[str, tuple[int, int, int]] = {}
+    n_any_char_scored = 0
+    for gold_span in gold:
+        start, end, entity_type = gold_span
+        if covers(predicted_union, start, end):
+            continue
+        uncovered = uncovered_part(predicted_union, start, end)
+        scored_leak = left_out.has_scored(uncovered)
+        missed = uncovered[0][0] == start and uncovered[1][0] == end
+        n_any_char_scored += scored_leak
+        if missed:
+            missed_spans.append(gold_span)
+        previous = leaks_by_type.get(entity_type, (0, 0, 0))
+        leaks_by_type[entity_type] = (previous[0] + 1, previous[1] + scored_leak, previous[2] + missed)
+        leaked_spans.append(
+            LeakedSpan(start, end, entity_type, text[start:end], _CONDITIONS[scored_leak, missed])
+        )
+
+    gold_pairs = list(map(_BOUNDS, gold))
+    predicted_pairs = list(map(_BOUNDS, predicted))
+    gold_bounds = set(gold_pairs)
+    predicted_bounds = set(predicted_pairs)
+    exact_gold_hits = sum(map(predicted_bounds.__contains__, gold_pairs))
+    exact_predicted_hits = sum(map(gold_bounds.__contains__, predicted_pairs))
+    overlap_predicted_hits = _gold_hits_overlapping(predicted_pairs, gold_union)
+
+    # Per type: every family restricted to one type; the typed families are sums over types.
+    gold_by_type: dict[str, list[tuple[int, int]]] = {}
+    predicted_by_type: dict[str, list[tuple[int, int]]] = {}
+    for start, end, entity_type in gold:
+        gold_by_type.setdefault(entity_type, []).append((start, end))
+    for start, end, entity_type in predicted:
+        predicted_by_type.setdefault(entity_type, []).append((start, end))
+    # Tokens of each distinct span: a prediction with the bounds of a gold span is tokenised once.
+    tokens_of = {bounds: span_tokens(text, *bounds) for bounds in gold_bounds | predicted_bounds}
+    gold_tokens: set[tuple[int, int]] = set()
+    predicted_tokens: set[tuple[int, int]] = set()
+    types = tuple(sorted({sys.intern(t) for t in gold_by_type.keys() | predicted_by_type.keys()}))
+    no_leaks = (0, 0, 0)
+    type_rows = [
+        _type_row(
+            gold_by_type.get(entity_type, []),
+            predicted_by_type.get(entity_type, []),
+            predicted_union,
+            leaks_by_type.get(entity_type, no_leaks),
+            tokens_of,
+            gold_tokens,
+            predicted_tokens,
+        )
+        for entity_type in types
+    ]
+    column_sums = list(map(sum, zip(*type_rows, strict=True))) if type_rows else [0] * 19
+    typed = [column_sums[k] for k in _TYPED_SUMS]
+
+    token_both = len(gold_tokens & predicted_tokens)
+    strict, exact, _, ent_type = nervaluate_typed(gold, predicted)
+    counts = array("i", [
+        both_len,
+        predicted_len - both_len,
+        gold_len - both_len,
+        n_chars - gold_len - predicted_len + both_len,
+        both_scored,
+        predicted_scored - both_scored,
+        gold_scored - both_scored,
+        scored_chars - gold_scored - predicted_scored + both_scored,
+        *typed[0:3],
+        token_both,
+        len(predicted_tokens) - token_both,
+        len(gold_tokens) - token_both,
+        *typed[3:6],
+        exact_gold_hits, exact_predicted_hits,
+        typed[6], typed[7],
+        len(gold) - len(missed_spans), overlap_predicted_hits,
+        typed[8], typed[9],
+        strict[0], strict[1], exact[0], exact[1], ent_type[0], ent_type[1],
+        len(leaked_spans),
+        gold_len - both_len,
+        n_any_char_scored,
+        gold_scored - both_scored,
+        len(missed_spans),
+        total_length(merge_intervals(missed_spans)),
+        len(gold),
+        len(predicted),
+        n_chars,
+        sum(dropped.values()),
+        *chain.from_iterable(type_rows),
+    ])  # fmt: skip
+    return DocumentScore(
+        document_id=doc.document_id,
+        counts=counts,
+        types=types,
+        leaked_spans=tuple(leaked_spans),
+        dropped_by_type=tuple(sorted(dropped.items())),
+    )

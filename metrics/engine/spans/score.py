@@ -1,0 +1,173 @@
+"""What one scored document keeps: a compact row of integer counts per document and per type.
+
+A `DocumentScore` stores only the counts that cannot be derived from others (STORED_FIELDS,
+TYPE_STORED_FIELDS) in a 32-bit integer array: 100,000 documents must fit in memory at once. The
+full, named counts (COUNT_FIELDS, TYPE_FIELDS) are rebuilt, vectorised, by `expand_counts` and
+`expand_type_counts`:
+- spans_exact / spans_overlap: gt_total is the number of gold spans, pred_total of predictions;
+- nervaluate: every gold span is claimed at most once, by a COR or an INC prediction, and every
+  prediction is COR, INC or SPU, so MIS = gold - COR - INC and SPU = predicted - COR - INC; the
+  partial schema is the exact schema with INC renamed PAR (see nervaluate_counts); per type,
+  strict is exact and ent_type has no INC.
+"""
+
+from __future__ import annotations
+
+from array import array
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from metrics.engine.spans.nervaluate_counts import COUNT_NAMES, SCHEMAS
+
+LEAKAGE_CONDITIONS = ("any_char", "any_char_scored", "entity_missed")
+EXISTENCE_NAMES = ("gt_total", "gt_matched", "pred_total", "pred_matched")
+_EXISTENCE_FAMILIES = (
+    "spans_exact.type_agnostic",
+    "spans_exact.typed",
+    "spans_overlap.type_agnostic",
+    "spans_overlap.typed",
+)
+_CLAIMING_SCHEMAS = ("strict", "exact", "ent_type")
+
+STORED_FIELDS: tuple[str, ...] = (
+    *(f"chars.all.{c}" for c in ("tp", "fp", "fn", "tn")),
+    *(f"chars.scored.{c}" for c in ("tp", "fp", "fn", "tn")),
+    *(f"chars_typed.{c}" for c in ("tp", "fp", "fn")),
+    *(f"tokens.binary.{c}" for c in ("tp", "fp", "fn")),
+    *(f"tokens.typed.{c}" for c in ("tp", "fp", "fn")),
+    *(f"{family}.{c}" for family in _EXISTENCE_FAMILIES for c in ("gt_matched", "pred_matched")),
+    *(f"nervaluate.{schema}.{c}" for schema in _CLAIMING_SCHEMAS for c in ("correct", "incorrect")),
+    *(
+        f"leakage.{cond}.{c}"
+        for cond in LEAKAGE_CONDITIONS
+        for c in ("gold_spans_affected", "leaked_characters")
+    ),
+    "document.gold_spans",
+    "document.predicted_spans",
+    "document.characters",
+    "document.restricted_predictions_dropped",
+)
+
+# Every per-document count by name, dotted like the key paths of results.json.
+COUNT_FIELDS: tuple[str, ...] = (
+    *STORED_FIELDS[:17],
+    *(f"{family}.{c}" for family in _EXISTENCE_FAMILIES for c in EXISTENCE_NAMES),
+    *(f"nervaluate.{schema}.{c}" for schema in SCHEMAS for c in COUNT_NAMES),
+    *STORED_FIELDS[31:],
+)
+
+# Per type. `chars_typed.covered_by_any`: gold code points of the type covered by a prediction of
+# any type (the numerator of `char_recall`).
+TYPE_STORED_FIELDS: tuple[str, ...] = (
+    "gold",
+    "predicted",
+    *(f"chars_typed.{c}" for c in ("tp", "fp", "fn", "covered_by_any")),
+    *(f"tokens.{c}" for c in ("tp", "fp", "fn")),
+    *(f"{family}.{c}" for family in ("spans_exact", "spans_overlap") for c in ("gt_matched", "pred_matched")),
+    "nervaluate.exact.correct",
+    "nervaluate.exact.incorrect",
+    "nervaluate.ent_type.correct",
+    *(f"leakage.{cond}.gold_spans_affected" for cond in LEAKAGE_CONDITIONS),
+)
+
+TYPE_FIELDS: tuple[str, ...] = (
+    *TYPE_STORED_FIELDS[:9],
+    *(f"{family}.{c}" for family in ("spans_exact", "spans_overlap") for c in EXISTENCE_NAMES),
+    *(f"nervaluate.{schema}.{c}" for schema in SCHEMAS for c in COUNT_NAMES),
+    *TYPE_STORED_FIELDS[16:],
+)
+
+N_STORED = len(STORED_FIELDS)
+N_TYPE_STORED = len(TYPE_STORED_FIELDS)
+
+
+def expand_counts(stored: np.ndarray) -> dict[str, np.ndarray]:
+    """Every COUNT_FIELDS column (int64), in order, from rows of STORED_FIELDS (shape n x N_STORED)."""
+    stored = np.asarray(stored, dtype=np.int64).reshape(-1, N_STORED)
+    column = {name: stored[:, k] for k, name in enumerate(STORED_FIELDS)}
+    gold, predicted = column["document.gold_spans"], column["document.predicted_spans"]
+    for family in _EXISTENCE_FAMILIES:
+        column[f"{family}.gt_total"] = gold
+        column[f"{family}.pred_total"] = predicted
+    _expand_nervaluate(column, "nervaluate", gold, predicted)
+    return {name: column[name] for name in COUNT_FIELDS}
+
+
+def expand_type_counts(stored: np.ndarray) -> dict[str, np.ndarray]:
+    """Every TYPE_FIELDS column (int64), in order, from rows of TYPE_STORED_FIELDS."""
+    stored = np.asarray(stored, dtype=np.int64).reshape(-1, N_TYPE_STORED)
+    column = {name: stored[:, k] for k, name in enumerate(TYPE_STORED_FIELDS)}
+    gold, predicted = column["gold"], column["predicted"]
+    for family in ("spans_exact", "spans_overlap"):
+        column[f"{family}.gt_total"] = gold
+        column[f"{family}.pred_total"] = predicted
+    column["nervaluate.strict.correct"] = column["nervaluate.exact.correct"]
+    column["nervaluate.strict.incorrect"] = column["nervaluate.exact.incorrect"]
+    column["nervaluate.ent_type.incorrect"] = np.zeros_like(gold)
+    _expand_nervaluate(column, "nervaluate", gold, predicted)
+    return {name: column[name] for name in TYPE_FIELDS}
+
+
+def _expand_nervaluate(
+    column: dict[str, np.ndarray], prefix: str, gold: np.ndarray, predicted: np.ndarray
+) -> None:
+    zero = np.zeros_like(gold)
+    for schema in _CLAIMING_SCHEMAS:
+        correct, incorrect = column[f"{prefix}.{schema}.correct"], column[f"{prefix}.{schema}.incorrect"]
+        column[f"{prefix}.{schema}.partial"] = zero
+        column[f"{prefix}.{schema}.missed"] = gold - correct - incorrect
+        column[f"{prefix}.{schema}.spurious"] = predicted - correct - incorrect
+    for name in COUNT_NAMES:
+        column[f"{prefix}.partial.{name}"] = column[f"{prefix}.exact.{name}"]
+    column[f"{prefix}.partial.incorrect"] = zero
+    column[f"{prefix}.partial.partial"] = column[f"{prefix}.exact.incorrect"]
+
+
+class LeakedSpan(NamedTuple):
+    """A gold span that meets at least one leakage condition, with the conditions it meets.
+
+    `text` is patient data: `aggregate` shows it only with include_sensitive_text.
+    """
+
+    start: int
+    end: int
+    entity_type: str
+    text: str
+    conditions: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentScore:
+    """The counts of one document, independent of every other document.
+
+    `counts` holds STORED_FIELDS, then TYPE_STORED_FIELDS for each type of `types` in turn (32-bit
+    integers: a document longer than 2**31 code points fails loudly rather than wrapping). Picklable,
+    so documents can be scored in chunks or processes and aggregated together. `leaked_spans` holds
+    the text of leaked gold spans: an in-memory intermediate, not something to store.
+    """
+
+    document_id: str
+    counts: array
+    types: tuple[str, ...] = ()
+    leaked_spans: tuple[LeakedSpan, ...] = ()
+    dropped_by_type: tuple[tuple[str, int], ...] = ()
+
+    def count(self, name: str) -> int:
+        """One count by its COUNT_FIELDS name, e.g. `score.count("chars.all.tp")`."""
+        return int(expand_counts(np.array(self.counts[:N_STORED]))[name][0])
+
+    def type_count(self, entity_type: str, name: str) -> int:
+        """One per-type count by its TYPE_FIELDS name; 0 for a type absent from the document."""
+        if entity_type not in self.types:
+            return 0
+        start = N_STORED + self.types.index(entity_type) * N_TYPE_STORED
+        return int(expand_type_counts(np.array(self.counts[start : start + N_TYPE_STORED]))[name][0])
+
+    def type_rows(self) -> dict[str, array]:
+        """TYPE_STORED_FIELDS of each type."""
+        return {
+            entity_type: self.counts[N_STORED + k * N_TYPE_STORED : N_STORED + (k + 1) * N_TYPE_STORED]
+            for k, entity_type in enumerate(self.types)
+        }

@@ -1,0 +1,224 @@
+"""Exports of a stored scoring: the comparison CSV (streamed) and the artefact bundle (a zip).
+
+Both go through the artefact writers of `metrics.artefacts`, the ones the offline command uses, on
+rows and records rebuilt from the database; so a download holds the same bytes the offline command
+writes for the same data (apart from identifiers and paths).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import tempfile
+import zipfile
+from collections.abc import Iterable, Iterator
+from typing import IO, Any
+
+from annotations.models import Job
+from annotations.selectors import attribute_specs
+from experiments.models import ExperimentRun, RunKind
+from metrics import artefacts
+from metrics.artefacts import bundle
+from metrics.artefacts.comparison import comparison_cells
+from metrics.engine.attributes.types import (
+    COMPARISON_COLUMNS,
+    AttributeResult,
+    AttributeSpec,
+    AttributeType,
+    ComparisonRow,
+    ExtractionEvaluation,
+    MatchStatus,
+)
+from metrics.models import ComparisonRow as StoredRow
+from metrics.models import Scoring
+from metrics.services.engine_inputs import prediction_documents, run_attribute_specs, run_document_index
+
+SPAN_COLUMNS = (
+    "document_id",
+    "side",
+    "start",
+    "end",
+    "entity_type",
+    "predicted_types",
+    "type_match",
+    "fully_covered",
+    "match_status",
+)
+RESULTS_JSON = "results.json"
+SPAN_COMPARISON_CSV = "span_comparison.csv"
+
+
+def engine_row(columns: dict[str, Any], attribute_type: str) -> ComparisonRow:
+    """A stored row's columns as the engine's row, for the artefact writers."""
+    values = {name: columns.get(name) for name in COMPARISON_COLUMNS}
+    status = values.pop("match_status")
+    return ComparisonRow(
+        **values,
+        attribute_type=AttributeType(attribute_type),
+        match_status=MatchStatus(status) if status else None,
+    )
+
+
+def comparison_header(kind: str) -> tuple[str, ...]:
+    return COMPARISON_COLUMNS if kind == RunKind.ATTRIBUTES else SPAN_COLUMNS
+
+
+def comparison_csv_cells(kind: str, rows: Iterable[StoredRow]) -> Iterator[list]:
+    """Cells of stored rows; attribute rows through the artefact writer's own cell function."""
+    if kind == RunKind.ATTRIBUTES:
+        for row in rows:
+            yield comparison_cells(engine_row(row.columns, row.attribute.type))
+        return
+    for row in rows:
+        yield [artefacts.cell(row.columns.get(name)) for name in SPAN_COLUMNS]
+
+
+class _Echo:
+    def write(self, value: str) -> str:
+        return value
+
+
+def comparison_csv_stream(kind: str, rows: Iterable[StoredRow]) -> Iterator[str]:
+    """The CSV text, a few hundred rows at a time (for a StreamingHttpResponse)."""
+    writer = csv.writer(_Echo(), lineterminator="\n")
+    yield writer.writerow(comparison_header(kind))
+    buffer: list[str] = []
+    for cells in comparison_csv_cells(kind, rows):
+        buffer.append(writer.writerow(cells))
+        if len(buffer) >= 500:
+            yield "".join(buffer)
+            buffer = []
+    if buffer:
+        yield "".join(buffer)
+
+
+def _stored_rows(scoring: Scoring) -> Iterator[StoredRow]:
+    return (
+        StoredRow.objects.filter(scoring=scoring)
+        .select_related("attribute")
+        .only("columns", "attribute__type")
+        .order_by("position")
+        .iterator(chunk_size=2000)
+    )
+
+
+def evaluation_from_report(report: dict[str, Any]) -> ExtractionEvaluation:
+    """Enough of the engine's evaluation for the metrics writers, from metrics.json (nulls stay null)."""
+    return ExtractionEvaluation(
+        run_id=report["extraction_run_id"],
+        attributes=[
+            AttributeResult(
+                spec=AttributeSpec(
+                    attribute_id=entry["attribute_id"],
+                    label=entry["attribute_label"],
+                    type=AttributeType(entry["attribute_type"]),
+                ),
+                counts=dict(entry["counts"]),
+                metrics=dict(entry["metrics"]),
+            )
+            for entry in report["attributes"]
+        ],
+        rows=[],
+    )
+
+
+def _text_entry(archive: zipfile.ZipFile, name: str) -> IO[str]:
+    return io.TextIOWrapper(archive.open(name, "w"), encoding="utf-8", newline="")
+
+
+def artefacts_zip(*, run: ExperimentRun, scoring: Scoring) -> IO[bytes]:
+    """Every artefact of SEMANTICS.md section 3 for this scoring, in a zip in a temporary file."""
+    # Returned open: the caller (a FileResponse) closes it once sent.
+    handle = tempfile.SpooledTemporaryFile(max_size=32 * 1024**2)  # noqa: SIM115
+    with zipfile.ZipFile(handle, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        if run.kind == RunKind.SPANS:
+            _span_artefacts(archive, run, scoring)
+        else:
+            _attribute_artefacts(archive, run, scoring)
+    handle.seek(0)
+    return handle
+
+
+def _config_snapshot(run: ExperimentRun, scoring: Scoring) -> dict[str, Any]:
+    effective = {
+        "run_id": run.pk,
+        "scoring": scoring.number,
+        "gold_version": scoring.gold_version.number,
+        **scoring.settings,
+    }
+    return {**effective, **{key: value for key, value in (run.config or {}).items() if key not in effective}}
+
+
+def _log_lines(run: ExperimentRun, scoring: Scoring) -> list[str]:
+    job = Job.objects.filter(pk=scoring.job_id).first()
+    lines = [
+        f"INFO run {run.pk} ({run.name}): scoring {scoring.number} on gold version {scoring.gold_version.number}, "
+        f"{len(scoring.document_ids)} document(s)",
+        f"INFO settings: {json.dumps(scoring.settings, sort_keys=True)}",
+    ]
+    if job is not None:
+        lines.extend(f"WARNING {warning}" for warning in job.warnings)
+    return lines
+
+
+def _span_artefacts(archive: zipfile.ZipFile, run: ExperimentRun, scoring: Scoring) -> None:
+    with _text_entry(archive, RESULTS_JSON) as entry:
+        json.dump(scoring.report, entry, indent=2, ensure_ascii=False)
+        entry.write("\n")
+    with _text_entry(archive, SPAN_COMPARISON_CSV) as entry:
+        entry.writelines(comparison_csv_stream(run.kind, _stored_rows(scoring)))
+    with _text_entry(archive, bundle.CONFIG_YAML) as entry:
+        artefacts.write_config_yaml(_config_snapshot(run, scoring), entry)
+    with _text_entry(archive, bundle.EVALUATION_LOG) as entry:
+        artefacts.write_evaluation_log(_log_lines(run, scoring), entry)
+
+
+def _attribute_artefacts(archive: zipfile.ZipFile, run: ExperimentRun, scoring: Scoring) -> None:
+    evaluation = evaluation_from_report(scoring.report)
+    custom = scoring.settings.get("custom_metrics", [])
+    specs = run_attribute_specs(attribute_specs(project=run.project), run.prompts)
+    scored = [spec for spec in specs if spec.is_scored]
+    predictions = prediction_documents(list(run_document_index(run).values()))
+    run_id = str(run.pk)
+    with _text_entry(archive, bundle.METRICS_CSV) as entry:
+        artefacts.write_metrics_csv(evaluation, entry, custom_metrics=custom)
+    with _text_entry(archive, bundle.METRICS_JSON) as entry:
+        json.dump(scoring.report, entry, indent=2, ensure_ascii=False)
+        entry.write("\n")
+    with _text_entry(archive, bundle.COMPARISON_CSV) as entry:
+        artefacts.write_comparison_rows(
+            (engine_row(row.columns, row.attribute.type) for row in _stored_rows(scoring)), entry
+        )
+    with _text_entry(archive, bundle.LLM_ANNOTATIONS_JSON) as entry:
+        artefacts.write_llm_annotations_json(
+            run_id=run_id,
+            predictions=predictions,
+            attributes=specs,
+            run_metadata={
+                "model": run.model,
+                "provider": run.provider,
+                "config_hash": run.config_hash,
+                "n_gold_documents": len(scoring.document_ids),
+                "n_prediction_lines": len(predictions),
+                "attributes": [
+                    {
+                        "attribute_id": s.attribute_id,
+                        "attribute_label": s.label,
+                        "attribute_type": s.type.value,
+                    }
+                    for s in scored
+                ],
+            },
+            destination=entry,
+        )
+    with _text_entry(archive, bundle.EXTRACTION_METADATA_JSON) as entry:
+        artefacts.write_extraction_metadata_json(
+            run_id=run_id, predictions=predictions, gold_document_ids=scoring.document_ids, destination=entry
+        )
+    with _text_entry(archive, bundle.CONFIG_YAML) as entry:
+        artefacts.write_config_yaml(_config_snapshot(run, scoring), entry)
+    with _text_entry(archive, bundle.PROMPTS_USED_CSV) as entry:
+        artefacts.write_prompts_used_csv(scored, entry)
+    with _text_entry(archive, bundle.EVALUATION_LOG) as entry:
+        artefacts.write_evaluation_log(_log_lines(run, scoring), entry)

@@ -1,0 +1,127 @@
+"""`manage.py compare_runs`: is run B better than run A on the same gold, or is the difference luck?
+
+Files in, one JSON report out; no database. The work is `metrics.run_comparison` (the same statistics
+the server's comparison uses).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotations.importers.errors import InputValidationError
+from metrics.extraction_evaluation import resolve_settings
+from metrics.management.commands.evaluate_spans import PROBLEMS_SHOWN, write_json_atomically
+from metrics.management.interval_options import add_interval_arguments, interval_settings_from_options
+from metrics.run_comparison import (
+    SOURCES,
+    RunSide,
+    compare_attribute_files,
+    compare_span_files,
+    format_comparison_table,
+)
+
+BAD_INPUT = 2
+
+DESCRIPTION = """\
+Compare two prediction sets (runs A and B) against the same gold, document by document.
+
+For every metric: the value of A and of B on the documents both runs predicted, delta = B - A, the
+paired bootstrap interval of the delta, a two-sided p-value (exact McNemar for per-row correctness:
+attribute accuracy and leakage rates; the paired bootstrap otherwise) and the Holm-adjusted p-value
+across attributes and across entity types. Documents only one run predicted are listed and left out.
+
+--kind spans: GOLD and the predictions are span files as for evaluate_spans (metrics are keyed by their
+results.json path). --kind attributes: GOLD, --prompts and the predictions are as for
+evaluate_extraction (metrics per attribute, under attributes[]).
+
+Mark a run made by a person with --a-source human / --b-source human: the report calls it the human
+ceiling. Bad input exits with status 2, naming file, line and field, and writes nothing.
+"""
+
+
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    pass
+
+
+class Command(BaseCommand):
+    help = DESCRIPTION
+    # Files in, a file out: the server's system checks have no bearing on it.
+    requires_system_checks: list[str] = []
+
+    def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> argparse.ArgumentParser:
+        return super().create_parser(prog_name, subcommand, formatter_class=_HelpFormatter, **kwargs)
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--kind", required=True, choices=("spans", "attributes"))
+        parser.add_argument("--gold", required=True, type=Path, help="gold: file, directory or .zip")
+        parser.add_argument("--prompts", type=Path, help="prompt CSV (required for --kind attributes)")
+        parser.add_argument("--a", required=True, type=Path, metavar="A", help="predictions of run A")
+        parser.add_argument("--b", required=True, type=Path, metavar="B", help="predictions of run B")
+        parser.add_argument("--output", required=True, type=Path, help="where to write comparison.json")
+        parser.add_argument("--a-source", choices=SOURCES, default="llm", help="who made run A (default llm)")
+        parser.add_argument("--b-source", choices=SOURCES, default="llm", help="who made run B (default llm)")
+        parser.add_argument("--label-map", type=Path, help="spans: label map JSON, as for evaluate_spans")
+        parser.add_argument("--number-format", choices=("en", "de"), help="attributes: number format")
+        parser.add_argument(
+            "--edit-distance-threshold",
+            type=float,
+            metavar="0..1",
+            help="attributes: STRING near-match threshold",
+        )
+        add_interval_arguments(parser, what="paired comparison")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        output: Path = options["output"]
+        if not output.parent.is_dir():
+            raise CommandError(f"output folder {output.parent} does not exist", returncode=BAD_INPUT)
+        settings = interval_settings_from_options(options)
+        if settings.resamples < 1:
+            raise CommandError("--resamples: a comparison needs at least 1 resample", returncode=BAD_INPUT)
+        a = RunSide(str(options["a"]), options["a_source"])
+        b = RunSide(str(options["b"]), options["b_source"])
+        try:
+            report = self._compare(options, settings, a, b)
+        except InputValidationError as error:
+            count = len(error.problems)
+            raise CommandError(
+                f"invalid input, {count} problem{'s' if count != 1 else ''} found; nothing written:\n"
+                f"{error.summary(limit=PROBLEMS_SHOWN)}",
+                returncode=BAD_INPUT,
+            ) from None
+        except (FileNotFoundError, IsADirectoryError, PermissionError) as error:
+            raise CommandError(f"{error}; nothing written", returncode=BAD_INPUT) from None
+        write_json_atomically(output, report)
+        self.stdout.write(format_comparison_table(report))
+        self.stdout.write(f"\nComparison written to {output}")
+
+    def _compare(self, options: dict[str, Any], settings, a: RunSide, b: RunSide) -> dict[str, Any]:
+        if options["kind"] == "spans":
+            return compare_span_files(
+                options["gold"],
+                options["a"],
+                options["b"],
+                label_map_path=options["label_map"],
+                settings=settings,
+                a=a,
+                b=b,
+            )
+        if options["prompts"] is None:
+            raise CommandError("--prompts is required with --kind attributes", returncode=BAD_INPUT)
+        evaluation_settings = resolve_settings(
+            edit_distance_match_threshold=options["edit_distance_threshold"],
+            number_format=options["number_format"],
+        )
+        return compare_attribute_files(
+            options["gold"],
+            options["prompts"],
+            options["a"],
+            options["b"],
+            evaluation_settings=evaluation_settings,
+            settings=settings,
+            a=a,
+            b=b,
+        )

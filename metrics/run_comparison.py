@@ -1,0 +1,344 @@
+"""Paired comparison of two runs scored against the same gold: is run b better than run a, or luck?
+
+Two entry points per task:
+- from the engines' outputs, for the server (which already holds them):
+  `paired_report_spans(scores_a, scores_b, ...)` takes each run's span `DocumentScore`s;
+  `paired_report_attributes(rows_a, rows_b, ...)` takes each run's attribute `ComparisonRow`s;
+- from files, for `manage.py compare_runs`: `compare_span_files` and `compare_attribute_files` load
+  and score each prediction set with the same glue as the evaluation commands
+  (`metrics.span_evaluation`, `metrics.extraction_evaluation`), then call the functions above.
+
+The statistics are `metrics.engine.uncertainty.compare_runs`: only documents both runs predicted are
+compared (the others are listed in `only_in_a` / `only_in_b` and left out); every metric gets a, b,
+delta = b - a, the paired cluster bootstrap interval of the delta (`ci_low`, `ci_high`), a p-value
+(exact McNemar for per-row correctness: attribute accuracy and the leakage rates; the paired bootstrap
+otherwise) and `p_adjusted` (Holm within a family: one metric across attributes, one per-type metric
+across entity types; a metric alone in its family keeps its raw p).
+
+Report shape: `kind`, `a` / `b` ({"label", "source"}), `human_ceiling` (null, or which run is a human
+annotator: its scores are the human ceiling), `level`, `method`, `resamples`, `seed`,
+`documents_compared`, `only_in_a`, `only_in_b`, then spans: `metrics` {results.json path: result} and
+`p_value_methods` {path: method}; attributes: `attributes[]` ({attribute_id, label, type, metrics
+{metric: result}, p_value_methods}). A result is {"a", "b", "delta", "ci_low", "ci_high", "p_value",
+"p_adjusted"}, any of them null where the metric is undefined for a run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from annotations.importers.attribute_jsonl import InputSource
+from annotations.importers.errors import ImportProblem, InputValidationError
+from annotations.importers.sources import SourceInput
+from metrics.engine.attributes.types import ComparisonRow, EvaluationSettings
+from metrics.engine.spans import DocumentScore
+from metrics.engine.uncertainty import PairedComparison, compare_runs
+from metrics.engine.uncertainty.attribute_metrics import (
+    attribute_document_counts,
+    attribute_metric_definitions,
+    by_attribute,
+)
+from metrics.engine.uncertainty.span_metrics import span_metric_definitions
+from metrics.extraction_evaluation import evaluate_extraction_inputs, read_extraction_inputs
+from metrics.intervals import DEFAULT_INTERVALS, IntervalSettings, span_count_table
+from metrics.span_evaluation import score_span_paths
+
+SOURCES = ("llm", "human")
+HUMAN_CEILING_NOTE = (
+    "a human annotator scored against the same gold: its numbers are the human ceiling "
+    "(inter-annotator agreement), the level a pipeline can hope to reach"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class RunSide:
+    """How the report names a run: a label (a file name, a run id) and who produced it."""
+
+    label: str
+    source: str = "llm"
+
+    def __post_init__(self) -> None:
+        if self.source not in SOURCES:
+            raise ValueError(f"a run's source is one of {', '.join(SOURCES)}, got {self.source!r}")
+
+
+def _header(kind: str, a: RunSide, b: RunSide, comparison: PairedComparison) -> dict[str, Any]:
+    humans = [
+        {"run": name, "label": side.label} for name, side in (("a", a), ("b", b)) if side.source == "human"
+    ]
+    body = comparison.as_dict()
+    return {
+        "kind": kind,
+        "a": {"label": a.label, "source": a.source},
+        "b": {"label": b.label, "source": b.source},
+        "human_ceiling": {"runs": humans, "note": HUMAN_CEILING_NOTE} if humans else None,
+        **{key: body[key] for key in ("level", "method", "resamples", "seed", "documents_compared")},
+        "only_in_a": body["only_in_a"],
+        "only_in_b": body["only_in_b"],
+    }
+
+
+def paired_report_spans(
+    scores_a: Sequence[DocumentScore],
+    scores_b: Sequence[DocumentScore],
+    *,
+    predicted_a: Collection[str] | None = None,
+    predicted_b: Collection[str] | None = None,
+    settings: IntervalSettings = DEFAULT_INTERVALS,
+    a: RunSide = RunSide("a"),
+    b: RunSide = RunSide("b"),
+) -> dict[str, Any]:
+    """The paired report of two span runs from their per-document scores.
+
+    `predicted_a` / `predicted_b`: the documents each run predicted, when its scores also hold gold
+    documents it never posted (scored as predicting nothing); None: every scored document counts.
+    `settings.resamples` must be >= 1.
+    """
+    counts_a = span_count_table(_predicted_scores(scores_a, predicted_a))
+    counts_b = span_count_table(_predicted_scores(scores_b, predicted_b))
+    definitions = span_metric_definitions(set(counts_a.columns) | set(counts_b.columns))
+    comparison = compare_runs(
+        counts_a,
+        counts_b,
+        definitions,
+        level=settings.level,
+        resamples=settings.resamples,
+        seed=settings.seed,
+    )
+    body = comparison.as_dict()
+    return {
+        **_header("spans", a, b, comparison),
+        "metrics": body["metrics"],
+        "p_value_methods": body["p_value_methods"],
+    }
+
+
+def _predicted_scores(
+    scores: Sequence[DocumentScore], predicted: Collection[str] | None
+) -> list[DocumentScore]:
+    if predicted is None:
+        return list(scores)
+    wanted = set(predicted)
+    return [score for score in scores if score.document_id in wanted]
+
+
+def paired_report_attributes(
+    rows_a: Iterable[ComparisonRow],
+    rows_b: Iterable[ComparisonRow],
+    *,
+    predicted_a: Collection[str] | None = None,
+    predicted_b: Collection[str] | None = None,
+    settings: IntervalSettings = DEFAULT_INTERVALS,
+    a: RunSide = RunSide("a"),
+    b: RunSide = RunSide("b"),
+) -> dict[str, Any]:
+    """The paired report of two attribute runs from their comparison rows.
+
+    `predicted_a` / `predicted_b`: the documents each run predicted (not failed, posted). None: the
+    documents where the run has at least one predicted value. `settings.resamples` must be >= 1.
+    """
+    rows_a, rows_b = list(rows_a), list(rows_b)
+    attributes: dict[str, ComparisonRow] = {}
+    for row in [*rows_a, *rows_b]:
+        attributes.setdefault(row.attribute_id, row)
+    types = {attribute_id: row.attribute_type for attribute_id, row in attributes.items()}
+    comparison = compare_runs(
+        _attribute_counts(rows_a, predicted_a),
+        _attribute_counts(rows_b, predicted_b),
+        attribute_metric_definitions(types),
+        level=settings.level,
+        resamples=settings.resamples,
+        seed=settings.seed,
+    )
+    results = by_attribute(comparison.metrics)
+    entries = []
+    for attribute_id, row in sorted(attributes.items(), key=lambda item: (item[1].attribute_label, item[0])):
+        compared = results.get(attribute_id, {})
+        entries.append(
+            {
+                "attribute_id": attribute_id,
+                "label": row.attribute_label,
+                "type": row.attribute_type.value,
+                "metrics": {metric: result.as_dict() for metric, result in compared.items()},
+                "p_value_methods": {metric: result.p_method for metric, result in compared.items()},
+            }
+        )
+    return {**_header("attributes", a, b, comparison), "attributes": entries}
+
+
+def _attribute_counts(rows: list[ComparisonRow], predicted: Collection[str] | None):
+    if predicted is None:
+        predicted = {row.document_id for row in rows if row.llm_extraction is not None}
+    wanted = set(predicted)
+    return attribute_document_counts((row for row in rows if row.document_id in wanted), wanted)
+
+
+# From files ---------------------------------------------------------------------------------------
+
+
+def compare_span_files(
+    gold: SourceInput,
+    predictions_a: SourceInput,
+    predictions_b: SourceInput,
+    *,
+    label_map_path: str | None = None,
+    settings: IntervalSettings = DEFAULT_INTERVALS,
+    a: RunSide | None = None,
+    b: RunSide | None = None,
+) -> dict[str, Any]:
+    """Score both prediction files against gold and compare them. InputValidationError lists every
+    problem of both runs (file, line, field)."""
+    scored, problems = [], []
+    for predictions in (predictions_a, predictions_b):
+        try:
+            scored.append(score_span_paths(gold, predictions, label_map_path=label_map_path))
+        except InputValidationError as error:
+            problems.extend(error.problems)
+    if problems:
+        raise InputValidationError(_unique(problems))
+    first, second = scored
+    report = paired_report_spans(
+        first.scores,
+        second.scores,
+        predicted_a=first.predicted_ids,
+        predicted_b=second.predicted_ids,
+        settings=settings,
+        a=a or RunSide(str(predictions_a)),
+        b=b or RunSide(str(predictions_b)),
+    )
+    report["inputs"] = {"gold": str(gold), "a": str(predictions_a), "b": str(predictions_b)}
+    report["warnings"] = [warning.as_dict() for warning in _unique([*first.warnings, *second.warnings])]
+    return report
+
+
+def compare_attribute_files(
+    gold: InputSource,
+    prompts: InputSource,
+    predictions_a: InputSource,
+    predictions_b: InputSource,
+    *,
+    evaluation_settings: EvaluationSettings,
+    settings: IntervalSettings = DEFAULT_INTERVALS,
+    a: RunSide | None = None,
+    b: RunSide | None = None,
+) -> dict[str, Any]:
+    """Score both prediction files against gold for the prompt file's attributes and compare them.
+    InputValidationError lists every problem of both runs (file, line, field)."""
+    runs, problems = [], []
+    for name, predictions in (("a", predictions_a), ("b", predictions_b)):
+        try:
+            inputs = read_extraction_inputs(gold=gold, prompts=prompts, predictions=predictions)
+        except InputValidationError as error:
+            problems.extend(error.problems)
+            continue
+        run = evaluate_extraction_inputs(inputs, run_id=name, settings=evaluation_settings)
+        predicted = {
+            document_id
+            for document_id, document in inputs.predictions.documents.items()
+            if document.status != "failed"
+        }
+        runs.append((run, predicted))
+    if problems:
+        raise InputValidationError(_unique(problems))
+    (run_a, predicted_a), (run_b, predicted_b) = runs
+    report = paired_report_attributes(
+        run_a.evaluation.rows,
+        run_b.evaluation.rows,
+        predicted_a=predicted_a,
+        predicted_b=predicted_b,
+        settings=settings,
+        a=a or RunSide(str(predictions_a)),
+        b=b or RunSide(str(predictions_b)),
+    )
+    report["inputs"] = {
+        "gold": str(gold),
+        "prompts": str(prompts),
+        "a": str(predictions_a),
+        "b": str(predictions_b),
+    }
+    warnings = [*run_a.inputs.warnings, *run_b.inputs.warnings]
+    report["warnings"] = [warning.as_dict() for warning in _unique(warnings)]
+    return report
+
+
+def _unique(problems: Iterable[ImportProblem]) -> list[ImportProblem]:
+    """Problems of the shared gold are found once per run; report each once."""
+    seen: set[str] = set()
+    unique = []
+    for problem in problems:
+        key = repr(problem.as_dict())
+        if key not in seen:
+            seen.add(key)
+            unique.append(problem)
+    return unique
+
+
+# The table ----------------------------------------------------------------------------------------
+
+
+def format_comparison_table(report: Mapping[str, Any]) -> str:
+    """A fixed-width table of every compared metric: a, b, delta, its interval, p and Holm's p."""
+    header = ["metric", "a", "b", "delta", f"{100 * report['level']:g}% CI of delta", "p", "p (Holm)"]
+    body: list[list[str]] = []
+    if report["kind"] == "spans":
+        for path, result in report["metrics"].items():
+            body.append(_table_row(path, result))
+    else:
+        for attribute in report["attributes"]:
+            for metric, result in attribute["metrics"].items():
+                body.append(
+                    _table_row(f"{attribute['label']} ({attribute['attribute_id']}): {metric}", result)
+                )
+    widths = [max(len(row[i]) for row in [header, *body]) for i in range(len(header))]
+    lines = [
+        "  ".join(text.ljust(width) for text, width in zip(row, widths, strict=True)).rstrip()
+        for row in [header, *body]
+    ]
+    lines.insert(1, "  ".join("-" * width for width in widths))
+    lines.append("")
+    lines.append(
+        f"a = {report['a']['label']} ({report['a']['source']}), b = {report['b']['label']} "
+        f"({report['b']['source']}); delta = b - a on {report['documents_compared']} documents both runs "
+        f"predicted; {report['resamples']} paired resamples, seed {report['seed']}."
+    )
+    for name in ("a", "b"):
+        only = report[f"only_in_{name}"]
+        if only:
+            lines.append(f"{len(only)} document(s) only run {name} predicted, left out: {_some(only)}")
+    if report["human_ceiling"]:
+        runs = ", ".join(f"run {run['run']} ({run['label']})" for run in report["human_ceiling"]["runs"])
+        lines.append(f"Human ceiling: {runs} is {report['human_ceiling']['note']}.")
+    return "\n".join(lines)
+
+
+def _table_row(name: str, result: Mapping[str, Any]) -> list[str]:
+    interval = (
+        "-"
+        if result["ci_low"] is None or result["ci_high"] is None
+        else f"[{result['ci_low']:+.4f}, {result['ci_high']:+.4f}]"
+    )
+    delta = "-" if result["delta"] is None else f"{result['delta']:+.4f}"
+    return [
+        name,
+        _value(result["a"]),
+        _value(result["b"]),
+        delta,
+        interval,
+        _p(result["p_value"]),
+        _p(result["p_adjusted"]),
+    ]
+
+
+def _value(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4f}"
+
+
+def _p(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3g}"
+
+
+def _some(ids: Sequence[str], shown: int = 10) -> str:
+    listed = ", ".join(ids[:shown])
+    return listed + (f" and {len(ids) - shown} more" if len(ids) > shown else "")

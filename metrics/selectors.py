@@ -1,0 +1,78 @@
+"""Reads of scorings, metric values and comparison rows. Callers have authorised the run's project."""
+
+from __future__ import annotations
+
+from django.db.models import QuerySet
+
+from annotations.models import Attribute, Document
+from experiments.models import ExperimentRun
+from experiments.splits import split_exclude_hidden
+from metrics.errors import ScoringNotFound
+from metrics.models import ComparisonRow, MetricValue, Scoring
+
+
+def scoring_get(*, run: ExperimentRun, number: int | None = None, with_report: bool = False) -> Scoring:
+    """The run's latest complete scoring, or the one numbered `number` (ScoringNotFound, 404).
+
+    The report and the list of scored documents (megabytes for a large span run) are loaded only when
+    asked for: a page of comparison rows needs neither.
+    """
+    scorings = Scoring.objects.filter(run=run, is_complete=True).select_related("gold_version")
+    if not with_report:
+        scorings = scorings.defer("report", "document_ids")
+    scoring = (
+        scorings.filter(number=number).first() if number is not None else scorings.order_by("-number").first()
+    )
+    if scoring is None:
+        which = f"scoring {number}" if number is not None else "a scoring"
+        raise ScoringNotFound(
+            f"Run {run.pk} has no {which} yet (status {run.status}).",
+            details={"run": run.pk, "status": run.status},
+        )
+    return scoring
+
+
+def scoring_list(*, run: ExperimentRun) -> QuerySet[Scoring]:
+    return (
+        Scoring.objects.filter(run=run, is_complete=True).select_related("gold_version").order_by("-number")
+    )
+
+
+def metric_value_list(*, scoring: Scoring) -> QuerySet[MetricValue]:
+    return MetricValue.objects.filter(scoring=scoring).order_by("scope", "scope_key", "name")
+
+
+def comparison_row_list(
+    *,
+    run: ExperimentRun,
+    scoring: Scoring,
+    attribute: str | None = None,
+    match_status: str | None = None,
+    document: str | None = None,
+    attribute_presence: bool | None = None,
+    entity_type: str | None = None,
+) -> QuerySet[ComparisonRow]:
+    """The scoring's rows, filtered; attribute and document are resolved to keys first, so the page
+    query runs on the (scoring, attribute, match_status, id) and (scoring, document, id) indexes."""
+    rows = ComparisonRow.objects.filter(scoring=scoring)
+    if attribute:
+        attribute_pk = (
+            Attribute.objects.filter(project_id=run.project_id, attribute_id=attribute)
+            .values_list("pk", flat=True)
+            .first()
+        )
+        rows = rows.filter(attribute_id=attribute_pk) if attribute_pk is not None else rows.none()
+    if match_status is not None:
+        rows = rows.filter(match_status=match_status)
+    if document:
+        document_pk = (
+            Document.objects.filter(project_id=run.project_id, external_id=document)
+            .values_list("pk", flat=True)
+            .first()
+        )
+        rows = rows.filter(document_id=document_pk) if document_pk is not None else rows.none()
+    if attribute_presence is not None:
+        rows = rows.filter(attribute_presence=attribute_presence)
+    if entity_type:
+        rows = rows.filter(entity_type=entity_type)
+    return split_exclude_hidden(rows, project=run.project)

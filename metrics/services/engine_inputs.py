@@ -1,0 +1,171 @@
+"""From stored rows to the engines' inputs, with the conversions the offline readers apply.
+
+Gold comes from `annotations.selectors` (gold_span_documents, gold_attribute_documents,
+attribute_specs); this module converts what a run posted. A stored prediction becomes exactly the
+object the prediction JSONL reader would have built from the line that was posted, so that scoring a
+run online and the same lines offline give the same numbers.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from annotations.importers.span_types import SpanAnnotation, SpanDocument
+from experiments.models import ExperimentRun, PredictedSpan, PredictedValue, RunDocument
+from metrics.engine.attributes.types import AttributeSpec, PredictedAnnotation, PredictionDocument
+
+_CHUNK = 2000
+
+
+@dataclass
+class RunTotals:
+    """Run-level cost, tokens and time, summed as extraction_metadata.json sums them."""
+
+    costs: list[float] = field(default_factory=list)
+    input_tokens: list[int] = field(default_factory=list)
+    output_tokens: list[int] = field(default_factory=list)
+    durations: list[float] = field(default_factory=list)
+
+    def add(
+        self, cost: float | None, input_tokens: int | None, output_tokens: int | None, timings: dict
+    ) -> None:
+        if cost is not None:
+            self.costs.append(cost)
+        if input_tokens is not None:
+            self.input_tokens.append(input_tokens)
+        if output_tokens is not None:
+            self.output_tokens.append(output_tokens)
+        self.durations.extend(float(seconds) for seconds in (timings or {}).values())
+
+    def as_fields(self) -> dict[str, Any]:
+        """A total is null when no document reported that figure: a sum of nothing is not 0 dollars."""
+        return {
+            "total_cost_usd": math.fsum(self.costs) if self.costs else None,
+            "total_input_tokens": sum(self.input_tokens) if self.input_tokens else None,
+            "total_output_tokens": sum(self.output_tokens) if self.output_tokens else None,
+            "total_duration_seconds": math.fsum(self.durations) if self.durations else None,
+        }
+
+
+def run_document_index(run: ExperimentRun) -> dict[str, int]:
+    """external id -> RunDocument pk of every document the run posted."""
+    return dict(
+        RunDocument.objects.filter(run=run)
+        .values_list("document__external_id", "pk")
+        .iterator(chunk_size=_CHUNK)
+    )
+
+
+def run_totals(run: ExperimentRun) -> RunTotals:
+    totals = RunTotals()
+    rows = RunDocument.objects.filter(run=run).values_list(
+        "cost_usd", "input_tokens", "output_tokens", "timings"
+    )
+    for cost, input_tokens, output_tokens, timings in rows.iterator(chunk_size=_CHUNK):
+        totals.add(cost, input_tokens, output_tokens, timings)
+    return totals
+
+
+def prediction_documents(run_document_pks: Sequence[int]) -> dict[str, PredictionDocument]:
+    """The attribute predictions of these RunDocuments, keyed by external document id.
+
+    Two queries: the documents, then their values in posted order.
+    """
+    values: dict[int, list[PredictedAnnotation]] = {}
+    rows = (
+        PredictedValue.objects.filter(run_document_id__in=run_document_pks)
+        .order_by("run_document_id", "position")
+        .values_list(
+            "run_document_id", "attribute__attribute_id", "output_data", "additional_text", "reasoning"
+        )
+    )
+    for run_document_id, attribute_id, output_data, additional_text, reasoning in rows.iterator(
+        chunk_size=_CHUNK
+    ):
+        values.setdefault(run_document_id, []).append(
+            PredictedAnnotation(
+                attribute_id=attribute_id,
+                output_data=output_data,
+                additional_text=additional_text,
+                reasoning=reasoning,
+            )
+        )
+    documents = (
+        RunDocument.objects.filter(pk__in=run_document_pks)
+        .order_by("pk")
+        .values_list(
+            "pk",
+            "document__external_id",
+            "context",
+            "status",
+            "error",
+            "input_tokens",
+            "output_tokens",
+            "cost_usd",
+            "timings",
+        )
+    )
+    result: dict[str, PredictionDocument] = {}
+    for (
+        pk,
+        external_id,
+        context,
+        status,
+        error,
+        input_tokens,
+        output_tokens,
+        cost,
+        timings,
+    ) in documents.iterator(chunk_size=_CHUNK):
+        result[external_id] = PredictionDocument(
+            document_id=external_id,
+            context=context,
+            status=status,
+            error=error,
+            annotations=tuple(values.get(pk, ())),
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            cost_usd=cost,
+            timings={stage: float(seconds) for stage, seconds in (timings or {}).items()},
+        )
+    return result
+
+
+def predicted_span_documents(run_document_pks: Sequence[int]) -> list[SpanDocument]:
+    """The span predictions of these RunDocuments, as the span JSONL reader builds them (no text:
+    the stored text is the gold text, against which offsets were checked at posting)."""
+    external_ids = dict(
+        RunDocument.objects.filter(pk__in=run_document_pks).values_list("pk", "document__external_id")
+    )
+    documents = {
+        pk: SpanDocument(external_id, None, [], source="posted predictions")
+        for pk, external_id in external_ids.items()
+    }
+    rows = (
+        PredictedSpan.objects.filter(run_document_id__in=run_document_pks)
+        .order_by("run_document_id", "start", "end", "entity_type")
+        .values_list("run_document_id", "start", "end", "entity_type", "label")
+    )
+    for run_document_id, start, end, entity_type, label in rows.iterator(chunk_size=_CHUNK * 5):
+        documents[run_document_id].spans.append(SpanAnnotation(start, end, entity_type, label))
+    return list(documents.values())
+
+
+def run_attribute_specs(specs: Iterable[AttributeSpec], prompts: Sequence[Any]) -> list[AttributeSpec]:
+    """The project's schema with the run's own prompts, when it sent them.
+
+    Only attributes with a prompt are scored. A run that lists its prompts scores exactly the attributes
+    it prompted for (as the offline prompts CSV decides); a run without prompts uses the project's.
+    """
+    specs = list(specs)
+    run_prompts = {
+        entry["attribute_id"]: entry.get("prompt") or ""
+        for entry in prompts
+        if isinstance(entry, dict) and isinstance(entry.get("attribute_id"), str)
+    }
+    if not run_prompts:
+        return specs
+    return [replace(spec, prompt=run_prompts.get(spec.attribute_id, "")) for spec in specs]

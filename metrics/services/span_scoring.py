@@ -1,0 +1,198 @@
+"""Scoring a span run in chunks of documents: DocumentScores per chunk, one aggregate over all of them.
+
+The same calls as the offline `evaluate_spans` (metrics.span_evaluation): documents paired with
+`pair_span_documents`, scored with `score_document`, aggregated with `aggregate`; scores are integer
+counts, so chunking changes nothing.
+
+Comparison rows of a span run (the table behind GET /runs/{id}/comparison/), in document order then
+span order, and without any text of the document (the spans are patient data):
+- one row per gold span, `match_status`:
+  `exact` (a prediction has the same bounds, any type), `overlap` (a prediction shares at least one
+  code point), `missed` (no prediction touches it); `type_match` says whether one of those
+  predictions also has the gold span's type, `fully_covered` whether predictions of any type cover
+  every code point of it (nothing of it leaks); `is_correct` = exact bounds and type;
+- one row per spurious prediction (it touches no gold span), `match_status` `spurious`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from annotations.importers.errors import ImportProblem
+from annotations.models import GoldVersion
+from annotations.selectors import gold_span_documents
+from experiments.models import ExperimentRun
+from metrics.engine.spans import DocumentSpans, aggregate, score_document
+from metrics.models import MetricScope
+from metrics.services.engine_inputs import predicted_span_documents, run_document_index
+from metrics.services.results import ComparisonRowData, MetricValueData, ProgressCallback, ScoringResult
+from metrics.span_evaluation import FORMAT_VERSION, pair_span_documents
+
+NO_PREDICTIONS = "predictions hold no documents: every gold span counts as missed"
+
+
+def score_span_run(
+    *,
+    run: ExperimentRun,
+    gold_version: GoldVersion,
+    document_ids: set[str] | None,
+    chunk_size: int,
+    progress: ProgressCallback,
+) -> ScoringResult:
+    """Score `run` against `gold_version`, on the documents of `document_ids` (None: all of the gold)."""
+    config = run.config or {}
+    restrict = bool(config.get("restrict_to_gt_types", False))
+    gold = [
+        document
+        for document in gold_span_documents(gold_version=gold_version)
+        if document_ids is None or document.document_id in document_ids
+    ]
+    allowed = (
+        frozenset(span.entity_type for document in gold for span in document.spans) if restrict else None
+    )
+    posted = run_document_index(run)
+    gold_ids = {document.document_id for document in gold}
+    scores = []
+    rows: list[ComparisonRowData] = []
+    progress(0, len(gold))
+    for start in range(0, len(gold), chunk_size):
+        chunk = gold[start : start + chunk_size]
+        predicted = predicted_span_documents(
+            [posted[d.document_id] for d in chunk if d.document_id in posted]
+        )
+        for document in pair_span_documents(chunk, predicted):
+            scores.append(score_document(document, allowed_predicted_types=allowed))
+            rows.extend(span_rows(document, allowed))
+        progress(min(start + chunk_size, len(gold)), len(gold))
+
+    results = aggregate(scores)
+    warnings = []
+    if not posted:
+        warnings.append(ImportProblem(NO_PREDICTIONS, file=f"run {run.pk}").as_dict())
+    report = {
+        "format_version": FORMAT_VERSION,
+        "documents": len(gold),
+        "config": {
+            "run": run.pk,
+            "gold_version": gold_version.number,
+            "restrict_to_gt_types": restrict,
+            "include_sensitive_text": False,
+        },
+        **results,
+        "warnings": warnings,
+    }
+    ignored = sorted(document_id for document_id in posted if document_id not in gold_ids)
+    notes = (
+        [f"{len(ignored)} posted document(s) are not in gold version {gold_version.number} and are ignored"]
+        if ignored
+        else []
+    )
+    return ScoringResult(
+        report=report,
+        settings={"restrict_to_gt_types": restrict},
+        document_ids=[document.document_id for document in gold],
+        metric_values=span_metric_values(report),
+        rows=rows,
+        warnings=notes,
+    )
+
+
+def span_rows(document: DocumentSpans, allowed: frozenset[str] | None) -> list[ComparisonRowData]:
+    predicted = sorted(
+        (span.start, span.end, span.entity_type)
+        for span in document.predicted
+        if allowed is None or span.entity_type in allowed
+    )
+    rows = []
+    touched = [False] * len(predicted)
+    for start, end, entity_type in sorted((span.start, span.end, span.entity_type) for span in document.gold):
+        overlapping = [i for i, p in enumerate(predicted) if p[0] < end and start < p[1]]
+        for i in overlapping:
+            touched[i] = True
+        exact = any(predicted[i][:2] == (start, end) for i in overlapping)
+        status = "exact" if exact else ("overlap" if overlapping else "missed")
+        type_match = any(predicted[i][2] == entity_type for i in overlapping)
+        rows.append(
+            ComparisonRowData(
+                document_id=document.document_id,
+                entity_type=entity_type,
+                match_status=status,
+                is_correct=(start, end, entity_type) in predicted,
+                columns={
+                    "document_id": document.document_id,
+                    "side": "gold",
+                    "start": start,
+                    "end": end,
+                    "entity_type": entity_type,
+                    "predicted_types": sorted({predicted[i][2] for i in overlapping}),
+                    "type_match": type_match,
+                    "fully_covered": _covered(start, end, [predicted[i] for i in overlapping]),
+                    "match_status": status,
+                },
+            )
+        )
+    for i, (start, end, entity_type) in enumerate(predicted):
+        if not touched[i]:
+            rows.append(
+                ComparisonRowData(
+                    document_id=document.document_id,
+                    entity_type=entity_type,
+                    match_status="spurious",
+                    is_correct=False,
+                    columns={
+                        "document_id": document.document_id,
+                        "side": "predicted",
+                        "start": start,
+                        "end": end,
+                        "entity_type": entity_type,
+                        "predicted_types": [entity_type],
+                        "type_match": False,
+                        "fully_covered": None,
+                        "match_status": "spurious",
+                    },
+                )
+            )
+    return rows
+
+
+def _covered(start: int, end: int, spans: list[tuple[int, int, str]]) -> bool:
+    position = start
+    for span_start, span_end, _ in sorted(spans):
+        if span_start > position:
+            return False
+        position = max(position, span_end)
+        if position >= end:
+            return True
+    return position >= end
+
+
+def span_metric_values(report: dict[str, Any]) -> list[MetricValueData]:
+    """results.json flattened to numbers: overall (micro, macro, leakage, counts) and per entity type.
+
+    Names are the dotted key paths (`micro.chars.all.f1`); a macro mean carries, as n, the number of
+    documents where it was defined. Lists (leaked document ids) and per-document rows are not flattened.
+    """
+    values: list[MetricValueData] = []
+    for section in ("micro", "macro", "leakage"):
+        _flatten(report[section], section, MetricScope.OVERALL, "", values)
+    for name in ("documents", "documents_with_gold", "restricted_predictions_dropped"):
+        values.append(MetricValueData(MetricScope.OVERALL, "", name, report[name]))
+    for entity_type, entry in report["per_type"].items():
+        _flatten(entry, "", MetricScope.ENTITY_TYPE, entity_type, values)
+    macro_n = {}
+    for value in values:
+        if value.scope == MetricScope.OVERALL and ".n_documents." in value.name:
+            head, measure = value.name.split(".n_documents.")
+            macro_n[f"{head}.{measure}"] = value.value
+    for value in values:
+        if value.name in macro_n:
+            value.n = int(macro_n[value.name])
+    return values
+
+
+def _flatten(tree: Any, prefix: str, scope: str, key: str, out: list[MetricValueData]) -> None:
+    if isinstance(tree, dict):
+        for name, child in tree.items():
+            _flatten(child, f"{prefix}.{name}" if prefix else name, scope, key, out)
+    elif tree is None or (isinstance(tree, (int, float)) and not isinstance(tree, bool)):
+        out.append(MetricValueData(scope, key, prefix, tree))

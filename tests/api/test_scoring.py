@@ -1,0 +1,200 @@
+"""POST /api/v1/runs/{id}/finalize/ and /rescore/: a scoring job, its progress, and its one result."""
+
+from __future__ import annotations
+
+import pytest
+
+from annotations.models import Job
+from metrics.models import ComparisonRow, MetricValue, Scoring
+from tests.api.runs_support import (
+    EXTRACTION,
+    create_run,
+    finalize,
+    load_extraction_gold,
+    post_documents,
+    prompts_as_run_prompts,
+    read_jsonl,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def posted_run(project, alice_client) -> dict:
+    load_extraction_gold(project)
+    run = create_run(
+        alice_client, config={"edit_distance_match_threshold": 0.75}, prompts=prompts_as_run_prompts()
+    )
+    assert post_documents(alice_client, run["id"], read_jsonl(EXTRACTION / "llm.jsonl")).status_code == 201
+    return run
+
+
+def test_finalize_answers_202_with_a_scoring_job_and_the_run_gets_scored(
+    posted_run, alice_client, bob_client, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        body = finalize(alice_client, posted_run["id"])
+
+    assert body["job"]["kind"] == "scoring"
+    job = Job.objects.get(pk=body["job"]["id"])
+    assert job.state == "succeeded"
+    assert job.progress_done == job.progress_total == 4
+    assert job.result["scoring"] == 1
+    run = bob_client.get(f"/api/v1/runs/{posted_run['id']}/").json()
+    assert run["status"] == "scored"
+    assert run["gold_version"] == 1
+    assert run["progress"] == {"job": job.pk, "state": "succeeded", "done": 4, "total": 4, "errors": []}
+    assert run["totals"]["cost_usd"] == pytest.approx(0.0021 + 0.0016 + 0.0009, abs=1e-3)
+    assert run["totals"]["input_tokens"] > 0
+    assert run["finalized_at"] is not None
+
+
+def test_a_scoring_stores_metric_values_and_one_row_per_document_and_attribute(
+    posted_run, alice_client, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        finalize(alice_client, posted_run["id"])
+
+    scoring = Scoring.objects.get(run_id=posted_run["id"])
+    # 3 gold documents with gold (1004 has none: unscored) x 4 prompted attributes (105 has no prompt).
+    assert ComparisonRow.objects.filter(scoring=scoring).count() == 12
+    row = ComparisonRow.objects.get(
+        scoring=scoring, document__external_id="1001", attribute__attribute_id="102"
+    )
+    assert len(row.columns) == 20
+    assert row.match_status == "near_match"
+    accuracy = MetricValue.objects.get(scoring=scoring, scope="attribute", scope_key="103", name="accuracy")
+    assert (accuracy.value, accuracy.n) == (0.5, 2)
+    given = MetricValue.objects.get(
+        scoring=scoring, scope="attribute", scope_key="101", name="accuracy_given_prediction"
+    )
+    assert given.n == 2
+
+
+def test_finalize_twice_is_a_conflict(posted_run, alice_client, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        finalize(alice_client, posted_run["id"])
+
+    response = alice_client.post(f"/api/v1/runs/{posted_run['id']}/finalize/")
+
+    assert response.status_code == 409
+    assert response.json()["code"] == "scoring_not_allowed"
+
+
+def test_an_open_run_cannot_be_rescored(posted_run, alice_client):
+    response = alice_client.post(f"/api/v1/runs/{posted_run['id']}/rescore/")
+
+    assert response.status_code == 409
+    assert "finalize it first" in response.json()["detail"]
+
+
+def test_finalize_without_gold_is_a_conflict_naming_the_reason(project, alice_client):
+    run = create_run(alice_client, kind="spans")
+
+    response = alice_client.post(f"/api/v1/runs/{run['id']}/finalize/")
+
+    assert response.status_code == 409
+    assert response.json()["code"] == "no_gold"
+
+
+def test_rescore_after_a_gold_change_makes_a_new_scoring_and_the_old_one_stays_readable(
+    project, posted_run, alice_client, bob_client, tmp_path, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        finalize(alice_client, posted_run["id"])
+    corrected = tmp_path / "gold.jsonl"
+    corrected.write_text(
+        (EXTRACTION / "gold.jsonl").read_text().replace('"output_data": "80"', '"output_data": "85"')
+    )
+    load_extraction_gold(project, gold=corrected)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = alice_client.post(f"/api/v1/runs/{posted_run['id']}/rescore/")
+
+    assert response.status_code == 202
+    run = bob_client.get(f"/api/v1/runs/{posted_run['id']}/").json()
+    assert run["gold_version"] == 2
+    latest = bob_client.get(f"/api/v1/runs/{posted_run['id']}/metrics/")
+    first = bob_client.get(f"/api/v1/runs/{posted_run['id']}/metrics/?scoring=1")
+    assert (latest["X-Scoring"], first["X-Scoring"]) == ("2", "1")
+    participants = {
+        name: next(a for a in r.json()["attributes"] if a["attribute_id"] == "103")["metrics"]["accuracy"]
+        for name, r in (("latest", latest), ("first", first))
+    }
+    assert participants == {"latest": 1.0, "first": 0.5}
+    scorings = bob_client.get(f"/api/v1/runs/{posted_run['id']}/scorings/").json()["scorings"]
+    assert [(s["number"], s["gold_version"]) for s in scorings] == [(2, 2), (1, 1)]
+
+
+def test_a_rescore_with_new_settings_uses_them(
+    project, posted_run, alice_client, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        finalize(alice_client, posted_run["id"])
+    project.settings = {**project.settings, "number_format": "de"}
+    project.save()
+
+    with django_capture_on_commit_callbacks(execute=True):
+        alice_client.post(f"/api/v1/runs/{posted_run['id']}/rescore/")
+
+    assert Scoring.objects.get(run_id=posted_run["id"], number=2).settings["number_format"] == "de"
+
+
+def test_a_scoring_job_run_again_after_it_finished_writes_nothing_more(
+    posted_run, alice_client, django_capture_on_commit_callbacks
+):
+    from metrics.services import scoring_run
+
+    with django_capture_on_commit_callbacks(execute=True):
+        body = finalize(alice_client, posted_run["id"])
+
+    assert scoring_run(job_id=body["job"]["id"]) == "succeeded"
+    assert Scoring.objects.filter(run_id=posted_run["id"]).count() == 1
+    assert ComparisonRow.objects.filter(run_id=posted_run["id"]).count() == 12
+
+
+def test_a_stale_running_job_is_claimed_again_and_finishes_once(
+    posted_run, alice_client, django_capture_on_commit_callbacks
+):
+    """What a redelivered task finds after its worker died: the job still `running`."""
+    from metrics.services import scoring_run
+
+    with django_capture_on_commit_callbacks(execute=False):
+        body = finalize(alice_client, posted_run["id"])
+    Job.objects.filter(pk=body["job"]["id"]).update(
+        state="running", attempts=1, progress_done=2, progress_total=4
+    )
+
+    assert scoring_run(job_id=body["job"]["id"]) == "succeeded"
+
+    job = Job.objects.get(pk=body["job"]["id"])
+    assert (job.state, job.attempts) == ("succeeded", 2)
+    assert Scoring.objects.filter(run_id=posted_run["id"]).count() == 1
+
+
+def test_a_failed_scoring_fails_the_run_with_the_reason_and_it_can_be_rescored(
+    project, posted_run, alice_client, bob_client, django_capture_on_commit_callbacks
+):
+    from experiments.models import ExperimentRun
+
+    ExperimentRun.objects.filter(pk=posted_run["id"]).update(
+        config={"custom_evaluation_metrics": ["no_such_metric"]}
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        finalize(alice_client, posted_run["id"])
+
+    run = bob_client.get(f"/api/v1/runs/{posted_run['id']}/").json()
+    assert run["status"] == "failed"
+    assert run["progress"]["state"] == "failed"
+    assert "no_such_metric" in run["progress"]["errors"][0]
+
+    ExperimentRun.objects.filter(pk=posted_run["id"]).update(config={})
+    with django_capture_on_commit_callbacks(execute=True):
+        assert alice_client.post(f"/api/v1/runs/{posted_run['id']}/rescore/").status_code == 202
+    assert bob_client.get(f"/api/v1/runs/{posted_run['id']}/").json()["status"] == "scored"
+
+
+def test_a_viewer_may_not_finalize_and_an_outsider_gets_404(posted_run, bob_client, charlie_client):
+    assert bob_client.post(f"/api/v1/runs/{posted_run['id']}/finalize/").status_code == 403
+    assert charlie_client.post(f"/api/v1/runs/{posted_run['id']}/finalize/").status_code == 404
+    assert charlie_client.post(f"/api/v1/runs/{posted_run['id']}/rescore/").status_code == 404

@@ -1,0 +1,44 @@
+"""`manage.py demo`: the main job end to end on the bundled, invented data; safe to run twice."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from django.core.management import call_command
+
+from annotations.models import GoldVersion, Project
+from experiments.models import ExperimentRun
+from metrics.models import ComparisonRow, Scoring
+
+
+def _demo() -> str:
+    out = io.StringIO()
+    call_command("demo", port=8123, stdout=out, stderr=io.StringIO())
+    return out.getvalue()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_demo_scores_both_projects_and_prints_headlines_and_urls():
+    output = _demo()
+
+    assert set(Project.objects.values_list("slug", flat=True)) == {"demo-deid", "demo-trials"}
+    runs = ExperimentRun.objects.order_by("id")
+    assert [(run.kind, run.status) for run in runs] == [("spans", "scored"), ("attributes", "scored")]
+    assert (
+        ComparisonRow.objects.filter(run=runs[1]).count() == 19 * 6
+    )  # 19 coded abstracts x 6 prompted attributes
+    assert "leakage" in output and "Randomised" in output
+    assert f"http://127.0.0.1:8123/api/v1/runs/{runs[0].pk}/metrics/" in output
+    assert "API token:" in output and "password:" in output
+
+
+@pytest.mark.django_db(transaction=True)
+def test_running_the_demo_twice_changes_nothing():
+    _demo()
+    before = (ExperimentRun.objects.count(), GoldVersion.objects.count(), Scoring.objects.count())
+
+    second = _demo()
+
+    assert (ExperimentRun.objects.count(), GoldVersion.objects.count(), Scoring.objects.count()) == before
+    assert "Randomised" in second

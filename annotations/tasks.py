@@ -5,6 +5,7 @@ from __future__ import annotations
 import socket
 
 from celery import shared_task
+from django.db import InterfaceError, OperationalError
 from django.utils import timezone
 
 from annotations.models import Job, JobState
@@ -21,7 +22,14 @@ def job_heartbeat(job_id: int) -> str:
     return hostname
 
 
-@shared_task(name="annotations.import_job_run")
+# A database that is briefly unreachable (restart, failover) is worth retrying: the service claims the
+# job first, so a retry of a job that did start finds it taken and does nothing.
+@shared_task(
+    name="annotations.import_job_run",
+    autoretry_for=(OperationalError, InterfaceError),
+    retry_backoff=True,
+    max_retries=5,
+)
 def import_job_run_task(job_id: int) -> str:
     """Run an import job. Safe to deliver twice: the service claims the job before doing anything."""
     return import_job_run(job_id=job_id)

@@ -11,7 +11,12 @@ from rest_framework.views import APIView
 from annotations.api.common import PAGE_PARAMETERS, paginated, paginated_response
 from annotations.models import AttributeType, EvaluationStrategy, NumberFormat
 from annotations.roles import Role
-from annotations.selectors import attribute_specs, project_get_for_user, project_list_for_user
+from annotations.selectors import (
+    attribute_specs,
+    entity_type_names,
+    project_get_for_user,
+    project_list_for_user,
+)
 from annotations.services import AttributeInput, project_create, project_update
 from metrics.engine.attributes.types import USE_TYPE_DEFAULT
 
@@ -67,7 +72,7 @@ class ProjectDetailOutputSerializer(ProjectOutputSerializer):
         ]
 
     def get_entity_types(self, project) -> list[str]:
-        return [entity_type.name for entity_type in project.entity_types.all()]
+        return entity_type_names(project=project)
 
 
 def _attribute_inputs(rows: list[dict]) -> list[AttributeInput]:

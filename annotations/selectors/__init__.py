@@ -18,6 +18,7 @@ from annotations.selectors.gold import (
 )
 from annotations.selectors.jobs import job_get_for_user, job_list
 from annotations.selectors.projects import (
+    entity_type_names,
     membership_list,
     membership_role,
     project_check_role,
@@ -31,6 +32,7 @@ __all__ = [
     "document_ids_by_external_id",
     "document_list",
     "document_states_by_external_id",
+    "entity_type_names",
     "gold_attribute_documents",
     "gold_span_documents",
     "gold_version_current",

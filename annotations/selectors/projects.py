@@ -7,7 +7,7 @@ from django.db.models import F, QuerySet
 from django.http import Http404
 from rest_framework.exceptions import PermissionDenied
 
-from annotations.models import Membership, Project
+from annotations.models import EntityType, Membership, Project
 from annotations.roles import Role, role_allows
 
 
@@ -58,3 +58,8 @@ def project_check_role(*, user: AbstractBaseUser, project: Project, required: st
 def membership_list(*, project: Project) -> QuerySet[Membership]:
     """The members of `project` with their users, in one query whatever their number."""
     return Membership.objects.filter(project=project).select_related("user").order_by("id")
+
+
+def entity_type_names(*, project: Project) -> list[str]:
+    """The canonical span types of the project's schema, by name."""
+    return list(EntityType.objects.filter(project=project).order_by("name").values_list("name", flat=True))

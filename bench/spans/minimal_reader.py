@@ -30,7 +30,8 @@ def _document(gold_line: str, predicted_line: str | None) -> DocumentSpans:
     )
 
 
-def _documents(gold_path: Path, predictions_path: Path) -> Iterator[DocumentSpans]:
+def read_documents(gold_path: Path, predictions_path: Path) -> Iterator[DocumentSpans]:
+    """Every gold document with its predictions (none when the predictions file lacks it)."""
     waiting_gold: dict[str, str] = {}
     waiting_predictions: dict[str, str] = {}
     with gold_path.open(encoding="utf-8") as gold_file, predictions_path.open(encoding="utf-8") as pred_file:
@@ -55,4 +56,4 @@ def _documents(gold_path: Path, predictions_path: Path) -> Iterator[DocumentSpan
 
 def evaluate_jsonl_paths(gold_path: Path, predictions_path: Path) -> dict:
     """Score every document of the gold file against the predictions file (missing = no predictions)."""
-    return aggregate(score_document(doc) for doc in _documents(gold_path, predictions_path))
+    return aggregate(score_document(doc) for doc in read_documents(gold_path, predictions_path))

@@ -29,8 +29,11 @@ from pathlib import Path
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 COUNT_KEYS = ("correct", "incorrect", "partial", "missed", "spurious")
 # ours: the glue as `evaluate_spans` runs it (bootstrap intervals on); ours-no-ci: the same with
-# intervals off, what nervaluate computes; nervaluate: the peer.
+# intervals off, what nervaluate computes; nervaluate: the peer. Opt-in (--only): engine-2p, the
+# bench's minimal reader feeding metrics.engine.spans.score_documents with two worker processes (what
+# the glue could do with a second core; it skips the importers' validation, so it is not "ours").
 TOOLS = ("ours", "ours-no-ci", "nervaluate")
+ALL_TOOLS = (*TOOLS, "engine-2p")
 
 
 def _ours(gold_path: Path, predictions_path: Path, *, intervals: bool = True) -> dict:
@@ -71,6 +74,19 @@ def _ours(gold_path: Path, predictions_path: Path, *, intervals: bool = True) ->
     }
 
 
+def _engine_in_two_processes(gold_path: Path, predictions_path: Path) -> dict:
+    """The minimal reader's documents scored by two worker processes, then aggregated here."""
+    from bench.spans.minimal_reader import read_documents
+    from metrics.engine.spans import aggregate, score_documents
+
+    results = aggregate(score_documents(read_documents(gold_path, predictions_path), processes=2))
+    micro = results["micro"]["nervaluate"]
+    return {
+        "path": "bench minimal JSONL reader + metrics.engine.spans.score_documents(processes=2)",
+        "counts": {schema: [micro[schema][k] for k in COUNT_KEYS] for schema in micro},
+    }
+
+
 def _nervaluate(gold_path: Path, predictions_path: Path) -> dict:
     """nervaluate 1.2.1 as its users drive it, on the same files."""
     from nervaluate import Evaluator
@@ -99,6 +115,8 @@ def _child(tool: str, gold_path: Path, predictions_path: Path) -> None:
     sys.path.insert(0, str(PROJECT_ROOT))
     if tool == "nervaluate":
         report = _nervaluate(gold_path, predictions_path)
+    elif tool == "engine-2p":
+        report = _engine_in_two_processes(gold_path, predictions_path)
     else:
         report = _ours(gold_path, predictions_path, intervals=tool == "ours")
     print(json.dumps(report))
@@ -133,7 +151,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--repeat", type=int, default=1, help="runs per tool; medians are printed")
     parser.add_argument("--workdir", type=Path, help="keep the corpus here (default: a temporary directory)")
-    parser.add_argument("--only", choices=TOOLS, action="append", help="run only this tool (repeatable)")
+    parser.add_argument("--only", choices=ALL_TOOLS, action="append", help="run only this tool (repeatable)")
     parser.add_argument("--child", nargs=3, metavar=("TOOL", "GOLD", "PREDICTIONS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:

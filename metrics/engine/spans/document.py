@@ -196,18 +196,37 @@ def score_document(
     ValueError names the document and the span. Gold and predictions are sorted by
     (start, end, entity_type) first, so the result does not depend on their order.
     """
-    text = doc.text
+    return score_span_tuples(
+        doc.document_id,
+        doc.text,
+        list(map(_AS_TUPLE, doc.gold)),
+        list(map(_AS_TUPLE, doc.predicted)),
+        allowed_predicted_types=allowed_predicted_types,
+    )
+
+
+def score_span_tuples(
+    document_id: str,
+    text: str,
+    gold: list[tuple[int, int, str]],
+    predicted: list[tuple[int, int, str]],
+    *,
+    allowed_predicted_types: frozenset[str] | None = None,
+) -> DocumentScore:
+    """`score_document` on spans given as (start, end, entity_type) tuples (the lists are not kept).
+
+    Tuples pickle in C, so this is the form in which documents travel to worker processes.
+    """
     n_chars = len(text)
-    gold = sorted(map(_AS_TUPLE, doc.gold))
-    predicted = list(map(_AS_TUPLE, doc.predicted))
+    gold = sorted(gold)
     dropped: Counter[str] = Counter()
     if allowed_predicted_types is not None:
         dropped.update([p[2] for p in predicted if p[2] not in allowed_predicted_types])
         if dropped:
             predicted = [p for p in predicted if p[2] in allowed_predicted_types]
-    predicted.sort()
-    _check_bounds(doc.document_id, n_chars, gold, "gold")
-    _check_bounds(doc.document_id, n_chars, predicted, "predicted")
+    predicted = sorted(predicted)
+    _check_bounds(document_id, n_chars, gold, "gold")
+    _check_bounds(document_id, n_chars, predicted, "predicted")
 
     # chars: unions, so nested and duplicate spans count once.
     gold_union = merge_intervals(gold)
@@ -313,7 +332,7 @@ def score_document(
         *chain.from_iterable(type_rows),
     ])  # fmt: skip
     return DocumentScore(
-        document_id=doc.document_id,
+        document_id=document_id,
         counts=counts,
         types=types,
         leaked_spans=tuple(leaked_spans),

@@ -9,21 +9,53 @@ corpus streams through.
 from __future__ import annotations
 
 import multiprocessing
+import sys
+from array import array
 from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from functools import partial
 from itertools import islice
+from operator import attrgetter
 
-from metrics.engine.spans.document import score_document
-from metrics.engine.spans.score import DocumentScore
+from metrics.engine.spans.document import score_document, score_span_tuples
+from metrics.engine.spans.score import DocumentScore, LeakedSpan
 from metrics.engine.spans.types import DocumentSpans
+
+_AS_TUPLE = attrgetter("start", "end", "entity_type")
+
+# What crosses the process boundary, both ways, is tuples, bytes and strings: they pickle in C,
+# where a slots dataclass per span would pickle in Python and eat the gain of the second core.
+_DocumentTuple = tuple[str, str, list[tuple[int, int, str]], list[tuple[int, int, str]]]
+_ScoreTuple = tuple[str, bytes, tuple[str, ...], tuple, tuple[tuple[str, int], ...]]
+
+
+def _as_tuple(doc: DocumentSpans) -> _DocumentTuple:
+    return (doc.document_id, doc.text, list(map(_AS_TUPLE, doc.gold)), list(map(_AS_TUPLE, doc.predicted)))
 
 
 def _score_chunk(
-    docs: list[DocumentSpans], allowed_predicted_types: frozenset[str] | None
-) -> list[DocumentScore]:
-    return [score_document(doc, allowed_predicted_types=allowed_predicted_types) for doc in docs]
+    docs: list[_DocumentTuple], allowed_predicted_types: frozenset[str] | None
+) -> list[_ScoreTuple]:
+    scores = []
+    for document_id, text, gold, predicted in docs:
+        score = score_span_tuples(
+            document_id, text, gold, predicted, allowed_predicted_types=allowed_predicted_types
+        )
+        leaked = tuple(tuple(span) for span in score.leaked_spans)
+        scores.append((score.document_id, score.counts.tobytes(), score.types, leaked, score.dropped_by_type))
+    return scores
+
+
+def _from_tuple(item: _ScoreTuple) -> DocumentScore:
+    document_id, counts, types, leaked, dropped = item
+    return DocumentScore(
+        document_id=document_id,
+        counts=array("i", counts),
+        types=tuple(map(sys.intern, types)),  # as score_document does: one string per type, not per row
+        leaked_spans=tuple(LeakedSpan(*span) for span in leaked),
+        dropped_by_type=dropped,
+    )
 
 
 def score_documents(
@@ -45,7 +77,7 @@ def score_documents(
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
     context = multiprocessing.get_context(method)
     score = partial(_score_chunk, allowed_predicted_types=allowed_predicted_types)
-    documents = iter(docs)
+    documents = map(_as_tuple, docs)
     with ProcessPoolExecutor(max_workers=processes, mp_context=context) as pool:
         pending: deque[Future[list[DocumentScore]]] = deque()
         while True:
@@ -56,4 +88,4 @@ def score_documents(
                 pending.append(pool.submit(score, chunk))
             if not pending:
                 return
-            yield from pending.popleft().result()
+            yield from map(_from_tuple, pending.popleft().result())

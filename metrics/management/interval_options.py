@@ -14,7 +14,9 @@ BAD_INPUT = 2
 _FLAGS = {"level": "--confidence-level", "resamples": "--resamples", "seed": "--seed"}
 
 
-def add_interval_arguments(parser: argparse.ArgumentParser, *, what: str = "confidence intervals") -> None:
+def add_interval_arguments(
+    parser: argparse.ArgumentParser, *, what: str = "confidence intervals", zero_turns_off: bool = True
+) -> None:
     parser.add_argument(
         "--confidence-level",
         type=float,
@@ -27,8 +29,8 @@ def add_interval_arguments(parser: argparse.ArgumentParser, *, what: str = "conf
         type=int,
         default=DEFAULT_RESAMPLES,
         metavar="N",
-        help=f"bootstrap resamples of the documents for the {what} (default {DEFAULT_RESAMPLES}; "
-        "0 turns them off)",
+        help=f"bootstrap resamples of the documents for the {what} (default {DEFAULT_RESAMPLES}"
+        + ("; 0 turns them off)" if zero_turns_off else "; at least 1)"),
     )
     parser.add_argument(
         "--seed",

@@ -42,6 +42,7 @@ from metrics.engine.attributes.comparison import (
 from metrics.engine.attributes.parallel import can_fork_workers, resolve_workers
 from metrics.engine.attributes.text_search import (
     SearchableText,
+    collapse_whitespace,
     near_window_in,
     normalise_for_search,
     number_in,
@@ -566,3 +567,16 @@ def test_an_error_in_the_forked_writer_is_raised_here(tmp_path):
     ]
     with pytest.raises(OSError, match="disk full"):
         bundle.write_files(tmp_path, writers, parallel=True)
+
+
+WHITESPACE_PIECES = [" ", "  ", "\t", "\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x1f", "\x85", "\xa0"]
+TEXT_PIECES = ["a", "B", "Kenya", "ß", "İ", "é", "12,5", ".", *WHITESPACE_PIECES]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_whitespace_collapsing_fast_path_equals_split_and_join(seed):
+    rng = random.Random(seed)
+    for _ in range(5_000):
+        text = "".join(rng.choices(TEXT_PIECES, k=rng.randint(0, 12)))
+        assert collapse_whitespace(text) == " ".join(text.split())
+        assert normalise_for_search(text) == " ".join(text.casefold().split())

@@ -20,7 +20,7 @@ import multiprocessing
 import os
 import threading
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from itertools import starmap
 from operator import attrgetter
@@ -49,6 +49,8 @@ MAX_DEFAULT_WORKERS = 2
 # Each worker sends its rows back in this many pieces, so the parent unpickles one piece while the
 # worker scores the next, and never holds all of a worker's pickled rows at once.
 PIECES_PER_WORKER = 4
+# The calling process scores this fraction of an equal share (it also rebuilds the workers' rows).
+OWN_SHARE_FACTOR = 0.95
 
 _ROW_FIELDS = tuple(field.name for field in dataclasses.fields(ComparisonRow))
 _row_values = attrgetter(*_ROW_FIELDS)
@@ -90,12 +92,29 @@ def _score_slice(start: int, stop: int) -> tuple[list[tuple[Any, ...]], list[str
     state = _ChunkState(run_id, settings)
     plans = [_AttributePlan(spec, settings, state.coerce) for spec in specs]
     rows, warnings, unknown = _compare_chunk(state, plans, schema_ids, documents[start:stop], predictions)
+    # Equal texts made one object: pickle sends an object once however often it recurs, so the parent
+    # gets one copy of a repeated reasoning, value or citation instead of one per row.
+    strings: dict[str | None, str | None] = {}
+    keep = strings.setdefault
+    for row in rows:
+        row.human_additional_text = keep(row.human_additional_text, row.human_additional_text)
+        row.item_attribute_full_text_details = keep(
+            row.item_attribute_full_text_details, row.item_attribute_full_text_details
+        )
+        row.citation_highlight_text = keep(row.citation_highlight_text, row.citation_highlight_text)
+        row.llm_reasoning = keep(row.llm_reasoning, row.llm_reasoning)
+        row.llm_verbatim_text = keep(row.llm_verbatim_text, row.llm_verbatim_text)
+        if row.human_extraction.__class__ is str:
+            row.human_extraction = keep(row.human_extraction, row.human_extraction)
+        if row.llm_extraction.__class__ is str:
+            row.llm_extraction = keep(row.llm_extraction, row.llm_extraction)
     return list(map(_row_values, rows)), warnings, unknown
 
 
 def _slices(n_documents: int, workers: int) -> list[tuple[int, int]]:
     """The parent's slice, then each worker's pieces: contiguous, in order, covering every document."""
-    own_stop = n_documents // workers
+    # The parent also unpickles and rebuilds the workers' rows, so it takes a little less.
+    own_stop = int(n_documents * OWN_SHARE_FACTOR / workers)
     bounds = [(0, own_stop)]
     pieces = (workers - 1) * PIECES_PER_WORKER
     edges = [own_stop + (n_documents - own_stop) * index // pieces for index in range(pieces + 1)]
@@ -133,7 +152,6 @@ def compare_all_documents(
 
     (own_start, own_stop), *worker_slices = _slices(len(documents), workers)
     _FORKED_INPUTS = (run_id, settings, specs, schema_ids, documents, predictions)
-    results: list[tuple[list[Any], list[str], dict[str, int]]] = []
     try:
         with ProcessPoolExecutor(
             max_workers=workers - 1,
@@ -142,25 +160,31 @@ def compare_all_documents(
             # copy) every page of it.
             initializer=gc.disable,
         ) as pool:
-            futures = [pool.submit(_score_slice, start, stop) for start, stop in worker_slices]
-            own = _compare_chunk(state, plans, schema_ids, documents[own_start:own_stop], predictions)
-            for future, (start, stop) in zip(futures, worker_slices, strict=True):
+            futures: list[Future | None] = [
+                pool.submit(_score_slice, start, stop) for start, stop in worker_slices
+            ]
+            rows, warnings, unknown = _compare_chunk(
+                state, plans, schema_ids, documents[own_start:own_stop], predictions
+            )
+            for index, (start, stop) in enumerate(worker_slices):
+                # Each piece is turned into rows as it comes, and its tuples dropped (the future
+                # too, which holds them).
+                future, futures[index] = futures[index], None
                 try:
-                    results.append(future.result())
+                    piece_rows, piece_warnings, piece_unknown = future.result()
+                    future = None
+                    piece_rows = list(starmap(ComparisonRow, piece_rows))
                 except BrokenProcessPool:
                     # A worker died (killed for memory, say): score its slices here instead.
-                    chunk = _compare_chunk(state, plans, schema_ids, documents[start:stop], predictions)
-                    results.append((chunk[0], chunk[1], chunk[2]))
+                    piece_rows, piece_warnings, piece_unknown = _compare_chunk(
+                        state, plans, schema_ids, documents[start:stop], predictions
+                    )
+                rows.extend(piece_rows)
+                warnings.extend(piece_warnings)
+                for attribute_id, count in piece_unknown.items():
+                    unknown[attribute_id] = unknown.get(attribute_id, 0) + count
+                del piece_rows
     finally:
         _FORKED_INPUTS = None
-
-    rows, warnings, unknown = own
-    for piece_rows, piece_warnings, piece_unknown in results:
-        if piece_rows and not isinstance(piece_rows[0], ComparisonRow):
-            piece_rows = list(starmap(ComparisonRow, piece_rows))
-        rows.extend(piece_rows)
-        warnings.extend(piece_warnings)
-        for attribute_id, count in piece_unknown.items():
-            unknown[attribute_id] = unknown.get(attribute_id, 0) + count
     warnings.extend(unknown_attribute_warnings(unknown))
     return rows, warnings

@@ -27,14 +27,34 @@ _THOUSANDS_SEPARATOR = {"en": ",", "de": "."}
 _MAX_TARGETED_KEYS = 3
 
 
+# The characters str.split() splits ASCII text on, besides the space.
+_ASCII_WHITESPACE_BUT_SPACE = "\t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"
+
+
+def _is_collapsed_ascii(text: str) -> bool:
+    """True for ASCII text that collapsing would leave unchanged: single spaces only, none at either end.
+
+    A handful of C-speed scans instead of splitting a long context into hundreds of words and
+    joining them again (a property test holds this to `" ".join(text.split())`).
+    """
+    if not text.isascii() or "  " in text or text[:1] == " " or text[-1:] == " ":
+        return False
+    return not any(map(text.__contains__, _ASCII_WHITESPACE_BUT_SPACE))
+
+
 def collapse_whitespace(text: str) -> str:
     """Runs of whitespace become one space; leading and trailing whitespace goes."""
+    if _is_collapsed_ascii(text):
+        return text
     return " ".join(text.split())
 
 
 def normalise_for_search(text: str) -> str:
     """Whitespace-collapsed and casefolded: the form both sides take before a STRING search."""
-    return " ".join(text.casefold().split())
+    folded = text.casefold()
+    if _is_collapsed_ascii(folded):
+        return folded
+    return " ".join(folded.split())
 
 
 def _is_word_char(char: str) -> bool:

@@ -10,7 +10,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, DjangoHelpFormatter
 
 from annotations.importers.errors import InputValidationError
 from metrics.extraction_evaluation import resolve_settings
@@ -43,8 +43,8 @@ ceiling. Bad input exits with status 2, naming file, line and field, and writes 
 """
 
 
-class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
-    pass
+class _HelpFormatter(DjangoHelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """Django's ordering of options (the command's first), with the description's paragraphs kept."""
 
 
 class Command(BaseCommand):
@@ -72,7 +72,7 @@ class Command(BaseCommand):
             metavar="0..1",
             help="attributes: STRING near-match threshold",
         )
-        add_interval_arguments(parser, what="paired comparison")
+        add_interval_arguments(parser, what="paired comparison", zero_turns_off=False)
 
     def handle(self, *args: Any, **options: Any) -> None:
         output: Path = options["output"]

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, DjangoHelpFormatter
 
 from metrics.engine.gate import evaluate_gate, render_gate_table
 from metrics.gate_documents import (
@@ -38,8 +38,8 @@ metrics (and every baseline's not given as a file) from GET /api/v1/runs/{id}/me
 """
 
 
-class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
-    pass
+class _HelpFormatter(DjangoHelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """Django's ordering of options (the command's first), with the description's paragraphs kept."""
 
 
 class Command(BaseCommand):

@@ -1,0 +1,96 @@
+"""goldstandard_llm_comparison.csv: the line writer against the csv module it replaces.
+
+`write_comparison_rows` writes most rows as their cells joined by commas (the citation details cell
+quoted on its own); the reference is `csv.writer.writerows` over `comparison_cells`, which the writer
+used before. Random rows put every character the csv module quotes for (comma, double quote, CR, LF)
+and every formula trigger in every text cell, and every kind of value in the value cells.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import random
+
+import pytest
+
+from metrics.artefacts.comparison import comparison_cells, write_comparison_rows
+from metrics.engine.attributes.types import COMPARISON_COLUMNS, MatchStatus
+from tests.artefacts.factories import row
+
+PIECES = [
+    "a",
+    "Kenya",
+    ",",
+    '"',
+    "\r",
+    "\n",
+    "\r\n",
+    " ",
+    "=",
+    "+",
+    "-",
+    "@",
+    "\t",
+    "'",
+    "é",
+    "[¬s]",
+    "1,250",
+]
+VALUES = [None, "", True, False, 0, -3, 12, 2.5, -0.0, 0.0, float("nan"), 1e20, ["a", 1], {"k": "v"}]
+
+
+def random_text(rng: random.Random) -> str | None:
+    if rng.random() < 0.15:
+        return None
+    return "".join(rng.choices(PIECES, k=rng.randint(0, 5)))
+
+
+def random_row(rng: random.Random):
+    return row(
+        document_id=random_text(rng) or "d",
+        external_id=random_text(rng),
+        document_name=random_text(rng),
+        attribute_id=random_text(rng) or "a",
+        attribute_label=random_text(rng) or "A",
+        extraction_run_id=random_text(rng) or "r",
+        attribute_presence=rng.random() < 0.5,
+        human_additional_text=random_text(rng),
+        item_attribute_full_text_details=rng.choice(
+            [None, "", 'Page 3:\n[¬s]"12,000"[¬e]', "plain", random_text(rng)]
+        ),
+        citation_page=rng.choice([None, "3", "3: 4"]),
+        citation_highlight_text=random_text(rng),
+        human_extraction=rng.choice([*VALUES, random_text(rng)]),
+        llm_extraction=rng.choice([*VALUES, random_text(rng)]),
+        llm_reasoning=random_text(rng),
+        llm_verbatim_text=random_text(rng),
+        human_verbatim_fuzzy_match_pct=rng.choice([0.0, -0.0, 100.0, 87.5, 33.33, 100]),
+        llm_verbatim_fuzzy_match_pct=rng.choice([0.0, 50.0, 12.345, 99.99]),
+        gold_value_in_citation=rng.choice([None, True, False]),
+        gold_value_in_context=rng.choice([None, True, False]),
+        match_status=rng.choice([None, *MatchStatus]),
+    )
+
+
+def reference_csv(rows) -> str:
+    destination = io.StringIO()
+    writer = csv.writer(destination)
+    writer.writerow(COMPARISON_COLUMNS)
+    writer.writerows(map(comparison_cells, rows))
+    return destination.getvalue()
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_line_writer_writes_what_the_csv_module_writes(seed):
+    rng = random.Random(seed)
+    rows = [random_row(rng) for _ in range(3_000)]  # more than one block of lines
+    destination = io.StringIO()
+    write_comparison_rows(rows, destination)
+    assert destination.getvalue() == reference_csv(rows)
+
+
+def test_no_rows_is_the_header_alone():
+    destination = io.StringIO()
+    write_comparison_rows([], destination)
+    assert destination.getvalue() == reference_csv([])

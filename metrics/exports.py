@@ -30,6 +30,7 @@ from metrics.engine.attributes.types import (
     ExtractionEvaluation,
     MatchStatus,
 )
+from metrics.intervals import intervals_from_metrics_report
 from metrics.models import ComparisonRow as StoredRow
 from metrics.models import Scoring
 from metrics.services.engine_inputs import prediction_documents, run_attribute_specs, run_document_index
@@ -182,7 +183,9 @@ def _attribute_artefacts(archive: zipfile.ZipFile, run: ExperimentRun, scoring: 
     predictions = prediction_documents(list(run_document_index(run).values()))
     run_id = str(run.pk)
     with _text_entry(archive, bundle.METRICS_CSV) as entry:
-        artefacts.write_metrics_csv(evaluation, entry, custom_metrics=custom)
+        artefacts.write_metrics_csv(
+            evaluation, entry, custom_metrics=custom, intervals=intervals_from_metrics_report(scoring.report)
+        )
     with _text_entry(archive, bundle.METRICS_JSON) as entry:
         json.dump(scoring.report, entry, indent=2, ensure_ascii=False)
         entry.write("\n")

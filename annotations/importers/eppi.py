@@ -51,12 +51,16 @@ def read_eppi_gold(
     data, file = read_source(source, name)
     problems = ProblemCollector()
     text = decode_utf8(data, file, problems)
+    # The bytes and then the text are let go as soon as they are used: an export is tens of MB, and
+    # the parsed objects are the peak of the whole evaluation's memory.
+    del data
     problems.raise_if_errors()
     try:
         export = json.loads(text)
     except json.JSONDecodeError as error:
         problems.error(f"malformed JSON: {error.msg} (column {error.colno})", file=file, line=error.lineno)
         problems.raise_if_errors()
+    del text
     if not isinstance(export, dict):
         problems.error(f"expected a JSON object, found {json_type_name(export)}", file=file)
         problems.raise_if_errors()
@@ -74,7 +78,13 @@ def read_eppi_gold(
     documents: list[GoldDocument] = []
     without_gold: list[str] = []
     first_index: dict[str, int] = {}
-    for index, reference in enumerate(references):
+    # AttributeId integer -> its decimal text, made once: hundreds of thousands of codes share a few
+    # ids, and one string object each instead of one per code.
+    id_texts: dict[int, str] = {}
+    for index in range(len(references)):
+        # Taken out of the parsed export: its objects are freed as soon as its document is built,
+        # so the documents reuse their memory instead of adding to it.
+        reference, references[index] = references[index], None
         where = f"References[{index}]"
         if not isinstance(reference, dict):
             problems.error(f"must be an object, found {json_type_name(reference)}", file=file, field=where)
@@ -104,7 +114,9 @@ def read_eppi_gold(
             continue
         if not codes:
             without_gold.append(document_id)
-        annotations = _read_codes(codes, where, document_id, attribute_types, attribute_names, file, problems)
+        annotations = _read_codes(
+            codes, where, document_id, attribute_types, attribute_names, file, problems, id_texts
+        )
         documents.append(
             GoldDocument(
                 document_id=document_id,
@@ -180,9 +192,12 @@ def _read_codes(
     attribute_names: Mapping[str, str],
     file: str,
     problems: ProblemCollector,
+    id_texts: dict[int, str] | None = None,
 ) -> dict[str, GoldAnnotation]:
     # This loop runs for every code of every reference (hundreds of thousands in a large review), so
     # the common case is kept cheap: exact type checks, and location strings built only for problems.
+    if id_texts is None:
+        id_texts = {}
     first: dict[str, tuple[str | None, tuple[FullTextDetail, ...]]] = {}
     repeated: dict[str, list[tuple[str | None, tuple[FullTextDetail, ...]]]] = {}
     for index, code in enumerate(codes):
@@ -193,7 +208,9 @@ def _read_codes(
             continue
         raw_id = code.get("AttributeId")
         if type(raw_id) is int:
-            attribute_id = str(raw_id)
+            attribute_id = id_texts.get(raw_id)
+            if attribute_id is None:
+                attribute_id = id_texts[raw_id] = str(raw_id)
         else:
             attribute_id = _read_id(code, "AttributeId", f"{where}.Codes[{index}]", file, problems)
             if attribute_id is None:
@@ -239,9 +256,7 @@ def _read_codes(
                 document_id=document_id,
                 field=f"{where}.Codes",
             )
-        annotations[attribute_id] = GoldAnnotation(
-            output_data=output_data, additional_text=text, full_text_details=details
-        )
+        annotations[attribute_id] = GoldAnnotation(output_data, text, details)
     return annotations
 
 
@@ -292,9 +307,9 @@ def _read_details(
         item_arm = entry.get("ItemArm")
         details.append(
             FullTextDetail(
-                text=text,
-                item_document_id=None if item_document_id is None else str(item_document_id),
-                item_arm=str(item_arm) if item_arm not in (None, "") else None,
+                text,
+                None if item_document_id is None else str(item_document_id),
+                None if item_arm is None or item_arm == "" else str(item_arm),
             )
         )
     return tuple(details)

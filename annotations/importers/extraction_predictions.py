@@ -72,6 +72,8 @@ def read_predictions_jsonl(
     documents: dict[str, PredictionDocument] = {}
     first_line: dict[str, int] = {}
     unknown_fields: dict[str, int] = {}
+    # Attribute ids recur on every line: one string object per distinct id, not one per annotation.
+    attribute_ids: dict[str, str] = {}
     with open_binary(source) as stream:
         for line, record in iter_json_objects(stream, file, problems):
             document_id = read_document_id(record, file, line, problems)
@@ -94,9 +96,10 @@ def read_predictions_jsonl(
                         document_id=document_id,
                         field="document_id",
                     )
-            for key in record.keys() - KNOWN_FIELDS:
-                unknown_fields.setdefault(key, line)
-            document = _read_document(record, document_id, file, line, problems)
+            if not KNOWN_FIELDS.issuperset(record):
+                for key in record.keys() - KNOWN_FIELDS:
+                    unknown_fields.setdefault(key, line)
+            document = _read_document(record, document_id, file, line, problems, attribute_ids)
             if document is not None:
                 documents[document.document_id] = document
     for key, line in sorted(unknown_fields.items(), key=lambda item: item[1]):
@@ -106,7 +109,12 @@ def read_predictions_jsonl(
 
 
 def _read_document(
-    record: dict, document_id: str | None, file: str, line: int, problems: ProblemCollector
+    record: dict,
+    document_id: str | None,
+    file: str,
+    line: int,
+    problems: ProblemCollector,
+    attribute_ids: dict[str, str] | None = None,
 ) -> PredictionDocument | None:
     errors_before = len(problems.errors)
 
@@ -140,7 +148,9 @@ def _read_document(
     for stage, seconds in timings.items():
         if not isinstance(seconds, (int, float)) or isinstance(seconds, bool) or seconds < 0:
             error("must be a non-negative number of seconds", f"timings.{stage}")
-    annotations = _read_annotations(record.get("annotations", []), error)
+    annotations = _read_annotations(
+        record.get("annotations", []), error, {} if attribute_ids is None else attribute_ids
+    )
     if document_id is None or len(problems.errors) > errors_before:
         return None
     return PredictionDocument(
@@ -156,7 +166,7 @@ def _read_document(
     )
 
 
-def _read_annotations(raw: object, error) -> tuple[PredictedAnnotation, ...]:
+def _read_annotations(raw: object, error, attribute_ids: dict[str, str]) -> tuple[PredictedAnnotation, ...]:
     if type(raw) is not list:
         error(f"annotations must be an array, found {json_type_name(raw)}", "annotations")
         return ()
@@ -190,6 +200,11 @@ def _read_annotations(raw: object, error) -> tuple[PredictedAnnotation, ...]:
                     )
             continue
         annotations.append(
-            PredictedAnnotation(attribute_id, entry["output_data"], additional_text, reasoning)
+            PredictedAnnotation(
+                attribute_ids.setdefault(attribute_id, attribute_id),
+                entry["output_data"],
+                additional_text,
+                reasoning,
+            )
         )
     return tuple(annotations)

@@ -9,7 +9,7 @@ goes on, so a user sees all of them in one pass. The loop is the hot path of an 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any, BinaryIO
 
 from annotations.importers.errors import ImportProblem, ProblemCollector
@@ -25,7 +25,24 @@ def iter_jsonl_documents(
     Gold documents need `text`. Predictions may omit it; then their offsets and entity texts are
     checked later against the gold text (see `metrics.span_evaluation.pair_span_documents`).
     """
-    for line_number, raw_line in enumerate(stream, start=1):
+    return iter_jsonl_lines(
+        enumerate(stream, start=1), source=source, role=role, labels=labels, problems=problems
+    )
+
+
+def iter_jsonl_lines(
+    lines: Iterable[tuple[int, bytes]],
+    *,
+    source: str,
+    role: Role,
+    labels: LabelResolver,
+    problems: ProblemCollector,
+) -> Iterator[SpanDocument]:
+    """`iter_jsonl_documents` on (line number, raw line) pairs, e.g. a share of a file's lines.
+
+    Each document is yielded before the next line is read.
+    """
+    for line_number, raw_line in lines:
         if raw_line.isspace() or not raw_line:
             continue
         try:

@@ -22,9 +22,11 @@ from metrics.engine.attributes.types import (
     ExtractionEvaluation,
 )
 from metrics.extraction_evaluation import ExtractionConfig, resolve_settings
+from metrics.intervals import extraction_intervals
 from metrics.models import MetricScope
 from metrics.services.chunk_pool import chunk_runner
 from metrics.services.engine_inputs import prediction_documents, run_attribute_specs, run_document_index
+from metrics.services.interval_settings import run_interval_settings
 from metrics.services.results import ComparisonRowData, MetricValueData, ProgressCallback, ScoringResult
 
 
@@ -113,7 +115,13 @@ def score_attribute_run(
         notes.append(
             f"{len(ignored)} posted document(s) are not in gold version {gold_version.number} and are ignored"
         )
-    report = metrics_report(evaluation, settings.custom_metrics)
+    intervals = run_interval_settings(run.config)
+    report = metrics_report(
+        evaluation,
+        settings.custom_metrics,
+        intervals=extraction_intervals(evaluation, intervals),
+        intervals_config=intervals.as_config(),
+    )
     return ScoringResult(
         report=report,
         settings={
@@ -121,6 +129,7 @@ def score_attribute_run(
             "number_format": settings.number_format,
             "float_relative_tolerance": settings.float_relative_tolerance,
             "custom_metrics": list(settings.custom_metrics),
+            "intervals": intervals.as_config(),
         },
         document_ids=[document.document_id for document in gold],
         metric_values=attribute_metric_values(report),
@@ -144,6 +153,7 @@ def attribute_metric_values(report: dict[str, Any]) -> list[MetricValueData]:
         n_missing = counts.get("n_missing_predictions", 0)
         for name, value in counts.items():
             values.append(MetricValueData(MetricScope.ATTRIBUTE, key, name, value))
+        intervals = attribute.get("intervals") or {}
         for name, value in attribute["metrics"].items():
             if name.endswith("_given_prediction"):
                 n = None if n_gold is None else n_gold - n_missing
@@ -153,7 +163,12 @@ def attribute_metric_values(report: dict[str, Any]) -> list[MetricValueData]:
                 n = None if n_gold is None or n_good is None else n_gold - n_good
             else:
                 n = n_gold
-            values.append(MetricValueData(MetricScope.ATTRIBUTE, key, name, value, n))
+            metric = MetricValueData(MetricScope.ATTRIBUTE, key, name, value, n)
+            interval = intervals.get(name)
+            if interval:
+                metric.ci_low, metric.ci_high = interval.get("low"), interval.get("high")
+                metric.ci = {k: interval.get(k) for k in ("level", "method", "resamples", "seed")}
+            values.append(metric)
     return values
 
 

@@ -17,6 +17,9 @@ class MetricValueData:
     name: str
     value: float | None
     n: int | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    ci: dict[str, Any] | None = None  # level, method, resamples, seed
 
 
 @dataclass(slots=True)

@@ -23,8 +23,11 @@ from annotations.models import GoldVersion
 from annotations.selectors import gold_span_documents
 from experiments.models import ExperimentRun
 from metrics.engine.spans import DocumentSpans, aggregate, score_document
+from metrics.engine.uncertainty import CLOPPER_PEARSON_METHOD
+from metrics.intervals import CI_SUFFIX, attach_span_intervals, span_results_intervals
 from metrics.models import MetricScope
 from metrics.services.engine_inputs import predicted_span_documents, run_document_index
+from metrics.services.interval_settings import run_interval_settings
 from metrics.services.results import ComparisonRowData, MetricValueData, ProgressCallback, ScoringResult
 from metrics.span_evaluation import FORMAT_VERSION, pair_span_documents
 
@@ -66,6 +69,8 @@ def score_span_run(
         progress(min(start + chunk_size, len(gold)), len(gold))
 
     results = aggregate(scores)
+    intervals = run_interval_settings(config)
+    attach_span_intervals(results, span_results_intervals(scores, intervals))
     warnings = []
     if not posted:
         warnings.append(ImportProblem(NO_PREDICTIONS, file=f"run {run.pk}").as_dict())
@@ -77,6 +82,7 @@ def score_span_run(
             "gold_version": gold_version.number,
             "restrict_to_gt_types": restrict,
             "include_sensitive_text": False,
+            "intervals": intervals.as_config(exact_method=CLOPPER_PEARSON_METHOD),
         },
         **results,
         "warnings": warnings,
@@ -89,7 +95,7 @@ def score_span_run(
     )
     return ScoringResult(
         report=report,
-        settings={"restrict_to_gt_types": restrict},
+        settings={"restrict_to_gt_types": restrict, "intervals": intervals.as_config()},
         document_ids=[document.document_id for document in gold],
         metric_values=span_metric_values(report),
         rows=rows,
@@ -191,8 +197,25 @@ def span_metric_values(report: dict[str, Any]) -> list[MetricValueData]:
 
 
 def _flatten(tree: Any, prefix: str, scope: str, key: str, out: list[MetricValueData]) -> None:
+    """Numeric leaves as values; a `<metric>_ci` interval beside a metric becomes that value's interval."""
     if isinstance(tree, dict):
+        intervals = {
+            name[: -len(CI_SUFFIX)]: child for name, child in tree.items() if name.endswith(CI_SUFFIX)
+        }
         for name, child in tree.items():
-            _flatten(child, f"{prefix}.{name}" if prefix else name, scope, key, out)
+            if name.endswith(CI_SUFFIX):
+                continue
+            path = f"{prefix}.{name}" if prefix else name
+            before = len(out)
+            _flatten(child, path, scope, key, out)
+            interval = intervals.get(name)
+            if isinstance(interval, dict) and len(out) == before + 1:
+                _set_interval(out[-1], interval)
     elif tree is None or (isinstance(tree, (int, float)) and not isinstance(tree, bool)):
         out.append(MetricValueData(scope, key, prefix, tree))
+
+
+def _set_interval(value: MetricValueData, interval: dict[str, Any]) -> None:
+    value.ci_low = interval.get("low")
+    value.ci_high = interval.get("high")
+    value.ci = {name: interval.get(name) for name in ("level", "method", "resamples", "seed")}

@@ -37,6 +37,9 @@ def metric_values_write(*, scoring: Scoring, values: Sequence[MetricValueData]) 
                 name=value.name,
                 value=value.value,
                 n=value.n,
+                ci_low=value.ci_low,
+                ci_high=value.ci_high,
+                ci=value.ci,
             )
             for value in values
         ],

@@ -140,6 +140,11 @@ def test_metric_values_are_flat_with_their_scope(span_run, bob_client):
 
     assert by_key[("overall", "", "micro.chars.all.tp")]["value"] > 0
     assert by_key[("overall", "", "macro.chars.all.f1")]["n"] == 4
+    # The interval beside a metric in results.json is that value's interval, not values of its own.
+    f1 = by_key[("overall", "", "micro.chars.all.f1")]
+    assert f1["ci_low"] <= f1["value"] <= f1["ci_high"]
+    assert f1["ci"]["resamples"] == 2000
+    assert not any(name.endswith("_ci") or "_ci." in name for _, _, name in by_key)
     assert ("entity_type", "PERSON_NAME", "spans_exact.recall") in by_key
 
 

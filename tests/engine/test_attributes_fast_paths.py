@@ -569,7 +569,21 @@ def test_an_error_in_the_forked_writer_is_raised_here(tmp_path):
         bundle.write_files(tmp_path, writers, parallel=True)
 
 
-WHITESPACE_PIECES = [" ", "  ", "\t", "\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x1f", "\x85", "\xa0"]
+WHITESPACE_PIECES = [
+    " ",
+    "  ",
+    "\t",
+    "\n",
+    "\r",
+    "\x0b",
+    "\x0c",
+    "\x1c",
+    "\x1d",
+    "\x1e",
+    "\x1f",
+    "\x85",
+    "\xa0",
+]
 TEXT_PIECES = ["a", "B", "Kenya", "ß", "İ", "é", "12,5", ".", *WHITESPACE_PIECES]
 
 

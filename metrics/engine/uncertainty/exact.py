@@ -2,13 +2,29 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from scipy import stats
+from collections.abc import Callable, Sequence
+from functools import cache
 
 from .bootstrap import DEFAULT_LEVEL, Interval
 
 CLOPPER_PEARSON_METHOD = "clopper_pearson"
+
+
+@cache
+def _beta_quantile() -> Callable[[float, float, float], float]:
+    """`scipy.stats.beta.ppf(q, a, b)` for 0 < q < 1 and a, b > 0, imported when first needed.
+
+    scipy.stats costs seconds to import, most of a small evaluation; its `beta.ppf` is, for such
+    arguments, exactly the `_beta_ppf` ufunc of scipy.special (Boost's ibeta_inv) times scale 1 plus
+    loc 0, so that ufunc gives the same numbers for a fraction of the import (tests pin the equality).
+    """
+    try:
+        from scipy.special._ufuncs import _beta_ppf
+    except ImportError:  # a scipy that moved it: the public, slower-to-import route
+        from scipy import stats
+
+        return lambda q, a, b: float(stats.beta.ppf(q, a, b))
+    return lambda q, a, b: float(_beta_ppf(q, a, b))
 
 
 def clopper_pearson(k: int, n: int, level: float = DEFAULT_LEVEL) -> Interval:
@@ -24,8 +40,9 @@ def clopper_pearson(k: int, n: int, level: float = DEFAULT_LEVEL) -> Interval:
     if n == 0:
         return Interval(None, None, level, CLOPPER_PEARSON_METHOD)
     alpha = 1.0 - level
-    low = 0.0 if k == 0 else float(stats.beta.ppf(alpha / 2, k, n - k + 1))
-    high = 1.0 if k == n else float(stats.beta.ppf(1 - alpha / 2, k + 1, n - k))
+    beta_quantile = _beta_quantile()
+    low = 0.0 if k == 0 else beta_quantile(alpha / 2, k, n - k + 1)
+    high = 1.0 if k == n else beta_quantile(1 - alpha / 2, k + 1, n - k)
     return Interval(low, high, level, CLOPPER_PEARSON_METHOD)
 
 
@@ -39,6 +56,8 @@ def mcnemar_exact(b: int, c: int) -> float:
         raise ValueError(f"discordant counts must be non-negative, got b={b}, c={c}")
     if b + c == 0:
         return 1.0
+    from scipy import stats  # imported here: seconds of start-up that only comparisons need
+
     return float(stats.binomtest(int(b), int(b + c), 0.5, alternative="two-sided").pvalue)
 
 

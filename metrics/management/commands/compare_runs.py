@@ -14,6 +14,7 @@ from django.core.management.base import BaseCommand, CommandError, DjangoHelpFor
 
 from annotations.importers.errors import InputValidationError
 from metrics.extraction_evaluation import resolve_settings
+from metrics.intervals import IntervalSettings
 from metrics.management.commands.evaluate_spans import PROBLEMS_SHOWN, write_json_atomically
 from metrics.management.interval_options import add_interval_arguments, interval_settings_from_options
 from metrics.run_comparison import (
@@ -98,7 +99,9 @@ class Command(BaseCommand):
         self.stdout.write(format_comparison_table(report))
         self.stdout.write(f"\nComparison written to {output}")
 
-    def _compare(self, options: dict[str, Any], settings, a: RunSide, b: RunSide) -> dict[str, Any]:
+    def _compare(
+        self, options: dict[str, Any], settings: IntervalSettings, a: RunSide, b: RunSide
+    ) -> dict[str, Any]:
         if options["kind"] == "spans":
             return compare_span_files(
                 options["gold"],

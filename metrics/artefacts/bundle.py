@@ -5,23 +5,21 @@ rename is atomic) and the folder is renamed into place only when every file is c
 part-way removes the temporary folder: a reader never sees a half-written run.
 
 `write_files` writes the files of a folder, the two large JSON records in a forked process while this
-one writes the comparison CSV (where forking is safe).
+one writes the comparison CSV (where forking is safe and a core is idle).
 """
 
 from __future__ import annotations
 
-import gc
-import multiprocessing
 import os
 import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 
-from metrics.engine.attributes.parallel import can_fork_workers
+from metrics.engine.attributes.parallel import can_fork_workers, has_idle_core
+from metrics.engine.forking import ForkedWork
 
 METRICS_CSV = "metrics.csv"
 METRICS_JSON = "metrics.json"
@@ -91,6 +89,10 @@ def _write_forked(indices: list[int]) -> dict[str, float]:
     return {writers[index][0]: _timed_write(folder, *writers[index]) for index in indices}
 
 
+def _write_forked_items(indices: list[int]) -> Iterator[dict[str, float]]:
+    yield _write_forked(indices)
+
+
 def write_files(
     folder: Path,
     writers: Sequence[tuple[str, Writer]],
@@ -99,29 +101,28 @@ def write_files(
     parallel: bool | None = None,
 ) -> None:
     """Run each `(file name, write)` on `folder / file name`; `phase_seconds["write <name>"]` gets each
-    file's wall time. With `parallel` (None: wherever forking is safe, see
-    `metrics.engine.attributes.parallel.can_fork_workers`), the FORKED_ARTEFACTS are written by a
-    forked process meanwhile; an error there is raised here. The files are the same either way.
+    file's wall time. With `parallel` (None: wherever forking is safe and a core is idle, see
+    `can_fork_workers` and `has_idle_core` in metrics.engine.attributes.parallel), the
+    FORKED_ARTEFACTS are written by a forked process meanwhile; an error there is raised here. The
+    files are the same either way.
     """
     global _FORKED_WRITERS
     seconds: dict[str, float] = {}
     forked = [index for index, (file_name, _) in enumerate(writers) if file_name in FORKED_ARTEFACTS]
     if parallel is None:
-        parallel = can_fork_workers()
+        parallel = can_fork_workers() and has_idle_core()
     if not parallel or not forked or len(forked) == len(writers):
         for file_name, write in writers:
             seconds[file_name] = _timed_write(folder, file_name, write)
     else:
         _FORKED_WRITERS = (folder, list(writers))
         try:
-            with ProcessPoolExecutor(
-                max_workers=1, mp_context=multiprocessing.get_context("fork"), initializer=gc.disable
-            ) as pool:
-                future = pool.submit(_write_forked, forked)
-                for index, (file_name, write) in enumerate(writers):
-                    if index not in forked:
-                        seconds[file_name] = _timed_write(folder, file_name, write)
-                seconds.update(future.result())
+            child = ForkedWork(_write_forked_items, forked)
+            for index, (file_name, write) in enumerate(writers):
+                if index not in forked:
+                    seconds[file_name] = _timed_write(folder, file_name, write)
+            for forked_seconds in child.results():
+                seconds.update(forked_seconds)
         finally:
             _FORKED_WRITERS = None
     if phase_seconds is not None:

@@ -521,6 +521,16 @@ def test_workers_default_to_one_below_the_size_threshold_and_reject_zero():
         resolve_workers(0, 100_000)
 
 
+def test_workers_default_to_one_on_a_busy_machine(monkeypatch):
+    import os
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(os, "getloadavg", lambda: (3.0, 3.0, 3.0))
+    assert resolve_workers(None, 100_000) == 1
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.2, 0.5, 0.5))
+    assert resolve_workers(None, 100_000) == (2 if can_fork_workers() else 1)
+
+
 def test_a_daemonic_process_scores_in_process(monkeypatch):
     import multiprocessing
 
@@ -591,6 +601,14 @@ TEXT_PIECES = ["a", "B", "Kenya", "ß", "İ", "é", "12,5", ".", *WHITESPACE_PIE
 def test_whitespace_collapsing_fast_path_equals_split_and_join(seed):
     rng = random.Random(seed)
     for _ in range(5_000):
-        text = "".join(rng.choices(TEXT_PIECES, k=rng.randint(0, 12)))
+        # Short texts and long ones (the fast path is taken above 100 characters).
+        text = "".join(rng.choices(TEXT_PIECES, k=rng.choice([rng.randint(0, 12), rng.randint(60, 120)])))
         assert collapse_whitespace(text) == " ".join(text.split())
         assert normalise_for_search(text) == " ".join(text.casefold().split())
+        # Long runs of words and single spaces (the fast path), now and then with one odd piece.
+        words = " ".join(rng.choices(["Kenya", "trial", "12,5", "ß", "İ", "a.b"], k=rng.randint(10, 40)))
+        if rng.random() < 0.5:
+            position = rng.randint(0, len(words))
+            words = words[:position] + rng.choice(TEXT_PIECES) + words[position:]
+        assert collapse_whitespace(words) == " ".join(words.split())
+        assert normalise_for_search(words) == " ".join(words.casefold().split())

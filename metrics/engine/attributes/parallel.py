@@ -7,21 +7,18 @@ before their warnings are written. Workers are forked (they read the inputs from
 nothing is pickled on the way in) and send their rows back as plain tuples, the cheapest form to
 pickle; the parent rebuilds the ComparisonRow objects.
 
-Only where forking is safe and useful: a POSIX system, a process that may have children (a Celery
+Only where forking is safe and useful: Linux, a process that may have children (a Celery
 prefork worker is daemonic and may not), a single thread (forking a threaded process can deadlock a
-child on a lock another thread held), and enough documents to repay starting a process.
+child on a lock another thread held), enough documents to repay starting a process, and by default
+a machine with an idle core (on a busy one a second process is slower, see `has_idle_core`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import gc
 import multiprocessing
 import os
-import threading
-from collections.abc import Mapping, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from collections.abc import Iterator, Mapping, Sequence
 from itertools import starmap
 from operator import attrgetter
 from typing import Any
@@ -42,6 +39,7 @@ from metrics.engine.attributes.types import (
     GoldDocument,
     PredictionDocument,
 )
+from metrics.engine.forking import ForkedWork, can_fork
 
 # Below this many documents (x attributes: rows) one process is faster than starting another.
 PARALLEL_MIN_DOCUMENTS = 2_000
@@ -61,19 +59,31 @@ _FORKED_INPUTS: tuple[Any, ...] | None = None
 
 
 def can_fork_workers() -> bool:
-    """True when this process may fork scoring workers: fork exists, not daemonic (Celery), one thread."""
-    return (
-        "fork" in multiprocessing.get_all_start_methods()
-        and not multiprocessing.current_process().daemon
-        and threading.active_count() == 1
-    )
+    """True when this process may fork scoring workers: Linux with one thread (`can_fork`), and not a
+    daemonic process (a Celery prefork child, whose pool manages its processes)."""
+    return can_fork() and not multiprocessing.current_process().daemon
+
+
+def has_idle_core() -> bool:
+    """True when the machine has a core to spare: a 1-minute load average of at most CPU count - 1.
+
+    On a machine busy with other work a second process only competes for the same cores: measured on
+    two cores at a load average of 3, scoring in two processes took longer (wall) than in one, and
+    the forked process's copy-on-write page faults cost CPU time besides.
+    """
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):  # no load average on this system: assume nothing else runs
+        return True
+    return load <= (os.cpu_count() or 1) - 1
 
 
 def resolve_workers(workers: int | None, n_documents: int) -> int:
     """How many processes score: `workers` when given (1 where forking is not possible), else
-    min(2, CPU count) for a run of at least PARALLEL_MIN_DOCUMENTS documents and 1 below."""
+    min(2, CPU count) for a run of at least PARALLEL_MIN_DOCUMENTS documents on a machine with an
+    idle core (`has_idle_core`), and 1 otherwise."""
     if workers is None:
-        if n_documents < PARALLEL_MIN_DOCUMENTS:
+        if n_documents < PARALLEL_MIN_DOCUMENTS or not has_idle_core():
             return 1
         workers = min(MAX_DEFAULT_WORKERS, os.cpu_count() or 1)
     if workers < 1:
@@ -109,6 +119,19 @@ def _score_slice(start: int, stop: int) -> tuple[list[tuple[Any, ...]], list[str
         if row.llm_extraction.__class__ is str:
             row.llm_extraction = keep(row.llm_extraction, row.llm_extraction)
     return list(map(_row_values, rows)), warnings, unknown
+
+
+def _score_slices(
+    slices: list[tuple[int, int]],
+) -> Iterator[tuple[list[tuple[Any, ...]], list[str], dict[str, int]]]:
+    """In a worker: each slice's rows, one piece at a time, so the parent unpickles while it scores."""
+    for start, stop in slices:
+        yield _score_slice(start, stop)
+
+
+def _merge_counts(total: dict[str, int], more: dict[str, int]) -> None:
+    for key, count in more.items():
+        total[key] = total.get(key, 0) + count
 
 
 def _slices(n_documents: int, workers: int) -> list[tuple[int, int]]:
@@ -151,39 +174,36 @@ def compare_all_documents(
         return rows, warnings
 
     (own_start, own_stop), *worker_slices = _slices(len(documents), workers)
+    pieces_per_child = -(-len(worker_slices) // (workers - 1))
+    child_slices = [
+        worker_slices[index : index + pieces_per_child]
+        for index in range(0, len(worker_slices), pieces_per_child)
+    ]
     _FORKED_INPUTS = (run_id, settings, specs, schema_ids, documents, predictions)
     try:
-        with ProcessPoolExecutor(
-            max_workers=workers - 1,
-            mp_context=multiprocessing.get_context("fork"),
-            # The inherited heap holds no cycles; a collection in a worker would only touch (and so
-            # copy) every page of it.
-            initializer=gc.disable,
-        ) as pool:
-            futures: list[Future | None] = [
-                pool.submit(_score_slice, start, stop) for start, stop in worker_slices
-            ]
-            rows, warnings, unknown = _compare_chunk(
-                state, plans, schema_ids, documents[own_start:own_stop], predictions
-            )
-            for index, (start, stop) in enumerate(worker_slices):
-                # Each piece is turned into rows as it comes, and its tuples dropped (the future
-                # too, which holds them).
-                future, futures[index] = futures[index], None
-                try:
-                    piece_rows, piece_warnings, piece_unknown = future.result()
-                    future = None
-                    piece_rows = list(starmap(ComparisonRow, piece_rows))
-                except BrokenProcessPool:
-                    # A worker died (killed for memory, say): score its slices here instead.
+        children = [ForkedWork(_score_slices, slices) for slices in child_slices]
+        rows, warnings, unknown = _compare_chunk(
+            state, plans, schema_ids, documents[own_start:own_stop], predictions
+        )
+        for child, slices in zip(children, child_slices, strict=True):
+            received = 0
+            try:
+                # Each piece is turned into rows as it comes, and its tuples dropped.
+                for piece_rows, piece_warnings, piece_unknown in child.results():
+                    rows.extend(starmap(ComparisonRow, piece_rows))
+                    warnings.extend(piece_warnings)
+                    _merge_counts(unknown, piece_unknown)
+                    received += 1
+            except RuntimeError:
+                # A worker died without a word (killed for memory, say): score what it did not
+                # send here instead. Its own exceptions are raised as they are.
+                for start, stop in slices[received:]:
                     piece_rows, piece_warnings, piece_unknown = _compare_chunk(
                         state, plans, schema_ids, documents[start:stop], predictions
                     )
-                rows.extend(piece_rows)
-                warnings.extend(piece_warnings)
-                for attribute_id, count in piece_unknown.items():
-                    unknown[attribute_id] = unknown.get(attribute_id, 0) + count
-                del piece_rows
+                    rows.extend(piece_rows)
+                    warnings.extend(piece_warnings)
+                    _merge_counts(unknown, piece_unknown)
     finally:
         _FORKED_INPUTS = None
     warnings.extend(unknown_attribute_warnings(unknown))

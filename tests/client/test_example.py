@@ -1,12 +1,20 @@
-"""examples/post_from_pipeline.py against a live server: a pipeline's whole round trip."""
+"""examples/post_from_pipeline.py end to end: a pipeline's whole round trip through the client.
+
+The example builds its own Client from --url; here that client talks to the app in-process (httpx's
+WSGI transport), so no server thread outlives the test.
+"""
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 
+import httpx
 import pytest
+from django.core.wsgi import get_wsgi_application
 
 from annotations.services import api_token_create
+from evalproject.client import Client
 from tests.api.runs_support import EXTRACTION, load_extraction_gold
 from tests.conftest import PROJECT_ROOT
 
@@ -21,13 +29,16 @@ def _example_module():
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_example_posts_a_run_and_prints_its_metrics(project, alice, live_server, capsys):
+def test_the_example_posts_a_run_and_prints_its_metrics(project, alice, capsys, monkeypatch):
     load_extraction_gold(project)
     key = api_token_create(user=alice)[1]
+    example = _example_module()
+    transport = httpx.WSGITransport(app=get_wsgi_application())
+    monkeypatch.setattr(example, "Client", functools.partial(Client, transport=transport))
 
-    status = _example_module().main(
+    status = example.main(
         [
-            "--url", live_server.url,
+            "--url", "http://testserver",
             "--token", key,
             "--project", "letters",
             "--config", str(EXTRACTION / "config.yaml"),

@@ -7,6 +7,7 @@ into chunks (or processes) before aggregation.
 
 from __future__ import annotations
 
+import multiprocessing
 import pickle
 import random
 import re
@@ -205,7 +206,9 @@ def test_documents_scored_in_other_processes_aggregate_to_the_same_result():
         text = "".join(rng.choice("abc ,.") for _ in range(60))
         spans = [Span(s, s + rng.randint(1, 8), rng.choice(TYPES)) for s in rng.sample(range(50), 6)]
         docs.append(DocumentSpans(f"doc-{i}", text, spans[:4], spans[2:]))
-    with ProcessPoolExecutor(max_workers=2) as pool:
+    # A fork server, not fork: a forked child would run kombu's after-fork hook, which can hang on
+    # a broker connection an earlier test opened in this process.
+    with ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("forkserver")) as pool:
         chunks = list(pool.map(_score_chunk, [docs[:13], docs[13:29], docs[29:]]))
     assert aggregate(chain.from_iterable(chunks)) == evaluate_documents(docs)
 

@@ -68,13 +68,16 @@ def score_documents(
     """`score_document` for each document, in input order; with processes > 1 in worker processes.
 
     A ValueError from a document is raised here, as from `score_document`. With processes <= 1 no
-    process is started. Workers are forked where the platform allows it (no re-import of the caller).
+    process is started. Workers come from a fork server where the platform has one, else are spawned.
     """
     if processes <= 1:
         for doc in docs:
             yield score_document(doc, allowed_predicted_types=allowed_predicted_types)
         return
-    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
+    # forkserver, not fork: a forked child runs the after-fork hooks libraries registered with
+    # multiprocessing, and kombu's can hang on the parent's broker socket. The fork server is a
+    # fresh process, so its children inherit none of our connections.
+    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
     context = multiprocessing.get_context(method)
     score = partial(_score_chunk, allowed_predicted_types=allowed_predicted_types)
     documents = map(_as_tuple, docs)

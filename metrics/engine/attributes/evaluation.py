@@ -43,8 +43,9 @@ def evaluate_extraction(
     The same inputs give the same result whatever the order of the `predictions` mapping.
 
     `workers`: how many processes build the comparison rows (forked; the result is the same whatever
-    the number). None: two on a machine with two cores or more for a run of at least 2,000 documents,
-    else one; one wherever forking is not possible or not safe (see `parallel.resolve_workers`).
+    the number). None: two for a run of at least 2,000 documents on a machine with two cores or more
+    and one of them idle, else one; one wherever forking is not possible or not safe (see
+    `parallel.resolve_workers`).
     """
     custom = resolve_custom_metrics(settings.custom_metrics)
     rows, warnings = compare_all_documents(

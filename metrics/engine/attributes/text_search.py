@@ -42,9 +42,13 @@ def _is_collapsed_ascii(text: str) -> bool:
     return not any(map(text.__contains__, _ASCII_WHITESPACE_BUT_SPACE))
 
 
+# Below this length splitting and joining is as cheap as the scans of `_is_collapsed_ascii`.
+_LONG_TEXT = 100
+
+
 def collapse_whitespace(text: str) -> str:
     """Runs of whitespace become one space; leading and trailing whitespace goes."""
-    if _is_collapsed_ascii(text):
+    if len(text) > _LONG_TEXT and _is_collapsed_ascii(text):
         return text
     return " ".join(text.split())
 
@@ -52,7 +56,7 @@ def collapse_whitespace(text: str) -> str:
 def normalise_for_search(text: str) -> str:
     """Whitespace-collapsed and casefolded: the form both sides take before a STRING search."""
     folded = text.casefold()
-    if _is_collapsed_ascii(folded):
+    if len(folded) > _LONG_TEXT and _is_collapsed_ascii(folded):
         return folded
     return " ".join(folded.split())
 

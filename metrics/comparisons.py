@@ -3,18 +3,47 @@
 Built as a list of metric entries (`scope`, `scope_key`, `name`, `a`, `b`, `delta`) so that
 uncertainty (a confidence interval of the delta, a paired test's p-value) can be added to each entry
 without changing the shape of the answer.
+
+`paired` holds the paired tests of the offline `manage.py compare_runs` (`metrics.run_comparison`):
+the engines' inputs are rebuilt from the stored gold and predictions with the scoring services' own
+converters (`metrics.services.engine_inputs`) and engine calls, on the scoring's gold version, its
+scored documents and its recorded settings. Attribute rows are recomputed with `compare_documents`
+rather than read back from the stored `ComparisonRow.columns`: the stored columns are the export's
+presentation (JSON, no `gold_is_valid`, coerced values through JSON), while the statistics need the
+typed rows; recomputing is the very call that scored the run, so the numbers are those of scoring and
+of the offline command on the same data.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any, TypeVar
 
+from annotations.importers.span_types import SpanDocument
 from annotations.models import Attribute, Document
-from experiments.models import ExperimentRun, RunKind
+from annotations.selectors import attribute_specs, gold_attribute_documents, gold_span_documents
+from experiments.models import DocumentStatus, ExperimentRun, RunKind
+from metrics.engine.attributes import compare_documents
+from metrics.engine.attributes.types import AttributeSpec, EvaluationSettings, GoldDocument
+from metrics.engine.attributes.types import ComparisonRow as EngineRow
+from metrics.engine.spans import DocumentScore, score_document
 from metrics.errors import ComparisonNotPossible
+from metrics.intervals import DEFAULT_INTERVALS, IntervalSettings
 from metrics.models import ComparisonRow, MetricValue, Scoring
+from metrics.run_comparison import RunSide, paired_report_attributes, paired_report_spans
+from metrics.services.attribute_scoring import attribute_settings
+from metrics.services.engine_inputs import (
+    predicted_span_documents,
+    prediction_documents,
+    run_attribute_specs,
+    run_document_index,
+)
+from metrics.services.scoring import DEFAULT_CHUNK_DOCUMENTS
+from metrics.span_evaluation import pair_span_documents
 
 CHANGED_ROWS_SHOWN = 1000
+Document_ = TypeVar("Document_", SpanDocument, GoldDocument)
 
 
 def _row_keys(scoring: Scoring, kind: str) -> dict[tuple, tuple[str, int, int | None]]:
@@ -42,9 +71,11 @@ def runs_compare(
     run_b: ExperimentRun,
     scoring_b: Scoring,
     changed_limit: int = CHANGED_ROWS_SHOWN,
+    paired: IntervalSettings | None = DEFAULT_INTERVALS,
 ) -> dict[str, Any]:
-    """Deltas b - a of every metric both scorings have, and the rows whose match status (or span outcome)
-    changed. Raises ComparisonNotPossible when the runs do not share project, kind and gold version."""
+    """Deltas b - a of every metric both scorings have, the rows whose match status (or span outcome)
+    changed and, unless `paired` is None, the paired tests with those interval settings (resamples >= 1).
+    Raises ComparisonNotPossible when the runs do not share project, kind and gold version."""
     if run_a.project_id != run_b.project_id:
         raise ComparisonNotPossible("The two runs belong to different projects.", code="different_projects")
     if run_a.kind != run_b.kind:
@@ -124,4 +155,136 @@ def runs_compare(
         "changed_rows": changed,
         "changed_rows_total": len(changed_keys),
         "changed_rows_truncated": len(changed_keys) > len(shown),
+        "paired": None
+        if paired is None
+        else paired_comparison(
+            run_a=run_a, scoring_a=scoring_a, run_b=run_b, scoring_b=scoring_b, settings=paired
+        ),
     }
+
+
+# Paired tests -------------------------------------------------------------------------------------
+
+
+def _side(run: ExperimentRun) -> RunSide:
+    return RunSide(f"run {run.pk} ({run.name})", run.source)
+
+
+def _scored_document_ids(scoring: Scoring) -> set[str]:
+    """The scoring's documents (a split stage scores a subset of the gold); read alone, as the
+    selectors defer the list."""
+    return set(Scoring.objects.filter(pk=scoring.pk).values_list("document_ids", flat=True).get())
+
+
+def paired_comparison(
+    *,
+    run_a: ExperimentRun,
+    scoring_a: Scoring,
+    run_b: ExperimentRun,
+    scoring_b: Scoring,
+    settings: IntervalSettings = DEFAULT_INTERVALS,
+) -> dict[str, Any]:
+    """The report of `metrics.run_comparison` for two scorings on one gold version (checked by the
+    caller). The gold is read once for both runs, then each run's predictions per chunk of documents:
+    a fixed number of queries per chunk (`DEFAULT_CHUNK_DOCUMENTS`), none per document."""
+    if run_a.kind == RunKind.SPANS:
+        gold = gold_span_documents(gold_version=scoring_a.gold_version)
+        scores_a, predicted_a = _span_scores(run_a, scoring_a, gold)
+        scores_b, predicted_b = _span_scores(run_b, scoring_b, gold)
+        return paired_report_spans(
+            scores_a,
+            scores_b,
+            predicted_a=predicted_a,
+            predicted_b=predicted_b,
+            settings=settings,
+            a=_side(run_a),
+            b=_side(run_b),
+        )
+    gold = gold_attribute_documents(gold_version=scoring_a.gold_version)
+    specs = attribute_specs(project=run_a.project)
+    rows_a, predicted_a = _attribute_rows(run_a, scoring_a, gold, specs)
+    rows_b, predicted_b = _attribute_rows(run_b, scoring_b, gold, specs)
+    return paired_report_attributes(
+        rows_a,
+        rows_b,
+        predicted_a=predicted_a,
+        predicted_b=predicted_b,
+        settings=settings,
+        a=_side(run_a),
+        b=_side(run_b),
+    )
+
+
+def _span_scores(
+    run: ExperimentRun, scoring: Scoring, gold: list[SpanDocument]
+) -> tuple[list[DocumentScore], set[str]]:
+    """As `score_span_run` scores: the scoring's documents, paired with what the run posted, with the
+    scoring's `restrict_to_gt_types`. Predicted: the scored documents the run posted."""
+    wanted = _scored_document_ids(scoring)
+    documents = [document for document in gold if document.document_id in wanted]
+    allowed = (
+        frozenset(span.entity_type for document in documents for span in document.spans)
+        if (scoring.settings or {}).get("restrict_to_gt_types", False)
+        else None
+    )
+    posted = run_document_index(run)
+    scores = []
+    for chunk in _chunks(documents):
+        predicted = predicted_span_documents(
+            [posted[d.document_id] for d in chunk if d.document_id in posted]
+        )
+        scores.extend(
+            score_document(document, allowed_predicted_types=allowed)
+            for document in pair_span_documents(chunk, predicted)
+        )
+    return scores, {document_id for document_id in posted if document_id in wanted}
+
+
+def _attribute_rows(
+    run: ExperimentRun, scoring: Scoring, gold: list[GoldDocument], specs: list[AttributeSpec]
+) -> tuple[list[EngineRow], set[str]]:
+    """As `score_attribute_run` scores: `compare_documents` on the scoring's documents with the run's
+    prompts and the settings the scoring recorded. Predicted: the scored documents the run posted
+    and did not mark failed (as the offline command counts a prediction file's documents)."""
+    wanted = _scored_document_ids(scoring)
+    documents = [document for document in gold if document.document_id in wanted]
+    posted = run_document_index(run)
+    attributes = run_attribute_specs(specs, run.prompts)
+    settings = _evaluation_settings(run, scoring)
+    rows: list[EngineRow] = []
+    predicted: set[str] = set()
+    for chunk in _chunks(documents):
+        predictions = prediction_documents([posted[d.document_id] for d in chunk if d.document_id in posted])
+        rows.extend(
+            compare_documents(
+                run_id=str(run.pk),
+                attributes=attributes,
+                gold_documents=chunk,
+                predictions=predictions,
+                settings=settings,
+            )[0]
+        )
+        predicted.update(
+            document_id
+            for document_id, document in predictions.items()
+            if document.status != DocumentStatus.FAILED
+        )
+    return rows, predicted
+
+
+def _chunks(documents: list[Document_]) -> Iterator[list[Document_]]:
+    """Predictions are read per chunk of documents, as scoring reads them: a few queries per chunk
+    and no SQL statement with more document keys than a chunk (SQLite limits its variables)."""
+    for start in range(0, len(documents), DEFAULT_CHUNK_DOCUMENTS):
+        yield documents[start : start + DEFAULT_CHUNK_DOCUMENTS]
+
+
+def _evaluation_settings(run: ExperimentRun, scoring: Scoring) -> EvaluationSettings:
+    """The settings the scoring recorded; any it did not record, as scoring would resolve them now."""
+    recorded = scoring.settings or {}
+    if "custom_metrics" in recorded:
+        recorded = {**recorded, "custom_metrics": tuple(recorded["custom_metrics"])}
+    known = ("edit_distance_match_threshold", "number_format", "float_relative_tolerance", "custom_metrics")
+    if all(name in recorded for name in known):
+        return EvaluationSettings(**{name: recorded[name] for name in known})
+    return replace(attribute_settings(run), **{name: recorded[name] for name in known if name in recorded})

@@ -1,4 +1,6 @@
-"""GET /runs/compare/?a=ID&b=ID: metric deltas (b - a) and the rows whose outcome changed."""
+"""GET /runs/compare/?a=ID&b=ID: metric deltas (b - a), the rows whose outcome changed and the paired
+tests of `manage.py compare_runs` under `paired` (`resamples`, `seed`, `level` as its flags, same
+defaults; `paired=false` leaves them out: `paired` is null)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,11 @@ from rest_framework.views import APIView
 
 from experiments.selectors import run_get_for_user
 from metrics.comparisons import CHANGED_ROWS_SHOWN, runs_compare
+from metrics.engine.uncertainty import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
+from metrics.intervals import IntervalSettings
 from metrics.selectors import scoring_get
+
+MAX_RESAMPLES = 20_000
 
 
 class RunCompareApi(APIView):
@@ -19,6 +25,16 @@ class RunCompareApi(APIView):
         scoring_a = serializers.IntegerField(min_value=1, required=False)
         scoring_b = serializers.IntegerField(min_value=1, required=False)
         changed_limit = serializers.IntegerField(min_value=0, max_value=100_000, default=CHANGED_ROWS_SHOWN)
+        paired = serializers.BooleanField(default=True)
+        # A request computes the bootstrap while the client waits: resamples are capped.
+        resamples = serializers.IntegerField(min_value=1, max_value=MAX_RESAMPLES, default=DEFAULT_RESAMPLES)
+        seed = serializers.IntegerField(min_value=0, default=DEFAULT_SEED)
+        level = serializers.FloatField(default=DEFAULT_LEVEL)
+
+        def validate_level(self, value: float) -> float:
+            if not 0.0 < value < 1.0:
+                raise serializers.ValidationError("must be between 0 and 1 (exclusive)")
+            return value
 
     def get(self, request: Request) -> Response:
         query = self.QuerySerializer(data=request.query_params)
@@ -32,5 +48,8 @@ class RunCompareApi(APIView):
             run_b=run_b,
             scoring_b=scoring_get(run=run_b, number=data.get("scoring_b")),
             changed_limit=data["changed_limit"],
+            paired=IntervalSettings(level=data["level"], resamples=data["resamples"], seed=data["seed"])
+            if data["paired"]
+            else None,
         )
         return Response(body)

@@ -7,6 +7,11 @@ the server's scoring jobs and the benchmark all run the same code.
 Memory and speed: gold is loaded whole (it must be: a prediction can name any gold document), but
 predictions are streamed. Each predicted document is checked, paired with its gold document, scored
 and dropped; the gold document is dropped too. Only per-document scores stay.
+
+Two JSONL files of at least PARALLEL_MIN_DOCUMENTS documents are read and scored by two processes
+(this one and a forked child), each owning the documents whose id hashes to it; anything unusual (a
+problem, a warning, a daemonic process such as a Celery worker) takes the one-process path, so
+results, warnings and errors are always those of one process. See `_load_and_score_in_parallel`.
 """
 
 from __future__ import annotations
@@ -250,6 +255,10 @@ _JSONL_SUFFIXES = (".jsonl", ".ndjson")
 # Where a line names its document, found without parsing the line: the hint routes the line to the
 # process that owns the document, and is checked against the parsed id (see _owned_lines).
 _DOCUMENT_ID_HINT = re.compile(rb'"document_id"\s*:\s*"((?:[^"\\]|\\.)*)"')
+# The usual case, tried first from the key on: a value without escapes (one character class, no
+# alternation per character).
+_PLAIN_ID_VALUE = re.compile(rb'\s*:\s*"([^"\\]*)"')
+_ID_KEY = b'"document_id"'
 
 
 def _can_score_in_parallel(
@@ -264,6 +273,9 @@ def _can_score_in_parallel(
     if restrict_to_gt_types or gold_annotator is not None:
         return False
     if "fork" not in multiprocessing.get_all_start_methods() or multiprocessing.current_process().daemon:
+        return False
+    billiard = sys.modules.get("billiard")  # Celery's fork of multiprocessing keeps its own record
+    if billiard is not None and getattr(billiard.current_process(), "daemon", False):
         return False
     if os.environ.get("EVALPROJECT_SPAN_PROCESSES") == "1":
         return False
@@ -307,10 +319,13 @@ class _Share:
 
     def lines(self) -> Iterator[tuple[int, bytes]]:
         search = _DOCUMENT_ID_HINT.search
+        plain_value = _PLAIN_ID_VALUE.match
+        key_length = len(_ID_KEY)
         part, parts = self.part, self.parts
         with open(self.path, "rb") as stream:
             for line_number, raw_line in enumerate(stream, start=1):
-                found = search(raw_line)
+                key = raw_line.find(_ID_KEY)
+                found = None if key < 0 else plain_value(raw_line, key + key_length) or search(raw_line, key)
                 if found is None:
                     yield line_number, raw_line
                     continue

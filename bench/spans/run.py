@@ -19,10 +19,12 @@ import argparse
 import inspect
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -33,7 +35,8 @@ COUNT_KEYS = ("correct", "incorrect", "partial", "missed", "spurious")
 # bench's minimal reader feeding metrics.engine.spans.score_documents with two worker processes (what
 # the glue could do with a second core; it skips the importers' validation, so it is not "ours").
 TOOLS = ("ours", "ours-no-ci", "nervaluate")
-ALL_TOOLS = (*TOOLS, "engine-2p")
+# ours-1p (opt-in): `ours` kept to one process (EVALPROJECT_SPAN_PROCESSES=1), what the second core buys.
+ALL_TOOLS = (*TOOLS, "ours-1p", "engine-2p")
 
 
 def _ours(gold_path: Path, predictions_path: Path, *, intervals: bool = True) -> dict:
@@ -111,27 +114,89 @@ def _nervaluate(gold_path: Path, predictions_path: Path) -> dict:
     }
 
 
+class _MemorySampler:
+    """Samples the resident memory of this process plus its children (from /proc) every 50 ms.
+
+    `ru_maxrss` gives each process's own peak; workers forked by the tool run beside the parent, so
+    the memory the machine needs is the sum at one instant, which only sampling sees.
+    """
+
+    def __init__(self) -> None:
+        self.peak_kb = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    @staticmethod
+    def _rss_kb(pid: str) -> int:
+        try:
+            with open(f"/proc/{pid}/status", encoding="ascii") as status:
+                for line in status:
+                    if line.startswith("VmRSS:"):
+                        return int(line.split()[1])
+        except (OSError, ValueError):
+            pass
+        return 0
+
+    def _run(self) -> None:
+        me = str(os.getpid())
+        while not self._stop.wait(0.05):
+            try:
+                with open(f"/proc/{me}/task/{me}/children", encoding="ascii") as children:
+                    pids = children.read().split()
+            except OSError:
+                pids = []
+            self.peak_kb = max(self.peak_kb, self._rss_kb(me) + sum(map(self._rss_kb, pids)))
+
+    def stop(self) -> float:
+        self._stop.set()
+        self._thread.join()
+        return self.peak_kb / 1024
+
+
 def _child(tool: str, gold_path: Path, predictions_path: Path) -> None:
     sys.path.insert(0, str(PROJECT_ROOT))
+    sampler = _MemorySampler() if os.path.exists("/proc/self/status") else None
     if tool == "nervaluate":
         report = _nervaluate(gold_path, predictions_path)
     elif tool == "engine-2p":
         report = _engine_in_two_processes(gold_path, predictions_path)
     else:
-        report = _ours(gold_path, predictions_path, intervals=tool == "ours")
+        report = _ours(gold_path, predictions_path, intervals=tool != "ours-no-ci")
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    workers = resource.getrusage(resource.RUSAGE_CHILDREN)
+    report["memory"] = {
+        "parent_peak_mb": round(own.ru_maxrss / 1024),
+        "largest_worker_peak_mb": round(workers.ru_maxrss / 1024),
+        "sampled_total_peak_mb": round(sampler.stop()) if sampler else None,
+    }
+    report["cpu"] = {
+        "parent_s": round(own.ru_utime + own.ru_stime, 1),
+        "workers_s": round(workers.ru_utime + workers.ru_stime, 1),
+    }
     print(json.dumps(report))
 
 
 Run = tuple[float, float, float, dict]
 
 
+def _peak_sum(report: dict) -> float:
+    """Parent peak + largest worker peak: an upper bound of the memory the tool's processes held at once."""
+    memory = report.get("memory", {})
+    return memory.get("parent_peak_mb", 0) + memory.get("largest_worker_peak_mb", 0)
+
+
 def _measure(tool: str, gold_path: Path, predictions_path: Path) -> Run:
     """Wall seconds, CPU seconds, peak RSS in MB and the child's report, for one run of one tool."""
     started = time.perf_counter()
+    environment = dict(os.environ)
+    if tool == "ours-1p":
+        environment["EVALPROJECT_SPAN_PROCESSES"] = "1"
     process = subprocess.Popen(
         [sys.executable, __file__, "--child", tool, str(gold_path), str(predictions_path)],
         cwd=PROJECT_ROOT,
         stdout=subprocess.PIPE,
+        env=environment,
     )
     output = process.stdout.read() if process.stdout else b""
     _, status, usage = os.wait4(process.pid, 0)
@@ -180,8 +245,13 @@ def main() -> None:
                 runs[tool].append(run)
                 seconds, cpu_seconds, peak_mb, report = run
                 phases = ", ".join(f"{name} {value} s" for name, value in report.get("phases", {}).items())
+                memory = report.get("memory", {})
                 print(
-                    f"  run {repeat + 1} {tool}: {seconds:.1f} s wall, {cpu_seconds:.1f} s CPU, {peak_mb:.0f} MB peak "
+                    f"  run {repeat + 1} {tool}: {seconds:.1f} s wall, {cpu_seconds:.1f} s CPU "
+                    f"(parent {report['cpu']['parent_s']} s, workers {report['cpu']['workers_s']} s), "
+                    f"peak {peak_mb:.0f} MB (parent {memory.get('parent_peak_mb')} MB, largest worker "
+                    f"{memory.get('largest_worker_peak_mb')} MB, sum {_peak_sum(report):.0f} MB, sampled total "
+                    f"{memory.get('sampled_total_peak_mb')} MB) "
                     f"({report['path']}{'; ' + phases if phases else ''})",
                     flush=True,
                 )
@@ -190,16 +260,24 @@ def main() -> None:
 
 def _print_table(runs: dict[str, list[Run]]) -> None:
     # CPU seconds are printed beside wall seconds: on a shared machine they move less with the load.
+    # Memory: `peak MB` is parent peak + largest worker peak (what the processes could hold at once;
+    # for a single process its own peak), `sampled MB` the largest total seen at one instant.
     medians = {
-        tool: tuple(statistics.median(run[k] for run in results) for k in range(3))
+        tool: (
+            statistics.median(run[0] for run in results),
+            statistics.median(run[1] for run in results),
+            statistics.median(_peak_sum(run[3]) for run in results),
+            statistics.median(run[3].get("memory", {}).get("sampled_total_peak_mb") or 0 for run in results),
+        )
         for tool, results in runs.items()
     }
     print()
     print(
-        f"{'tool':<12} {'wall s':>10} {'CPU s':>10} {'peak MB':>10}  (medians of {len(next(iter(runs.values())))} runs)"
+        f"{'tool':<12} {'wall s':>10} {'CPU s':>10} {'peak MB':>10} {'sampled MB':>11}"
+        f"  (medians of {len(next(iter(runs.values())))} runs)"
     )
-    for tool, (seconds, cpu_seconds, peak_mb) in medians.items():
-        print(f"{tool:<12} {seconds:>10.1f} {cpu_seconds:>10.1f} {peak_mb:>10.0f}")
+    for tool, (seconds, cpu_seconds, peak_mb, sampled_mb) in medians.items():
+        print(f"{tool:<12} {seconds:>10.1f} {cpu_seconds:>10.1f} {peak_mb:>10.0f} {sampled_mb:>11.0f}")
     if "nervaluate" not in medians:
         return
     theirs = medians["nervaluate"]

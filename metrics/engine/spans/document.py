@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 from array import array
 from collections import Counter
+from collections.abc import Sequence
 from itertools import chain
 from operator import attrgetter, itemgetter, lt
 
@@ -27,12 +28,13 @@ from metrics.engine.spans.intervals import (
 )
 from metrics.engine.spans.nervaluate_counts import nervaluate_one_type, nervaluate_typed
 from metrics.engine.spans.score import DocumentScore, LeakedSpan
-from metrics.engine.spans.types import DocumentSpans
+from metrics.engine.spans.types import DocumentSpans, Span
 
 _START = itemgetter(0)
 _END = itemgetter(1)
 _BOUNDS = itemgetter(0, 1)
 _AS_TUPLE = attrgetter("start", "end", "entity_type")
+_FIRST_THREE = itemgetter(slice(0, 3))
 
 # The conditions a leaked gold span meets, as shared tuples (one object, not one per span).
 _CONDITIONS = {
@@ -199,10 +201,18 @@ def score_document(
     return score_span_tuples(
         doc.document_id,
         doc.text,
-        list(map(_AS_TUPLE, doc.gold)),
-        list(map(_AS_TUPLE, doc.predicted)),
+        _span_tuples(doc.gold),
+        _span_tuples(doc.predicted),
         allowed_predicted_types=allowed_predicted_types,
     )
+
+
+def _span_tuples(spans: Sequence[Span]) -> list[tuple[int, int, str]]:
+    """(start, end, entity_type) of each span. The importers hand over named tuples whose first three
+    fields are these (`SpanAnnotation`): one C slice each, instead of three attribute reads."""
+    if spans and all(type(span) is not Span and isinstance(span, tuple) for span in spans):
+        return list(map(_FIRST_THREE, spans))
+    return list(map(_AS_TUPLE, spans))
 
 
 def score_span_tuples(

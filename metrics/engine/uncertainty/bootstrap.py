@@ -21,7 +21,7 @@ import numpy as np
 
 from .counts import DocumentCounts
 from .measures import Measure, MetricDefinition, columns_read_by_all
-from .resampling import resampled_sums
+from .resampling import resampled_column_sums
 
 DEFAULT_LEVEL = 0.95
 DEFAULT_RESAMPLES = 2_000
@@ -132,10 +132,9 @@ def cluster_bootstrap_intervals(
 def resample_columns(counts: DocumentCounts, resamples: int, seed: int) -> dict[str, np.ndarray]:
     """`{column: B summed values}` for B document resamples of these counts."""
     names = list(counts.columns)
-    matrix = np.zeros((counts.n_documents, 0))
-    if names:
-        matrix = np.column_stack([counts.columns[name] for name in names])
-    sums = resampled_sums(matrix, resamples, seed)
+    sums = resampled_column_sums(
+        [counts.columns[name] for name in names], counts.n_documents, resamples, seed
+    )
     return {name: sums[:, j] for j, name in enumerate(names)}
 
 

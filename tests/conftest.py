@@ -105,16 +105,11 @@ def _worker_environment() -> dict[str, str]:
     return env
 
 
-@pytest.fixture
-def celery_worker_process(transactional_db) -> Iterator[subprocess.Popen]:
-    """A real `celery worker` process on the Redis of scripts/test, reading the test database.
+def start_celery_worker(name: str, *, extra_env: dict[str, str] | None = None) -> subprocess.Popen:
+    """Start a real `celery worker` named `name` on the test database; return once it answers a ping.
 
-    Needs CELERY_BROKER_URL. Rows the test writes must be committed for the worker to see them,
-    hence `transactional_db`.
+    Waits for this worker by name, so a second worker started in the same test is really up.
     """
-    if not settings.CELERY_BROKER_URL:
-        pytest.fail("CELERY_BROKER_URL is not set: run the suite through scripts/test")
-    celery_app.control.purge()
     process = subprocess.Popen(
         [
             sys.executable,
@@ -128,21 +123,23 @@ def celery_worker_process(transactional_db) -> Iterator[subprocess.Popen]:
             "--without-gossip",
             "--without-mingle",
             "-n",
-            f"test-worker-{os.getpid()}@%h",
+            f"{name}-{os.getpid()}@%h",
         ],
         cwd=PROJECT_ROOT,
-        env=_worker_environment(),
+        env={**_worker_environment(), **(extra_env or {})},
     )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            pytest.fail(f"the Celery worker exited at start with status {process.returncode}")
-        if celery_app.control.ping(timeout=0.5):
-            break
-    else:
-        process.kill()
-        pytest.fail("the Celery worker did not answer a ping within 30 s")
-    yield process
+            pytest.fail(f"the Celery worker {name} exited at start with status {process.returncode}")
+        replies = celery_app.control.ping(timeout=0.5) or []
+        if any(name in host for reply in replies for host in reply):
+            return process
+    process.kill()
+    pytest.fail(f"the Celery worker {name} did not answer a ping within 30 s")
+
+
+def stop_celery_worker(process: subprocess.Popen) -> None:
     if process.poll() is None:
         process.terminate()
         try:
@@ -150,3 +147,18 @@ def celery_worker_process(transactional_db) -> Iterator[subprocess.Popen]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+@pytest.fixture
+def celery_worker_process(transactional_db) -> Iterator[subprocess.Popen]:
+    """A real `celery worker` process on the Redis of scripts/test, reading the test database.
+
+    Needs CELERY_BROKER_URL. Rows the test writes must be committed for the worker to see them,
+    hence `transactional_db`.
+    """
+    if not settings.CELERY_BROKER_URL:
+        pytest.fail("CELERY_BROKER_URL is not set: run the suite through scripts/test")
+    celery_app.control.purge()
+    process = start_celery_worker("test-worker")
+    yield process
+    stop_celery_worker(process)

@@ -3,10 +3,7 @@ finishes exactly once: one Scoring, no duplicate rows."""
 
 from __future__ import annotations
 
-import os
 import signal
-import subprocess
-import sys
 import time
 
 import pytest
@@ -16,7 +13,7 @@ from annotations.models import Job
 from evalproject.celery import app as celery_app
 from metrics.models import ComparisonRow, MetricValue, Scoring
 from tests.api.runs_support import SPANS, create_run, load_span_gold, post_documents, read_jsonl
-from tests.conftest import PROJECT_ROOT, _worker_environment, token_client
+from tests.conftest import start_celery_worker, stop_celery_worker, token_client
 
 # Short enough for the test to finish in well under a minute: the second worker restores the
 # unacknowledged message once it is older than this (kombu checks every 10 s).
@@ -24,40 +21,12 @@ VISIBILITY_TIMEOUT_SECONDS = 2
 SECONDS_PER_DOCUMENT = 1.5
 
 
-def _start_worker(name: str) -> subprocess.Popen:
-    env = _worker_environment()
-    env.update(
-        CELERY_VISIBILITY_TIMEOUT=str(VISIBILITY_TIMEOUT_SECONDS),
-        EVALPROJECT_TEST_SCORING_DELAY=str(SECONDS_PER_DOCUMENT),
-        SCORING_CHUNK_DOCUMENTS="1",
-    )
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "evalproject",
-            "worker",
-            "--pool=solo",
-            "--loglevel=WARNING",
-            "--without-gossip",
-            "--without-mingle",
-            "-n",
-            f"{name}-{os.getpid()}@%h",
-        ],
-        cwd=PROJECT_ROOT,
-        env=env,
-    )
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            pytest.fail(f"worker {name} exited at start with status {process.returncode}")
-        replies = celery_app.control.ping(timeout=0.5) or []
-        if any(name in host for reply in replies for host in reply):
-            return process
-    process.kill()
-    pytest.fail(f"worker {name} did not answer a ping within 30 s")
+# The doomed worker scores slowly, one document a chunk, so it can be killed part-way through.
+WORKER_ENVIRONMENT = {
+    "CELERY_VISIBILITY_TIMEOUT": str(VISIBILITY_TIMEOUT_SECONDS),
+    "EVALPROJECT_TEST_SCORING_DELAY": str(SECONDS_PER_DOCUMENT),
+    "SCORING_CHUNK_DOCUMENTS": "1",
+}
 
 
 def _wait_for(condition, timeout: float, what: str):
@@ -81,7 +50,7 @@ def test_a_scoring_interrupted_by_sigkill_is_finished_once_by_another_worker(pro
     run = create_run(client, kind="spans")
     assert post_documents(client, run["id"], read_jsonl(SPANS / "spans_predictions.jsonl")).status_code == 201
 
-    first = _start_worker("doomed")
+    first = start_celery_worker("doomed", extra_env=WORKER_ENVIRONMENT)
     second = None
     try:
         job_id = client.post(f"/api/v1/runs/{run['id']}/finalize/").json()["job"]["id"]
@@ -95,7 +64,7 @@ def test_a_scoring_interrupted_by_sigkill_is_finished_once_by_another_worker(pro
         assert Job.objects.get(pk=job_id).state == "running"
         assert not Scoring.objects.filter(run_id=run["id"]).exists()
 
-        second = _start_worker("rescuer")
+        second = start_celery_worker("rescuer", extra_env=WORKER_ENVIRONMENT)
         job = _wait_for(
             lambda: Job.objects.filter(pk=job_id, state="succeeded").first(),
             50,
@@ -103,9 +72,8 @@ def test_a_scoring_interrupted_by_sigkill_is_finished_once_by_another_worker(pro
         )
     finally:
         for process in (first, second):
-            if process is not None and process.poll() is None:
-                process.terminate()
-                process.wait(timeout=10)
+            if process is not None:
+                stop_celery_worker(process)
 
     assert job.attempts >= 2
     scoring = Scoring.objects.get(run_id=run["id"])

@@ -27,7 +27,7 @@ from experiments.models import DocumentStatus, ExperimentRun, RunKind
 from metrics.engine.attributes import compare_documents
 from metrics.engine.attributes.types import AttributeSpec, EvaluationSettings, GoldDocument
 from metrics.engine.attributes.types import ComparisonRow as EngineRow
-from metrics.engine.spans import DocumentScore, score_document
+from metrics.engine.spans import DocumentScore, score_document_batch
 from metrics.errors import ComparisonNotPossible
 from metrics.intervals import DEFAULT_INTERVALS, IntervalSettings
 from metrics.models import ComparisonRow, MetricValue, Scoring
@@ -234,8 +234,7 @@ def _span_scores(
             [posted[d.document_id] for d in chunk if d.document_id in posted]
         )
         scores.extend(
-            score_document(document, allowed_predicted_types=allowed)
-            for document in pair_span_documents(chunk, predicted)
+            score_document_batch(pair_span_documents(chunk, predicted), allowed_predicted_types=allowed)
         )
     return scores, {document_id for document_id in posted if document_id in wanted}
 

@@ -29,6 +29,7 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any, cast
 
 from annotations.importers.errors import ImportProblem, InputValidationError, ProblemCollector
@@ -37,7 +38,15 @@ from annotations.importers.sources import ArchiveLimits, InMemorySource, SourceI
 from annotations.importers.span_jsonl import iter_jsonl_lines, offsets_problem, text_mismatch_problem
 from annotations.importers.span_types import SpanAnnotation, SpanDocument
 from annotations.importers.spans import iter_span_documents, load_span_corpus, select_annotator
-from metrics.engine.spans import DocumentScore, DocumentSpans, LeakedSpan, Span, aggregate, score_document
+from metrics.engine.spans import (
+    DocumentScore,
+    DocumentSpans,
+    LeakedSpan,
+    Span,
+    aggregate,
+    score_document_batch,
+)
+from metrics.engine.spans.batch import BATCH_DOCUMENTS
 from metrics.engine.uncertainty import CLOPPER_PEARSON_METHOD
 from metrics.intervals import (
     DEFAULT_INTERVALS,
@@ -222,10 +231,14 @@ def _load_and_score(
     del gold_corpus, gold_documents
     scores: list[tuple[int, DocumentScore]] = []
     total = pairing.gold_count
-    for position, document_spans in pairing.pair_stream(predicted):
+    for batch in _batches(pairing.pair_stream(predicted)):
         if problems.errors:
             continue  # the run will fail; keep reading only to report every problem
-        scores.append((position, score_document(document_spans, allowed_predicted_types=allowed_types)))
+        positions = [position for position, _ in batch]
+        batch_scores = score_document_batch(
+            [document for _, document in batch], allowed_predicted_types=allowed_types
+        )
+        scores.extend(zip(positions, batch_scores, strict=True))
         if progress is not None:
             progress(len(scores), total)
     problems.raise_if_errors()
@@ -404,10 +417,12 @@ def _score_share(
     )
     rows: list[tuple[int, DocumentScore]] = []
     estimated_total = pairing.gold_count * parts
-    for _, document_spans in pairing.pair_stream(predicted):
+    for batch in _batches(pairing.pair_stream(predicted)):
         if problems.errors:
             break
-        rows.append((gold_lines[document_spans.document_id], score_document(document_spans)))
+        documents = [document for _, document in batch]
+        lines = [gold_lines[document.document_id] for document in documents]
+        rows.extend(zip(lines, score_document_batch(documents), strict=True))
         if progress is not None:
             progress(min(len(rows) * parts, estimated_total), estimated_total)
     if problems.errors or problems.warnings or predicted_share.misrouted or labels.warnings():
@@ -638,6 +653,13 @@ def _document_spans(gold: SpanDocument, predicted: Sequence[SpanAnnotation]) -> 
     return DocumentSpans(
         gold.document_id, gold.text or "", cast(Sequence[Span], gold.spans), cast(Sequence[Span], predicted)
     )
+
+
+def _batches(paired: Iterator[tuple[int, DocumentSpans]]) -> Iterator[list[tuple[int, DocumentSpans]]]:
+    """Paired documents in lists of BATCH_DOCUMENTS, for `score_document_batch`; a paired document is
+    held only until its batch is scored."""
+    while batch := list(islice(paired, BATCH_DOCUMENTS)):
+        yield batch
 
 
 @contextmanager

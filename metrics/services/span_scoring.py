@@ -1,7 +1,7 @@
 """Scoring a span run in chunks of documents: DocumentScores per chunk, one aggregate over all of them.
 
 The same calls as the offline `evaluate_spans` (metrics.span_evaluation): documents paired with
-`pair_span_documents`, scored with `score_document`, aggregated with `aggregate`; scores are integer
+`pair_span_documents`, scored with `score_document_batch`, aggregated with `aggregate`; scores are integer
 counts, so chunking changes nothing.
 
 Comparison rows of a span run (the table behind GET /runs/{id}/comparison/), in document order then
@@ -22,7 +22,7 @@ from annotations.importers.errors import ImportProblem
 from annotations.models import GoldVersion
 from annotations.selectors import gold_span_documents
 from experiments.models import ExperimentRun
-from metrics.engine.spans import DocumentSpans, aggregate, score_document
+from metrics.engine.spans import DocumentSpans, aggregate, score_document_batch
 from metrics.engine.uncertainty import CLOPPER_PEARSON_METHOD
 from metrics.intervals import CI_SUFFIX, attach_span_intervals, span_results_intervals
 from metrics.models import MetricScope
@@ -63,8 +63,9 @@ def score_span_run(
         predicted = predicted_span_documents(
             [posted[d.document_id] for d in chunk if d.document_id in posted]
         )
-        for document in pair_span_documents(chunk, predicted):
-            scores.append(score_document(document, allowed_predicted_types=allowed))
+        paired = pair_span_documents(chunk, predicted)
+        scores.extend(score_document_batch(paired, allowed_predicted_types=allowed))
+        for document in paired:
             rows.extend(span_rows(document, allowed))
         progress(min(start + chunk_size, len(gold)), len(gold))
 

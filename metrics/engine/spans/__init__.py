@@ -1,10 +1,12 @@
 """Span (de-identification) scoring: SEMANTICS.md section 1.
 
-Build `DocumentSpans`, score each with `score_document` (anywhere: chunks, processes), then
+Build `DocumentSpans`, score each with `score_document` (anywhere: chunks, processes; many at once with
+`score_document_batch`, the same scores, vectorised), then
 `aggregate` the `DocumentScore`s into the results.json body. `evaluate_documents` does all three.
 """
 
 from metrics.engine.spans.aggregate import aggregate, document_count_table, evaluate_documents, gold_types
+from metrics.engine.spans.batch import score_document_batch
 from metrics.engine.spans.document import score_document
 from metrics.engine.spans.intervals import LEFT_OUT_CHARACTERS
 from metrics.engine.spans.parallel import score_documents
@@ -31,5 +33,6 @@ __all__ = [
     "evaluate_documents",
     "gold_types",
     "score_document",
+    "score_document_batch",
     "score_documents",
 ]

@@ -16,7 +16,7 @@ from itertools import product
 
 import numpy as np
 
-from metrics.engine.spans.document import score_document
+from metrics.engine.spans.batch import score_document_batch
 from metrics.engine.spans.measures import confusion, existence, nervaluate_measures
 from metrics.engine.spans.nervaluate_counts import COUNT_NAMES, SCHEMAS
 from metrics.engine.spans.score import (
@@ -316,9 +316,7 @@ def evaluate_documents(
 ) -> dict:
     """Score every document and aggregate; with restrict_to_gt_types, predictions of a type absent
     from the whole data set's gold are dropped first (and counted)."""
-    allowed = None
-    if restrict_to_gt_types:
-        docs = list(docs)
-        allowed = gold_types(docs)
-    scores = (score_document(doc, allowed_predicted_types=allowed) for doc in docs)
+    docs = list(docs)
+    allowed = gold_types(docs) if restrict_to_gt_types else None
+    scores = score_document_batch(docs, allowed_predicted_types=allowed)
     return aggregate(scores, include_sensitive_text=include_sensitive_text)

@@ -18,7 +18,7 @@ from functools import partial
 from itertools import islice
 from operator import attrgetter
 
-from metrics.engine.spans.document import score_document, score_span_tuples
+from metrics.engine.spans.batch import BATCH_DOCUMENTS, score_document_batch
 from metrics.engine.spans.score import DocumentScore, LeakedSpan
 from metrics.engine.spans.types import DocumentSpans
 
@@ -38,10 +38,8 @@ def _score_chunk(
     docs: list[_DocumentTuple], allowed_predicted_types: frozenset[str] | None
 ) -> list[_ScoreTuple]:
     scores = []
-    for document_id, text, gold, predicted in docs:
-        score = score_span_tuples(
-            document_id, text, gold, predicted, allowed_predicted_types=allowed_predicted_types
-        )
+    documents = [DocumentSpans(*doc) for doc in docs]
+    for score in score_document_batch(documents, allowed_predicted_types=allowed_predicted_types):
         leaked = tuple(tuple(span) for span in score.leaked_spans)
         scores.append((score.document_id, score.counts.tobytes(), score.types, leaked, score.dropped_by_type))
     return scores
@@ -71,8 +69,9 @@ def score_documents(
     process is started. Workers come from a fork server where the platform has one, else are spawned.
     """
     if processes <= 1:
-        for doc in docs:
-            yield score_document(doc, allowed_predicted_types=allowed_predicted_types)
+        documents = iter(docs)
+        while chunk := list(islice(documents, BATCH_DOCUMENTS)):
+            yield from score_document_batch(chunk, allowed_predicted_types=allowed_predicted_types)
         return
     # forkserver, not fork: a forked child runs the after-fork hooks libraries registered with
     # multiprocessing, and kombu's can hang on the parent's broker socket. The fork server is a

@@ -1,0 +1,113 @@
+"""`score_document_batch` is `score_document`, vectorised: every DocumentScore equal, field by field.
+
+`score_document` is the reference (its counts are checked against brute force and nervaluate in
+test_spans_properties and test_spans_nervaluate_agreement); the batch scorer must agree with it on
+random corpora full of nested, duplicate, touching and competing spans, with and without
+restrict_to_gt_types, and raise the same error for a span outside its text.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from metrics.engine.spans import DocumentSpans, Span, score_document, score_document_batch
+from metrics.engine.spans import batch as batch_module
+from metrics.engine.spans.score import STORED_FIELDS, TYPE_STORED_FIELDS
+
+TYPES = ("NAME", "DATE", "ID", "AGE")
+# Letters, digits, left-out characters, an underscore, Latin-1 and beyond (other code point paths).
+ALPHABET = "ab1ä ,.-_\n\t€🙂"
+
+
+@st.composite
+def documents(draw: st.DrawFn, document_id: str) -> DocumentSpans:
+    text = draw(st.text(alphabet=ALPHABET, max_size=60))
+
+    def spans() -> list[Span]:
+        if not text:
+            return []
+        found = []
+        for _ in range(draw(st.integers(0, 8))):
+            start = draw(st.integers(0, len(text) - 1))
+            end = draw(st.integers(start + 1, min(len(text), start + draw(st.integers(1, 12)))))
+            found.append(Span(start, end, draw(st.sampled_from(TYPES))))
+        return found
+
+    gold = spans()
+    # Predictions often copy gold spans (exact matches), sometimes shifted, plus spans of their own.
+    copied = [span for span in gold if draw(st.booleans())]
+    return DocumentSpans(document_id, text, gold, copied + spans())
+
+
+corpora = st.integers(1, 6).flatmap(lambda n: st.tuples(*(documents(f"doc-{i}") for i in range(n))))
+
+
+def described(score) -> dict:
+    """A DocumentScore as named fields, for readable failures."""
+    names = [*STORED_FIELDS, *(f"{t}.{f}" for t in score.types for f in TYPE_STORED_FIELDS)]
+    return {
+        "document_id": score.document_id,
+        "types": score.types,
+        "counts": dict(zip(names, score.counts, strict=True)),
+        "leaked_spans": score.leaked_spans,
+        "dropped_by_type": score.dropped_by_type,
+    }
+
+
+@settings(max_examples=400, deadline=None)
+@given(corpus=corpora, restrict=st.sampled_from([None, frozenset({"NAME"}), frozenset({"NAME", "ID"})]))
+def test_batch_scores_equal_document_scores(corpus, restrict):
+    expected = [described(score_document(doc, allowed_predicted_types=restrict)) for doc in corpus]
+    actual = [
+        described(score) for score in score_document_batch(list(corpus), allowed_predicted_types=restrict)
+    ]
+    assert actual == expected
+
+
+# The chunk size is patched once for the whole test; every example runs with it.
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(corpus=corpora)
+def test_chunking_changes_nothing(corpus, monkeypatch_chunk_size):
+    expected = [described(score_document(doc)) for doc in corpus]
+    assert [described(score) for score in score_document_batch(list(corpus))] == expected
+
+
+@pytest.fixture
+def monkeypatch_chunk_size(monkeypatch):
+    monkeypatch.setattr(batch_module, "BATCH_DOCUMENTS", 2)
+
+
+def test_documents_scored_are_independent_of_their_neighbours():
+    # A span ending at the very end of one text must not touch a span starting the next text.
+    first = DocumentSpans("a", "Anna", [Span(0, 4, "NAME")], [Span(2, 4, "NAME")])
+    second = DocumentSpans("b", "Bert", [Span(0, 4, "NAME")], [Span(0, 2, "NAME")])
+    alone = [described(score_document(doc)) for doc in (first, second)]
+    assert [described(score) for score in score_document_batch([first, second])] == alone
+
+
+def test_a_span_outside_its_text_raises_the_reference_error():
+    valid = DocumentSpans("ok", "Anna Meier", [Span(0, 4, "NAME")], [])
+    invalid = DocumentSpans("bad", "Anna", [Span(0, 4, "NAME")], [Span(2, 9, "NAME")])
+    with pytest.raises(ValueError) as reference:
+        score_document(invalid)
+    with pytest.raises(ValueError) as batched:
+        score_document_batch([valid, invalid])
+    assert str(batched.value) == str(reference.value)
+    assert "'bad'" in str(batched.value)
+
+
+def test_no_documents_no_scores():
+    assert score_document_batch([]) == []
+
+
+def test_competing_predictions_take_nervaluates_walk():
+    # Two predictions overlap one gold span: which one claims it is nervaluate's order, not ours.
+    doc = DocumentSpans(
+        "d",
+        "Dr. Anna Maria Meier",
+        [Span(4, 14, "NAME"), Span(15, 20, "NAME")],
+        [Span(4, 8, "NAME"), Span(4, 14, "DATE"), Span(9, 20, "NAME")],
+    )
+    assert described(score_document_batch([doc])[0]) == described(score_document(doc))

@@ -132,7 +132,11 @@ def span_count_table(scores: Sequence[DocumentScore]) -> DocumentCounts:
     for score in scores:
         flat_counts.extend(score.counts)
     flat = np.frombuffer(flat_counts, dtype=np.dtype(typecode))
-    stored = flat[starts[:, None] + np.arange(N_STORED)].astype(np.int64)
+    # Column by column: a gather with an (n x N_STORED) index matrix held a 33 MB index array and a
+    # second copy of the rows at once.
+    stored = np.empty((n_documents, N_STORED), dtype=np.int64)
+    for k in range(N_STORED):
+        stored[:, k] = flat[starts + k]
     table: dict[str, np.ndarray] = dict(expand_counts(stored))
     for condition in LEAKAGE_CONDITIONS:
         table[f"leakage.{condition}.leaked"] = table[f"leakage.{condition}.gold_spans_affected"] > 0
@@ -142,26 +146,33 @@ def span_count_table(scores: Sequence[DocumentScore]) -> DocumentCounts:
         (len(score.types) for score in scores), dtype=np.int64, count=n_documents
     )
     document_of_row = np.repeat(np.arange(n_documents), types_per_document)
-    first_row = np.repeat(np.cumsum(types_per_document) - types_per_document, types_per_document)
-    slot = np.arange(len(document_of_row)) - first_row
-    row_start = starts[document_of_row] + N_STORED + slot * N_TYPE_STORED
+    slot = np.arange(len(document_of_row)) - np.repeat(
+        np.cumsum(types_per_document) - types_per_document, types_per_document
+    )
+    row_start = np.repeat(starts, types_per_document) + N_STORED + slot * N_TYPE_STORED
     type_names = sorted({entity_type for score in scores for entity_type in score.types})
     code = {entity_type: k for k, entity_type in enumerate(type_names)}
-    type_of_row = np.array([code[t] for score in scores for t in score.types], dtype=np.int64)
+    type_of_row = np.fromiter(
+        (code[t] for score in scores for t in score.types), dtype=np.int64, count=len(document_of_row)
+    )
     for k, entity_type in enumerate(type_names):
-        rows = type_of_row == k
+        rows = np.flatnonzero(type_of_row == k)
+        documents_with_type = document_of_row[rows]
         for name in _TYPE_COLUMNS:
             column = np.zeros(n_documents, dtype=np.int64)
-            column[document_of_row[rows]] = flat[
+            column[documents_with_type] = flat[
                 row_start[rows] + TYPE_STORED_FIELDS.index(f"chars_typed.{name}")
             ]
             table[f"chars_typed.{entity_type}.{name}"] = column
+    del flat, flat_counts
 
     needed = set(_SPAN_COUNTS_ALWAYS)
     for definition in span_metric_definitions(table).values():
         needed |= columns_read(definition.measure) or set()
         needed |= set(definition.correctness or ())
-    selected = {name: values for name, values in table.items() if name in needed}
+    # As floats now (what span_document_counts keeps), so the integer table can go first.
+    selected = {name: values.astype(np.float64) for name, values in table.items() if name in needed}
+    del table, stored
     selected["document_id"] = np.array([score.document_id for score in scores], dtype=object)
     return span_document_counts(selected)
 

@@ -12,6 +12,8 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any, BinaryIO
 
+import orjson
+
 from annotations.importers.errors import ImportProblem, ProblemCollector
 from annotations.importers.labels import LabelResolver
 from annotations.importers.span_types import Role, SpanAnnotation, SpanDocument
@@ -42,8 +44,23 @@ def iter_jsonl_lines(
 
     Each document is yielded before the next line is read.
     """
+    fast_loads = orjson.loads
     for line_number, raw_line in lines:
         if raw_line.isspace() or not raw_line:
+            continue
+        # orjson parses the usual line about twice as fast as json. It is stricter (no NaN, no lone
+        # surrogate escapes, no integers beyond 64 bits, no byte order mark): a line it refuses takes
+        # the json path below, which accepts what it always accepted and words every error.
+        try:
+            record = fast_loads(raw_line)
+        except orjson.JSONDecodeError:
+            pass
+        else:
+            document = _document_from_record(
+                record, source=source, line=line_number, role=role, labels=labels, problems=problems
+            )
+            if document is not None:
+                yield document
             continue
         try:
             line = raw_line.decode("utf-8")

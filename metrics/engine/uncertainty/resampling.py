@@ -17,7 +17,8 @@ from functools import cache
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
-# Entries of one weight block (and of the draws behind it): about 32 MB each as 64-bit numbers.
+# Entries of one weight block: about 32 MB as 64-bit floats (the draws are made a row at a time). The
+# draws do not depend on the block size (one generator, drawn block after block), only memory does.
 _BLOCK_ENTRIES = 4_000_000
 # Above this many documents each resample is tallied on its own (its tally stays in the CPU cache);
 # below it one tally for the whole block avoids a Python loop over thousands of tiny rows.
@@ -38,8 +39,9 @@ def block_rows(n_documents: int) -> int:
 def weight_blocks(n_documents: int, resamples: int, seed: int) -> Iterator[np.ndarray]:
     """Yield bootstrap weights in blocks of rows: entry [r, i] = times document i is drawn in resample r.
 
-    Draws are `numpy.random.default_rng(seed).integers(0, n, size=(rows, n))`, block after block, so the
-    same (n, resamples, seed) always yields the same weights. Every row sums to n.
+    Draws are `numpy.random.default_rng(seed).integers(0, n, size=n)`, resample after resample, so the
+    same (n, resamples, seed) always yields the same weights (one generator drawn in sequence: how the
+    draws are cut into blocks changes nothing). Every row sums to n.
     """
     if n_documents < 1:
         raise ValueError("resampling needs at least one document")
@@ -47,18 +49,19 @@ def weight_blocks(n_documents: int, resamples: int, seed: int) -> Iterator[np.nd
     per_block = block_rows(n_documents)
     for start in range(0, resamples, per_block):
         rows = min(per_block, resamples - start)
-        draws = rng.integers(0, n_documents, size=(rows, n_documents))
-        yield _tally(draws, n_documents)
+        yield _tally(rng, rows, n_documents)
 
 
-def _tally(draws: np.ndarray, n_documents: int) -> np.ndarray:
-    """Turn each row of drawn document indices into how often each document was drawn."""
-    rows = draws.shape[0]
+def _tally(rng: np.random.Generator, rows: int, n_documents: int) -> np.ndarray:
+    """Draw `rows` resamples of n documents and count how often each document was drawn."""
     if n_documents >= _ROW_BY_ROW_FROM:
+        # One resample at a time: its draws (n integers) stay in the CPU cache while they are counted,
+        # and a block never holds its draws and its weights at once.
         weights = np.empty((rows, n_documents), dtype=np.float64)
         for row in range(rows):
-            weights[row] = np.bincount(draws[row], minlength=n_documents)
+            weights[row] = np.bincount(rng.integers(0, n_documents, size=n_documents), minlength=n_documents)
         return weights
+    draws = rng.integers(0, n_documents, size=(rows, n_documents))
     offsets = (np.arange(rows, dtype=np.int64) * n_documents)[:, None]
     flat = np.bincount((draws + offsets).ravel(), minlength=rows * n_documents)
     return flat.reshape(rows, n_documents).astype(np.float64)

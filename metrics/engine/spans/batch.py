@@ -44,10 +44,10 @@ from metrics.engine.spans.types import DocumentSpans
 BATCH_DOCUMENTS = 1024
 
 _SEPARATOR = "\n"  # left out and not a letter: it adds nothing to any count
-_ASCII_LEFT_OUT = np.zeros(128, dtype=bool)
-_ASCII_LEFT_OUT[[ord(c) for c in LEFT_OUT_CHARACTERS]] = True
-# str.isalnum() of each ASCII code point: the token pattern `[^\W_]+` is runs of these.
-_ASCII_ALNUM = np.array([chr(c).isalnum() for c in range(128)], dtype=bool)
+# Per Latin-1 code point: scored (not in LEFT_OUT_CHARACTERS), and str.isalnum() (the token pattern
+# `[^\W_]+` is runs of these). Every left-out character is ASCII.
+_LATIN1_SCORED = np.array([chr(c) not in LEFT_OUT_CHARACTERS for c in range(256)], dtype=bool)
+_LATIN1_ALNUM = np.array([chr(c).isalnum() for c in range(256)], dtype=bool)
 _INT = np.int64
 
 
@@ -237,17 +237,7 @@ def _score_chunk(docs: Sequence[DocumentSpans], allowed: frozenset[str] | None) 
     n_types = max(len(type_names), 1)
 
     # The text as code points: which are left out of `scored`, which are letters or digits.
-    code_points = _code_points(joined)
-    ascii_point = code_points < 128
-    clipped = np.where(ascii_point, code_points, 0)
-    scored_point = ~(ascii_point & _ASCII_LEFT_OUT[clipped])
-    alnum = np.where(ascii_point, _ASCII_ALNUM[clipped], False)
-    if not ascii_point.all():
-        others = np.flatnonzero(~ascii_point)
-        other_points = code_points[others]
-        distinct = _distinct(other_points)
-        is_alnum = np.fromiter((chr(c).isalnum() for c in distinct.tolist()), dtype=bool, count=len(distinct))
-        alnum[others] = is_alnum[np.searchsorted(distinct, other_points)]
+    scored_point, alnum = _character_classes(joined)
     scored_prefix = np.zeros(line_length + 1, dtype=_INT)
     np.cumsum(scored_point, out=scored_prefix[1:])
 
@@ -438,11 +428,25 @@ def _reference_arguments(doc: DocumentSpans) -> tuple:
     return doc.document_id, doc.text, tuples(doc.gold), tuples(doc.predicted)
 
 
-def _code_points(text: str) -> np.ndarray:
+def _character_classes(text: str) -> tuple[np.ndarray, np.ndarray]:
+    """(scored, alnum) for each code point of the text, as boolean arrays."""
     try:
-        return np.frombuffer(text.encode("latin-1"), dtype=np.uint8).astype(_INT)
+        latin1 = np.frombuffer(text.encode("latin-1"), dtype=np.uint8)
     except UnicodeEncodeError:
-        return np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32).astype(_INT)
+        pass
+    else:
+        return _LATIN1_SCORED[latin1], _LATIN1_ALNUM[latin1]
+    code_points = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+    in_latin1 = code_points < 256
+    clipped = np.where(in_latin1, code_points, 0)
+    scored = ~in_latin1 | _LATIN1_SCORED[clipped]
+    alnum = in_latin1 & _LATIN1_ALNUM[clipped]
+    others = np.flatnonzero(~in_latin1)
+    other_points = code_points[others]
+    distinct = _distinct(other_points)
+    is_alnum = np.fromiter((chr(c).isalnum() for c in distinct.tolist()), dtype=bool, count=len(distinct))
+    alnum[others] = is_alnum[np.searchsorted(distinct, other_points)]
+    return scored, alnum
 
 
 def _token_pieces(spans: _Spans, alnum: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -14,6 +14,7 @@ full, named counts (COUNT_FIELDS, TYPE_FIELDS) are rebuilt, vectorised, by `expa
 from __future__ import annotations
 
 from array import array
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -93,6 +94,28 @@ def expand_counts(stored: np.ndarray) -> dict[str, np.ndarray]:
         column[f"{family}.pred_total"] = predicted
     _expand_nervaluate(column, "nervaluate", gold, predicted)
     return {name: column[name] for name in COUNT_FIELDS}
+
+
+def derived_count(name: str, stored: Callable[[str], np.ndarray]) -> np.ndarray:
+    """One COUNT_FIELDS column that is not stored, from the stored columns `stored(name)` gives (as
+    `expand_counts` derives it, for a caller that wants a few columns, not all)."""
+    family, _, count = name.rpartition(".")
+    if count == "gt_total":
+        return stored("document.gold_spans")
+    if count == "pred_total":
+        return stored("document.predicted_spans")
+    prefix, schema = family.split(".")
+    if schema == "partial":
+        if count == "incorrect":
+            return np.zeros_like(stored("document.gold_spans"))
+        return derived_count(f"{prefix}.exact.{'incorrect' if count == 'partial' else count}", stored)
+    if count in ("correct", "incorrect"):
+        return stored(name)
+    if count == "partial":
+        return np.zeros_like(stored("document.gold_spans"))
+    claimed = stored(f"{family}.correct") + stored(f"{family}.incorrect")
+    side = "document.gold_spans" if count == "missed" else "document.predicted_spans"
+    return stored(side) - claimed
 
 
 def expand_type_counts(stored: np.ndarray) -> dict[str, np.ndarray]:

@@ -29,7 +29,10 @@ class DocumentCounts:
             duplicates = sorted(document_id for document_id, seen in Counter(ids).items() if seen > 1)
             raise ValueError(f"duplicate document ids: {', '.join(duplicates[:10])}")
         order = np.argsort(np.array(ids, dtype=object), kind="stable") if ids else np.arange(0)
-        self.document_ids: tuple[str, ...] = tuple(ids[i] for i in order)
+        # Columns given in id order are kept as they are: a sorted copy of a 100,000-document table is
+        # tens of megabytes held twice.
+        in_order = bool(np.array_equal(order, np.arange(len(ids))))
+        self.document_ids: tuple[str, ...] = tuple(ids) if in_order else tuple(ids[i] for i in order)
         self.columns: dict[str, np.ndarray] = {}
         for name, values in columns.items():
             array = np.asarray(values, dtype=np.float64)
@@ -37,7 +40,7 @@ class DocumentCounts:
                 raise ValueError(f"column {name!r} has shape {array.shape}; expected ({len(ids)},)")
             if not np.all(np.isfinite(array)):
                 raise ValueError(f"column {name!r} holds a value that is not a finite number")
-            self.columns[name] = array[order]
+            self.columns[name] = array if in_order else array[order]
         self.columns = dict(sorted(self.columns.items()))
 
     @classmethod

@@ -30,13 +30,13 @@ from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 COUNT_KEYS = ("correct", "incorrect", "partial", "missed", "spurious")
-# ours: the glue as `evaluate_spans` runs it (bootstrap intervals on); ours-no-ci: the same with
-# intervals off, what nervaluate computes; nervaluate: the peer. Opt-in (--only): engine-2p, the
+# ours: the glue as `evaluate_spans` runs it (bootstrap intervals on); ours-1p: the same kept to one
+# process (EVALPROJECT_SPAN_PROCESSES=1), what the second core buys; ours-no-ci: intervals off, what
+# nervaluate computes; nervaluate: the peer. Opt-in (--only): engine-2p, the
 # bench's minimal reader feeding metrics.engine.spans.score_documents with two worker processes (what
 # the glue could do with a second core; it skips the importers' validation, so it is not "ours").
-TOOLS = ("ours", "ours-no-ci", "nervaluate")
-# ours-1p (opt-in): `ours` kept to one process (EVALPROJECT_SPAN_PROCESSES=1), what the second core buys.
-ALL_TOOLS = (*TOOLS, "ours-1p", "engine-2p")
+TOOLS = ("ours", "ours-1p", "ours-no-ci", "nervaluate")
+ALL_TOOLS = (*TOOLS, "engine-2p")
 
 
 def _ours(gold_path: Path, predictions_path: Path, *, intervals: bool = True) -> dict:
@@ -115,7 +115,7 @@ def _nervaluate(gold_path: Path, predictions_path: Path) -> dict:
 
 
 class _MemorySampler:
-    """Samples the resident memory of this process plus its children (from /proc) every 50 ms.
+    """Samples the resident memory of this process plus its children (from /proc) every 10 ms.
 
     `ru_maxrss` gives each process's own peak; workers forked by the tool run beside the parent, so
     the memory the machine needs is the sum at one instant, which only sampling sees.
@@ -140,7 +140,7 @@ class _MemorySampler:
 
     def _run(self) -> None:
         me = str(os.getpid())
-        while not self._stop.wait(0.05):
+        while not self._stop.wait(0.01):
             try:
                 with open(f"/proc/{me}/task/{me}/children", encoding="ascii") as children:
                     pids = children.read().split()
@@ -178,6 +178,13 @@ def _child(tool: str, gold_path: Path, predictions_path: Path) -> None:
 
 
 Run = tuple[float, float, float, dict]
+
+
+def _instant_peak(report: dict) -> float:
+    """The most memory the tool's processes held at one instant: the sampled total, or a process's own
+    peak when that is larger (a peak shorter than the sampling interval)."""
+    memory = report.get("memory", {})
+    return max(memory.get("sampled_total_peak_mb") or 0, memory.get("parent_peak_mb", 0))
 
 
 def _peak_sum(report: dict) -> float:
@@ -243,15 +250,15 @@ def main() -> None:
             for tool in tools if repeat % 2 == 0 else tools[::-1]:
                 run = _measure(tool, gold_path, predictions_path)
                 runs[tool].append(run)
-                seconds, cpu_seconds, peak_mb, report = run
+                seconds, cpu_seconds, _, report = run
                 phases = ", ".join(f"{name} {value} s" for name, value in report.get("phases", {}).items())
                 memory = report.get("memory", {})
                 print(
                     f"  run {repeat + 1} {tool}: {seconds:.1f} s wall, {cpu_seconds:.1f} s CPU "
                     f"(parent {report['cpu']['parent_s']} s, workers {report['cpu']['workers_s']} s), "
-                    f"peak {peak_mb:.0f} MB (parent {memory.get('parent_peak_mb')} MB, largest worker "
-                    f"{memory.get('largest_worker_peak_mb')} MB, sum {_peak_sum(report):.0f} MB, sampled total "
-                    f"{memory.get('sampled_total_peak_mb')} MB) "
+                    f"peak {_instant_peak(report):.0f} MB at one instant (sampled total "
+                    f"{memory.get('sampled_total_peak_mb')} MB; parent peak {memory.get('parent_peak_mb')} MB, "
+                    f"largest worker peak {memory.get('largest_worker_peak_mb')} MB, sum {_peak_sum(report):.0f} MB) "
                     f"({report['path']}{'; ' + phases if phases else ''})",
                     flush=True,
                 )
@@ -260,24 +267,26 @@ def main() -> None:
 
 def _print_table(runs: dict[str, list[Run]]) -> None:
     # CPU seconds are printed beside wall seconds: on a shared machine they move less with the load.
-    # Memory: `peak MB` is parent peak + largest worker peak (what the processes could hold at once;
-    # for a single process its own peak), `sampled MB` the largest total seen at one instant.
+    # Memory: `peak MB` is the largest resident total of the tool's processes at one instant (sampled
+    # every 10 ms; for one process, its own peak when larger); `sum of peaks` adds the parent's peak
+    # and the largest worker's, which happen at different moments: an upper bound, not an amount the
+    # processes ever held together.
     medians = {
         tool: (
             statistics.median(run[0] for run in results),
             statistics.median(run[1] for run in results),
+            statistics.median(_instant_peak(run[3]) for run in results),
             statistics.median(_peak_sum(run[3]) for run in results),
-            statistics.median(run[3].get("memory", {}).get("sampled_total_peak_mb") or 0 for run in results),
         )
         for tool, results in runs.items()
     }
     print()
     print(
-        f"{'tool':<12} {'wall s':>10} {'CPU s':>10} {'peak MB':>10} {'sampled MB':>11}"
+        f"{'tool':<12} {'wall s':>10} {'CPU s':>10} {'peak MB':>10} {'sum of peaks':>13}"
         f"  (medians of {len(next(iter(runs.values())))} runs)"
     )
-    for tool, (seconds, cpu_seconds, peak_mb, sampled_mb) in medians.items():
-        print(f"{tool:<12} {seconds:>10.1f} {cpu_seconds:>10.1f} {peak_mb:>10.0f} {sampled_mb:>11.0f}")
+    for tool, (seconds, cpu_seconds, peak_mb, sum_mb) in medians.items():
+        print(f"{tool:<12} {seconds:>10.1f} {cpu_seconds:>10.1f} {peak_mb:>10.0f} {sum_mb:>13.0f}")
     if "nervaluate" not in medians:
         return
     theirs = medians["nervaluate"]

@@ -111,3 +111,24 @@ def test_competing_predictions_take_nervaluates_walk():
         [Span(4, 8, "NAME"), Span(4, 14, "DATE"), Span(9, 20, "NAME")],
     )
     assert described(score_document_batch([doc])[0]) == described(score_document(doc))
+
+
+SMALL_CORPUS = [
+    DocumentSpans(
+        "a", "Anna Meier, 12.3.1950", [Span(0, 10, "NAME"), Span(12, 21, "DATE")], [Span(0, 4, "NAME")]
+    ),
+    DocumentSpans("b", "Bert Huber", [Span(0, 10, "NAME")], [Span(0, 10, "NAME"), Span(5, 10, "ID")]),
+    DocumentSpans("c", "ohne Namen", [], [Span(0, 4, "NAME")]),
+]
+
+
+def test_chunks_are_also_cut_by_length_of_text(monkeypatch):
+    monkeypatch.setattr(batch_module, "BATCH_CHARACTERS", 12)  # about one document per chunk
+    expected = [described(score_document(doc)) for doc in SMALL_CORPUS]
+    assert [described(score) for score in score_document_batch(SMALL_CORPUS)] == expected
+
+
+def test_texts_too_long_for_64_bit_keys_are_scored_by_the_reference(monkeypatch):
+    monkeypatch.setattr(batch_module, "_LARGEST_KEY", 1)  # every chunk "overflows"
+    expected = [described(score_document(doc)) for doc in SMALL_CORPUS]
+    assert [described(score) for score in score_document_batch(SMALL_CORPUS)] == expected

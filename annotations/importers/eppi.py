@@ -23,10 +23,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from annotations.importers.attribute_jsonl import (
+    NOT_PARSED,
     GoldSet,
     InputSource,
     decode_utf8,
     json_type_name,
+    parse_json_bytes,
     read_source,
 )
 from annotations.importers.errors import ProblemCollector
@@ -50,17 +52,25 @@ def read_eppi_gold(
     """
     data, file = read_source(source, name)
     problems = ProblemCollector()
-    text = decode_utf8(data, file, problems)
-    # The bytes and then the text are let go as soon as they are used: an export is tens of MB, and
-    # the parsed objects are the peak of the whole evaluation's memory.
-    del data
-    problems.raise_if_errors()
-    try:
-        export = json.loads(text)
-    except json.JSONDecodeError as error:
-        problems.error(f"malformed JSON: {error.msg} (column {error.colno})", file=file, line=error.lineno)
+    # orjson reads the bytes straight away (no text copy) where its answer is json's; anything else
+    # (a byte order mark, bad UTF-8, malformed JSON, NaN...) is read as before, with json's messages.
+    export = parse_json_bytes(data)
+    if export is NOT_PARSED:
+        text = decode_utf8(data, file, problems)
+        # The bytes and then the text are let go as soon as they are used: an export is tens of MB,
+        # and the parsed objects are the peak of the whole evaluation's memory.
+        del data
         problems.raise_if_errors()
-    del text
+        try:
+            export = json.loads(text)
+        except json.JSONDecodeError as error:
+            problems.error(
+                f"malformed JSON: {error.msg} (column {error.colno})", file=file, line=error.lineno
+            )
+            problems.raise_if_errors()
+        del text
+    else:
+        del data
     if not isinstance(export, dict):
         problems.error(f"expected a JSON object, found {json_type_name(export)}", file=file)
         problems.raise_if_errors()

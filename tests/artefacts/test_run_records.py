@@ -8,6 +8,8 @@ import json
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from metrics.artefacts import (
     write_config_yaml,
@@ -16,6 +18,7 @@ from metrics.artefacts import (
     write_llm_annotations_json,
     write_prompts_used_csv,
 )
+from metrics.artefacts.run_records import json_value
 from metrics.engine.attributes.types import (
     AttributeSpec,
     AttributeType,
@@ -174,3 +177,101 @@ def test_the_log_has_one_line_per_entry():
     write_evaluation_log(["INFO one", "WARNING two\n"], destination)
 
     assert destination.getvalue() == "INFO one\nWARNING two\n"
+
+
+ATTRIBUTES = [
+    AttributeSpec("a1", "Country", AttributeType.STRING, "Where?"),
+    AttributeSpec("a2", 'A "quoted"\tlabel \u00e9', AttributeType.BOOL, "Is it?"),
+]
+# Values as the prediction reader can hand them over (any JSON, and NaN / infinities, which json
+# reads), plus the str cases orjson refuses (lone surrogates) and subclasses.
+_JSON_SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(10**30), max_value=10**30)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(alphabet=st.characters(codec=None, exclude_categories=()), max_size=40)
+    | st.sampled_from(["\ud800", "a\udfffb", "\x00\x1f\x7f\u2028\u2029\ufeff", '"\\/', "\U0001f600"])
+)
+_JSON_VALUES = st.recursive(
+    _JSON_SCALARS,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4),
+    max_leaves=10,
+)
+
+
+class _Text(str):
+    pass
+
+
+class _Number(int):
+    pass
+
+
+@settings(max_examples=400, deadline=None)
+@given(_JSON_VALUES)
+def test_json_value_is_json_dumps(value):
+    assert json_value(value) == json.dumps(value, ensure_ascii=False)
+
+
+def test_json_value_leaves_subclasses_to_json():
+    assert json_value(_Text("a\nb")) == json.dumps(_Text("a\nb"), ensure_ascii=False)
+    assert json_value(_Number(7)) == json.dumps(_Number(7), ensure_ascii=False)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.text(max_size=30),
+            st.lists(st.tuples(st.sampled_from(["a1", "a2", "x"]), _JSON_VALUES, _JSON_SCALARS), max_size=3),
+        ),
+        max_size=3,
+    )
+)
+def test_llm_annotations_lines_are_the_json_module_s(documents):
+    # The file as the plain json encoder wrote it, one record per line (format of the first version).
+    predictions = {}
+    for index, (context, given_annotations) in enumerate(documents):
+        predictions[f"d{index}"] = PredictionDocument(
+            document_id=f"d{index}",
+            context=context,
+            annotations=tuple(
+                PredictedAnnotation(
+                    attribute_id,
+                    output_data,
+                    additional_text=text if isinstance(text, str) else None,
+                    reasoning=None if isinstance(text, str) else "r",
+                )
+                for attribute_id, output_data, text in given_annotations
+            ),
+        )
+    buffer = io.StringIO()
+    write_llm_annotations_json(
+        run_id="r", predictions=predictions, attributes=ATTRIBUTES, run_metadata={}, destination=buffer
+    )
+    labels = {spec.attribute_id: spec.label for spec in ATTRIBUTES}
+    lines = buffer.getvalue().split("\n    ")[1:]
+    expected = [
+        json.dumps(
+            {
+                "document_id": document.document_id,
+                "status": document.status,
+                "error": document.error,
+                "context": document.context,
+                "annotations": [
+                    {
+                        "attribute_id": annotation.attribute_id,
+                        "attribute_label": labels.get(annotation.attribute_id),
+                        "output_data": annotation.output_data,
+                        "additional_text": annotation.additional_text,
+                        "reasoning": annotation.reasoning,
+                    }
+                    for annotation in document.annotations
+                ],
+            },
+            ensure_ascii=False,
+        )
+        for document in predictions.values()
+    ]
+    assert [line.removesuffix(",").removesuffix("\n  ]\n}\n") for line in lines] == expected

@@ -1,9 +1,13 @@
 """Verbatim grounding scores: how well a snippet is found in the context the model read."""
 
+import threading
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from rapidfuzz import fuzz
 
-from metrics.engine.attributes.verbatim import occurs_on_number_boundaries, verbatim_fuzzy_pct
+from metrics.engine.attributes.verbatim import FuzzyScores, occurs_on_number_boundaries, verbatim_fuzzy_pct
 
 CONTEXT = "Methods: 120 adults, mean age 54.3 years, were randomised. Follow-up was 12 weeks."
 
@@ -52,3 +56,30 @@ def test_other_snippets_score_the_partial_ratio_with_two_decimals():
     assert score == round(fuzz.partial_ratio(snippet, CONTEXT), 2)
     assert 0.0 < score < 100.0
     assert score == round(score, 2)
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.text(alphabet="abcAB xy1é", min_size=1, max_size=12),
+            st.text(alphabet="abcAB xy1é", max_size=80),
+        ),
+        max_size=12,
+    ),
+    st.integers(1, 5),
+)
+def test_fuzzy_scores_of_the_helper_thread_are_one_partial_ratio_per_pair(pairs, batch):
+    fuzzy = FuzzyScores(batch=batch)
+    positions = [fuzzy.add(snippet, context) for snippet, context in pairs]
+    assert positions == list(range(len(pairs)))
+    assert fuzzy.scores() == [round(fuzz.partial_ratio(snippet, context), 2) for snippet, context in pairs]
+    # No thread outlives the scores: the evaluating process may fork afterwards.
+    assert threading.active_count() == 1
+
+
+def test_fuzzy_scores_close_their_thread_when_the_caller_stops_early():
+    fuzzy = FuzzyScores(batch=1)
+    fuzzy.add("abc", "xxabdxx")
+    fuzzy.close()
+    assert threading.active_count() == 1

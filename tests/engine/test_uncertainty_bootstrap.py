@@ -175,6 +175,20 @@ def test_weights_are_drawn_in_bounded_blocks_for_a_hundred_thousand_documents():
     assert all(np.all(block.sum(axis=1) == 100_000) for block in blocks)
 
 
+@pytest.mark.parametrize(("n_documents", "resamples"), [(100, 450), (2_048, 1_955), (20_000, 401)])
+def test_weights_are_the_tallies_of_one_block_of_draws(n_documents, resamples):
+    # Large blocks are drawn a row at a time (less memory): the same numbers as one call per block,
+    # which is how the weights were first defined.
+    rng = np.random.default_rng(4)
+    rows = block_rows(n_documents)
+    for start, block in zip(
+        range(0, resamples, rows), weight_blocks(n_documents, resamples, seed=4), strict=True
+    ):
+        draws = rng.integers(0, n_documents, size=(min(rows, resamples - start), n_documents))
+        expected = np.stack([np.bincount(row, minlength=n_documents) for row in draws]).astype(float)
+        assert np.array_equal(block, expected)
+
+
 def test_blocked_sums_equal_the_whole_weight_matrix_times_the_counts():
     counts = np.random.default_rng(2).poisson(3, size=(3000, 4)).astype(float)
     counts[:, 2] = 0  # an all-zero column is skipped, and still sums to zero

@@ -218,3 +218,25 @@ def test_a_non_bool_code_without_text_is_null_gold_with_a_warning():
     (warning,) = gold.warnings
     assert "INTEGER attribute 103 (Participants) has no AdditionalText" in warning.message
     assert (warning.document_id, warning.field) == ("1", "References[0].Codes")
+
+
+def test_an_export_orjson_would_read_differently_is_read_as_json_reads_it():
+    # A byte order mark, a 19-digit run (an integer orjson would read as a float) and NaN: each goes
+    # to json (the fast path is orjson), so the gold is exactly what it was.
+    references = [
+        {"ItemId": 12345678901234567890, "Codes": [{"AttributeId": 102, "AdditionalText": "Kenya"}]},
+        {"ItemId": 2, "Codes": [{"AttributeId": 103, "AdditionalText": "40"}], "Score": float("nan")},
+    ]
+    data = export(references)
+    plain = read(data)
+    assert [document.document_id for document in plain.documents] == ["12345678901234567890", "2"]
+    assert read(b"\xef\xbb\xbf" + data).documents == plain.documents
+
+
+def test_malformed_json_gets_json_s_message():
+    with pytest.raises(InputValidationError) as raised:
+        read(b'{\n  "References": [\n    {"ItemId": 1,,}\n  ]\n}')
+
+    (problem,) = raised.value.problems
+    # The message json gave before orjson read the exports (orjson's own goes unused).
+    assert problem.message == "malformed JSON: Expecting property name enclosed in double quotes (column 18)"

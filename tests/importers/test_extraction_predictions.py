@@ -165,3 +165,42 @@ def test_without_a_gold_list_any_document_is_accepted(tmp_path):
     path.write_bytes(jsonl({"document_id": "anything", "context": "c"}))
 
     assert list(read_predictions_jsonl(path).documents) == ["anything"]
+
+
+def test_values_orjson_reads_differently_are_read_as_json_reads_them():
+    # orjson (the fast path) refuses NaN and lone surrogates and would read a 20-digit integer as a
+    # float: such lines go to json, so the values are exactly json's.
+    lines = [
+        '{"document_id": "d1", "context": "c", "annotations": [{"attribute_id": "a", "output_data": NaN}]}',
+        '{"document_id": "d2", "context": "c", "annotations": [{"attribute_id": "a", "output_data": 123456789012345678901}]}',
+        '{"document_id": "d3", "context": "c\\ud800", "annotations": [{"attribute_id": "a", "output_data": -1e400}]}',
+    ]
+    documents = read("\n".join(lines).encode()).documents
+    values = [document.annotations[0].output_data for document in documents.values()]
+    assert repr(values) == repr([json.loads(line)["annotations"][0]["output_data"] for line in lines])
+    assert type(values[1]) is int
+    assert documents["d3"].context == "c\ud800"
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        # The messages json gave before orjson read the lines (orjson's own go unused).
+        (
+            b'{"document_id": "d1", "context": "c",}',
+            "malformed JSON: Expecting property name enclosed in double quotes (column 38)",
+        ),
+        (b'{"document_id": "d1", "context": "c"', "malformed JSON: Expecting ',' delimiter (column 1)"),
+        (
+            b'{"document_id": "d1", "context": "c\x01"}',
+            "malformed JSON: Invalid control character at (column 36)",
+        ),
+        (b"\xef\xbb\xbf{}", "malformed JSON: Unexpected UTF-8 BOM (decode using utf-8-sig) (column 1)"),
+        (b"[1, 2]", "expected a JSON object, found an array"),
+        (b'{"document_id": "d1" "context": 1}', "malformed JSON: Expecting ',' delimiter (column 22)"),
+    ],
+)
+def test_malformed_lines_get_json_s_messages(line, message):
+    with pytest.raises(InputValidationError) as raised:
+        read(b'{"document_id": "d2", "context": "c"}\n' + line + b"\n")
+    assert [(problem.line, problem.message) for problem in raised.value.problems] == [(2, message)]

@@ -39,7 +39,7 @@ from metrics.engine.attributes.types import (
     PredictedAnnotation,
     PredictionDocument,
 )
-from metrics.engine.attributes.verbatim import verbatim_fuzzy_pct
+from metrics.engine.attributes.verbatim import FuzzyScores, settled_pct
 
 # Types whose gold value is searched in the context and the citation, and which get a match status.
 SOURCE_CHECKED_TYPES: frozenset[AttributeType] = frozenset(
@@ -233,11 +233,47 @@ def _compare_chunk(
     """The rows of these documents (each has gold), their warnings, and the count of predicted values
     per attribute id outside the schema. The caller checks the schema and the documents first.
 
+    The fuzzy verbatim scores are computed by a helper thread meanwhile (`FuzzyScores`) and filled
+    into the rows at the end.
+    """
+    fuzzy = FuzzyScores()
+    try:
+        rows, warnings, unknown_predicted, waiting = _compare_rows(
+            state, plans, schema_ids, gold_documents, predictions, fuzzy
+        )
+        if waiting:
+            scores = fuzzy.scores()
+            for row in waiting:
+                # A negative score stands for the fuzzy score at position -1 - score.
+                if row.human_verbatim_fuzzy_match_pct < 0.0:
+                    row.human_verbatim_fuzzy_match_pct = scores[
+                        int(-1.0 - row.human_verbatim_fuzzy_match_pct)
+                    ]
+                if row.llm_verbatim_fuzzy_match_pct < 0.0:
+                    row.llm_verbatim_fuzzy_match_pct = scores[int(-1.0 - row.llm_verbatim_fuzzy_match_pct)]
+    finally:
+        fuzzy.close()
+    return rows, warnings, unknown_predicted
+
+
+def _compare_rows(
+    state: _ChunkState,
+    plans: Sequence[_AttributePlan],
+    schema_ids: set[str] | frozenset[str],
+    gold_documents: Sequence[GoldDocument],
+    predictions: Mapping[str, PredictionDocument],
+    fuzzy: FuzzyScores,
+) -> tuple[list[ComparisonRow], list[str], dict[str, int], list[ComparisonRow]]:
+    """`_compare_chunk`, with each verbatim score that needs `partial_ratio` handed to `fuzzy` and
+    written in its row as -1 - its position there; the last item lists the rows holding one.
+
     One flat loop: this runs once per comparison row (hundreds of thousands), so every lookup that
     does not depend on the row is hoisted out of it, and the checks follow the order of the rules in
     SEMANTICS.md section 2.
     """
     rows: list[ComparisonRow] = []
+    waiting: list[ComparisonRow] = []
+    add_fuzzy = fuzzy.add
     warnings: list[str] = []
     unknown_predicted: dict[str, int] = {}
     run_id = state.run_id
@@ -403,52 +439,57 @@ def _compare_chunk(
                     else:
                         status = good_source
 
-            # Verbatim grounding of both snippets in the context (0 without a snippet).
+            # Verbatim grounding of both snippets in the context (0 without a snippet), as
+            # `verbatim_fuzzy_pct`: what needs `partial_ratio` is left to `fuzzy`, the row
+            # holding -1 - its position there until the end.
             if human_additional_text:
                 human_pct = verbatim_scores.get(human_additional_text)
                 if human_pct is None:
-                    human_pct = verbatim_scores[human_additional_text] = verbatim_fuzzy_pct(
-                        human_additional_text, context.collapsed
-                    )
+                    human_pct, snippet = settled_pct(human_additional_text, context.collapsed)
+                    if human_pct is None:
+                        human_pct = -1.0 - add_fuzzy(snippet, context.collapsed)
+                    verbatim_scores[human_additional_text] = human_pct
             else:
                 human_pct = 0.0
             if verbatim_text:
                 llm_pct = verbatim_scores.get(verbatim_text)
                 if llm_pct is None:
-                    llm_pct = verbatim_scores[verbatim_text] = verbatim_fuzzy_pct(
-                        verbatim_text, context.collapsed
-                    )
+                    llm_pct, snippet = settled_pct(verbatim_text, context.collapsed)
+                    if llm_pct is None:
+                        llm_pct = -1.0 - add_fuzzy(snippet, context.collapsed)
+                    verbatim_scores[verbatim_text] = llm_pct
             else:
                 llm_pct = 0.0
 
-            append_row(
-                ComparisonRow(
-                    document_id,
-                    external_id,
-                    document_name,
-                    attribute_id,
-                    plan.label,
-                    plan.type,
-                    run_id,
-                    annotation is not None,
-                    human_additional_text,
-                    citation.raw_details,
-                    citation.page,
-                    citation.highlight_text,
-                    gold,
-                    value,
-                    reasoning,
-                    verbatim_text,
-                    human_pct,
-                    llm_pct,
-                    in_citation,
-                    in_context,
-                    status,
-                    gold_is_valid,
-                    is_correct,
-                )
+            row = ComparisonRow(
+                document_id,
+                external_id,
+                document_name,
+                attribute_id,
+                plan.label,
+                plan.type,
+                run_id,
+                annotation is not None,
+                human_additional_text,
+                citation.raw_details,
+                citation.page,
+                citation.highlight_text,
+                gold,
+                value,
+                reasoning,
+                verbatim_text,
+                human_pct,
+                llm_pct,
+                in_citation,
+                in_context,
+                status,
+                gold_is_valid,
+                is_correct,
             )
-    return rows, warnings, unknown_predicted
+            append_row(row)
+            if human_pct < 0.0 or llm_pct < 0.0:
+                waiting.append(row)
+    return rows, warnings, unknown_predicted, waiting
 
 
 def check_schema(attributes: Sequence[AttributeSpec]) -> None:

@@ -119,6 +119,9 @@ def resampled_column_sums(
             stop = start + weights.shape[0]
             sums[start:stop, distinct] = weights @ dense
             start = stop
+            # Let go of this block before the next one is built: the loop variable would otherwise
+            # keep it alive beside its successor (two blocks at the peak instead of one).
+            del weights
     copies = np.flatnonzero((source >= 0) & (source != np.arange(n_columns)))
     sums[:, copies] = sums[:, source[copies]]
     return sums

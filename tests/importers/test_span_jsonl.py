@@ -236,3 +236,30 @@ def test_files_of_other_kinds_are_skipped_with_a_warning(tmp_path: Path) -> None
     corpus = load_span_corpus(tmp_path)
     assert [document.document_id for document in corpus.documents] == ["a"]
     assert corpus.warnings[0].file == str(tmp_path / "notes.txt")
+
+
+@pytest.mark.parametrize(
+    ("raw_line", "field", "expected"),
+    [
+        # orjson refuses these lines; json reads them, so they are judged as they always were.
+        (b'{"document_id": "a", "text": "x", "entities": [{"start": NaN, "end": 1, "entity_type": "A"}]}',
+         "entities[0].start", "got nan"),
+        (b'{"document_id": "a", "text": "x", "entities": [{"start": 1e400, "end": 1, "entity_type": "A"}]}',
+         "entities[0].start", "got inf"),
+        (b'{"document_id": "a", "text": "x", "entities": [{"start": 0, "end": 99999999999999999999, '
+         b'"entity_type": "A"}]}',
+         "entities[0].end", "reach past the end of the text"),
+    ],
+)  # fmt: skip
+def test_lines_the_fast_parser_refuses_are_read_as_json_reads_them(
+    tmp_path: Path, raw_line: bytes, field: str, expected: str
+) -> None:
+    problem = only_problem(write(tmp_path / "gold.jsonl", raw_line + b"\n"))
+    assert (problem.line, problem.field) == (1, field)
+    assert expected in problem.message
+
+
+def test_a_lone_surrogate_escape_is_read_as_json_reads_it(tmp_path: Path) -> None:
+    path = write(tmp_path / "gold.jsonl", b'{"document_id": "a\\ud800", "text": "x", "entities": []}\n')
+    (document,) = load_span_corpus(path, role="gold").documents
+    assert document.document_id == "a\ud800"

@@ -20,6 +20,10 @@ def api_token_create(
     if expires_days is not None and expires_days <= 0:
         raise ValueError("expires_days must be a positive number of days")
     key = secrets.token_urlsafe(32)
+    # A key starting with "-" reads as an option on a command line (`gate --token KEY` fails to
+    # parse), one key in 64: draw again.
+    while key.startswith("-"):
+        key = secrets.token_urlsafe(32)
     token = ApiToken(
         user=user,
         name=name,

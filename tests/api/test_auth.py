@@ -68,3 +68,13 @@ def test_a_browser_session_reads_the_api(project, client):
 
     assert response.status_code == 200
     assert response.json()["role"] == "viewer"
+
+
+def test_a_key_never_starts_with_a_dash(alice, monkeypatch):
+    # `gate --token -Xy...` would read the key as an option: such a draw is drawn again.
+    draws = iter(["-starts-like-an-option", "plain-key-after-the-dash"])
+    monkeypatch.setattr("annotations.services.tokens.secrets.token_urlsafe", lambda _: next(draws))
+
+    _, key = api_token_create(user=alice)
+
+    assert key == "plain-key-after-the-dash"

@@ -23,15 +23,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from annotations.importers.attribute_jsonl import (
-    NOT_PARSED,
     GoldSet,
     InputSource,
     decode_utf8,
     json_type_name,
-    parse_json_bytes,
     read_source,
 )
 from annotations.importers.errors import ProblemCollector
+from annotations.importers.json_lines import NOT_PARSED, parse_json_bytes
 from metrics.engine.attributes.types import AttributeType, FullTextDetail, GoldAnnotation, GoldDocument
 
 # Text of duplicate codes for one attribute is joined with this when the texts differ: conflicting

@@ -12,8 +12,8 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any, BinaryIO
 
-from annotations.importers.attribute_jsonl import NOT_PARSED, parse_json_bytes
 from annotations.importers.errors import ImportProblem, ProblemCollector
+from annotations.importers.json_lines import NOT_PARSED, parse_json_bytes
 from annotations.importers.labels import LabelResolver
 from annotations.importers.span_types import Role, SpanAnnotation, SpanDocument
 

@@ -223,10 +223,10 @@ def _score_chunk(docs: Sequence[DocumentSpans], allowed: frozenset[str] | None) 
         kept = keep[pred_code] if len(pred_code) else np.ones(0, dtype=bool)
         if not kept.all():
             lost = np.flatnonzero(~kept)
+            lost_types: dict[int, Counter[str]] = {}
             for k in lost.tolist():
-                counter = dropped_by_doc.setdefault(int(pred_doc[k]), Counter())  # type: ignore[arg-type]
-                counter[pred_types[k]] += 1  # type: ignore[index]
-            dropped_by_doc = {d: tuple(sorted(c.items())) for d, c in dropped_by_doc.items()}  # type: ignore[union-attr]
+                lost_types.setdefault(int(pred_doc[k]), Counter())[pred_types[k]] += 1
+            dropped_by_doc = {d: tuple(sorted(c.items())) for d, c in lost_types.items()}
             dropped = _per(pred_doc[lost], n_docs)
             pred_doc, pred_start, pred_end, pred_code = (
                 pred_doc[kept],

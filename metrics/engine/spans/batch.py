@@ -16,7 +16,7 @@ are laid end to end on one line of code points:
 The one step that does not vectorise is nervaluate's greedy walk when one prediction could claim
 several gold spans, or one gold span be claimed by several predictions: which claims first then
 matters. Those documents' nervaluate counts come from the reference walk (`nervaluate_counts`), with
-every other count vectorised. A document with a span outside its text is scored by `score_span_tuples`,
+every other count vectorised. A document with a span outside its text is scored by `score_document`,
 which raises its ValueError: errors are exactly `score_document`'s, in document order.
 
 `tests/engine/test_spans_batch.py` checks that every DocumentScore equals `score_document`'s.
@@ -33,7 +33,7 @@ from operator import attrgetter, itemgetter
 
 import numpy as np
 
-from metrics.engine.spans.document import _CONDITIONS, score_document, score_span_tuples
+from metrics.engine.spans.document import _CONDITIONS, score_document
 from metrics.engine.spans.intervals import LEFT_OUT_CHARACTERS
 from metrics.engine.spans.nervaluate_counts import nervaluate_one_type, nervaluate_typed
 from metrics.engine.spans.score import N_STORED, N_TYPE_STORED, DocumentScore, LeakedSpan
@@ -235,7 +235,7 @@ def _score_chunk(docs: Sequence[DocumentSpans], allowed: frozenset[str] | None) 
                 pred_code[kept],
             )
 
-    # Spans outside their text: score_span_tuples raises the error score_document would.
+    # Spans outside their text: score_document raises its own error for the first such document.
     invalid = np.zeros(n_docs, dtype=bool)
     for doc_index, start, end in ((gold_doc, gold_start, gold_end), (pred_doc, pred_start, pred_end)):
         bad = (start < 0) | (end <= start) | (end > n_chars[doc_index])
@@ -243,8 +243,8 @@ def _score_chunk(docs: Sequence[DocumentSpans], allowed: frozenset[str] | None) 
             invalid[doc_index[bad]] = True
     if invalid.any():
         first_invalid = int(np.flatnonzero(invalid)[0])
-        score_span_tuples(*_reference_arguments(docs[first_invalid]), allowed_predicted_types=allowed)
-        raise AssertionError("score_span_tuples accepted a span the batch scorer refused")  # pragma: no cover
+        score_document(docs[first_invalid], allowed_predicted_types=allowed)
+        raise AssertionError("score_document accepted a span the batch scorer refused")  # pragma: no cover
 
     if (len(type_names) + 1) * (line_length + 1) ** 2 >= _LARGEST_KEY:
         # A text of billions of code points: keys would overflow; the reference scorer has no keys.
@@ -432,18 +432,6 @@ def _score_chunk(docs: Sequence[DocumentSpans], allowed: frozenset[str] | None) 
         missed,
         dropped_by_doc,
     )
-
-
-def _reference_arguments(doc: DocumentSpans) -> tuple:
-    def tuples(spans: Sequence) -> list[tuple[int, int, str]]:
-        return [
-            (span[0], span[1], span[2])
-            if isinstance(span, tuple)
-            else (span.start, span.end, span.entity_type)
-            for span in spans
-        ]
-
-    return doc.document_id, doc.text, tuples(doc.gold), tuples(doc.predicted)
 
 
 def _character_classes(text: str) -> tuple[np.ndarray, np.ndarray]:

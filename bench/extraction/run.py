@@ -12,6 +12,7 @@ the subprocess (interpreter start and imports included), the peak RSS of the eva
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import resource
 import shutil
@@ -50,6 +51,7 @@ def child(workdir: Path, output_dir: Path) -> None:
         return time.process_time() + workers.ru_utime + workers.ru_stime
 
     cpu = cpu_seconds()
+    gc.disable()  # as the evaluate_extraction command does
 
     def mark(step: str) -> None:
         nonlocal cpu

@@ -6,6 +6,7 @@ metrics.extraction_evaluation, which the server reuses.
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -92,6 +93,11 @@ class Command(BaseCommand):
         add_interval_arguments(parser, what="metrics' confidence intervals (metrics.csv, metrics.json)")
 
     def handle(self, *args, **options) -> None:
+        # One evaluation, then the process ends: reference counting frees what the run builds, and
+        # the few reference cycles made meanwhile die with the process. With the cyclic collector on,
+        # each time it resumed after a phase it walked the millions of objects the phase had built
+        # (measured: 0.35 s on 20,000 documents x 10 attributes).
+        gc.disable()
         output_dir: Path = options["output_dir"]
         intervals = interval_settings_from_options(options)
         try:

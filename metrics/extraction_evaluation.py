@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -33,6 +34,7 @@ from annotations.importers.eppi import read_eppi_gold
 from annotations.importers.errors import ImportProblem, InputValidationError
 from annotations.importers.extraction_predictions import PredictionSet, read_predictions_jsonl
 from annotations.importers.prompts_csv import PromptSet, read_prompts_csv
+from annotations.importers.sources import InMemorySource
 from metrics import artefacts
 from metrics.artefacts import bundle
 from metrics.engine.attributes import evaluate_extraction, resolve_custom_metrics, validate_settings
@@ -52,6 +54,10 @@ _DETECTION_BYTES = 1 << 20
 # `parallel`).
 SCORING_PROCESSES = 1
 FORKED_WRITING = False
+# From this size of gold file on, `evaluate_extraction_to_folder` splits the work between two
+# processes from the start (metrics.extraction_shards), which is another matter: each builds only
+# its own half of the documents, so nothing is copied.
+SPLIT_MIN_GOLD_BYTES = 1 << 20
 # config.yaml keys this evaluation reads; every other key is kept in the snapshot untouched.
 THRESHOLD_KEY = "edit_distance_match_threshold"
 NUMBER_FORMAT_KEY = "number_format"
@@ -72,6 +78,28 @@ class ExtractionInputs:
 
 
 @dataclass
+class InputSummary:
+    """What the run's log and records say about its inputs."""
+
+    n_gold_documents: int
+    n_prediction_lines: int
+    gold_without_line: list[str]  # gold document ids with no prediction line, in gold order
+    warnings: list[ImportProblem]
+
+    @classmethod
+    def of(cls, inputs: ExtractionInputs) -> InputSummary:
+        predictions = inputs.predictions.documents
+        return cls(
+            n_gold_documents=len(inputs.gold.documents),
+            n_prediction_lines=len(predictions),
+            gold_without_line=[
+                document_id for document_id in inputs.gold.document_ids() if document_id not in predictions
+            ],
+            warnings=inputs.warnings,
+        )
+
+
+@dataclass
 class ExtractionRun:
     """An evaluated run with everything its artefacts are written from."""
 
@@ -83,6 +111,12 @@ class ExtractionRun:
     # (`add_run_intervals`); None: the artefacts carry no intervals.
     intervals: dict[str, dict[str, Interval]] | None = None
     interval_settings: IntervalSettings | None = None
+    # Set by a split evaluation (metrics.extraction_shards), whose `inputs` hold the prompts only
+    # and whose rows carry only what the metrics read; None: taken from `inputs`.
+    input_summary: InputSummary | None = None
+
+    def summary(self) -> InputSummary:
+        return self.input_summary if self.input_summary is not None else InputSummary.of(self.inputs)
 
     def config_snapshot(self) -> dict[str, Any]:
         """config.yaml of the run: the effective settings first, then the rest of the given config."""
@@ -100,15 +134,12 @@ class ExtractionRun:
 
     def log_lines(self) -> list[str]:
         """evaluation.log: what was read, the settings, every warning, skipped and unscored items."""
-        evaluation, inputs = self.evaluation, self.inputs
+        evaluation, inputs, summary = self.evaluation, self.inputs, self.summary()
         unscored = set(evaluation.unscored_documents)
-        without_line = sum(
-            document_id not in inputs.predictions.documents and document_id not in unscored
-            for document_id in inputs.gold.document_ids()
-        )
+        without_line = sum(document_id not in unscored for document_id in summary.gold_without_line)
         lines = [
-            f"INFO run {evaluation.run_id}: {len(inputs.gold.documents)} gold document(s) ({inputs.gold_format}), "
-            f"{len(inputs.predictions.documents)} prediction line(s), "
+            f"INFO run {evaluation.run_id}: {summary.n_gold_documents} gold document(s) ({inputs.gold_format}), "
+            f"{summary.n_prediction_lines} prediction line(s), "
             f"{len(inputs.prompts.scored)} scored attribute(s), {len(evaluation.rows)} comparison row(s)",
             f"INFO settings: {THRESHOLD_KEY}={self.settings.edit_distance_match_threshold} "
             f"{NUMBER_FORMAT_KEY}={self.settings.number_format} "
@@ -118,7 +149,7 @@ class ExtractionRun:
             lines.append(
                 f"WARNING {without_line} gold document(s) have no prediction line: failed extraction"
             )
-        lines.extend(f"WARNING {problem}" for problem in inputs.warnings)
+        lines.extend(f"WARNING {problem}" for problem in summary.warnings)
         lines.extend(f"WARNING {warning}" for warning in evaluation.warnings)
         lines.extend(
             f"INFO unscored document (no gold): {document_id}"
@@ -279,17 +310,11 @@ def read_extraction_inputs(
                 gold_set = read_gold_jsonl(gold, name=names.get("gold"))
         except InputValidationError as error:
             problems.extend(error.problems)
-        if gold_set is not None and gold_set.attribute_names:
-            # Usually a mistyped id: every document would silently get the attribute's default.
+        if gold_set is not None:
             gold_set.warnings.extend(
-                ImportProblem(
-                    f"attribute {spec.attribute_id!r} ({spec.label}) is in no EPPI code set; "
-                    "every document gets its missing-annotation default",
-                    file=source_name(gold, names.get("gold")),
-                    field="CodeSets",
+                attribute_warnings_for_code_sets(
+                    prompt_set, gold_set.attribute_names, source_name(gold, names.get("gold"))
                 )
-                for spec in prompt_set.scored
-                if spec.attribute_id not in gold_set.attribute_names
             )
         prediction_set = PredictionSet(documents={})
         try:
@@ -312,6 +337,26 @@ def read_extraction_inputs(
             for role, source in (("gold", gold), ("prompts", prompts), ("predictions", predictions))
         },
     )
+
+
+def attribute_warnings_for_code_sets(
+    prompt_set: PromptSet, attribute_names: Mapping[str, str], gold_file: str
+) -> list[ImportProblem]:
+    """A warning for each scored attribute that the gold's code sets do not define (none when the
+    gold defines no attributes). Usually a mistyped id: every document would silently get the
+    attribute's default."""
+    if not attribute_names:
+        return []
+    return [
+        ImportProblem(
+            f"attribute {spec.attribute_id!r} ({spec.label}) is in no EPPI code set; "
+            "every document gets its missing-annotation default",
+            file=gold_file,
+            field="CodeSets",
+        )
+        for spec in prompt_set.scored
+        if spec.attribute_id not in attribute_names
+    ]
 
 
 @contextmanager
@@ -377,6 +422,66 @@ def evaluate_extraction_paths(
     return run
 
 
+def evaluate_extraction_to_folder(
+    *,
+    gold: InputSource,
+    prompts: InputSource,
+    predictions: InputSource,
+    output_dir: str | Path,
+    run_id: str,
+    settings: EvaluationSettings,
+    config: ExtractionConfig | None = None,
+    intervals: IntervalSettings | None = None,
+    phase_seconds: dict[str, float] | None = None,
+    split: bool | None = None,
+) -> ExtractionRun:
+    """All of an offline evaluation: read, score, compute the intervals and write the artefact
+    folder (atomically). Raises InputValidationError on bad input, with nothing written.
+
+    `split`: True runs it in two processes wherever that gives the same artefacts (see
+    metrics.extraction_shards), False in this one; None (the default) splits a gold file of at
+    least SPLIT_MIN_GOLD_BYTES, below which a second process is not worth starting.
+    """
+    if split is None:
+        split = _source_size(gold) >= SPLIT_MIN_GOLD_BYTES
+    if split:
+        from metrics.extraction_shards import evaluate_extraction_split  # it imports this module
+
+        run = evaluate_extraction_split(
+            gold=gold,
+            prompts=prompts,
+            predictions=predictions,
+            output_dir=output_dir,
+            run_id=run_id,
+            settings=settings,
+            config=config,
+            intervals=intervals,
+            phase_seconds=phase_seconds,
+        )
+        if run is not None:
+            return run
+    run = evaluate_extraction_paths(
+        gold=gold,
+        prompts=prompts,
+        predictions=predictions,
+        run_id=run_id,
+        settings=settings,
+        config=config,
+        phase_seconds=phase_seconds,
+        intervals=intervals,
+    )
+    write_run_artefacts(run, output_dir, phase_seconds=phase_seconds)
+    return run
+
+
+def _source_size(source: InputSource) -> int:
+    if isinstance(source, bytes):
+        return len(source)
+    if isinstance(source, InMemorySource):
+        return len(source.data)
+    return os.stat(source).st_size
+
+
 def add_run_intervals(run: ExtractionRun, settings: IntervalSettings) -> ExtractionRun:
     """Compute the run's confidence intervals (none with `settings.resamples == 0`) and record the
     settings; the artefacts written afterwards carry both. Returns `run`."""
@@ -421,7 +526,7 @@ def write_run_artefacts(
                 run_id=evaluation.run_id,
                 predictions=inputs.predictions.documents,
                 attributes=inputs.prompts.attributes,
-                run_metadata=_run_metadata(run),
+                run_metadata=run_metadata(run),
                 destination=path,
             ),
         ),
@@ -445,12 +550,13 @@ def write_run_artefacts(
     return output_dir
 
 
-def _run_metadata(run: ExtractionRun) -> dict[str, Any]:
+def run_metadata(run: ExtractionRun) -> dict[str, Any]:
     """Run metadata for llm_annotations.json: the model and provider when the config names them."""
     metadata = {key: run.config[key] for key in ("model", "provider", "temperature") if key in run.config}
+    summary = run.summary()
     metadata.update(
-        n_gold_documents=len(run.inputs.gold.documents),
-        n_prediction_lines=len(run.inputs.predictions.documents),
+        n_gold_documents=summary.n_gold_documents,
+        n_prediction_lines=summary.n_prediction_lines,
         attributes=[
             {
                 "attribute_id": spec.attribute_id,

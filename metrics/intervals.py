@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from metrics.engine.attributes.types import ExtractionEvaluation
+from metrics.engine.attributes.types import AttributeType, ExtractionEvaluation
 from metrics.engine.spans import LEAKAGE_CONDITIONS, DocumentScore
 from metrics.engine.spans.score import (
     COUNT_FIELDS,
@@ -256,9 +256,23 @@ def extraction_intervals(
     if not settings.enabled:
         return None
     types = {result.spec.attribute_id: result.spec.type for result in evaluation.attributes}
-    counts = attribute_document_counts(evaluation.rows, document_ids)
+    return extraction_intervals_from_counts(
+        attribute_document_counts(evaluation.rows, document_ids), types, settings
+    )
+
+
+def extraction_intervals_from_counts(
+    counts: DocumentCounts,
+    attribute_types: Mapping[str, AttributeType],
+    settings: IntervalSettings = DEFAULT_INTERVALS,
+) -> dict[str, dict[str, Interval]] | None:
+    """`extraction_intervals` from the rows' per-document counts (`attribute_document_counts`, or
+    counts of parts of the run joined with `DocumentCounts.joined`), for the scored attributes of
+    `attribute_types` ({attribute_id: type}, in schema order)."""
+    if not settings.enabled:
+        return None
     return attribute_intervals(
-        counts, types, level=settings.level, resamples=settings.resamples, seed=settings.seed
+        counts, attribute_types, level=settings.level, resamples=settings.resamples, seed=settings.seed
     )
 
 

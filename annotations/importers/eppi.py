@@ -25,6 +25,7 @@ from typing import Any
 from annotations.importers.attribute_jsonl import (
     GoldSet,
     InputSource,
+    Shard,
     decode_utf8,
     json_type_name,
     read_source,
@@ -43,14 +44,121 @@ def read_eppi_gold(
     *,
     attribute_types: Mapping[str, AttributeType],
     name: str | None = None,
+    shard: Shard | None = None,
 ) -> GoldSet:
     """Read an EPPI Reviewer JSON export; raise InputValidationError listing every problem found.
 
     `attribute_types` maps attribute ids (decimal strings of EPPI AttributeIds) to their types, from
     the prompt CSV. Codes of attributes not in it keep `AdditionalText` as their raw value.
+
+    With `shard`, only the references of its slice become documents (`Shard.range`); the ids of all
+    of them are still read and checked, and listed in `GoldSet.all_document_ids`. Problems and
+    warnings are those of its own references (and every id problem); the code sets' warnings are
+    left to shard 0.
     """
-    data, file = read_source(source, name)
     problems = ProblemCollector()
+    export, file = _parse(source, name, problems)
+    if not isinstance(export, dict):
+        problems.error(f"expected a JSON object, found {json_type_name(export)}", file=file)
+        problems.raise_if_errors()
+
+    if shard is None or shard.index == 0:
+        attribute_names = _read_code_sets(export.get("CodeSets", []), file, problems)
+    else:  # the same names; their warnings are shard 0's to report
+        code_set_problems = ProblemCollector()
+        attribute_names = _read_code_sets(export.get("CodeSets", []), file, code_set_problems)
+        problems.errors.extend(code_set_problems.errors)
+    references = export.get("References")
+    if not isinstance(references, list):
+        problems.error(
+            "missing References array" if references is None else "References must be an array",
+            file=file,
+            field="References",
+        )
+        problems.raise_if_errors()
+
+    documents: list[GoldDocument] = []
+    without_gold: list[str] = []
+    first_index: dict[str, int] = {}
+    # AttributeId integer -> its decimal text, made once: hundreds of thousands of codes share a few
+    # ids, and one string object each instead of one per code.
+    id_texts: dict[int, str] = {}
+    own = range(len(references)) if shard is None else shard.range(len(references))
+    # A shard reads every id first, letting the other shards' references go as it does, and builds
+    # its own documents afterwards: the whole parsed export never sits beside the documents.
+    own_ids: dict[int, str] = {}
+
+    def build(index: int, reference: dict, document_id: str) -> None:
+        where = f"References[{index}]"
+        title = reference.get("Title")
+        if title is not None and not isinstance(title, str):
+            problems.error(
+                "Title must be a string", file=file, document_id=document_id, field=f"{where}.Title"
+            )
+        codes = reference.get("Codes") or []
+        if not isinstance(codes, list):
+            problems.error(
+                "Codes must be an array", file=file, document_id=document_id, field=f"{where}.Codes"
+            )
+            return
+        if not codes:
+            without_gold.append(document_id)
+        annotations = _read_codes(
+            codes, where, document_id, attribute_types, attribute_names, file, problems, id_texts
+        )
+        documents.append(
+            GoldDocument(
+                document_id=document_id,
+                name=title if isinstance(title, str) else None,
+                external_id=document_id,
+                annotations=annotations,
+            )
+        )
+
+    for index in range(len(references)):
+        if shard is None or index not in own:
+            # Taken out of the parsed export: its objects are freed as soon as its document is
+            # built (or its id read), so the documents reuse their memory instead of adding to it.
+            reference, references[index] = references[index], None
+        else:
+            reference = references[index]
+        where = f"References[{index}]"
+        if not isinstance(reference, dict):
+            problems.error(f"must be an object, found {json_type_name(reference)}", file=file, field=where)
+            continue
+        document_id = _read_id(reference, "ItemId", where, file, problems)
+        if document_id is None:
+            continue
+        if document_id in first_index:
+            problems.error(
+                f"duplicate ItemId (first at References[{first_index[document_id]}])",
+                file=file,
+                document_id=document_id,
+                field=f"{where}.ItemId",
+            )
+            continue
+        first_index[document_id] = index
+        if shard is None:
+            build(index, reference, document_id)
+        elif index in own:
+            own_ids[index] = document_id
+        del reference
+    for index, document_id in own_ids.items():
+        reference, references[index] = references[index], None
+        build(index, reference, document_id)
+        del reference
+    problems.raise_if_errors()
+    return GoldSet(
+        documents=documents,
+        documents_without_gold=without_gold,
+        attribute_names=attribute_names,
+        warnings=problems.warnings,
+        all_document_ids=None if shard is None else list(first_index),
+    )
+
+
+def _parse(source: InputSource, name: str | None, problems: ProblemCollector) -> tuple[Any, str]:
+    data, file = read_source(source, name)
     # orjson reads the bytes straight away (no text copy) where its answer is json's; anything else
     # (a byte order mark, bad UTF-8, malformed JSON, NaN...) is read as before, with json's messages.
     export = parse_json_bytes(data)
@@ -70,77 +178,7 @@ def read_eppi_gold(
         del text
     else:
         del data
-    if not isinstance(export, dict):
-        problems.error(f"expected a JSON object, found {json_type_name(export)}", file=file)
-        problems.raise_if_errors()
-
-    attribute_names = _read_code_sets(export.get("CodeSets", []), file, problems)
-    references = export.get("References")
-    if not isinstance(references, list):
-        problems.error(
-            "missing References array" if references is None else "References must be an array",
-            file=file,
-            field="References",
-        )
-        problems.raise_if_errors()
-
-    documents: list[GoldDocument] = []
-    without_gold: list[str] = []
-    first_index: dict[str, int] = {}
-    # AttributeId integer -> its decimal text, made once: hundreds of thousands of codes share a few
-    # ids, and one string object each instead of one per code.
-    id_texts: dict[int, str] = {}
-    for index in range(len(references)):
-        # Taken out of the parsed export: its objects are freed as soon as its document is built,
-        # so the documents reuse their memory instead of adding to it.
-        reference, references[index] = references[index], None
-        where = f"References[{index}]"
-        if not isinstance(reference, dict):
-            problems.error(f"must be an object, found {json_type_name(reference)}", file=file, field=where)
-            continue
-        document_id = _read_id(reference, "ItemId", where, file, problems)
-        if document_id is None:
-            continue
-        if document_id in first_index:
-            problems.error(
-                f"duplicate ItemId (first at References[{first_index[document_id]}])",
-                file=file,
-                document_id=document_id,
-                field=f"{where}.ItemId",
-            )
-            continue
-        first_index[document_id] = index
-        title = reference.get("Title")
-        if title is not None and not isinstance(title, str):
-            problems.error(
-                "Title must be a string", file=file, document_id=document_id, field=f"{where}.Title"
-            )
-        codes = reference.get("Codes") or []
-        if not isinstance(codes, list):
-            problems.error(
-                "Codes must be an array", file=file, document_id=document_id, field=f"{where}.Codes"
-            )
-            continue
-        if not codes:
-            without_gold.append(document_id)
-        annotations = _read_codes(
-            codes, where, document_id, attribute_types, attribute_names, file, problems, id_texts
-        )
-        documents.append(
-            GoldDocument(
-                document_id=document_id,
-                name=title if isinstance(title, str) else None,
-                external_id=document_id,
-                annotations=annotations,
-            )
-        )
-    problems.raise_if_errors()
-    return GoldSet(
-        documents=documents,
-        documents_without_gold=without_gold,
-        attribute_names=attribute_names,
-        warnings=problems.warnings,
-    )
+    return export, file
 
 
 def _read_id(record: dict, key: str, where: str, file: str, problems: ProblemCollector) -> str | None:

@@ -15,6 +15,9 @@ import orjson
 # bytes is a run of 19 digits in the original.
 _DIGITS_AS_ZEROS = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x20 for byte in range(256))
 _NINETEEN_DIGITS = b"0" * 19
+# Large inputs are scanned a slice at a time, so the scan's translated copy stays small (a whole
+# export translated at once was tens of MB beside the export and its parsed objects).
+_SCAN_SLICE = 1 << 20
 # What `parse_json_bytes` returns when json.loads must read the bytes instead.
 NOT_PARSED = object()
 
@@ -32,9 +35,20 @@ def parse_json_bytes(data: bytes) -> Any:
     Otherwise the two agree (checked value by value on floats, integers, every code point, escapes,
     duplicate keys and malformed input). A byte order mark is an orjson error, so it goes to json too.
     """
-    if _NINETEEN_DIGITS in data.translate(_DIGITS_AS_ZEROS):
+    if _has_nineteen_digits(data):
         return NOT_PARSED
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError:
         return NOT_PARSED
+
+
+def _has_nineteen_digits(data: bytes) -> bool:
+    """True when `data` holds a run of 19 ASCII digits."""
+    overlap = len(_NINETEEN_DIGITS) - 1  # a run across two slices is seen whole in the second
+    for start in range(0, max(len(data), 1), _SCAN_SLICE):
+        if _NINETEEN_DIGITS in data[max(start - overlap, 0) : start + _SCAN_SLICE].translate(
+            _DIGITS_AS_ZEROS
+        ):
+            return True
+    return False

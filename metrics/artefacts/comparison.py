@@ -148,11 +148,14 @@ def write_comparison_csv(evaluation: ExtractionEvaluation, destination: Destinat
     write_comparison_rows(evaluation.rows, destination)
 
 
-def write_comparison_rows(rows: Iterable[ComparisonRow], destination: Destination) -> None:
-    """Write comparison rows with their header; the server streams stored rows through this."""
+def write_comparison_rows(
+    rows: Iterable[ComparisonRow], destination: Destination, *, header: bool = True
+) -> None:
+    """Write comparison rows with their header (or without: a part of the file, see
+    metrics.extraction_shards); the server streams stored rows through this."""
     with open_destination(destination) as handle:
-        writer = csv.writer(handle)
-        writer.writerow(COMPARISON_COLUMNS)
+        if header:
+            csv.writer(handle).writerow(COMPARISON_COLUMNS)
         # Rows with something to quote go through the csv module, into this buffer, in order.
         quoted = io.StringIO()
         quoting_writer = csv.writer(quoted)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import csv
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import IO, Any
 
 import orjson
@@ -40,19 +40,31 @@ def _write_json_with_list(
     )
 
 
+# How the list of a JSON artefact holds its items: one a line, indented (`_write_json_lines_in_list`).
+FIRST_ITEM_SEPARATOR = "\n    "
+ITEM_SEPARATOR = ",\n    "
+
+
+def json_list_frame(head: Mapping[str, Any], list_key: str) -> tuple[str, str]:
+    """The text before the first item of `{**head, list_key: [...]}` (the indented head, up to and
+    including the list's "["), and the text after the last."""
+    head_text = json.dumps({**head, list_key: []}, indent=2, ensure_ascii=False)
+    # The head ends with `"<list_key>": []\n}`; the list opens there.
+    return head_text[: -len("[]\n}")] + "[", "\n  ]\n}\n"
+
+
 def _write_json_lines_in_list(
     handle: IO[str], head: Mapping[str, Any], list_key: str, item_texts: Iterable[str]
 ) -> None:
     """`_write_json_with_list` for items already encoded (each as `json.dumps(item, ensure_ascii=False)`)."""
-    head_text = json.dumps({**head, list_key: []}, indent=2, ensure_ascii=False)
-    # The head ends with `"<list_key>": []\n}`; open the list there and stream the items into it.
-    handle.write(head_text[: -len("[]\n}")] + "[")
-    separator = "\n    "
+    opening, closing = json_list_frame(head, list_key)
+    handle.write(opening)
+    separator = FIRST_ITEM_SEPARATOR
     for text in item_texts:
         handle.write(separator)
         handle.write(text)
-        separator = ",\n    "
-    handle.write("\n  ]\n}\n")
+        separator = ITEM_SEPARATOR
+    handle.write(closing)
 
 
 def json_value(value: Any) -> str:
@@ -81,14 +93,13 @@ def json_value(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def write_llm_annotations_json(
-    *,
-    run_id: str,
-    predictions: Mapping[str, PredictionDocument],
-    attributes: Sequence[AttributeSpec],
-    run_metadata: Mapping[str, Any],
-    destination: Destination,
-) -> None:
+def llm_annotation_lines(
+    predictions: Mapping[str, PredictionDocument], attributes: Sequence[AttributeSpec]
+) -> Iterator[str]:
+    """The items of llm_annotations.json's `documents` list, one encoded document per prediction
+    line, in order: `json.dumps(record, ensure_ascii=False)` of each record (keys document_id,
+    status, error, context, annotations), spelled out. Its values are encoded one by one
+    (`json_value`), the context, the bulk of the file, by orjson. No item holds a line break."""
     labels = {spec.attribute_id: spec.label for spec in attributes}
     # attribute_id -> the start of its annotations' text, up to the output_data value: a few ids
     # recur on every document.
@@ -111,62 +122,56 @@ def write_llm_annotations_json(
             f'"reasoning": {json_value(annotation.reasoning)}}}'
         )
 
-    def document_line(document: PredictionDocument) -> str:
-        """`json.dumps(record, ensure_ascii=False)` of the document's record (keys document_id,
-        status, error, context, annotations), spelled out: its values are encoded one by one
-        (`json_value`), the context, the bulk of the file, by orjson."""
+    for document in predictions.values():
         annotations = ", ".join([annotation_text(annotation) for annotation in document.annotations])
-        return (
+        yield (
             f'{{"document_id": {json_value(document.document_id)}, '
             f'"status": {json_value(document.status)}, "error": {json_value(document.error)}, '
             f'"context": {json_value(document.context)}, "annotations": [{annotations}]}}'
         )
 
-    head = {
+
+def llm_annotations_head(run_id: str, run_metadata: Mapping[str, Any]) -> dict[str, Any]:
+    return {
         "extraction_run_id": run_id,
         "format_version": ANNOTATIONS_FORMAT_VERSION,
         "run": dict(run_metadata),
     }
+
+
+def write_llm_annotations_json(
+    *,
+    run_id: str,
+    predictions: Mapping[str, PredictionDocument],
+    attributes: Sequence[AttributeSpec],
+    run_metadata: Mapping[str, Any],
+    destination: Destination,
+) -> None:
     with open_destination(destination) as handle:
-        _write_json_lines_in_list(handle, head, "documents", map(document_line, predictions.values()))
+        _write_json_lines_in_list(
+            handle,
+            llm_annotations_head(run_id, run_metadata),
+            "documents",
+            llm_annotation_lines(predictions, attributes),
+        )
 
 
-def extraction_metadata(
-    *, run_id: str, predictions: Mapping[str, PredictionDocument], gold_document_ids: Sequence[str]
-) -> tuple[dict, list[dict]]:
-    """The head (totals) and the per-document entries of extraction_metadata.json."""
-    documents = list(predictions.values())
-    costs = [document.cost_usd for document in documents if document.cost_usd is not None]
-    input_tokens = [document.input_tokens for document in documents if document.input_tokens is not None]
-    output_tokens = [document.output_tokens for document in documents if document.output_tokens is not None]
-    stages: dict[str, list[float]] = {}
-    for document in documents:
-        for stage, seconds in document.timings.items():
-            stages.setdefault(stage, []).append(seconds)
-    # fsum: the exactly rounded sum, so totals do not depend on the order of the lines.
-    stage_totals = {stage: math.fsum(values) for stage, values in sorted(stages.items())}
-    head = {
-        "extraction_run_id": run_id,
-        "format_version": METADATA_FORMAT_VERSION,
-        "n_gold_documents": len(gold_document_ids),
-        "n_prediction_lines": len(documents),
-        "n_failed_documents": sum(document.status == "failed" for document in documents),
-        "documents_without_prediction_line": [
-            document_id for document_id in gold_document_ids if document_id not in predictions
-        ],
-        "total_cost_usd": math.fsum(costs) if costs else None,
-        "total_input_tokens": sum(input_tokens) if input_tokens else None,
-        "total_output_tokens": sum(output_tokens) if output_tokens else None,
-        "total_pipeline_duration_seconds": math.fsum(stage_totals.values()) if stage_totals else None,
-        "n_documents_reporting": {
-            "cost_usd": len(costs),
-            "input_tokens": len(input_tokens),
-            "output_tokens": len(output_tokens),
-            "timings": sum(bool(document.timings) for document in documents),
-        },
-        "stage_durations_seconds": stage_totals,
-    }
-    entries = [
+def write_json_with_list_items(
+    handle: IO[str], head: Mapping[str, Any], list_key: str, item_texts: Iterable[str]
+) -> None:
+    """`{**head, list_key: [items]}` as the artefacts write it (head indented, one item a line),
+    for items already encoded one by one (each `json.dumps(item, ensure_ascii=False)`)."""
+    _write_json_lines_in_list(handle, head, list_key, item_texts)
+
+
+def metadata_entry_lines(entries: Iterable[Mapping[str, Any]]) -> Iterator[str]:
+    """The items of extraction_metadata.json's `per_document` list, encoded."""
+    return (json.dumps(entry, ensure_ascii=False) for entry in entries)
+
+
+def metadata_entries(predictions: Mapping[str, PredictionDocument]) -> list[dict[str, Any]]:
+    """The per-document entries of extraction_metadata.json, one per prediction line, in order."""
+    return [
         {
             "document_id": document.document_id,
             "status": document.status,
@@ -177,8 +182,56 @@ def extraction_metadata(
             "cost_usd": document.cost_usd,
             "timings": dict(document.timings),
         }
-        for document in documents
+        for document in predictions.values()
     ]
+
+
+def metadata_head(
+    *, run_id: str, entries: Sequence[Mapping[str, Any]], n_gold_documents: int, without_line: list[str]
+) -> dict[str, Any]:
+    """The head (totals) of extraction_metadata.json, from its entries (`metadata_entries`) and the
+    gold documents without a prediction line, in gold order."""
+    costs = [entry["cost_usd"] for entry in entries if entry["cost_usd"] is not None]
+    input_tokens = [entry["input_tokens"] for entry in entries if entry["input_tokens"] is not None]
+    output_tokens = [entry["output_tokens"] for entry in entries if entry["output_tokens"] is not None]
+    stages: dict[str, list[float]] = {}
+    for entry in entries:
+        for stage, seconds in entry["timings"].items():
+            stages.setdefault(stage, []).append(seconds)
+    # fsum: the exactly rounded sum, so totals do not depend on the order of the lines.
+    stage_totals = {stage: math.fsum(values) for stage, values in sorted(stages.items())}
+    return {
+        "extraction_run_id": run_id,
+        "format_version": METADATA_FORMAT_VERSION,
+        "n_gold_documents": n_gold_documents,
+        "n_prediction_lines": len(entries),
+        "n_failed_documents": sum(entry["status"] == "failed" for entry in entries),
+        "documents_without_prediction_line": without_line,
+        "total_cost_usd": math.fsum(costs) if costs else None,
+        "total_input_tokens": sum(input_tokens) if input_tokens else None,
+        "total_output_tokens": sum(output_tokens) if output_tokens else None,
+        "total_pipeline_duration_seconds": math.fsum(stage_totals.values()) if stage_totals else None,
+        "n_documents_reporting": {
+            "cost_usd": len(costs),
+            "input_tokens": len(input_tokens),
+            "output_tokens": len(output_tokens),
+            "timings": sum(bool(entry["timings"]) for entry in entries),
+        },
+        "stage_durations_seconds": stage_totals,
+    }
+
+
+def extraction_metadata(
+    *, run_id: str, predictions: Mapping[str, PredictionDocument], gold_document_ids: Sequence[str]
+) -> tuple[dict, list[dict]]:
+    """The head (totals) and the per-document entries of extraction_metadata.json."""
+    entries = metadata_entries(predictions)
+    head = metadata_head(
+        run_id=run_id,
+        entries=entries,
+        n_gold_documents=len(gold_document_ids),
+        without_line=[document_id for document_id in gold_document_ids if document_id not in predictions],
+    )
     return head, entries
 
 
@@ -192,6 +245,10 @@ def write_extraction_metadata_json(
     head, entries = extraction_metadata(
         run_id=run_id, predictions=predictions, gold_document_ids=gold_document_ids
     )
+    write_metadata_json(head, entries, destination)
+
+
+def write_metadata_json(head: Mapping[str, Any], entries: Iterable[Any], destination: Destination) -> None:
     with open_destination(destination) as handle:
         _write_json_with_list(handle, head, "per_document", entries)
 

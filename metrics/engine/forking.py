@@ -13,9 +13,11 @@ pickled separately so the parent can unpickle one while the child computes the n
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import pickle
+import signal
 import sys
 import threading
 import traceback
@@ -55,6 +57,9 @@ class ForkedWork:
                     try:
                         for item in produce(*args):
                             pickle.dump((_ITEM, item), stream, protocol=pickle.HIGHEST_PROTOCOL)
+                            # Each item as soon as it is made: a small one (a signal that a
+                            # step is done) would otherwise wait in the buffer for the next.
+                            stream.flush()
                     except BaseException as error:
                         status = 1
                         try:
@@ -89,6 +94,13 @@ class ForkedWork:
             self.close()
         if self._exit_status != 0:
             raise RuntimeError(f"a forked worker died with status {self._exit_status}")
+
+    def kill(self) -> None:
+        """Stop the child at once (its results are no longer wanted) and reap it."""
+        if not self._reaped:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self._pid, signal.SIGKILL)
+            self.close()
 
     def close(self) -> None:
         if self._reaped:

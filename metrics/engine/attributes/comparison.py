@@ -543,15 +543,35 @@ def compare_documents(
     (see `unscored_document_ids`). `predictions` is keyed by document id; only its lookups matter, so
     its order never changes a result. Safe to call per chunk of documents.
     """
+    rows, warnings, unknown_predicted = compare_document_slice(
+        run_id=run_id,
+        attributes=attributes,
+        gold_documents=gold_documents,
+        predictions=predictions,
+        settings=settings,
+    )
+    warnings.extend(unknown_attribute_warnings(unknown_predicted))
+    return rows, warnings
+
+
+def compare_document_slice(
+    *,
+    run_id: str,
+    attributes: Sequence[AttributeSpec],
+    gold_documents: Sequence[GoldDocument],
+    predictions: Mapping[str, PredictionDocument],
+    settings: EvaluationSettings,
+) -> tuple[list[ComparisonRow], list[str], dict[str, int]]:
+    """`compare_documents` for one slice of a run's documents: the counts of predicted values outside
+    the schema are returned per attribute id instead of worded, to be added to the other slices'
+    before their warnings are written (`unknown_attribute_warnings`)."""
     validate_settings(settings)
     check_schema(attributes)
     documents = documents_to_compare(gold_documents, attributes)
     state = _ChunkState(run_id, settings)
     plans = [_AttributePlan(spec, settings, state.coerce) for spec in attributes if spec.is_scored]
     schema_ids = {spec.attribute_id for spec in attributes}
-    rows, warnings, unknown_predicted = _compare_chunk(state, plans, schema_ids, documents, predictions)
-    warnings.extend(unknown_attribute_warnings(unknown_predicted))
-    return rows, warnings
+    return _compare_chunk(state, plans, schema_ids, documents, predictions)
 
 
 def unscored_document_ids(

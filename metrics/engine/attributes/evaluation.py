@@ -47,7 +47,7 @@ def evaluate_extraction(
     and one of them idle, else one; one wherever forking is not possible or not safe (see
     `parallel.resolve_workers`).
     """
-    custom = resolve_custom_metrics(settings.custom_metrics)
+    resolve_custom_metrics(settings.custom_metrics)  # an unknown name fails before any work
     rows, warnings = compare_all_documents(
         run_id=run_id,
         attributes=attributes,
@@ -56,10 +56,37 @@ def evaluate_extraction(
         settings=settings,
         workers=workers,
     )
+    unscored = unscored_document_ids(gold_documents, attributes)
+    gold_ids = {document.document_id for document in gold_documents}
+    extra = sorted(document_id for document_id in predictions if document_id not in gold_ids)
+    return evaluation_from_rows(
+        run_id=run_id,
+        attributes=attributes,
+        rows=rows,
+        row_warnings=warnings,
+        unscored=unscored,
+        extra_predictions=extra,
+        settings=settings,
+    )
+
+
+def evaluation_from_rows(
+    *,
+    run_id: str,
+    attributes: Sequence[AttributeSpec],
+    rows: list[ComparisonRow],
+    row_warnings: list[str],
+    unscored: list[str],
+    extra_predictions: list[str],
+    settings: EvaluationSettings,
+) -> ExtractionEvaluation:
+    """The evaluation of a run from its comparison rows (all of them, in order) and their warnings:
+    the metrics of each scored attribute, and the notes on what was left out. `unscored`: gold
+    documents without gold (in order); `extra_predictions`: prediction documents with no gold
+    document (sorted)."""
+    custom = resolve_custom_metrics(settings.custom_metrics)
     scored = [spec for spec in attributes if spec.is_scored]
     skipped = skipped_attribute_ids(attributes)
-    unscored = unscored_document_ids(gold_documents, attributes)
-
     notes: list[str] = []
     if skipped:
         notes.append(f"{len(skipped)} attribute(s) have no prompt and are not scored: {_some_ids(skipped)}")
@@ -67,11 +94,10 @@ def evaluate_extraction(
         notes.append(
             f"{len(unscored)} gold document(s) have no gold annotations and are not scored: {_some_ids(unscored)}"
         )
-    gold_ids = {document.document_id for document in gold_documents}
-    extra = sorted(document_id for document_id in predictions if document_id not in gold_ids)
-    if extra:
+    if extra_predictions:
         notes.append(
-            f"{len(extra)} prediction document(s) have no gold document and are ignored: {_some_ids(extra)}"
+            f"{len(extra_predictions)} prediction document(s) have no gold document and are ignored: "
+            f"{_some_ids(extra_predictions)}"
         )
     if custom and not any(spec.type is AttributeType.BOOL for spec in scored):
         notes.append("custom metrics apply to BOOL attributes only, and no BOOL attribute is scored")
@@ -87,7 +113,7 @@ def evaluate_extraction(
         run_id=run_id,
         attributes=results,
         rows=rows,
-        warnings=notes + warnings,
+        warnings=notes + row_warnings,
         unscored_documents=unscored,
         skipped_attributes=skipped,
     )

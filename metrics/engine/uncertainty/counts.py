@@ -60,6 +60,14 @@ class DocumentCounts:
         table = {name: [float(rows[document_id].get(name, 0.0)) for document_id in ids] for name in names}
         return cls(ids, table)
 
+    @classmethod
+    def joined(cls, parts: Sequence[DocumentCounts]) -> DocumentCounts:
+        """The counts of documents counted in separate parts (no document in two): the same table
+        as counting them all at once, a column absent from a part being zero for its documents."""
+        ids = [document_id for part in parts for document_id in part.document_ids]
+        names = sorted({name for part in parts for name in part.columns})
+        return cls(ids, {name: np.concatenate([part.column(name) for part in parts]) for name in names})
+
     @property
     def n_documents(self) -> int:
         return len(self.document_ids)

@@ -1,0 +1,597 @@
+"""An offline extraction evaluation on two cores: two processes each read, score and write one part
+of the gold documents, straight from the files, and this one joins the parts.
+
+Why two processes, and why split before reading: nearly all of an evaluation is Python work that
+holds the GIL (building the documents, the comparison loop, encoding the artefacts), so only a second
+process uses a second core. A worker forked *after* reading copies every page whose reference counts
+it touches (measured: ~195 MB of private memory for one worker), which a memory budget cannot pay.
+Split before reading, each process builds only its own documents: the memory is split, not copied.
+
+How the work is split (`Shard`; this process is half 1, a forked one half 2):
+- the gold is an EPPI export: each half parses it and builds the references of its contiguous slice
+  (parsed once before forking, the export's pages were shared, and each process's reference
+  counting copied all of them). Every id is read by both, so duplicates and the set of gold ids are
+  known to each;
+- each reads the prediction lines of its own documents (`read_predictions_jsonl` with
+  `owned_document_ids`; other lines are skipped once their document id is read off the raw bytes);
+- each scores its documents and writes its part of goldstandard_llm_comparison.csv,
+  llm_annotations.json and extraction_metadata.json into the staging folder; half 2 sends, once
+  scored, what the metrics read of its rows, its warnings and its metadata figures;
+- this process computes the metrics and the intervals over all rows, writes the other artefacts and
+  joins the parts, byte for byte (the items of the JSON lists are joined in the order of their lines
+  in the predictions file).
+
+The artefacts are byte-identical to the one-process path (`tests/artefacts/test_extraction_split.py`
+holds the two together). Whatever the split cannot place exactly makes the evaluation run again in
+one process, whose answer (or error message) is the reference: an input problem in either half, a
+warning of the predictions reader (unknown fields are reported once, at their first line in the
+whole file), a line read for the wrong half, gold that is not an EPPI export (JSONL gold is read in
+one process), or a process that may not fork (threads, not Linux).
+"""
+
+from __future__ import annotations
+
+import heapq
+import os
+import pickle
+import shutil
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from itertools import starmap
+from operator import attrgetter
+from pathlib import Path
+from typing import Any
+
+from annotations.importers.attribute_jsonl import GoldSet, InputSource, Shard, open_binary, source_name
+from annotations.importers.eppi import read_eppi_gold
+from annotations.importers.errors import ImportProblem, InputValidationError
+from annotations.importers.extraction_predictions import (
+    PredictionSet,
+    ShardRoutingError,
+    read_predictions_jsonl,
+)
+from annotations.importers.prompts_csv import PromptSet, read_prompts_csv
+from metrics import artefacts
+from metrics.artefacts import bundle, run_records
+from metrics.engine.attributes.comparison import (
+    compare_document_slice,
+    unknown_attribute_warnings,
+    unscored_document_ids,
+)
+from metrics.engine.attributes.evaluation import evaluation_from_rows
+from metrics.engine.attributes.parallel import can_fork_workers
+from metrics.engine.attributes.types import ComparisonRow, EvaluationSettings, MetricRow
+from metrics.engine.forking import ForkedWork
+from metrics.engine.uncertainty.attribute_metrics import attribute_document_counts
+from metrics.engine.uncertainty.counts import DocumentCounts
+from metrics.extraction_evaluation import (
+    _DETECTION_BYTES,
+    ExtractionConfig,
+    ExtractionInputs,
+    ExtractionRun,
+    InputSummary,
+    _bulk_allocation,
+    _PhaseTimer,
+    attribute_warnings_for_code_sets,
+    detect_gold_format,
+    run_metadata,
+)
+from metrics.intervals import IntervalSettings, extraction_intervals_from_counts
+from metrics.memory import release_free_memory
+
+# The share of the documents this process scores: besides its half it computes the metrics and the
+# intervals and joins the artefacts, so it takes fewer documents than the forked half.
+OWN_SHARE = 0.51
+# Part files in the staging folder, joined into the artefacts and removed before it is renamed.
+_COMPARISON_PART = ".part-2-" + bundle.COMPARISON_CSV
+_ANNOTATIONS_PART = ".part-{half}-" + bundle.LLM_ANNOTATIONS_JSON
+_METADATA_PART = ".part-{half}-" + bundle.EXTRACTION_METADATA_JSON
+_OUTCOME_PART = ".part-2-outcome.pickle"
+_COUNTS_PART = ".part-2-counts.pickle"
+_COPY_BUFFER = 1 << 20
+
+
+class _Baton:
+    """Half 1 tells half 2 when it has read the gold, and only then does half 2 read it: parsing an
+    export takes about twice its parsed size for a moment (the bytes, orjson's own document, the
+    objects), and two such moments at once were the peak of the whole evaluation's memory."""
+
+    def __init__(self) -> None:
+        self._read, self._write = os.pipe()
+
+    def held_by_half_1(self) -> None:
+        os.close(self._read)
+
+    def held_by_half_2(self) -> None:
+        os.close(self._write)
+
+    def pass_on(self) -> None:
+        """Half 1: done with the gold (or failed: half 2 must not wait for ever). Once only."""
+        if self._write >= 0:
+            os.write(self._write, b".")
+            os.close(self._write)
+            self._write = -1
+
+    def wait(self) -> None:
+        os.read(self._read, 1)  # the byte, or nothing when half 1 closed its end without it
+        os.close(self._read)
+
+
+class _RunInOneProcess(Exception):
+    """The split cannot give the one-process answer exactly: run in one process instead."""
+
+
+@dataclass(frozen=True)
+class _WeightedShard(Shard):
+    """A Shard whose first slice holds `OWN_SHARE` of the documents (two shards)."""
+
+    def range(self, total: int) -> range:
+        cut = round(total * OWN_SHARE)
+        return range(0, cut) if self.index == 0 else range(cut, total)
+
+
+@dataclass
+class _ShardOutcome:
+    """What one half sends to the joining process (all of it small, or numbers)."""
+
+    gold_warnings: list[ImportProblem]
+    n_gold_documents: int  # in the whole file
+    n_prediction_lines: int  # in the whole file
+    attribute_names: dict[str, str]
+    prediction_lines: list[int]  # line numbers of its prediction documents, in file order
+    metadata_entries: list[dict[str, Any]]  # in the same order
+    gold_without_line: list[str]
+    metric_rows: list[tuple] = field(default_factory=list)  # rows as `_metric_fields`
+    row_warnings: list[str] = field(default_factory=list)
+    unknown_predicted: dict[str, int] = field(default_factory=dict)
+    unscored: list[str] = field(default_factory=list)
+    # Any warning of the predictions reader sends the run to one process (see the module docstring).
+    prediction_warnings: bool = False
+    seconds: dict[str, float] = field(default_factory=dict)  # its phases' wall time
+    counts: DocumentCounts | None = None  # its rows' per-document counts (half 1's own)
+
+
+def gold_is_splittable(gold: InputSource) -> bool:
+    """True when the gold is an EPPI export, which each half can read its part of."""
+    with open_binary(gold) as stream:
+        return detect_gold_format(stream.read(_DETECTION_BYTES)) == "eppi"
+
+
+def evaluate_extraction_split(
+    *,
+    gold: InputSource,
+    prompts: InputSource,
+    predictions: InputSource,
+    output_dir: str | Path,
+    run_id: str,
+    settings: EvaluationSettings,
+    config: ExtractionConfig | None = None,
+    intervals: IntervalSettings | None = None,
+    phase_seconds: dict[str, float] | None = None,
+) -> ExtractionRun | None:
+    """Evaluate a run in two processes and write its artefact folder (atomically). None, with
+    nothing written, when the split cannot give the one-process answer (see the module docstring):
+    the caller then runs it in one process."""
+    if not can_fork_workers() or not gold_is_splittable(gold):
+        return None
+    seconds: dict[str, float] = {}  # the phases, reported only if the split run is the answer
+    timer = _PhaseTimer(seconds)
+    interval_settings = intervals or IntervalSettings()
+    names = {
+        role: source_name(source)
+        for role, source in (("gold", gold), ("prompts", prompts), ("predictions", predictions))
+    }
+    with _bulk_allocation():
+        try:
+            prompt_set = read_prompts_csv(prompts)
+        except InputValidationError:
+            return None
+        try:
+            with (
+                artefacts.atomic_directory(output_dir) as staging,
+                ThreadPoolExecutor(1, "intervals") as helper,
+            ):
+                baton = _Baton()
+                half_2 = ForkedWork(
+                    _forked_half, baton, gold, predictions, prompt_set, run_id, settings, names, staging
+                )
+                baton.held_by_half_1()
+                try:
+                    run = _join_halves(
+                        half_2,
+                        helper,
+                        baton,
+                        gold,
+                        predictions,
+                        prompt_set,
+                        run_id,
+                        settings,
+                        config,
+                        names,
+                        interval_settings,
+                        staging,
+                        timer,
+                    )
+                finally:
+                    baton.pass_on()
+                    half_2.kill()  # nothing once it has ended; else it is no longer wanted
+        except _RunInOneProcess:
+            return None
+    if phase_seconds is not None:
+        phase_seconds.update(seconds)
+    return run
+
+
+def _join_halves(
+    half_2: ForkedWork,
+    helper: ThreadPoolExecutor,
+    baton: _Baton,
+    gold: InputSource,
+    predictions: InputSource,
+    prompt_set: PromptSet,
+    run_id: str,
+    settings: EvaluationSettings,
+    config: ExtractionConfig | None,
+    names: dict[str, str],
+    interval_settings: IntervalSettings,
+    staging: Path,
+    timer: _PhaseTimer,
+) -> ExtractionRun:
+    """Half 1 here while half 2 runs, then the joined run: its metrics and intervals, and every
+    artefact in `staging`. _RunInOneProcess when the split cannot give the one-process answer."""
+    try:
+        own, rows = _own_half(baton, gold, predictions, prompt_set, run_id, settings, names, staging, timer)
+        signals = half_2.results()
+        with timer("wait for half 2"):
+            next(signals)  # scored, and its rows' counts written
+        counts = DocumentCounts.joined([own.counts, _load(staging / _COUNTS_PART)])
+        own.counts = None
+        # The resampling is numpy work that runs without the GIL for the most part: a helper thread
+        # computes it while this one joins the rows, computes the metrics and joins the artefacts.
+        types = {spec.attribute_id: spec.type for spec in prompt_set.attributes if spec.is_scored}
+        intervals_computed = helper.submit(extraction_intervals_from_counts, counts, types, interval_settings)
+        with timer("wait for half 2"):
+            next(signals)  # its outcome written
+        with timer("join"):
+            other = _load(staging / _OUTCOME_PART)
+            rows.extend(_metric_rows(other.metric_rows))
+            other.metric_rows = []
+        timer.seconds.update(other.seconds)
+        if own.prediction_warnings or other.prediction_warnings:
+            raise _RunInOneProcess
+        with timer("metrics"):
+            run = _joined_run(own, other, rows, prompt_set, run_id, settings, config, names)
+        run.interval_settings = interval_settings
+        with timer("wait for half 2"):
+            for _ in signals:  # its parts written
+                pass
+    except (InputValidationError, ShardRoutingError, ValueError, RuntimeError, StopIteration):
+        raise _RunInOneProcess from None
+    with timer("join the artefacts"):
+        _write_joined_artefacts(run, own, other, staging)
+    with timer("wait for the intervals"):
+        run.intervals = intervals_computed.result()
+    _write_metrics_files(run, staging)
+    return run
+
+
+def _read_half(
+    shard: Shard,
+    baton: _Baton,
+    gold: InputSource,
+    predictions: InputSource,
+    prompt_set: PromptSet,
+    names: dict[str, str],
+) -> tuple[GoldSet, PredictionSet]:
+    types = {spec.attribute_id: spec.type for spec in prompt_set.attributes}
+    if shard.index == 0:
+        try:
+            gold_set = read_eppi_gold(gold, name=names["gold"], attribute_types=types, shard=shard)
+        finally:
+            baton.pass_on()
+    else:
+        baton.wait()
+        gold_set = read_eppi_gold(gold, name=names["gold"], attribute_types=types, shard=shard)
+    prediction_set = read_predictions_jsonl(
+        predictions,
+        name=names["predictions"],
+        gold_document_ids=set(gold_set.all_document_ids or ()),
+        owned_document_ids=set(gold_set.document_ids()),
+    )
+    return gold_set, prediction_set
+
+
+def _score_half(
+    shard: Shard,
+    baton: _Baton,
+    gold: InputSource,
+    predictions: InputSource,
+    prompt_set: PromptSet,
+    run_id: str,
+    settings: EvaluationSettings,
+    names: dict[str, str],
+    timer: _PhaseTimer,
+) -> tuple[_ShardOutcome, PredictionSet, list[ComparisonRow]]:
+    half = shard.index + 1
+    with timer(f"half {half}: load"):
+        gold_set, prediction_set = _read_half(shard, baton, gold, predictions, prompt_set, names)
+    with timer(f"half {half}: score"):
+        rows, row_warnings, unknown = compare_document_slice(
+            run_id=run_id,
+            attributes=prompt_set.attributes,
+            gold_documents=gold_set.documents,
+            predictions=prediction_set.documents,
+            settings=settings,
+        )
+    documents = prediction_set.documents
+    outcome = _ShardOutcome(
+        gold_warnings=gold_set.warnings,
+        n_gold_documents=len(gold_set.all_document_ids or ()),
+        n_prediction_lines=len(documents) + prediction_set.other_lines,
+        attribute_names=gold_set.attribute_names,
+        prediction_lines=[prediction_set.lines[document_id] for document_id in documents],
+        metadata_entries=run_records.metadata_entries(documents),
+        gold_without_line=[
+            document.document_id for document in gold_set.documents if document.document_id not in documents
+        ],
+        row_warnings=row_warnings,
+        unknown_predicted=unknown,
+        unscored=unscored_document_ids(gold_set.documents, prompt_set.attributes),
+        prediction_warnings=bool(prediction_set.warnings),
+    )
+    return outcome, prediction_set, rows
+
+
+def _forked_half(
+    baton: _Baton,
+    gold: InputSource,
+    predictions: InputSource,
+    prompt_set: PromptSet,
+    run_id: str,
+    settings: EvaluationSettings,
+    names: dict[str, str],
+    staging: Path,
+) -> Iterator[Any]:
+    """In the forked process: half 2. Yields None each time it has written, in order: its rows'
+    per-document counts (for the intervals) once scored, its outcome, its parts of the artefacts."""
+    baton.held_by_half_2()
+    timer = _PhaseTimer({})
+    outcome, prediction_set, rows = _score_half(
+        _WeightedShard(1, 2), baton, gold, predictions, prompt_set, run_id, settings, names, timer
+    )
+    release_free_memory()  # this half's gold documents are freed; their pages go back
+    # Through files, not the pipe: the pipe would hold this process until the other one reads, and
+    # that one has its own half to finish first. The counts first: the intervals need only them.
+    with timer("half 2: counts for the intervals"):
+        _dump(attribute_document_counts(rows), staging / _COUNTS_PART)
+    yield None
+    with timer("half 2: send"):
+        outcome.metric_rows = [_metric_fields(row) for row in rows]
+        outcome.seconds = timer.seconds
+        _dump(outcome, staging / _OUTCOME_PART)
+    entries = outcome.metadata_entries
+    del outcome
+    yield None
+    # The items first: then the predictions (the contexts, most of this half's memory) go back to
+    # the system while the rows are written, as the other process's memory peaks.
+    _write_items(2, prediction_set, prompt_set, entries, staging)
+    del prediction_set, entries
+    release_free_memory()
+    artefacts.write_comparison_rows(rows, staging / _COMPARISON_PART, header=False)
+    yield None
+
+
+def _own_half(
+    baton: _Baton,
+    gold: InputSource,
+    predictions: InputSource,
+    prompt_set: PromptSet,
+    run_id: str,
+    settings: EvaluationSettings,
+    names: dict[str, str],
+    staging: Path,
+    timer: _PhaseTimer,
+) -> tuple[_ShardOutcome, list[MetricRow]]:
+    outcome, prediction_set, rows = _score_half(
+        _WeightedShard(0, 2), baton, gold, predictions, prompt_set, run_id, settings, names, timer
+    )
+    with timer("half 1: write its parts"):
+        # The comparison CSV starts with this half: written in place, half 2's rows appended.
+        artefacts.write_comparison_rows(rows, staging / bundle.COMPARISON_CSV)
+        _write_items(1, prediction_set, prompt_set, outcome.metadata_entries, staging)
+    del prediction_set
+    with timer("half 1: counts for the intervals"):
+        outcome.counts = attribute_document_counts(rows)
+        # What the metrics read, as for half 2's rows: the texts (reasoning, snippets, citations)
+        # are written, and half 2 still holds its own while this process joins the run.
+        rows = _metric_rows(map(_metric_fields, rows))
+    # This half's documents and texts are freed: their pages go back before the joined run grows.
+    release_free_memory()
+    return outcome, rows
+
+
+def _dump(value: Any, path: Path) -> None:
+    with open(path, "wb") as handle:
+        pickle.dump(value, handle, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _load(path: Path) -> Any:
+    with open(path, "rb") as handle:
+        value = pickle.load(handle)
+    os.remove(path)
+    return value
+
+
+def _write_items(
+    half: int,
+    prediction_set: PredictionSet,
+    prompt_set: PromptSet,
+    entries: list[dict[str, Any]],
+    staging: Path,
+) -> None:
+    """A half's items of the lists of llm_annotations.json and extraction_metadata.json, encoded
+    and joined as in the artefact; `_join_list_artefact` puts them together."""
+    parts = (
+        (
+            _ANNOTATIONS_PART,
+            run_records.llm_annotation_lines(prediction_set.documents, prompt_set.attributes),
+        ),
+        (_METADATA_PART, run_records.metadata_entry_lines(entries)),
+    )
+    for name, items in parts:
+        with open(staging / name.format(half=half), "w", encoding="utf-8", newline="") as handle:
+            separator = ""
+            for item in items:  # one at a time: all of them are tens of MB
+                handle.write(separator)
+                handle.write(item)
+                separator = run_records.ITEM_SEPARATOR
+
+
+# A row as it travels from half 2: MetricRow's fields, in order.
+_metric_fields = attrgetter(*MetricRow.FIELDS)
+
+
+def _metric_rows(metric_fields: Iterable[tuple]) -> list[MetricRow]:
+    return list(starmap(MetricRow, metric_fields))
+
+
+def _joined_run(
+    mine: _ShardOutcome,
+    other: _ShardOutcome,
+    rows: list[MetricRow],
+    prompt_set: PromptSet,
+    run_id: str,
+    settings: EvaluationSettings,
+    config: ExtractionConfig | None,
+    names: dict[str, str],
+) -> ExtractionRun:
+    unknown = dict(mine.unknown_predicted)
+    for attribute_id, count in other.unknown_predicted.items():
+        unknown[attribute_id] = unknown.get(attribute_id, 0) + count
+    evaluation = evaluation_from_rows(
+        run_id=run_id,
+        attributes=prompt_set.attributes,
+        rows=rows,
+        row_warnings=[*mine.row_warnings, *other.row_warnings, *unknown_attribute_warnings(unknown)],
+        unscored=[*mine.unscored, *other.unscored],
+        extra_predictions=[],  # a line of a document outside the gold is an input error
+        settings=settings,
+    )
+    gold_warnings = [
+        *mine.gold_warnings,
+        *other.gold_warnings,
+        *attribute_warnings_for_code_sets(prompt_set, mine.attribute_names, names["gold"]),
+    ]
+    inputs = ExtractionInputs(
+        prompts=prompt_set,
+        gold=GoldSet(documents=[], attribute_names=mine.attribute_names),
+        predictions=PredictionSet(documents={}),
+        gold_format="eppi",
+        names=names,
+    )
+    summary = InputSummary(
+        n_gold_documents=mine.n_gold_documents,
+        n_prediction_lines=mine.n_prediction_lines,
+        gold_without_line=[*mine.gold_without_line, *other.gold_without_line],
+        warnings=[*prompt_set.warnings, *gold_warnings],
+    )
+    return ExtractionRun(
+        evaluation=evaluation,
+        inputs=inputs,
+        settings=settings,
+        config=dict(config.values) if config else {},
+        input_summary=summary,
+    )
+
+
+def _in_line_order(first: tuple[list[int], list[Any]], second: tuple[list[int], list[Any]]) -> list[Any]:
+    """The items of both halves in the order of their line numbers in the predictions file."""
+    (first_lines, first_items), (second_lines, second_items) = first, second
+    if not first_lines or not second_lines or first_lines[-1] < second_lines[0]:
+        return [*first_items, *second_items]
+    merged = heapq.merge(
+        zip(first_lines, first_items, strict=True),
+        zip(second_lines, second_items, strict=True),
+        key=lambda pair: pair[0],
+    )
+    return [item for _, item in merged]
+
+
+def _write_metrics_files(run: ExtractionRun, staging: Path) -> None:
+    evaluation, custom = run.evaluation, run.settings.custom_metrics
+    artefacts.write_metrics_csv(
+        evaluation, staging / bundle.METRICS_CSV, custom_metrics=custom, intervals=run.intervals
+    )
+    artefacts.write_metrics_json(
+        evaluation,
+        staging / bundle.METRICS_JSON,
+        custom_metrics=custom,
+        intervals=run.intervals,
+        intervals_config=None if run.interval_settings is None else run.interval_settings.as_config(),
+    )
+
+
+def _write_joined_artefacts(
+    run: ExtractionRun, own: _ShardOutcome, other: _ShardOutcome, staging: Path
+) -> None:
+    """Every artefact but the metrics: the halves' parts joined, and the run's records."""
+    comparison_part = staging / _COMPARISON_PART
+    with open(staging / bundle.COMPARISON_CSV, "ab") as target, open(comparison_part, "rb") as part:
+        shutil.copyfileobj(part, target, _COPY_BUFFER)
+    os.remove(comparison_part)
+
+    lines = (own.prediction_lines, other.prediction_lines)
+    evaluation, summary = run.evaluation, run.summary()
+    _join_list_artefact(
+        staging / bundle.LLM_ANNOTATIONS_JSON,
+        run_records.llm_annotations_head(evaluation.run_id, run_metadata(run)),
+        "documents",
+        [staging / _ANNOTATIONS_PART.format(half=half) for half in (1, 2)],
+        lines,
+    )
+    entries = _in_line_order((lines[0], own.metadata_entries), (lines[1], other.metadata_entries))
+    head = run_records.metadata_head(
+        run_id=evaluation.run_id,
+        entries=entries,
+        n_gold_documents=summary.n_gold_documents,
+        without_line=summary.gold_without_line,
+    )
+    _join_list_artefact(
+        staging / bundle.EXTRACTION_METADATA_JSON,
+        head,
+        "per_document",
+        [staging / _METADATA_PART.format(half=half) for half in (1, 2)],
+        lines,
+    )
+    artefacts.write_config_yaml(run.config_snapshot(), staging / bundle.CONFIG_YAML)
+    artefacts.write_prompts_used_csv(run.inputs.prompts.scored, staging / bundle.PROMPTS_USED_CSV)
+    artefacts.write_evaluation_log(run.log_lines(), staging / bundle.EVALUATION_LOG)
+
+
+def _join_list_artefact(
+    path: Path, head: dict[str, Any], list_key: str, parts: list[Path], lines: tuple[list[int], list[int]]
+) -> None:
+    """Write `{**head, list_key: [...]}` from the halves' parts (`_write_items`), their items in the
+    order of `lines` (each part's line numbers in the predictions file); the parts are removed."""
+    opening, closing = run_records.json_list_frame(head, list_key)
+    first, second = lines
+    with open(path, "wb") as target:
+        target.write(opening.encode())
+        if first and second and first[-1] > second[0]:
+            # The predictions file is not in gold order: the items interleave by line number.
+            separator = run_records.ITEM_SEPARATOR
+            texts = [part.read_text(encoding="utf-8") for part in parts]
+            items = _in_line_order((first, texts[0].split(separator)), (second, texts[1].split(separator)))
+            target.write((run_records.FIRST_ITEM_SEPARATOR + separator.join(items)).encode())
+        else:
+            separator = run_records.FIRST_ITEM_SEPARATOR
+            for part, part_lines in zip(parts, lines, strict=True):
+                if part_lines:
+                    target.write(separator.encode())
+                    with open(part, "rb") as source:
+                        shutil.copyfileobj(source, target, _COPY_BUFFER)
+                    separator = run_records.ITEM_SEPARATOR
+        target.write(closing.encode())
+    for part in parts:
+        os.remove(part)

@@ -10,16 +10,18 @@ Split before reading, each process builds only its own documents: the memory is 
 How the work is split (`Shard`; this process is half 1, a forked one half 2):
 - the gold is an EPPI export: each half parses it and builds the references of its contiguous slice
   (parsed once before forking, the export's pages were shared, and each process's reference
-  counting copied all of them). Every id is read by both, so duplicates and the set of gold ids are
-  known to each;
+  counting copied all of them), half 2 once half 1 is done with it (`_Baton`: a parse briefly needs
+  twice the parsed size). Every id is read by both, so duplicates and the set of gold ids are known
+  to each;
 - each reads the prediction lines of its own documents (`read_predictions_jsonl` with
   `owned_document_ids`; other lines are skipped once their document id is read off the raw bytes);
 - each scores its documents and writes its part of goldstandard_llm_comparison.csv,
   llm_annotations.json and extraction_metadata.json into the staging folder; half 2 sends, once
-  scored, what the metrics read of its rows, its warnings and its metadata figures;
-- this process computes the metrics and the intervals over all rows, writes the other artefacts and
-  joins the parts, byte for byte (the items of the JSON lists are joined in the order of their lines
-  in the predictions file).
+  scored, its rows' per-document counts (the intervals' input), then what the metrics read of its
+  rows (`MetricRow`), its warnings and its metadata figures;
+- this process resamples the intervals on a helper thread while it computes the metrics over all
+  rows, writes the other artefacts and joins the parts, byte for byte (the items of the JSON lists in
+  the order of their lines in the predictions file).
 
 The artefacts are byte-identical to the one-process path (`tests/artefacts/test_extraction_split.py`
 holds the two together). Whatever the split cannot place exactly makes the evaluation run again in
@@ -80,8 +82,9 @@ from metrics.extraction_evaluation import (
 from metrics.intervals import IntervalSettings, extraction_intervals_from_counts
 from metrics.memory import release_free_memory
 
-# The share of the documents this process scores: besides its half it computes the metrics and the
-# intervals and joins the artefacts, so it takes fewer documents than the forked half.
+# The share of the documents this process (half 1) reads and scores. Balanced by measurement on the
+# benchmark: half 1 also writes its parts before it joins the run, but half 2 waits for half 1 to
+# have read the gold before it reads it (`_Baton`), and the two came out even at about a half.
 OWN_SHARE = 0.51
 # Part files in the staging folder, joined into the artefacts and removed before it is renamed.
 _COMPARISON_PART = ".part-2-" + bundle.COMPARISON_CSV

@@ -38,7 +38,8 @@ import os
 import pickle
 import shutil
 from collections.abc import Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import wait as wait_for_futures
 from dataclasses import dataclass, field
 from itertools import starmap
 from operator import attrgetter
@@ -96,29 +97,42 @@ _COPY_BUFFER = 1 << 20
 
 
 class _Baton:
-    """Half 1 tells half 2 when it has read the gold, and only then does half 2 read it: parsing an
-    export takes about twice its parsed size for a moment (the bytes, orjson's own document, the
-    objects), and two such moments at once were the peak of the whole evaluation's memory."""
+    """A one-time signal from one process to the other, through a pipe made before the fork.
+
+    Both processes hold both ends after the fork; each closes the end it does not use (`send_here`,
+    `wait_here`). A sender that ends without `hand_over` closes its end all the same (at exit, or
+    when it is killed), so a waiting process never waits for ever."""
 
     def __init__(self) -> None:
         self._read, self._write = os.pipe()
 
-    def held_by_half_1(self) -> None:
+    def send_here(self) -> None:
         os.close(self._read)
+        self._read = -1
 
-    def held_by_half_2(self) -> None:
+    def wait_here(self) -> None:
         os.close(self._write)
+        self._write = -1
 
-    def pass_on(self) -> None:
-        """Half 1: done with the gold (or failed: half 2 must not wait for ever). Once only."""
+    def hand_over(self) -> None:
+        """Send the signal (once; later calls do nothing)."""
         if self._write >= 0:
             os.write(self._write, b".")
             os.close(self._write)
             self._write = -1
 
-    def wait(self) -> None:
-        os.read(self._read, 1)  # the byte, or nothing when half 1 closed its end without it
+    def wait(self) -> bool:
+        """Block until the signal (True) or until the sender's end is closed without it (False)."""
+        received = os.read(self._read, 1) == b"."
         os.close(self._read)
+        self._read = -1
+        return received
+
+    def close(self) -> None:
+        for end in (self._read, self._write):
+            if end >= 0:
+                os.close(end)
+        self._read = self._write = -1
 
 
 class _RunInOneProcess(Exception):
@@ -152,7 +166,36 @@ class _ShardOutcome:
     # Any warning of the predictions reader sends the run to one process (see the module docstring).
     prediction_warnings: bool = False
     seconds: dict[str, float] = field(default_factory=dict)  # its phases' wall time
-    counts: DocumentCounts | None = None  # its rows' per-document counts (half 1's own)
+
+
+@dataclass
+class _Split:
+    """What both halves share: the inputs, the settings, the staging folder, the signals."""
+
+    gold: InputSource
+    predictions: InputSource
+    prompt_set: PromptSet
+    run_id: str
+    settings: EvaluationSettings
+    names: dict[str, str]  # "gold" / "prompts" / "predictions" -> the file name used in messages
+    staging: Path
+    # Half 1 has read the gold: half 2 reads it only then (a parse briefly takes about twice the
+    # parsed size: the bytes, orjson's own document, the objects; two at once were the peak).
+    gold_read: _Baton = field(default_factory=_Baton)
+    # Half 2 has written its rows' per-document counts: half 1 can resample the intervals.
+    counted: _Baton = field(default_factory=_Baton)
+    # Half 1's helper thread waiting for `counted`, then resampling (`_intervals_once_counted`).
+    intervals: Future | None = None
+
+    def close(self) -> None:
+        """Half 1, once half 2 has ended: every end of the signals closed, the helper done."""
+        self.gold_read.close()
+        if self.intervals is not None:
+            # The helper closes the end it waits on (half 2's end is closed: it returns at once);
+            # closing it under the helper could close another file that took its number.
+            wait_for_futures([self.intervals])
+        else:
+            self.counted.close()
 
 
 def gold_is_splittable(gold: InputSource) -> bool:
@@ -180,7 +223,6 @@ def evaluate_extraction_split(
         return None
     seconds: dict[str, float] = {}  # the phases, reported only if the split run is the answer
     timer = _PhaseTimer(seconds)
-    interval_settings = intervals or IntervalSettings()
     names = {
         role: source_name(source)
         for role, source in (("gold", gold), ("prompts", prompts), ("predictions", predictions))
@@ -195,30 +237,16 @@ def evaluate_extraction_split(
                 artefacts.atomic_directory(output_dir) as staging,
                 ThreadPoolExecutor(1, "intervals") as helper,
             ):
-                baton = _Baton()
-                half_2 = ForkedWork(
-                    _forked_half, baton, gold, predictions, prompt_set, run_id, settings, names, staging
-                )
-                baton.held_by_half_1()
+                split = _Split(gold, predictions, prompt_set, run_id, settings, names, staging)
+                half_2 = ForkedWork(_forked_half, split)  # (no thread in this process yet)
+                split.gold_read.send_here()
+                split.counted.wait_here()
                 try:
-                    run = _join_halves(
-                        half_2,
-                        helper,
-                        baton,
-                        gold,
-                        predictions,
-                        prompt_set,
-                        run_id,
-                        settings,
-                        config,
-                        names,
-                        interval_settings,
-                        staging,
-                        timer,
-                    )
+                    run = _join_halves(split, half_2, helper, config, intervals or IntervalSettings(), timer)
                 finally:
-                    baton.pass_on()
+                    split.gold_read.hand_over()  # when half 1 failed before its gold was read
                     half_2.kill()  # nothing once it has ended; else it is no longer wanted
+                    split.close()
         except _RunInOneProcess:
             return None
     if phase_seconds is not None:
@@ -227,44 +255,30 @@ def evaluate_extraction_split(
 
 
 def _join_halves(
+    split: _Split,
     half_2: ForkedWork,
     helper: ThreadPoolExecutor,
-    baton: _Baton,
-    gold: InputSource,
-    predictions: InputSource,
-    prompt_set: PromptSet,
-    run_id: str,
-    settings: EvaluationSettings,
     config: ExtractionConfig | None,
-    names: dict[str, str],
     interval_settings: IntervalSettings,
-    staging: Path,
     timer: _PhaseTimer,
 ) -> ExtractionRun:
     """Half 1 here while half 2 runs, then the joined run: its metrics and intervals, and every
-    artefact in `staging`. _RunInOneProcess when the split cannot give the one-process answer."""
+    artefact in `split.staging`. _RunInOneProcess when the split cannot give the one-process answer."""
     try:
-        own, rows = _own_half(baton, gold, predictions, prompt_set, run_id, settings, names, staging, timer)
+        own, rows, intervals_computed = _own_half(split, helper, interval_settings, timer)
         signals = half_2.results()
         with timer("wait for half 2"):
-            next(signals)  # scored, and its rows' counts written
-        counts = DocumentCounts.joined([own.counts, _load(staging / _COUNTS_PART)])
-        own.counts = None
-        # The resampling is numpy work that runs without the GIL for the most part: a helper thread
-        # computes it while this one joins the rows, computes the metrics and joins the artefacts.
-        types = {spec.attribute_id: spec.type for spec in prompt_set.attributes if spec.is_scored}
-        intervals_computed = helper.submit(extraction_intervals_from_counts, counts, types, interval_settings)
-        with timer("wait for half 2"):
+            next(signals)  # counted
             next(signals)  # its outcome written
         with timer("join"):
-            other = _load(staging / _OUTCOME_PART)
+            other = _load(split.staging / _OUTCOME_PART)
             rows.extend(_metric_rows(other.metric_rows))
             other.metric_rows = []
         timer.seconds.update(other.seconds)
         if own.prediction_warnings or other.prediction_warnings:
             raise _RunInOneProcess
         with timer("metrics"):
-            run = _joined_run(own, other, rows, prompt_set, run_id, settings, config, names)
+            run = _joined_run(own, other, rows, split, config)
         run.interval_settings = interval_settings
         with timer("wait for half 2"):
             for _ in signals:  # its parts written
@@ -272,33 +286,31 @@ def _join_halves(
     except (InputValidationError, ShardRoutingError, ValueError, RuntimeError, StopIteration):
         raise _RunInOneProcess from None
     with timer("join the artefacts"):
-        _write_joined_artefacts(run, own, other, staging)
+        _write_joined_artefacts(run, own, other, split.staging)
     with timer("wait for the intervals"):
-        run.intervals = intervals_computed.result()
-    _write_metrics_files(run, staging)
+        try:
+            run.intervals = intervals_computed.result()
+        except _HalfTwoNotCounted:  # (it died: the other signals said so first)
+            raise _RunInOneProcess from None
+    _write_metrics_files(run, split.staging)
     return run
 
 
-def _read_half(
-    shard: Shard,
-    baton: _Baton,
-    gold: InputSource,
-    predictions: InputSource,
-    prompt_set: PromptSet,
-    names: dict[str, str],
-) -> tuple[GoldSet, PredictionSet]:
-    types = {spec.attribute_id: spec.type for spec in prompt_set.attributes}
+def _read_half(shard: Shard, split: _Split) -> tuple[GoldSet, PredictionSet]:
+    types = {spec.attribute_id: spec.type for spec in split.prompt_set.attributes}
     if shard.index == 0:
         try:
-            gold_set = read_eppi_gold(gold, name=names["gold"], attribute_types=types, shard=shard)
+            gold_set = read_eppi_gold(
+                split.gold, name=split.names["gold"], attribute_types=types, shard=shard
+            )
         finally:
-            baton.pass_on()
+            split.gold_read.hand_over()
     else:
-        baton.wait()
-        gold_set = read_eppi_gold(gold, name=names["gold"], attribute_types=types, shard=shard)
+        split.gold_read.wait()
+        gold_set = read_eppi_gold(split.gold, name=split.names["gold"], attribute_types=types, shard=shard)
     prediction_set = read_predictions_jsonl(
-        predictions,
-        name=names["predictions"],
+        split.predictions,
+        name=split.names["predictions"],
         gold_document_ids=set(gold_set.all_document_ids or ()),
         owned_document_ids=set(gold_set.document_ids()),
     )
@@ -306,26 +318,18 @@ def _read_half(
 
 
 def _score_half(
-    shard: Shard,
-    baton: _Baton,
-    gold: InputSource,
-    predictions: InputSource,
-    prompt_set: PromptSet,
-    run_id: str,
-    settings: EvaluationSettings,
-    names: dict[str, str],
-    timer: _PhaseTimer,
+    shard: Shard, split: _Split, timer: _PhaseTimer
 ) -> tuple[_ShardOutcome, PredictionSet, list[ComparisonRow]]:
     half = shard.index + 1
     with timer(f"half {half}: load"):
-        gold_set, prediction_set = _read_half(shard, baton, gold, predictions, prompt_set, names)
+        gold_set, prediction_set = _read_half(shard, split)
     with timer(f"half {half}: score"):
         rows, row_warnings, unknown = compare_document_slice(
-            run_id=run_id,
-            attributes=prompt_set.attributes,
+            run_id=split.run_id,
+            attributes=split.prompt_set.attributes,
             gold_documents=gold_set.documents,
             predictions=prediction_set.documents,
-            settings=settings,
+            settings=split.settings,
         )
     documents = prediction_set.documents
     outcome = _ShardOutcome(
@@ -340,78 +344,83 @@ def _score_half(
         ],
         row_warnings=row_warnings,
         unknown_predicted=unknown,
-        unscored=unscored_document_ids(gold_set.documents, prompt_set.attributes),
+        unscored=unscored_document_ids(gold_set.documents, split.prompt_set.attributes),
         prediction_warnings=bool(prediction_set.warnings),
     )
     return outcome, prediction_set, rows
 
 
-def _forked_half(
-    baton: _Baton,
-    gold: InputSource,
-    predictions: InputSource,
-    prompt_set: PromptSet,
-    run_id: str,
-    settings: EvaluationSettings,
-    names: dict[str, str],
-    staging: Path,
-) -> Iterator[Any]:
-    """In the forked process: half 2. Yields None each time it has written, in order: its rows'
+def _forked_half(split: _Split) -> Iterator[None]:
+    """In the forked process: half 2. Yields each time it has written, in order: its rows'
     per-document counts (for the intervals) once scored, its outcome, its parts of the artefacts."""
-    baton.held_by_half_2()
+    split.gold_read.wait_here()
+    split.counted.send_here()
     timer = _PhaseTimer({})
-    outcome, prediction_set, rows = _score_half(
-        _WeightedShard(1, 2), baton, gold, predictions, prompt_set, run_id, settings, names, timer
-    )
+    outcome, prediction_set, rows = _score_half(_WeightedShard(1, 2), split, timer)
     release_free_memory()  # this half's gold documents are freed; their pages go back
     # Through files, not the pipe: the pipe would hold this process until the other one reads, and
     # that one has its own half to finish first. The counts first: the intervals need only them.
     with timer("half 2: counts for the intervals"):
-        _dump(attribute_document_counts(rows), staging / _COUNTS_PART)
+        _dump(attribute_document_counts(rows), split.staging / _COUNTS_PART)
+    split.counted.hand_over()
     yield None
     with timer("half 2: send"):
         outcome.metric_rows = [_metric_fields(row) for row in rows]
         outcome.seconds = timer.seconds
-        _dump(outcome, staging / _OUTCOME_PART)
+        _dump(outcome, split.staging / _OUTCOME_PART)
     entries = outcome.metadata_entries
     del outcome
     yield None
     # The items first: then the predictions (the contexts, most of this half's memory) go back to
     # the system while the rows are written, as the other process's memory peaks.
-    _write_items(2, prediction_set, prompt_set, entries, staging)
+    _write_items(2, prediction_set, split, entries)
     del prediction_set, entries
     release_free_memory()
-    artefacts.write_comparison_rows(rows, staging / _COMPARISON_PART, header=False)
+    artefacts.write_comparison_rows(rows, split.staging / _COMPARISON_PART, header=False)
     yield None
 
 
+class _HalfTwoNotCounted(Exception):
+    """Half 2 ended without writing its counts."""
+
+
+def _intervals_once_counted(
+    split: _Split, own_counts: DocumentCounts, interval_settings: IntervalSettings
+) -> dict[str, dict[str, Any]] | None:
+    """On the helper thread: wait for half 2's counts, join them with half 1's, resample."""
+    if not split.counted.wait():
+        raise _HalfTwoNotCounted
+    counts = DocumentCounts.joined([own_counts, _load(split.staging / _COUNTS_PART)])
+    types = {spec.attribute_id: spec.type for spec in split.prompt_set.attributes if spec.is_scored}
+    return extraction_intervals_from_counts(counts, types, interval_settings)
+
+
 def _own_half(
-    baton: _Baton,
-    gold: InputSource,
-    predictions: InputSource,
-    prompt_set: PromptSet,
-    run_id: str,
-    settings: EvaluationSettings,
-    names: dict[str, str],
-    staging: Path,
-    timer: _PhaseTimer,
-) -> tuple[_ShardOutcome, list[MetricRow]]:
-    outcome, prediction_set, rows = _score_half(
-        _WeightedShard(0, 2), baton, gold, predictions, prompt_set, run_id, settings, names, timer
-    )
+    split: _Split, helper: ThreadPoolExecutor, interval_settings: IntervalSettings, timer: _PhaseTimer
+) -> tuple[_ShardOutcome, list[MetricRow], Future]:
+    """Half 1: read, scored, its parts written, its rows counted and then kept as MetricRows. The
+    intervals are started on the helper thread (they begin once half 2 is counted: resampling is
+    numpy work, mostly without the GIL, so it runs beside the joining of the run). Returns its
+    outcome, its rows, the intervals to come."""
+    outcome, prediction_set, rows = _score_half(_WeightedShard(0, 2), split, timer)
     with timer("half 1: write its parts"):
         # The comparison CSV starts with this half: written in place, half 2's rows appended.
-        artefacts.write_comparison_rows(rows, staging / bundle.COMPARISON_CSV)
-        _write_items(1, prediction_set, prompt_set, outcome.metadata_entries, staging)
+        artefacts.write_comparison_rows(rows, split.staging / bundle.COMPARISON_CSV)
+        _write_items(1, prediction_set, split, outcome.metadata_entries)
     del prediction_set
     with timer("half 1: counts for the intervals"):
-        outcome.counts = attribute_document_counts(rows)
+        own_counts = attribute_document_counts(rows)
         # What the metrics read, as for half 2's rows: the texts (reasoning, snippets, citations)
         # are written, and half 2 still holds its own while this process joins the run.
         rows = _metric_rows(map(_metric_fields, rows))
     # This half's documents and texts are freed: their pages go back before the joined run grows.
+    # (Started earlier, beside the writing of the parts, the resampling made the two processes'
+    # memory peak together: 435 MB against 394 MB, for no measurable gain of time.)
     release_free_memory()
-    return outcome, rows
+    intervals_computed = split.intervals = helper.submit(
+        _intervals_once_counted, split, own_counts, interval_settings
+    )
+    return outcome, rows, intervals_computed
 
 
 def _dump(value: Any, path: Path) -> None:
@@ -427,23 +436,19 @@ def _load(path: Path) -> Any:
 
 
 def _write_items(
-    half: int,
-    prediction_set: PredictionSet,
-    prompt_set: PromptSet,
-    entries: list[dict[str, Any]],
-    staging: Path,
+    half: int, prediction_set: PredictionSet, split: _Split, entries: list[dict[str, Any]]
 ) -> None:
     """A half's items of the lists of llm_annotations.json and extraction_metadata.json, encoded
     and joined as in the artefact; `_join_list_artefact` puts them together."""
     parts = (
         (
             _ANNOTATIONS_PART,
-            run_records.llm_annotation_lines(prediction_set.documents, prompt_set.attributes),
+            run_records.llm_annotation_lines(prediction_set.documents, split.prompt_set.attributes),
         ),
         (_METADATA_PART, run_records.metadata_entry_lines(entries)),
     )
     for name, items in parts:
-        with open(staging / name.format(half=half), "w", encoding="utf-8", newline="") as handle:
+        with open(split.staging / name.format(half=half), "w", encoding="utf-8", newline="") as handle:
             separator = ""
             for item in items:  # one at a time: all of them are tens of MB
                 handle.write(separator)
@@ -463,12 +468,10 @@ def _joined_run(
     mine: _ShardOutcome,
     other: _ShardOutcome,
     rows: list[MetricRow],
-    prompt_set: PromptSet,
-    run_id: str,
-    settings: EvaluationSettings,
+    split: _Split,
     config: ExtractionConfig | None,
-    names: dict[str, str],
 ) -> ExtractionRun:
+    prompt_set, run_id, settings, names = split.prompt_set, split.run_id, split.settings, split.names
     unknown = dict(mine.unknown_predicted)
     for attribute_id, count in other.unknown_predicted.items():
         unknown[attribute_id] = unknown.get(attribute_id, 0) + count

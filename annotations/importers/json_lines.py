@@ -45,6 +45,8 @@ def parse_json_bytes(data: bytes) -> Any:
 
 def _has_nineteen_digits(data: bytes) -> bool:
     """True when `data` holds a run of 19 ASCII digits."""
+    if len(data) <= _SCAN_SLICE:  # a line: at once, without a slice's copy
+        return _NINETEEN_DIGITS in data.translate(_DIGITS_AS_ZEROS)
     overlap = len(_NINETEEN_DIGITS) - 1  # a run across two slices is seen whole in the second
     for start in range(0, max(len(data), 1), _SCAN_SLICE):
         if _NINETEEN_DIGITS in data[max(start - overlap, 0) : start + _SCAN_SLICE].translate(

@@ -168,10 +168,17 @@ def test_it_rejects_duplicate_documents_and_non_finite_counts():
         DocumentCounts(["a", "b"], {"tp": [1, 2, 3]})
 
 
+@pytest.mark.parametrize(
+    ("n_documents", "rows"), [(1, 2_000_000), (20_000, 100), (50_000, 40), (100_000, 40), (1_000_000, 4)]
+)
+def test_blocks_hold_2_million_entries_or_40_resamples_up_to_4_million(n_documents, rows):
+    assert block_rows(n_documents) == rows
+
+
 def test_weights_are_drawn_in_bounded_blocks_for_a_hundred_thousand_documents():
-    assert block_rows(100_000) * 100_000 <= 2_000_000
+    assert block_rows(100_000) * 100_000 <= 4_000_000
     blocks = list(weight_blocks(100_000, 3 * block_rows(100_000) + 1, seed=1))
-    assert [block.shape[0] for block in blocks] == [20, 20, 20, 1]
+    assert [block.shape[0] for block in blocks] == [40, 40, 40, 1]
     assert all(np.all(block.sum(axis=1) == 100_000) for block in blocks)
 
 

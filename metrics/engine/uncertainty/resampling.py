@@ -19,10 +19,14 @@ from threadpoolctl import ThreadpoolController
 
 # Entries of one weight block: about 16 MB as 64-bit floats (the draws are made a row at a time). The
 # draws do not depend on the block size (one generator, drawn block after block), only memory does;
-# the sums did not either, to the last bit, on 20,000 documents with float columns (4, 2, 1.5, 1 and
-# 0.5 million entries compared). 2 million, not 4: the intervals run beside the rest of a split
-# extraction evaluation (metrics.extraction_shards), whose peak of memory they set.
+# the sums did not either, to the last bit (20,000 documents with float columns; blocks of 4, 2, 1.5,
+# 1 and 0.5 million entries compared). 2 million, not 4: a split extraction run resamples beside its
+# other process (metrics.extraction_shards), and the 16 MB were part of their joint peak.
 _BLOCK_ENTRIES = 2_000_000
+# But at least this many resamples a block, up to 4 million entries: each block's product reads the
+# whole count table, and on 100,000 documents blocks of 20 resamples made it 15% slower than 40.
+_MIN_BLOCK_ROWS = 40
+_MAX_BLOCK_ENTRIES = 4_000_000
 # Above this many documents each resample is tallied on its own (its tally stays in the CPU cache);
 # below it one tally for the whole block avoids a Python loop over thousands of tiny rows.
 _ROW_BY_ROW_FROM = 2_048
@@ -36,7 +40,11 @@ def _thread_pools() -> ThreadpoolController:
 
 def block_rows(n_documents: int) -> int:
     """Resamples per weight block. It depends on n only, so results never depend on memory settings."""
-    return max(1, _BLOCK_ENTRIES // max(n_documents, 1))
+    n_documents = max(n_documents, 1)
+    rows = _BLOCK_ENTRIES // n_documents
+    if rows < _MIN_BLOCK_ROWS:
+        rows = min(_MIN_BLOCK_ROWS, _MAX_BLOCK_ENTRIES // n_documents)
+    return max(1, rows)
 
 
 def weight_blocks(n_documents: int, resamples: int, seed: int) -> Iterator[np.ndarray]:

@@ -4,9 +4,14 @@
 
 Generates a seeded workload (documents x 10 attributes: 3 BOOL, 3 STRING, 2 INTEGER, 2 FLOAT; ~2 KB
 contexts; EPPI gold with citations; predictions with realistic errors), then runs the evaluation
-`--repeat` times, each in a fresh subprocess doing what `manage.py evaluate_extraction` does (read,
-score, compute the confidence intervals, write every artefact, print the table). It reports, as medians over the runs, the wall time of
-the subprocess (interpreter start and imports included), the peak RSS of the evaluation processes and the time of each phase, beside the reference tool's figures.
+`--repeat` times, each in a fresh subprocess doing what `manage.py evaluate_extraction` does
+(`evaluate_extraction_to_folder`: read, score, compute the confidence intervals, write every
+artefact; then the table). A gold file this size is evaluated by two processes
+(metrics.extraction_shards). It reports, as medians over the runs: the wall time of the subprocess
+(interpreter start and imports included), the CPU time of it and its forked process, the peak memory
+of the two together at one instant (RSS summed, an upper bound; PSS summed, shared pages counted
+once), and the time of each phase, beside the reference tool's figures. It also times a fixed Python
+loop before and after the runs: this machine's speed varies by half within minutes.
 """
 
 from __future__ import annotations
@@ -206,10 +211,27 @@ def main() -> None:
     print("  " + ", ".join(f"{name} {size:.1f} MB" for name, size in sizes.items()))
     print(f"  generated in {time.perf_counter() - started:.1f} s")
 
+    speed_before = machine_speed()
     runs = [measure_once(workdir) for _ in range(args.repeat)]
+    speed_after = machine_speed()
     if args.workdir is None:
         shutil.rmtree(workdir, ignore_errors=True)
     report(runs, args)
+    print(
+        f"machine speed: a fixed Python loop took {speed_before:.2f} s before the runs and "
+        f"{speed_after:.2f} s after (on this machine it has varied from 0.55 s to 1.1 s within an hour: "
+        "compare figures taken at similar speeds)"
+    )
+
+
+def machine_speed() -> float:
+    """Seconds a fixed pure-Python loop takes: this machine's speed varies by half from one minute to
+    the next (other tenants), and every figure above moves with it."""
+    start = time.perf_counter()
+    total = 0
+    for i in range(5_000_000):
+        total += i * i
+    return time.perf_counter() - start
 
 
 def report(runs: list[dict], args: argparse.Namespace) -> None:

@@ -94,3 +94,37 @@ def test_no_rows_is_the_header_alone():
     destination = io.StringIO()
     write_comparison_rows([], destination)
     assert destination.getvalue() == reference_csv([])
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_rows_of_one_document_sharing_their_cells_are_written_as_the_csv_module_writes(seed):
+    # As the engine makes them: a document's rows share its id and name (the same objects), an
+    # attribute's rows its id and label; a writer that kept those cells from row to row must never
+    # carry over a document or label that changed (a version that did measured no faster).
+    rng = random.Random(seed)
+    attributes = [(random_text(rng) or "a", random_text(rng) or "A") for _ in range(4)]
+    attributes.append(attributes[0][:1] + ("relabelled",))  # the same id under another label
+    rows = []
+    document_id = external_id = "d"
+    for index in range(400):
+        if rng.random() < 0.7:  # else the very same id (and external id) with another name
+            document_id = rng.choice([str(index), random_text(rng) or "d"])
+            external_id = rng.choice([document_id, random_text(rng)])
+        name = random_text(rng)
+        run_id = rng.choice(["run", "run", random_text(rng) or "r"])
+        for attribute_id, label in rng.sample(attributes, k=rng.randint(1, len(attributes))):
+            rows.append(
+                row(
+                    document_id=document_id,
+                    external_id=external_id,
+                    document_name=name,
+                    attribute_id=attribute_id,
+                    attribute_label=label,
+                    extraction_run_id=run_id,
+                    item_attribute_full_text_details=rng.choice([None, 'Page 3:\n[¬s]"12,000"[¬e]']),
+                    llm_reasoning=random_text(rng),
+                )
+            )
+    destination = io.StringIO()
+    write_comparison_rows(rows, destination)
+    assert destination.getvalue() == reference_csv(rows)

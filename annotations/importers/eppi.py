@@ -19,7 +19,7 @@ path such as `References[3].Codes[0].AttributeId` (and the document id where kno
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from annotations.importers.attribute_jsonl import (
@@ -46,6 +46,7 @@ def read_eppi_gold(
     name: str | None = None,
     shard: Shard | None = None,
     lean_parse: bool = False,
+    on_parsed: Callable[[], None] | None = None,
 ) -> GoldSet:
     """Read an EPPI Reviewer JSON export; raise InputValidationError listing every problem found.
 
@@ -58,6 +59,8 @@ def read_eppi_gold(
     left to shard 0.
 
     `lean_parse`: parse with json, not orjson: slower, with a lower peak of memory (see `_parse`).
+    `on_parsed`: called once the file is parsed and the other shards' references are let go (the
+    peak of memory of the read is then behind), before the shard's documents are built.
     """
     problems = ProblemCollector()
     export, file = _parse(source, name, problems, lean=lean_parse)
@@ -146,6 +149,8 @@ def read_eppi_gold(
         elif index in own:
             own_ids[index] = document_id
         del reference
+    if on_parsed is not None:
+        on_parsed()
     for index, document_id in own_ids.items():
         reference, references[index] = references[index], None
         build(index, reference, document_id)

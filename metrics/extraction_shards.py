@@ -399,7 +399,7 @@ def _intervals_once_counted(
     list this empties, so that they are freed once joined), resample."""
     if not split.counted.wait():
         raise _HalfTwoNotCounted
-    counts = DocumentCounts.joined([own_counts.pop(), _load(split.staging / _COUNTS_PART)])
+    counts = DocumentCounts.joined([own_counts.pop(), _load(split.staging / _COUNTS_PART)], consume=True)
     types = {spec.attribute_id: spec.type for spec in split.prompt_set.attributes if spec.is_scored}
     return extraction_intervals_from_counts(counts, types, interval_settings)
 
@@ -407,28 +407,31 @@ def _intervals_once_counted(
 def _own_half(
     split: _Split, helper: ThreadPoolExecutor, interval_settings: IntervalSettings, timer: _PhaseTimer
 ) -> tuple[_ShardOutcome, list[MetricRow], Future]:
-    """Half 1: read, scored, its parts written, its rows counted and then kept as MetricRows. The
-    intervals are started on the helper thread (they begin once half 2 is counted: resampling is
-    numpy work, mostly without the GIL, so it runs beside the joining of the run). Returns its
-    outcome, its rows, the intervals to come."""
+    """Half 1: read, scored, its rows counted, its parts written, its rows then kept as MetricRows.
+    The intervals are started on the helper thread once the predictions are written and freed (they
+    begin once half 2 is counted: resampling is numpy work, mostly without the GIL, so it runs
+    beside the writing of the comparison rows and the joining of the run). Returns its outcome,
+    its rows, the intervals to come."""
     outcome, prediction_set, rows = _score_half(_WeightedShard(0, 2), split, timer)
-    with timer("half 1: write its parts"):
-        # The comparison CSV starts with this half: written in place, half 2's rows appended.
-        artefacts.write_comparison_rows(rows, split.staging / bundle.COMPARISON_CSV)
-        _write_items(1, prediction_set, split, outcome.metadata_entries)
-    del prediction_set
     with timer("half 1: counts for the intervals"):
         counts = [attribute_document_counts(rows)]
+    with timer("half 1: write its parts"):
+        _write_items(1, prediction_set, split, outcome.metadata_entries)
+        # The predictions (the contexts above all) go back to the system before the resampling's
+        # arrays come: started beside them, it made the two processes' memory peak together
+        # (measured: 405-435 MB summed, against 360-390 MB).
+        del prediction_set
+        release_free_memory()
+        intervals_computed = split.intervals = helper.submit(
+            _intervals_once_counted, split, counts, interval_settings
+        )
+        del counts
+        # The comparison CSV starts with this half: written in place, half 2's rows appended.
+        artefacts.write_comparison_rows(rows, split.staging / bundle.COMPARISON_CSV)
         # What the metrics read, as for half 2's rows: the texts (reasoning, snippets, citations)
         # are written, and half 2 still holds its own while this process joins the run.
         rows = _metric_rows(map(_metric_fields, rows))
-    # This half's documents and texts are freed: their pages go back before the joined run grows.
-    release_free_memory()
-    # Started earlier, beside the writing of the parts, the resampling made the two processes'
-    # memory peak together (measured: 405-435 MB summed, against 360-390 MB), for 0.3-0.5 s.
-    intervals_computed = split.intervals = helper.submit(
-        _intervals_once_counted, split, counts, interval_settings
-    )
+    release_free_memory()  # this half's gold and texts
     return outcome, rows, intervals_computed
 
 

@@ -146,6 +146,12 @@ def test_counts_of_parts_of_a_run_joined_are_the_counts_of_the_whole_run(cut):
     # The second part first: the joined table is in document order whatever the order of the parts.
     joined = DocumentCounts.joined([attribute_document_counts(second), attribute_document_counts(first)])
     whole = attribute_document_counts(rows)
+    parts = [attribute_document_counts(second), attribute_document_counts(first)]
+    consumed = DocumentCounts.joined(parts, consume=True)
+    assert [part.columns for part in parts] == [{}, {}]  # given up column by column
+    assert {name: values.tobytes() for name, values in consumed.columns.items()} == {
+        name: values.tobytes() for name, values in joined.columns.items()
+    }
     assert joined.document_ids == whole.document_ids
     assert joined.columns.keys() == whole.columns.keys()
     for name, values in whole.columns.items():

@@ -61,12 +61,22 @@ class DocumentCounts:
         return cls(ids, table)
 
     @classmethod
-    def joined(cls, parts: Sequence[DocumentCounts]) -> DocumentCounts:
+    def joined(cls, parts: Sequence[DocumentCounts], *, consume: bool = False) -> DocumentCounts:
         """The counts of documents counted in separate parts (no document in two): the same table
-        as counting them all at once, a column absent from a part being zero for its documents."""
+        as counting them all at once, a column absent from a part being zero for its documents.
+
+        `consume`: the parts give up each column as it is joined (they are left empty), so that the
+        parts and the whole are never all held at once.
+        """
         ids = [document_id for part in parts for document_id in part.document_ids]
         names = sorted({name for part in parts for name in part.columns})
-        return cls(ids, {name: np.concatenate([part.column(name) for part in parts]) for name in names})
+        columns: dict[str, np.ndarray] = {}
+        for name in names:
+            columns[name] = np.concatenate([part.column(name) for part in parts])
+            if consume:
+                for part in parts:
+                    part.columns.pop(name, None)
+        return cls(ids, columns)
 
     @property
     def n_documents(self) -> int:

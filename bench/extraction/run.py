@@ -1,6 +1,6 @@
 """Benchmark: a full offline extraction evaluation against the reference tool's figures.
 
-    uv run python bench/extraction/run.py [--documents 20000] [--seed 7] [--repeat 3]
+    uv run python bench/extraction/run.py [--documents 20000] [--seed 7] [--repeat 3] [--one-process]
 
 Generates a seeded workload (documents x 10 attributes: 3 BOOL, 3 STRING, 2 INTEGER, 2 FLOAT; ~2 KB
 contexts; EPPI gold with citations; predictions with realistic errors), then runs the evaluation
@@ -43,7 +43,7 @@ REFERENCE = {
 TARGET = {"wall_seconds": 6.0, "peak_rss_mb": 400.0}
 
 
-def child(workdir: Path, output_dir: Path) -> None:
+def child(workdir: Path, output_dir: Path, *, split: bool | None = None) -> None:
     """One evaluation, as the evaluate_extraction command runs it (`evaluate_extraction_to_folder`:
     read, score, intervals, every artefact; split between two processes for a gold file this size),
     then the metrics table. Prints the phases' wall times and its CPU time as JSON on its last line.
@@ -69,6 +69,7 @@ def child(workdir: Path, output_dir: Path) -> None:
         settings=resolve_settings(config),
         config=config,
         phase_seconds=phases,
+        split=split,
     )
     phases["evaluation (all phases)"] = time.perf_counter() - start
     start = time.perf_counter()
@@ -138,10 +139,12 @@ class _TreeMemory:
         return self.peak_rss_kb / 1024, self.peak_pss_kb / 1024
 
 
-def measure_once(workdir: Path) -> dict:
+def measure_once(workdir: Path, *, one_process: bool = False) -> dict:
     output_dir = workdir / "out"
     shutil.rmtree(output_dir, ignore_errors=True)
     command = [sys.executable, __file__, "--child", str(workdir), str(output_dir)]
+    if one_process:
+        command.append("--one-process")
     cpu_before = _children_cpu_seconds()
     start = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -177,11 +180,16 @@ def main() -> None:
     parser.add_argument(
         "--workdir", type=Path, help="where to put the workload (default: a temporary folder)"
     )
+    parser.add_argument(
+        "--one-process",
+        action="store_true",
+        help="evaluate in one process (split=False), for comparison with the default two",
+    )
     parser.add_argument("--child", nargs=2, type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--generate-into", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        child(*args.child)
+        child(*args.child, split=False if args.one_process else None)
         return
     if args.generate_into:
         from bench.extraction.workload import generate
@@ -212,14 +220,14 @@ def main() -> None:
     print(f"  generated in {time.perf_counter() - started:.1f} s")
 
     speed_before = machine_speed()
-    runs = [measure_once(workdir) for _ in range(args.repeat)]
+    runs = [measure_once(workdir, one_process=args.one_process) for _ in range(args.repeat)]
     speed_after = machine_speed()
     if args.workdir is None:
         shutil.rmtree(workdir, ignore_errors=True)
     report(runs, args)
     print(
         f"machine speed: a fixed Python loop took {speed_before:.2f} s before the runs and "
-        f"{speed_after:.2f} s after (seen from 0.33 s to 0.41 s within minutes here: "
+        f"{speed_after:.2f} s after (it varies by a third from one minute to the next here: "
         "compare figures taken at similar speeds)"
     )
 

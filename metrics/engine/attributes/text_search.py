@@ -178,17 +178,16 @@ def number_occurs(text: str, value: float, number_format: str, relative_toleranc
     if keys is None:
         return None
     for key in keys:
-        # Only where the key is a whole integer part: a digit right after it, or a non-zero digit
-        # right before it, makes an occurrence part of a longer integer part or of a decimal part
-        # (the occurrence that is a whole integer part, if any, is found all the same). The regular
-        # expression passes over the first kind in C; positions advance by one, as `str.find`
-        # would, so that overlapping occurrences are all tried.
-        search = _not_followed_by_a_digit(key).search
-        found = search(text)
-        while found is not None:
-            position = found.start()
-            if position > 0 and text[position - 1].isdecimal() and text[position - 1] != "0":
-                found = search(text, position + 1)
+        position = text.find(key)
+        while position != -1:
+            end = position + len(key)
+            # A digit right after the key, or a non-zero digit right before it, makes this occurrence
+            # part of a longer integer part or of a decimal part; the occurrence that is a whole
+            # integer part (if any) is found by this same loop, so skip without reading the token.
+            if (end < len(text) and text[end].isdecimal()) or (
+                position > 0 and text[position - 1].isdecimal() and text[position - 1] != "0"
+            ):
+                position = text.find(key, position + 1)
                 continue
             start = _token_start(text, position)
             token = _NUMBER_TOKEN.match(text, start)
@@ -197,15 +196,8 @@ def number_occurs(text: str, value: float, number_format: str, relative_toleranc
                 token_value, value, rel_tol=relative_tolerance, abs_tol=0.0
             ):
                 return True
-            found = search(text, position + 1)
+            position = text.find(key, position + 1)
     return False
-
-
-@lru_cache(maxsize=4096)
-def _not_followed_by_a_digit(key: str) -> re.Pattern[str]:
-    """`key` with no decimal digit after it (`\\d` is what `str.isdecimal` accepts: the Unicode
-    category Nd). It starts with the literal key, so the search runs as fast as `str.find`."""
-    return re.compile(re.escape(key) + r"(?!\d)")
 
 
 def near_window_in(needle: str, haystack: str, threshold: float) -> bool:

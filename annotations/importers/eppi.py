@@ -59,11 +59,13 @@ def read_eppi_gold(
     left to shard 0.
 
     `lean_parse`: parse with json, not orjson: slower, with a lower peak of memory (see `_parse`).
-    `on_parsed`: called once the file is parsed and the other shards' references are let go (the
-    peak of memory of the read is then behind), before the shard's documents are built.
+    `on_parsed`: called once the file is parsed (the peak of memory of the read is then behind:
+    the bytes and the parser's own document are freed), before any document is built.
     """
     problems = ProblemCollector()
     export, file = _parse(source, name, problems, lean=lean_parse)
+    if on_parsed is not None:
+        on_parsed()
     if not isinstance(export, dict):
         problems.error(f"expected a JSON object, found {json_type_name(export)}", file=file)
         problems.raise_if_errors()
@@ -149,8 +151,6 @@ def read_eppi_gold(
         elif index in own:
             own_ids[index] = document_id
         del reference
-    if on_parsed is not None:
-        on_parsed()
     for index, document_id in own_ids.items():
         reference, references[index] = references[index], None
         build(index, reference, document_id)

@@ -33,6 +33,7 @@ one process), or a process that may not fork (threads, not Linux).
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import os
 import pickle
@@ -47,7 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from annotations.importers.attribute_jsonl import GoldSet, InputSource, Shard, open_binary, source_name
-from annotations.importers.eppi import read_eppi_gold
+from annotations.importers.eppi import ExportNotSplit, read_eppi_gold, read_eppi_gold_part
 from annotations.importers.errors import ImportProblem, InputValidationError
 from annotations.importers.extraction_predictions import (
     PredictionSet,
@@ -64,7 +65,7 @@ from metrics.engine.attributes.comparison import (
 )
 from metrics.engine.attributes.evaluation import evaluation_from_rows
 from metrics.engine.attributes.parallel import can_fork_workers
-from metrics.engine.attributes.types import ComparisonRow, EvaluationSettings, MetricRow
+from metrics.engine.attributes.types import AttributeType, ComparisonRow, EvaluationSettings, MetricRow
 from metrics.engine.forking import ForkedWork
 from metrics.engine.uncertainty.attribute_metrics import attribute_document_counts
 from metrics.engine.uncertainty.counts import DocumentCounts
@@ -86,13 +87,14 @@ from metrics.memory import release_free_memory
 # The share of the documents this process (half 1) reads and scores. Balanced by measurement on the
 # benchmark: half 1 also writes its parts before it joins the run, but half 2 waits for half 1 to
 # have read the gold before it reads it (`_Baton`), and the two came out even at about a half.
-OWN_SHARE = 0.50
+OWN_SHARE = 0.47
 # Part files in the staging folder, joined into the artefacts and removed before it is renamed.
 _COMPARISON_PART = ".part-2-" + bundle.COMPARISON_CSV
 _ANNOTATIONS_PART = ".part-{half}-" + bundle.LLM_ANNOTATIONS_JSON
 _METADATA_PART = ".part-{half}-" + bundle.EXTRACTION_METADATA_JSON
 _OUTCOME_PART = ".part-2-outcome.pickle"
 _COUNTS_PART = ".part-2-counts.pickle"
+_IDS_PART = ".part-{half}-ids.pickle"
 _COPY_BUFFER = 1 << 20
 
 
@@ -117,7 +119,8 @@ class _Baton:
     def hand_over(self) -> None:
         """Send the signal (once; later calls do nothing)."""
         if self._write >= 0:
-            os.write(self._write, b".")
+            with contextlib.suppress(BrokenPipeError):  # the other process has ended
+                os.write(self._write, b".")
             os.close(self._write)
             self._write = -1
 
@@ -182,6 +185,9 @@ class _Split:
     # Half 1 has parsed the gold: half 2 parses it only then (a parse briefly takes about twice the
     # parsed size: the bytes, orjson's own document, the objects; two at once were the peak).
     gold_read: _Baton = field(default_factory=_Baton)
+    # Each half has written the ids of its part of the gold (`_exchange_ids`).
+    ids_from_1: _Baton = field(default_factory=_Baton)
+    ids_from_2: _Baton = field(default_factory=_Baton)
     # Half 2 has written its rows' per-document counts: half 1 can resample the intervals.
     counted: _Baton = field(default_factory=_Baton)
     # Half 1's helper thread waiting for `counted`, then resampling (`_intervals_once_counted`).
@@ -190,6 +196,8 @@ class _Split:
     def close(self) -> None:
         """Half 1, once half 2 has ended: every end of the signals closed, the helper done."""
         self.gold_read.close()
+        self.ids_from_1.close()
+        self.ids_from_2.close()
         if self.intervals is not None:
             # The helper closes the end it waits on (half 2's end is closed: it returns at once);
             # closing it under the helper could close another file that took its number.
@@ -240,6 +248,8 @@ def evaluate_extraction_split(
                 split = _Split(gold, predictions, prompt_set, run_id, settings, names, staging)
                 half_2 = ForkedWork(_forked_half, split)  # (no thread in this process yet)
                 split.gold_read.send_here()
+                split.ids_from_1.send_here()
+                split.ids_from_2.wait_here()
                 split.counted.wait_here()
                 try:
                     run = _join_halves(split, half_2, helper, config, intervals or IntervalSettings(), timer)
@@ -270,6 +280,8 @@ def _join_halves(
         with timer("wait for half 2"):
             next(signals)  # counted
             next(signals)  # its outcome written
+        for half in (1, 2):  # both halves read the other's ids long before (`_exchange_ids`)
+            (split.staging / _IDS_PART.format(half=half)).unlink(missing_ok=True)
         with timer("join"):
             other = _load(split.staging / _OUTCOME_PART)
             rows.extend(_metric_rows(other.metric_rows))
@@ -298,9 +310,54 @@ def _join_halves(
 
 def _read_half(shard: Shard, split: _Split) -> tuple[GoldSet, PredictionSet]:
     types = {spec.attribute_id: spec.type for spec in split.prompt_set.attributes}
+    try:
+        # Each half parses only its part of the references: half the time and memory of the file.
+        gold_set = read_eppi_gold_part(
+            split.gold,
+            name=split.names["gold"],
+            attribute_types=types,
+            part=shard.index,
+            fraction=OWN_SHARE,
+            place_part=lambda ids: _exchange_ids(shard, split, ids),
+        )
+    except ExportNotSplit:  # (both halves see the same layout, so both read the whole file)
+        gold_set = _read_whole_gold(shard, split, types)
+    finally:
+        split.gold_read.hand_over()  # (half 2 waits for it only on the whole file's way)
+    prediction_set = read_predictions_jsonl(
+        split.predictions,
+        name=split.names["predictions"],
+        gold_document_ids=set(gold_set.all_document_ids or ()),
+        owned_document_ids=set(gold_set.document_ids()),
+    )
+    return gold_set, prediction_set
+
+
+def _exchange_ids(shard: Shard, split: _Split, own_ids: list[str]) -> tuple[int, list[str]]:
+    """Where this half's part starts among the references, and every gold document id in file
+    order: this half's and the other's, each written by its half and signalled. ValueError when an
+    id is in both parts (the one-process read reports it)."""
+    half = shard.index + 1
+    _dump(own_ids, split.staging / _IDS_PART.format(half=half))
+    sent, received = (
+        (split.ids_from_1, split.ids_from_2) if half == 1 else (split.ids_from_2, split.ids_from_1)
+    )
+    sent.hand_over()
+    if not received.wait():
+        raise RuntimeError("the other half ended before it read its part of the gold")
+    other_ids = _load(split.staging / _IDS_PART.format(half=3 - half), keep=True)
+    if not set(own_ids).isdisjoint(other_ids):
+        raise ValueError("a document id is in both parts of the gold")
+    # (Every reference of a part has its id here, or the part's read failed: the run is then read
+    # in one process.)
+    return (0, [*own_ids, *other_ids]) if half == 1 else (len(other_ids), [*other_ids, *own_ids])
+
+
+def _read_whole_gold(shard: Shard, split: _Split, types: dict[str, AttributeType]) -> GoldSet:
+    """Each half parses the whole export and builds its slice of the references (`Shard`)."""
     if shard.index == 0:
         try:
-            gold_set = read_eppi_gold(
+            return read_eppi_gold(
                 split.gold,
                 name=split.names["gold"],
                 attribute_types=types,
@@ -309,20 +366,12 @@ def _read_half(shard: Shard, split: _Split) -> tuple[GoldSet, PredictionSet]:
             )
         finally:
             split.gold_read.hand_over()  # (when the read failed before: half 2 must not wait)
-    else:
-        split.gold_read.wait()
-        # Half 1 is past its parse's peak by now: the lean parse keeps the two processes' joint peak
-        # lower (measured: 390-400 MB with orjson, whose parse needs 60 MB more for 0.25 s less).
-        gold_set = read_eppi_gold(
-            split.gold, name=split.names["gold"], attribute_types=types, shard=shard, lean_parse=True
-        )
-    prediction_set = read_predictions_jsonl(
-        split.predictions,
-        name=split.names["predictions"],
-        gold_document_ids=set(gold_set.all_document_ids or ()),
-        owned_document_ids=set(gold_set.document_ids()),
+    split.gold_read.wait()
+    # Half 1 is past its parse's peak by now: the lean parse keeps the two processes' joint peak
+    # lower (measured: 390-400 MB with orjson, whose parse needs 60 MB more for 0.25 s less).
+    return read_eppi_gold(
+        split.gold, name=split.names["gold"], attribute_types=types, shard=shard, lean_parse=True
     )
-    return gold_set, prediction_set
 
 
 def _score_half(
@@ -362,6 +411,8 @@ def _forked_half(split: _Split) -> Iterator[None]:
     """In the forked process: half 2. Yields each time it has written, in order: its rows'
     per-document counts (for the intervals) once scored, its outcome, its parts of the artefacts."""
     split.gold_read.wait_here()
+    split.ids_from_1.wait_here()
+    split.ids_from_2.send_here()
     split.counted.send_here()
     timer = _PhaseTimer({})
     outcome, prediction_set, rows = _score_half(_WeightedShard(1, 2), split, timer)
@@ -440,10 +491,13 @@ def _dump(value: Any, path: Path) -> None:
         pickle.dump(value, handle, protocol=pickle.HIGHEST_PROTOCOL)
 
 
-def _load(path: Path) -> Any:
+def _load(path: Path, *, keep: bool = False) -> Any:
+    """What `_dump` wrote; the file is removed unless `keep` (the other process may still read
+    it, or has yet to)."""
     with open(path, "rb") as handle:
         value = pickle.load(handle)
-    os.remove(path)
+    if not keep:
+        os.remove(path)
     return value
 
 

@@ -19,6 +19,7 @@ path such as `References[3].Codes[0].AttributeId` (and the document id where kno
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -66,11 +67,31 @@ def read_eppi_gold(
     export, file = _parse(source, name, problems, lean=lean_parse)
     if on_parsed is not None:
         on_parsed()
+    return _gold_set(export, file, problems, attribute_types, shard)
+
+
+def _gold_set(
+    export: Any,
+    file: str,
+    problems: ProblemCollector,
+    attribute_types: Mapping[str, AttributeType],
+    shard: Shard | None,
+    *,
+    code_set_warnings: bool = True,
+    place_part: Callable[[list[str]], tuple[int, list[str]]] | None = None,
+) -> GoldSet:
+    """The GoldSet of a parsed export (see `read_eppi_gold`).
+
+    For one part of an export's references (`read_eppi_gold_part`): `code_set_warnings` False
+    leaves the code sets' warnings to the first part, and `place_part(ids)` is given the part's
+    document ids once they are read, before any document is built, and returns where the part
+    starts among the export's references and every id of the export, in order.
+    """
     if not isinstance(export, dict):
         problems.error(f"expected a JSON object, found {json_type_name(export)}", file=file)
         problems.raise_if_errors()
 
-    if shard is None or shard.index == 0:
+    if code_set_warnings and (shard is None or shard.index == 0):
         attribute_names = _read_code_sets(export.get("CodeSets", []), file, problems)
     else:  # the same names; their warnings are shard 0's to report
         code_set_problems = ProblemCollector()
@@ -91,6 +112,8 @@ def read_eppi_gold(
     # AttributeId integer -> its decimal text, made once: hundreds of thousands of codes share a few
     # ids, and one string object each instead of one per code.
     id_texts: dict[int, str] = {}
+    if place_part is not None:
+        shard = Shard(0, 1)  # all of this part, read as a shard: ids first, then documents
     own = range(len(references)) if shard is None else shard.range(len(references))
     # A shard reads every id first, letting the other shards' references go as it does, and builds
     # its own documents afterwards: the whole parsed export never sits beside the documents.
@@ -151,9 +174,14 @@ def read_eppi_gold(
         elif index in own:
             own_ids[index] = document_id
         del reference
+    all_ids = None if shard is None else list(first_index)
+    offset = 0
+    if place_part is not None:
+        problems.raise_if_errors()
+        offset, all_ids = place_part(list(own_ids.values()))
     for index, document_id in own_ids.items():
         reference, references[index] = references[index], None
-        build(index, reference, document_id)
+        build(index + offset, reference, document_id)
         del reference
     problems.raise_if_errors()
     return GoldSet(
@@ -161,7 +189,90 @@ def read_eppi_gold(
         documents_without_gold=without_gold,
         attribute_names=attribute_names,
         warnings=problems.warnings,
-        all_document_ids=None if shard is None else list(first_index),
+        all_document_ids=all_ids,
+    )
+
+
+class ExportNotSplit(Exception):
+    """The export's references could not be cut in two parts as `read_eppi_gold_part` needs."""
+
+
+# The start of a reference whose first key is ItemId, after the comma that ends the one before
+# (`split_references`). No JSON string holds `{"` (its quotes are escaped), so a match is never
+# inside one; it may be a nested object's, which the parse of the first part then rejects.
+_NEXT_REFERENCE = re.compile(rb',\s*(\{)\s*"ItemId"')
+_REFERENCES_OPENING = re.compile(rb"\s*:\s*\[")
+
+
+def split_references(data: bytes, fraction: float) -> tuple[bytes, bytes, bytes]:
+    """The export as (head, first part, second part), cut in its References array without parsing:
+    the head is the export with an empty References array, each part a JSON array of whole
+    references, cut before the first reference that starts (with its ItemId) after `fraction` of
+    the array's bytes.
+
+    ExportNotSplit when the layout does not allow it: "References" appears more than once, or is not
+    the export's last key, or no reference starts with its ItemId after the cut point. The cut is
+    sound only if the first part parses: a cut before a nested object leaves a reference open, and
+    the part is then not valid JSON. The caller must parse both (`read_eppi_gold_part`).
+    """
+    key = data.find(b'"References"')
+    if key < 0 or data.find(b'"References"', key + 1) >= 0:
+        raise ExportNotSplit("no single References key")
+    opening = _REFERENCES_OPENING.match(data, key + len(b'"References"'))
+    if opening is None:
+        raise ExportNotSplit("References is not followed by an array")
+    array_open = opening.end() - 1
+    end = data.rstrip()
+    if not end.endswith(b"}") or not end[:-1].rstrip().endswith(b"]"):
+        raise ExportNotSplit("References is not the export's last key")
+    array_close = len(end[:-1].rstrip()) - 1
+    target = array_open + int((array_close - array_open) * fraction)
+    cut = _NEXT_REFERENCE.search(data, target, array_close)
+    if cut is None:
+        raise ExportNotSplit("no reference starts with its ItemId after the cut point")
+    head = data[: array_open + 1] + data[array_close:]
+    first = data[array_open : cut.start()] + b"]"
+    second = b"[" + data[cut.start(1) : array_close + 1]
+    return head, first, second
+
+
+def read_eppi_gold_part(
+    source: InputSource,
+    *,
+    attribute_types: Mapping[str, AttributeType],
+    part: int,
+    fraction: float,
+    place_part: Callable[[list[str]], tuple[int, list[str]]],
+    name: str | None = None,
+) -> GoldSet:
+    """`read_eppi_gold` of one of two parts of the export's references (`split_references`): part 0
+    up to the cut, part 1 after it. Only that part (and the head) is parsed: half the time and
+    memory of the whole file. The other part's ids are the other part's to read: `place_part(ids)`
+    is given this part's document ids and returns where the part starts among the references (for
+    the places that problems name) and every id of the export, in order (`_gold_set`). The code
+    sets' warnings are part 0's.
+
+    ExportNotSplit when the export's layout does not allow the cut (the same in both parts: each can
+    read the whole file instead); ValueError when a piece does not parse (the run must be read
+    another way: the whole file names what is wrong); InputValidationError as read_eppi_gold.
+    """
+    data, file = read_source(source, name)
+    head, first, second = split_references(data, fraction)
+    del data
+    export = parse_json_bytes(head)
+    del head
+    piece = parse_json_bytes(first if part == 0 else second)
+    del first, second
+    if not isinstance(export, dict) or export.get("References") != [] or not isinstance(piece, list):
+        # Not a matter of layout, which both parts see alike: the other part may have parsed. The
+        # caller must not read the whole file in this part alone (the two would not share the
+        # references out alike).
+        raise ValueError("a piece of the export did not parse as one part of its references")
+    export["References"] = piece
+    del piece
+    problems = ProblemCollector()
+    return _gold_set(
+        export, file, problems, attribute_types, None, code_set_warnings=part == 0, place_part=place_part
     )
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from annotations.importers.attribute_jsonl import Shard
+from annotations.importers.eppi import ExportNotSplit, read_eppi_gold_part, split_references
 from annotations.importers.errors import InputValidationError
 from annotations.importers.extraction_predictions import quick_document_id
 from bench.extraction.workload import generate
@@ -188,3 +189,68 @@ def test_shards_cover_every_position_once():
 )
 def test_the_document_id_of_a_raw_line(line, expected):
     assert quick_document_id(line) == expected
+
+
+def test_references_that_do_not_start_with_their_id_are_read_whole_by_each_half(workload, tmp_path):
+    # No reference starts with its ItemId, so the export cannot be cut without parsing it: each
+    # half parses it all and builds its own slice.
+    export = json.loads((workload / "gold_eppi.json").read_text())
+    export["References"] = [{"Title": ref.get("Title"), **ref} for ref in export["References"]]
+    gold = tmp_path / "gold.json"
+    gold.write_text(json.dumps(export, indent=1))
+    with pytest.raises(ExportNotSplit):
+        split_references(gold.read_bytes(), 0.5)
+    evaluate(workload, tmp_path / "one", split=False, gold=gold)
+    _, phases = evaluate(workload, tmp_path / "two", split=True, gold=gold)
+    assert was_split(phases)
+    assert_same_folders(tmp_path / "one", tmp_path / "two")
+
+
+def test_an_export_whose_references_are_not_its_last_key_gives_the_same_artefacts(workload, tmp_path):
+    # The cut then takes the next key into the second part, which does not parse: the run is read
+    # in one process.
+    export = json.loads((workload / "gold_eppi.json").read_text())
+    gold = tmp_path / "gold.json"
+    gold.write_text(json.dumps({"References": export["References"], "CodeSets": export["CodeSets"]}))
+    evaluate(workload, tmp_path / "one", split=False, gold=gold)
+    evaluate(workload, tmp_path / "two", split=True, gold=gold)
+    assert_same_folders(tmp_path / "one", tmp_path / "two")
+
+
+@pytest.mark.parametrize("indent", [None, 1, 4])
+def test_the_references_are_cut_between_two_of_them_whatever_the_layout(workload, indent):
+    export = json.loads((workload / "gold_eppi.json").read_text())
+    data = json.dumps(export, indent=indent).encode()
+    head, first, second = split_references(data, 0.5)
+    assert json.loads(head) == {**export, "References": []}
+    first_part, second_part = json.loads(first), json.loads(second)
+    assert first_part + second_part == export["References"]
+    assert 0.4 < len(first_part) / len(export["References"]) < 0.6
+
+
+def test_a_cut_before_a_nested_object_fails_the_first_part_and_is_never_used():
+    # The first `{"ItemId"` after the cut point opens an object inside a reference's codes: the
+    # first part is then not valid JSON, and the part reader refuses it (the run is read otherwise).
+    nested = {"ItemId": 7, "ItemDocumentId": 1, "Text": "x"}
+    export = {
+        "CodeSets": [],
+        "References": [
+            {
+                "ItemId": 1,
+                "Codes": [{"AttributeId": 5, "ItemAttributeFullTextDetails": [{"Text": "y"}, nested]}],
+            },
+            {"ItemId": 2, "Codes": []},
+        ],
+    }
+    data = json.dumps(export).encode()
+    fraction = (data.index(b'{"ItemId": 7') - data.index(b"[", data.index(b'"References"'))) / len(
+        data
+    ) - 0.01
+    head, first, second = split_references(data, fraction)
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(first)
+    source = data
+    with pytest.raises(ValueError, match="did not parse"):
+        read_eppi_gold_part(
+            source, attribute_types={}, part=0, fraction=fraction, place_part=lambda ids: (0, ids)
+        )

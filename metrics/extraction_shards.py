@@ -8,11 +8,14 @@ it touches (measured: ~195 MB of private memory for one worker), which a memory 
 Split before reading, each process builds only its own documents: the memory is split, not copied.
 
 How the work is split (`Shard`; this process is half 1, a forked one half 2):
-- the gold is an EPPI export: each half parses it and builds the references of its contiguous slice
-  (parsed once before forking, the export's pages were shared, and each process's reference
-  counting copied all of them), half 2 once half 1 is done with it (`_Baton`: a parse briefly needs
-  twice the parsed size). Every id is read by both, so duplicates and the set of gold ids are known
-  to each;
+- the gold is an EPPI export: its References array is cut in two between two references, without
+  parsing (`eppi.split_references`), and each half parses only its part (`read_eppi_gold_part`);
+  the halves then exchange their document ids (`_exchange_ids`), so duplicates and the set of gold
+  ids are known to each. An export laid out otherwise (no reference starting with its ItemId, say)
+  is parsed whole by each half, which builds its slice (`Shard`); half 2 then waits for half 1's
+  parse and parses with json, so the two parses' peaks of memory do not add up (`_Baton`). (Parsed
+  once before forking, the export's pages were shared, and each process's reference counting
+  copied all of them.);
 - each reads the prediction lines of its own documents (`read_predictions_jsonl` with
   `owned_document_ids`; other lines are skipped once their document id is read off the raw bytes);
 - each scores its documents and writes its part of goldstandard_llm_comparison.csv,

@@ -45,7 +45,7 @@ from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import wait as wait_for_futures
 from dataclasses import dataclass, field
-from itertools import starmap
+from itertools import islice, starmap
 from operator import attrgetter
 from pathlib import Path
 from typing import Any
@@ -96,6 +96,10 @@ _COMPARISON_PART = ".part-2-" + bundle.COMPARISON_CSV
 _ANNOTATIONS_PART = ".part-{half}-" + bundle.LLM_ANNOTATIONS_JSON
 _METADATA_PART = ".part-{half}-" + bundle.EXTRACTION_METADATA_JSON
 _OUTCOME_PART = ".part-2-outcome.pickle"
+# What the metrics read of half 2's rows, as pickles of `_ROWS_PER_PIECE` tuples each: half 1 turns
+# each piece into MetricRows before it reads the next, never holding all the tuples beside them.
+_ROWS_PART = ".part-2-rows.pickle"
+_ROWS_PER_PIECE = 10_000
 _COUNTS_PART = ".part-2-counts.pickle"
 _IDS_PART = ".part-{half}-ids.pickle"
 _COPY_BUFFER = 1 << 20
@@ -165,7 +169,6 @@ class _ShardOutcome:
     prediction_lines: list[int]  # line numbers of its prediction documents, in file order
     metadata_entries: list[dict[str, Any]]  # in the same order
     gold_without_line: list[str]
-    metric_rows: list[tuple] = field(default_factory=list)  # rows as `_metric_fields`
     row_warnings: list[str] = field(default_factory=list)
     unknown_predicted: dict[str, int] = field(default_factory=dict)
     unscored: list[str] = field(default_factory=list)
@@ -287,8 +290,8 @@ def _join_halves(
             (split.staging / _IDS_PART.format(half=half)).unlink(missing_ok=True)
         with timer("join"):
             other = _load(split.staging / _OUTCOME_PART)
-            rows.extend(_metric_rows(other.metric_rows))
-            other.metric_rows = []
+            for piece in _load_pieces(split.staging / _ROWS_PART):
+                rows.extend(starmap(MetricRow, piece))
         timer.seconds.update(other.seconds)
         if own.prediction_warnings or other.prediction_warnings:
             raise _RunInOneProcess
@@ -434,7 +437,7 @@ def _forked_half(split: _Split) -> Iterator[None]:
     del prediction_set
     release_free_memory()
     with timer("half 2: send"):
-        outcome.metric_rows = [_metric_fields(row) for row in rows]
+        _dump_pieces(map(_metric_fields, rows), split.staging / _ROWS_PART)
         outcome.seconds = timer.seconds
         _dump(outcome, split.staging / _OUTCOME_PART)
     del outcome
@@ -493,6 +496,22 @@ def _own_half(
 def _dump(value: Any, path: Path) -> None:
     with open(path, "wb") as handle:
         pickle.dump(value, handle, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _dump_pieces(items: Iterable[Any], path: Path) -> None:
+    with open(path, "wb") as handle:
+        for piece in iter(lambda: list(islice(items, _ROWS_PER_PIECE)), []):
+            pickle.dump(piece, handle, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _load_pieces(path: Path) -> Iterator[list[Any]]:
+    with open(path, "rb") as handle:
+        while True:
+            try:
+                yield pickle.load(handle)
+            except EOFError:
+                break
+    os.remove(path)
 
 
 def _load(path: Path, *, keep: bool = False) -> Any:

@@ -87,9 +87,9 @@ from metrics.extraction_evaluation import (
 from metrics.intervals import IntervalSettings, extraction_intervals_from_counts
 from metrics.memory import release_free_memory
 
-# The share of the documents this process (half 1) reads and scores. Balanced by measurement on the
-# benchmark: half 1 also writes its parts before it joins the run, but half 2 waits for half 1 to
-# have read the gold before it reads it (`_Baton`), and the two came out even at about a half.
+# The share of the documents (and of the export's references, by their bytes) this process, half 1,
+# reads and scores. Balanced by measurement on the benchmark: half 1 writes all its parts before it
+# joins the run, half 2 its comparison CSV only after it has sent its outcome.
 OWN_SHARE = 0.46
 # Part files in the staging folder, joined into the artefacts and removed before it is renamed.
 _COMPARISON_PART = ".part-2-" + bundle.COMPARISON_CSV
@@ -188,8 +188,9 @@ class _Split:
     settings: EvaluationSettings
     names: dict[str, str]  # "gold" / "prompts" / "predictions" -> the file name used in messages
     staging: Path
-    # Half 1 has parsed the gold: half 2 parses it only then (a parse briefly takes about twice the
-    # parsed size: the bytes, orjson's own document, the objects; two at once were the peak).
+    # On the whole-file way (`_read_whole_gold`): half 1 has parsed the gold, and half 2 parses it
+    # only then (a parse briefly takes about twice the parsed size: the bytes, orjson's own
+    # document, the objects; two at once were the peak).
     gold_read: _Baton = field(default_factory=_Baton)
     # Each half has written the ids of its part of the gold (`_exchange_ids`).
     ids_from_1: _Baton = field(default_factory=_Baton)

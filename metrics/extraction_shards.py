@@ -68,7 +68,7 @@ from metrics.engine.attributes.comparison import (
 )
 from metrics.engine.attributes.evaluation import evaluation_from_rows
 from metrics.engine.attributes.parallel import can_fork_workers
-from metrics.engine.attributes.types import AttributeType, ComparisonRow, EvaluationSettings, MetricRow
+from metrics.engine.attributes.types import AttributeType, EvaluationSettings, MetricRow
 from metrics.engine.forking import ForkedWork
 from metrics.engine.uncertainty.attribute_metrics import attribute_document_counts
 from metrics.engine.uncertainty.counts import DocumentCounts
@@ -100,6 +100,8 @@ _OUTCOME_PART = ".part-2-outcome.pickle"
 # each piece into MetricRows before it reads the next, never holding all the tuples beside them.
 _ROWS_PART = ".part-2-rows.pickle"
 _ROWS_PER_PIECE = 10_000
+# Documents compared at a time by a half (`_score_half`).
+_DOCUMENTS_PER_CHUNK = 2_500
 _COUNTS_PART = ".part-2-counts.pickle"
 _IDS_PART = ".part-{half}-ids.pickle"
 _COPY_BUFFER = 1 << 20
@@ -300,7 +302,7 @@ def _join_halves(
             run = _joined_run(own, other, rows, split, config)
         run.interval_settings = interval_settings
         with timer("wait for half 2"):
-            for _ in signals:  # its parts written
+            for _ in signals:  # to its end: every part of it is written
                 pass
     except (InputValidationError, ShardRoutingError, ValueError, RuntimeError, StopIteration):
         raise _RunInOneProcess from None
@@ -382,19 +384,39 @@ def _read_whole_gold(shard: Shard, split: _Split, types: dict[str, AttributeType
 
 
 def _score_half(
-    shard: Shard, split: _Split, timer: _PhaseTimer
-) -> tuple[_ShardOutcome, PredictionSet, list[ComparisonRow]]:
+    shard: Shard, split: _Split, timer: _PhaseTimer, comparison_csv: Path, *, header: bool
+) -> tuple[_ShardOutcome, PredictionSet, list[MetricRow]]:
+    """The half read and scored, its comparison rows written to `comparison_csv` as they are made
+    (with the header when `header`): its outcome (without counts or rows), its predictions, and
+    its rows as MetricRows.
+
+    The documents are compared `_DOCUMENTS_PER_CHUNK` at a time, each chunk's rows written and
+    kept only as what the metrics read: the full rows of a whole half (their texts above all) were
+    ~30 MB of each process's peak. The same rows, warnings and counts as one call
+    (`compare_document_slice` is safe per chunk of documents).
+    """
     half = shard.index + 1
     with timer(f"half {half}: load"):
         gold_set, prediction_set = _read_half(shard, split)
-    with timer(f"half {half}: score"):
-        rows, row_warnings, unknown = compare_document_slice(
-            run_id=split.run_id,
-            attributes=split.prompt_set.attributes,
-            gold_documents=gold_set.documents,
-            predictions=prediction_set.documents,
-            settings=split.settings,
-        )
+    metric_rows: list[MetricRow] = []
+    row_warnings: list[str] = []
+    unknown: dict[str, int] = {}
+    with timer(f"half {half}: score"), open(comparison_csv, "w", encoding="utf-8", newline="") as handle:
+        documents = gold_set.documents
+        for start in range(0, max(len(documents), 1), _DOCUMENTS_PER_CHUNK):
+            rows, warnings, chunk_unknown = compare_document_slice(
+                run_id=split.run_id,
+                attributes=split.prompt_set.attributes,
+                gold_documents=documents[start : start + _DOCUMENTS_PER_CHUNK],
+                predictions=prediction_set.documents,
+                settings=split.settings,
+            )
+            artefacts.write_comparison_rows(rows, handle, header=header and start == 0)
+            metric_rows.extend(_metric_rows(map(_metric_fields, rows)))
+            del rows
+            row_warnings.extend(warnings)
+            for attribute_id, count in chunk_unknown.items():
+                unknown[attribute_id] = unknown.get(attribute_id, 0) + count
     documents = prediction_set.documents
     outcome = _ShardOutcome(
         gold_warnings=gold_set.warnings,
@@ -411,19 +433,21 @@ def _score_half(
         unscored=unscored_document_ids(gold_set.documents, split.prompt_set.attributes),
         prediction_warnings=bool(prediction_set.warnings),
     )
-    return outcome, prediction_set, rows
+    return outcome, prediction_set, metric_rows
 
 
 def _forked_half(split: _Split) -> Iterator[None]:
     """In the forked process: half 2. Yields each time it has written, in order: its rows'
-    per-document counts (for the intervals) once scored, its outcome (after its parts of the two
-    JSON records), its part of the comparison CSV."""
+    per-document counts (for the intervals) once scored (its part of the comparison CSV is written
+    as it scores), then its outcome (after its parts of the two JSON records)."""
     split.gold_read.wait_here()
     split.ids_from_1.wait_here()
     split.ids_from_2.send_here()
     split.counted.send_here()
     timer = _PhaseTimer({})
-    outcome, prediction_set, rows = _score_half(_WeightedShard(1, 2), split, timer)
+    outcome, prediction_set, rows = _score_half(
+        _WeightedShard(1, 2), split, timer, split.staging / _COMPARISON_PART, header=False
+    )
     release_free_memory()  # this half's gold documents are freed; their pages go back
     # Through files, not the pipe: the pipe would hold this process until the other one reads, and
     # that one has its own half to finish first. The counts first: the intervals need only them.
@@ -431,8 +455,8 @@ def _forked_half(split: _Split) -> Iterator[None]:
         _dump(attribute_document_counts(rows), split.staging / _COUNTS_PART)
     split.counted.hand_over()
     yield None
-    # The items next, and the predictions (the contexts, most of this half's memory) go back to the
-    # system, before the outcome: half 1 joins the run on receiving it, and its memory then grows
+    # Its JSON parts next, and the predictions (the contexts, most of this half's memory) go back to
+    # the system, before the outcome: half 1 joins the run on receiving it, and its memory then grows
     # (done after, the two processes' memory peaked together: 392-396 MB summed).
     _write_items(2, prediction_set, split, outcome.metadata_entries)
     del prediction_set
@@ -441,9 +465,6 @@ def _forked_half(split: _Split) -> Iterator[None]:
         _dump_pieces(map(_metric_fields, rows), split.staging / _ROWS_PART)
         outcome.seconds = timer.seconds
         _dump(outcome, split.staging / _OUTCOME_PART)
-    del outcome
-    yield None
-    artefacts.write_comparison_rows(rows, split.staging / _COMPARISON_PART, header=False)
     yield None
 
 
@@ -466,31 +487,30 @@ def _intervals_once_counted(
 def _own_half(
     split: _Split, helper: ThreadPoolExecutor, interval_settings: IntervalSettings, timer: _PhaseTimer
 ) -> tuple[_ShardOutcome, list[MetricRow], Future]:
-    """Half 1: read, scored, its rows counted, its parts written, its rows then kept as MetricRows.
-    The intervals are started on the helper thread once the predictions are written and freed (they
-    begin once half 2 is counted: resampling is numpy work, mostly without the GIL, so it runs
-    beside the writing of the comparison rows and the joining of the run). Returns its outcome,
-    its rows, the intervals to come."""
-    outcome, prediction_set, rows = _score_half(_WeightedShard(0, 2), split, timer)
+    """Half 1: read and scored (its comparison rows written as they are made), its rows counted,
+    its JSON parts written. The intervals are then started on the helper thread (they begin once
+    half 2 is counted: resampling is numpy work, mostly without the GIL, so it runs beside the
+    joining of the run). Returns its outcome, its rows as MetricRows, the intervals to come."""
+    outcome, prediction_set, rows = _score_half(
+        # The comparison CSV starts with this half: written in place, half 2's rows appended.
+        _WeightedShard(0, 2),
+        split,
+        timer,
+        split.staging / bundle.COMPARISON_CSV,
+        header=True,
+    )
     with timer("half 1: counts for the intervals"):
         counts = [attribute_document_counts(rows)]
     with timer("half 1: write its parts"):
         _write_items(1, prediction_set, split, outcome.metadata_entries)
-        # The predictions (the contexts above all) go back to the system before the resampling's
-        # arrays come: started beside them, it made the two processes' memory peak together
-        # (measured: 405-435 MB summed, against 360-390 MB).
-        del prediction_set
-        release_free_memory()
-        intervals_computed = split.intervals = helper.submit(
-            _intervals_once_counted, split, counts, interval_settings
-        )
-        del counts
-        # The comparison CSV starts with this half: written in place, half 2's rows appended.
-        artefacts.write_comparison_rows(rows, split.staging / bundle.COMPARISON_CSV)
-        # What the metrics read, as for half 2's rows: the texts (reasoning, snippets, citations)
-        # are written, and half 2 still holds its own while this process joins the run.
-        rows = _metric_rows(map(_metric_fields, rows))
-    release_free_memory()  # this half's gold and texts
+    # The predictions (the contexts above all) go back to the system before the resampling's arrays
+    # come: started beside them, it made the two processes' memory peak together (measured: 405-435
+    # MB summed, against 360-390 MB).
+    del prediction_set
+    release_free_memory()
+    intervals_computed = split.intervals = helper.submit(
+        _intervals_once_counted, split, counts, interval_settings
+    )
     return outcome, rows, intervals_computed
 
 

@@ -158,6 +158,12 @@ class ExtractionRun:
         return lines
 
 
+def gold_file_format(gold: InputSource) -> str:
+    """`detect_gold_format` of the start of a gold file or upload."""
+    with open_binary(gold) as stream:
+        return detect_gold_format(stream.read(_DETECTION_BYTES))
+
+
 def detect_gold_format(head: bytes) -> str:
     """ "jsonl" when the gold's first line is a JSON object with a document_id, else "eppi".
 
@@ -299,8 +305,7 @@ def read_extraction_inputs(
             prompt_set = read_prompts_csv(prompts, name=names.get("prompts"))
         except InputValidationError as error:
             problems.extend(error.problems)
-        with open_binary(gold) as stream:
-            gold_format = detect_gold_format(stream.read(_DETECTION_BYTES))
+        gold_format = gold_file_format(gold)
         gold_set: GoldSet | None = None
         try:
             if gold_format == "eppi":

@@ -50,7 +50,7 @@ from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
-from annotations.importers.attribute_jsonl import GoldSet, InputSource, Shard, open_binary, source_name
+from annotations.importers.attribute_jsonl import GoldSet, InputSource, Shard, source_name
 from annotations.importers.eppi import ExportNotSplit, read_eppi_gold, read_eppi_gold_part
 from annotations.importers.errors import ImportProblem, InputValidationError
 from annotations.importers.extraction_predictions import (
@@ -62,6 +62,7 @@ from annotations.importers.prompts_csv import PromptSet, read_prompts_csv
 from metrics import artefacts
 from metrics.artefacts import bundle, run_records
 from metrics.engine.attributes.comparison import (
+    add_unknown_counts,
     compare_document_slice,
     unknown_attribute_warnings,
     unscored_document_ids,
@@ -73,7 +74,6 @@ from metrics.engine.forking import ForkedWork
 from metrics.engine.uncertainty.attribute_metrics import attribute_document_counts
 from metrics.engine.uncertainty.counts import DocumentCounts
 from metrics.extraction_evaluation import (
-    _DETECTION_BYTES,
     ExtractionConfig,
     ExtractionInputs,
     ExtractionRun,
@@ -81,7 +81,7 @@ from metrics.extraction_evaluation import (
     _bulk_allocation,
     _PhaseTimer,
     attribute_warnings_for_code_sets,
-    detect_gold_format,
+    gold_file_format,
     run_metadata,
 )
 from metrics.intervals import IntervalSettings, extraction_intervals_from_counts
@@ -217,8 +217,7 @@ class _Split:
 
 def gold_is_splittable(gold: InputSource) -> bool:
     """True when the gold is an EPPI export, which each half can read its part of."""
-    with open_binary(gold) as stream:
-        return detect_gold_format(stream.read(_DETECTION_BYTES)) == "eppi"
+    return gold_file_format(gold) == "eppi"
 
 
 def evaluate_extraction_split(
@@ -415,8 +414,7 @@ def _score_half(
             metric_rows.extend(_metric_rows(map(_metric_fields, rows)))
             del rows
             row_warnings.extend(warnings)
-            for attribute_id, count in chunk_unknown.items():
-                unknown[attribute_id] = unknown.get(attribute_id, 0) + count
+            add_unknown_counts(unknown, chunk_unknown)
     documents = prediction_set.documents
     outcome = _ShardOutcome(
         gold_warnings=gold_set.warnings,
@@ -555,7 +553,7 @@ def _write_items(
             _ANNOTATIONS_PART,
             run_records.llm_annotation_lines(prediction_set.documents, split.prompt_set.attributes),
         ),
-        (_METADATA_PART, run_records.metadata_entry_lines(entries)),
+        (_METADATA_PART, run_records.json_items(entries)),
     )
     for name, items in parts:
         with open(split.staging / name.format(half=half), "w", encoding="utf-8", newline="") as handle:
@@ -583,8 +581,7 @@ def _joined_run(
 ) -> ExtractionRun:
     prompt_set, run_id, settings, names = split.prompt_set, split.run_id, split.settings, split.names
     unknown = dict(mine.unknown_predicted)
-    for attribute_id, count in other.unknown_predicted.items():
-        unknown[attribute_id] = unknown.get(attribute_id, 0) + count
+    add_unknown_counts(unknown, other.unknown_predicted)
     evaluation = evaluation_from_rows(
         run_id=run_id,
         attributes=prompt_set.attributes,

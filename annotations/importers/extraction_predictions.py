@@ -116,7 +116,6 @@ def read_predictions_jsonl(
     if owned_document_ids is not None:
         if gold_document_ids is None:
             raise ValueError("owned_document_ids needs gold_document_ids")
-        others = gold_document_ids
 
         def skip(line: int, raw: bytes) -> bool:
             nonlocal other_lines
@@ -124,7 +123,7 @@ def read_predictions_jsonl(
             if quick_id is None:
                 unnamed_lines.add(line)
                 return False
-            if quick_id not in owned_document_ids and quick_id in others:
+            if quick_id not in owned_document_ids and quick_id in gold_document_ids:
                 other_lines += 1
                 return True
             return False

@@ -35,9 +35,12 @@ def _write_json_with_list(
     handle: IO[str], head: Mapping[str, Any], list_key: str, items: Iterable[Any]
 ) -> None:
     """Write `{**head, list_key: [items]}` with the head indented and one item per line."""
-    _write_json_lines_in_list(
-        handle, head, list_key, (json.dumps(item, ensure_ascii=False) for item in items)
-    )
+    _write_json_lines_in_list(handle, head, list_key, json_items(items))
+
+
+def json_items(items: Iterable[Any]) -> Iterator[str]:
+    """The items of a JSON artefact's list, each encoded as `_write_json_with_list` writes it."""
+    return (json.dumps(item, ensure_ascii=False) for item in items)
 
 
 # How the list of a JSON artefact holds its items: one a line, indented (`_write_json_lines_in_list`).
@@ -154,19 +157,6 @@ def write_llm_annotations_json(
             "documents",
             llm_annotation_lines(predictions, attributes),
         )
-
-
-def write_json_with_list_items(
-    handle: IO[str], head: Mapping[str, Any], list_key: str, item_texts: Iterable[str]
-) -> None:
-    """`{**head, list_key: [items]}` as the artefacts write it (head indented, one item a line),
-    for items already encoded one by one (each `json.dumps(item, ensure_ascii=False)`)."""
-    _write_json_lines_in_list(handle, head, list_key, item_texts)
-
-
-def metadata_entry_lines(entries: Iterable[Mapping[str, Any]]) -> Iterator[str]:
-    """The items of extraction_metadata.json's `per_document` list, encoded."""
-    return (json.dumps(entry, ensure_ascii=False) for entry in entries)
 
 
 def metadata_entries(predictions: Mapping[str, PredictionDocument]) -> list[dict[str, Any]]:

@@ -27,6 +27,7 @@ from metrics.engine.attributes.comparison import (
     _AttributePlan,
     _ChunkState,
     _compare_chunk,
+    add_unknown_counts,
     check_schema,
     documents_to_compare,
     unknown_attribute_warnings,
@@ -129,11 +130,6 @@ def _score_slices(
         yield _score_slice(start, stop)
 
 
-def _merge_counts(total: dict[str, int], more: dict[str, int]) -> None:
-    for key, count in more.items():
-        total[key] = total.get(key, 0) + count
-
-
 def _slices(n_documents: int, workers: int) -> list[tuple[int, int]]:
     """The parent's slice, then each worker's pieces: contiguous, in order, covering every document."""
     # The parent also unpickles and rebuilds the workers' rows, so it takes a little less.
@@ -192,7 +188,7 @@ def compare_all_documents(
                 for piece_rows, piece_warnings, piece_unknown in child.results():
                     rows.extend(starmap(ComparisonRow, piece_rows))
                     warnings.extend(piece_warnings)
-                    _merge_counts(unknown, piece_unknown)
+                    add_unknown_counts(unknown, piece_unknown)
                     received += 1
             except RuntimeError:
                 # A worker died without a word (killed for memory, say): score what it did not
@@ -203,7 +199,7 @@ def compare_all_documents(
                     )
                     rows.extend(piece_rows)
                     warnings.extend(piece_warnings)
-                    _merge_counts(unknown, piece_unknown)
+                    add_unknown_counts(unknown, piece_unknown)
     finally:
         _FORKED_INPUTS = None
     warnings.extend(unknown_attribute_warnings(unknown))

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import gc
 import json
-import os
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -34,30 +33,17 @@ from annotations.importers.eppi import read_eppi_gold
 from annotations.importers.errors import ImportProblem, InputValidationError
 from annotations.importers.extraction_predictions import PredictionSet, read_predictions_jsonl
 from annotations.importers.prompts_csv import PromptSet, read_prompts_csv
-from annotations.importers.sources import InMemorySource
 from metrics import artefacts
 from metrics.artefacts import bundle
 from metrics.engine.attributes import evaluate_extraction, resolve_custom_metrics, validate_settings
 from metrics.engine.attributes.types import EvaluationSettings, ExtractionEvaluation
 from metrics.engine.uncertainty import Interval
 from metrics.intervals import IntervalSettings, extraction_intervals
+from metrics.pipeline.attributes import chunked_comparison
+from metrics.pipeline.executors import local_executor
 
 # Enough of the gold file to see its first JSON line; a longer first line is not JSON lines of ours.
 _DETECTION_BYTES = 1 << 20
-# No forked processes: one process scores and writes (the fuzzy verbatim scores, the one large
-# piece of work that runs without the GIL, get a helper thread instead; see
-# metrics.engine.attributes.verbatim.FuzzyScores). A forked worker shares the parent's memory only
-# until either side writes to a page, and CPython writes to every object it touches (reference
-# counts): measured on 20,000 documents, the scoring worker and the artefact writer each ended with
-# ~195 MB of private memory, beside a parent of 390-405 MB (380 MB without them), for at most
-# 0.4 s of wall time on this 2-vCPU machine. The engine still forks when asked (`workers`,
-# `parallel`).
-SCORING_PROCESSES = 1
-FORKED_WRITING = False
-# From this size of gold file on, `evaluate_extraction_to_folder` splits the work between two
-# processes from the start (metrics.extraction_shards), which is another matter: each builds only
-# its own half of the documents, so nothing is copied.
-SPLIT_MIN_GOLD_BYTES = 1 << 20
 # config.yaml keys this evaluation reads; every other key is kept in the snapshot untouched.
 THRESHOLD_KEY = "edit_distance_match_threshold"
 NUMBER_FORMAT_KEY = "number_format"
@@ -389,6 +375,7 @@ def evaluate_extraction_inputs(
     run_id: str,
     settings: EvaluationSettings,
     config: ExtractionConfig | None = None,
+    processes: int = 1,
 ) -> ExtractionRun:
     with _bulk_allocation():
         evaluation = evaluate_extraction(
@@ -397,7 +384,7 @@ def evaluate_extraction_inputs(
             gold_documents=inputs.gold.documents,
             predictions=inputs.predictions.documents,
             settings=settings,
-            workers=SCORING_PROCESSES,
+            compare=chunked_comparison(local_executor(processes)),
         )
     return ExtractionRun(
         evaluation=evaluation, inputs=inputs, settings=settings, config=dict(config.values) if config else {}
@@ -414,14 +401,18 @@ def evaluate_extraction_paths(
     config: ExtractionConfig | None = None,
     phase_seconds: dict[str, float] | None = None,
     intervals: IntervalSettings | None = None,
+    processes: int = 1,
 ) -> ExtractionRun:
-    """Read the three inputs, score them and compute the metrics' confidence intervals (default
-    settings unless `intervals` says otherwise). Raises InputValidationError on bad input."""
+    """Read the three inputs, score them (in `processes` local processes) and compute the metrics'
+    confidence intervals (default settings unless `intervals` says otherwise). Raises
+    InputValidationError on bad input."""
     timer = _PhaseTimer(phase_seconds)
     with timer("load"):
         inputs = read_extraction_inputs(gold=gold, prompts=prompts, predictions=predictions)
     with timer("score"):
-        run = evaluate_extraction_inputs(inputs, run_id=run_id, settings=settings, config=config)
+        run = evaluate_extraction_inputs(
+            inputs, run_id=run_id, settings=settings, config=config, processes=processes
+        )
     with timer("intervals"):
         add_run_intervals(run, intervals or IntervalSettings())
     return run
@@ -438,33 +429,11 @@ def evaluate_extraction_to_folder(
     config: ExtractionConfig | None = None,
     intervals: IntervalSettings | None = None,
     phase_seconds: dict[str, float] | None = None,
-    split: bool | None = None,
+    processes: int = 1,
 ) -> ExtractionRun:
-    """All of an offline evaluation: read, score, compute the intervals and write the artefact
-    folder (atomically). Raises InputValidationError on bad input, with nothing written.
-
-    `split`: True runs it in two processes wherever that gives the same artefacts (see
-    metrics.extraction_shards), False in this one; None (the default) splits a gold file of at
-    least SPLIT_MIN_GOLD_BYTES, below which a second process is not worth starting.
-    """
-    if split is None:
-        split = _source_size(gold) >= SPLIT_MIN_GOLD_BYTES
-    if split:
-        from metrics.extraction_shards import evaluate_extraction_split  # it imports this module
-
-        run = evaluate_extraction_split(
-            gold=gold,
-            prompts=prompts,
-            predictions=predictions,
-            output_dir=output_dir,
-            run_id=run_id,
-            settings=settings,
-            config=config,
-            intervals=intervals,
-            phase_seconds=phase_seconds,
-        )
-        if run is not None:
-            return run
+    """All of an offline evaluation: read, score (in `processes` local processes), compute the
+    intervals and write the artefact folder (atomically). Raises InputValidationError on bad input,
+    with nothing written."""
     run = evaluate_extraction_paths(
         gold=gold,
         prompts=prompts,
@@ -474,17 +443,10 @@ def evaluate_extraction_to_folder(
         config=config,
         phase_seconds=phase_seconds,
         intervals=intervals,
+        processes=processes,
     )
     write_run_artefacts(run, output_dir, phase_seconds=phase_seconds)
     return run
-
-
-def _source_size(source: InputSource) -> int:
-    if isinstance(source, bytes):
-        return len(source)
-    if isinstance(source, InMemorySource):
-        return len(source.data)
-    return os.stat(source).st_size
 
 
 def add_run_intervals(run: ExtractionRun, settings: IntervalSettings) -> ExtractionRun:
@@ -550,8 +512,7 @@ def write_run_artefacts(
     ]
     output_dir = Path(output_dir)
     with _bulk_allocation(), artefacts.atomic_directory(output_dir) as staging:
-        # In this process: see SCORING_PROCESSES and FORKED_WRITING.
-        bundle.write_files(staging, writers, phase_seconds=phase_seconds, parallel=FORKED_WRITING)
+        bundle.write_files(staging, writers, phase_seconds=phase_seconds)
     return output_dir
 
 

@@ -187,13 +187,16 @@ def compare_span_files(
     settings: IntervalSettings = DEFAULT_INTERVALS,
     a: RunSide | None = None,
     b: RunSide | None = None,
+    processes: int = 1,
 ) -> dict[str, Any]:
-    """Score both prediction files against gold and compare them. InputValidationError lists every
+    """Score both prediction files against gold (in `processes` local processes) and compare them. InputValidationError lists every
     problem of both runs (file, line, field)."""
     scored, problems = [], []
     for predictions in (predictions_a, predictions_b):
         try:
-            scored.append(score_span_paths(gold, predictions, label_map_path=label_map_path))
+            scored.append(
+                score_span_paths(gold, predictions, label_map_path=label_map_path, processes=processes)
+            )
         except InputValidationError as error:
             problems.extend(error.problems)
     if problems:
@@ -223,8 +226,10 @@ def compare_attribute_files(
     settings: IntervalSettings = DEFAULT_INTERVALS,
     a: RunSide | None = None,
     b: RunSide | None = None,
+    processes: int = 1,
 ) -> dict[str, Any]:
-    """Score both prediction files against gold for the prompt file's attributes and compare them.
+    """Score both prediction files against gold for the prompt file's attributes (in `processes`
+    local processes) and compare them.
     InputValidationError lists every problem of both runs (file, line, field)."""
     runs, problems = [], []
     for name, predictions in (("a", predictions_a), ("b", predictions_b)):
@@ -233,7 +238,9 @@ def compare_attribute_files(
         except InputValidationError as error:
             problems.extend(error.problems)
             continue
-        run = evaluate_extraction_inputs(inputs, run_id=name, settings=evaluation_settings)
+        run = evaluate_extraction_inputs(
+            inputs, run_id=name, settings=evaluation_settings, processes=processes
+        )
         predicted = {
             document_id
             for document_id, document in inputs.predictions.documents.items()

@@ -8,45 +8,29 @@ Memory and speed: gold is loaded whole (it must be: a prediction can name any go
 predictions are streamed. Each predicted document is checked, paired with its gold document, scored
 and dropped; the gold document is dropped too. Only per-document scores stay.
 
-Two JSONL files of at least PARALLEL_MIN_DOCUMENTS documents are read and scored by two processes
-(this one and a forked child), each owning the documents whose id hashes to it; anything unusual (a
-problem, a warning, a daemonic process such as a Celery worker) takes the one-process path, so
-results, warnings and errors are always those of one process. See `_load_and_score_in_parallel`.
+Scoring runs on the one pipeline (`metrics.pipeline`): paired documents are cut into chunks, each
+chunk scored into a partial result by the executor (`processes` > 1: a local process pool), and the
+partial results merged in gold order, so results, warnings and errors never depend on how many
+processes scored.
 """
 
 from __future__ import annotations
 
 import gc
-import json
-import multiprocessing
 import os
-import pickle
-import re
-import sys
 import time
-import zlib
-from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from itertools import islice
 from typing import Any, cast
 
 from annotations.importers.errors import ImportProblem, InputValidationError, ProblemCollector
-from annotations.importers.labels import LabelMap, LabelResolver, load_label_map
-from annotations.importers.sources import ArchiveLimits, InMemorySource, SourceInput
-from annotations.importers.span_jsonl import iter_jsonl_lines, offsets_problem, text_mismatch_problem
+from annotations.importers.labels import LabelResolver, load_label_map
+from annotations.importers.sources import ArchiveLimits, SourceInput
+from annotations.importers.span_jsonl import offsets_problem, text_mismatch_problem
 from annotations.importers.span_types import SpanAnnotation, SpanDocument
 from annotations.importers.spans import iter_span_documents, load_span_corpus, select_annotator
-from metrics.engine.spans import (
-    DocumentScore,
-    DocumentSpans,
-    LeakedSpan,
-    Span,
-    aggregate,
-    score_document_batch,
-)
-from metrics.engine.spans.batch import BATCH_DOCUMENTS
+from metrics.engine.spans import DocumentScore, DocumentSpans, Span, aggregate
 from metrics.engine.uncertainty import CLOPPER_PEARSON_METHOD
 from metrics.intervals import (
     DEFAULT_INTERVALS,
@@ -55,6 +39,8 @@ from metrics.intervals import (
     span_results_intervals,
 )
 from metrics.memory import release_free_memory
+from metrics.pipeline.executors import Executor, local_executor
+from metrics.pipeline.spans import SpanPartial, merge_span_partials, score_span_chunk, span_chunks
 
 FORMAT_VERSION = 1
 
@@ -74,6 +60,7 @@ def evaluate_span_paths(
     limits: ArchiveLimits | None = None,
     intervals: IntervalSettings = DEFAULT_INTERVALS,
     phase_seconds: dict[str, float] | None = None,
+    processes: int = 1,
 ) -> dict[str, Any]:
     """Score predictions against gold and return the results body (SEMANTICS.md section 1).
 
@@ -97,6 +84,7 @@ def evaluate_span_paths(
             limits=limits or ArchiveLimits(),
             intervals=intervals,
             timer=_PhaseTimer(phase_seconds),
+            executor=local_executor(processes),
         )
 
 
@@ -112,6 +100,7 @@ def _evaluate_span_paths(
     limits: ArchiveLimits,
     intervals: IntervalSettings,
     timer: _PhaseTimer,
+    executor: Executor,
 ) -> dict[str, Any]:
     with timer("load and score"):
         scored = _load_and_score(
@@ -122,6 +111,7 @@ def _evaluate_span_paths(
             progress=progress,
             gold_annotator=gold_annotator,
             limits=limits,
+            executor=executor,
         )
     # Intervals first: their count tables are freed before the results body (a row per document)
     # is built, so the two never sit in memory together. Both read only the scores.
@@ -167,6 +157,7 @@ def score_span_paths(
     restrict_to_gt_types: bool = False,
     gold_annotator: str | None = None,
     limits: ArchiveLimits | None = None,
+    processes: int = 1,
 ) -> ScoredSpanDocuments:
     """Read, check, pair and score, as `evaluate_span_paths` does, and stop before aggregating (for
     the paired comparison of two runs). Raises InputValidationError listing every problem."""
@@ -179,6 +170,7 @@ def score_span_paths(
             progress=None,
             gold_annotator=gold_annotator,
             limits=limits or ArchiveLimits(),
+            executor=local_executor(processes),
         )
 
 
@@ -191,18 +183,9 @@ def _load_and_score(
     progress: ProgressCallback | None,
     gold_annotator: str | None,
     limits: ArchiveLimits,
+    executor: Executor,
 ) -> ScoredSpanDocuments:
     label_map = load_label_map(label_map_path)
-    if _can_score_in_parallel(
-        gold_path, predictions_path, restrict_to_gt_types=restrict_to_gt_types, gold_annotator=gold_annotator
-    ):
-        scored = _load_and_score_in_parallel(
-            gold_path, predictions_path, label_map=label_map, progress=progress
-        )
-        if scored is not None:
-            return scored
-        # Something was not plain (a problem, a warning, a worker that failed): the one-process path
-        # reads everything again and reports it exactly as it always does.
     gold_problems: list[ImportProblem] = []
     try:
         gold_corpus = load_span_corpus(gold_path, label_map=label_map, limits=limits, role="gold")
@@ -232,22 +215,15 @@ def _load_and_score(
     gold_warnings = gold_corpus.warnings
     # From here on the pairing holds the only references to gold, and frees each document once scored.
     del gold_corpus, gold_documents
-    scores: list[tuple[int, DocumentScore]] = []
     total = pairing.gold_count
-    for batch in _batches(pairing.pair_stream(predicted)):
-        if problems.errors:
-            continue  # the run will fail; keep reading only to report every problem
-        positions = [position for position, _ in batch]
-        batch_scores = score_document_batch(
-            [document for _, document in batch], allowed_predicted_types=allowed_types
-        )
-        scores.extend(zip(positions, batch_scores, strict=True))
-        if progress is not None:
-            progress(len(scores), total)
+    chunks = span_chunks(
+        _until_first_problem(pairing.pair_stream(predicted), problems),
+        allowed_predicted_types=allowed_types,
+        portable=executor.processes > 1,
+    )
+    # The merge puts scores back in gold order: results never depend on the order of the predictions.
+    scores, _ = merge_span_partials(_reporting(executor.map(score_span_chunk, chunks), progress, total))
     problems.raise_if_errors()
-
-    # Scores are put back in gold order, so results never depend on the order of the predictions.
-    scores.sort(key=lambda item: item[0])
     warnings = [*gold_warnings, *problems.warnings, *labels.warnings()]
     if pairing.predicted_count == 0:
         warnings.append(
@@ -256,277 +232,10 @@ def _load_and_score(
             )
         )
     return ScoredSpanDocuments(
-        scores=[score for _, score in scores],
+        scores=scores,
         gold_count=total,
         predicted_ids=frozenset(pairing.predicted_ids),
         warnings=warnings,
-    )
-
-
-# Two processes (the parent and one forked child) score from this many gold documents on; below it,
-# starting a process costs more than it saves.
-PARALLEL_MIN_DOCUMENTS = 2_000
-_PARALLEL_PROCESSES = 2
-_JSONL_SUFFIXES = (".jsonl", ".ndjson")
-# Where a line names its document, found without parsing the line: the hint routes the line to the
-# process that owns the document, and is checked against the parsed id (see _owned_lines).
-_DOCUMENT_ID_HINT = re.compile(rb'"document_id"\s*:\s*"((?:[^"\\]|\\.)*)"')
-# The usual case, tried first from the key on: a value without escapes (one character class, no
-# alternation per character).
-_PLAIN_ID_VALUE = re.compile(rb'\s*:\s*"([^"\\]*)"')
-_ID_KEY = b'"document_id"'
-
-
-def _can_score_in_parallel(
-    gold_path: SourceInput,
-    predictions_path: SourceInput,
-    *,
-    restrict_to_gt_types: bool,
-    gold_annotator: str | None,
-) -> bool:
-    """Two processes only for the plain case: two JSONL files, a fork-capable platform, not inside a
-    daemonic process (a Celery worker may not have children), and enough documents to pay off."""
-    if restrict_to_gt_types or gold_annotator is not None:
-        return False
-    if "fork" not in multiprocessing.get_all_start_methods() or multiprocessing.current_process().daemon:
-        return False
-    billiard = sys.modules.get("billiard")  # Celery's fork of multiprocessing keeps its own record
-    if billiard is not None and getattr(billiard.current_process(), "daemon", False):
-        return False
-    if os.environ.get("EVALPROJECT_SPAN_PROCESSES") == "1":
-        return False
-    for path in (gold_path, predictions_path):
-        if isinstance(path, InMemorySource) or not str(path).lower().endswith(_JSONL_SUFFIXES):
-            return False
-        if not os.path.isfile(path):
-            return False
-    return _has_lines(gold_path, PARALLEL_MIN_DOCUMENTS)
-
-
-def _has_lines(path: str | os.PathLike[str], wanted: int) -> bool:
-    """True when the file holds at least `wanted` line breaks (reads only as far as it must)."""
-    found = 0
-    with open(path, "rb") as stream:
-        while found < wanted:
-            block = stream.read(1 << 20)
-            if not block:
-                return False
-            found += block.count(b"\n")
-    return True
-
-
-def _owner(document_id: str, parts: int) -> int:
-    """The process that scores a document: a stable hash of its id (never Python's salted hash)."""
-    return zlib.crc32(document_id.encode("utf-8", "surrogatepass")) % parts
-
-
-class _Share:
-    """The lines of a JSONL file one process reads: those whose document it owns.
-
-    A line's document id is found by a pattern (no parse); a line where the pattern finds nothing is
-    read by every process, each keeping the document only if it owns it. `misrouted` is set when a
-    parsed id differs from its line's hint: then the shares are wrong and the caller falls back.
-    """
-
-    def __init__(self, path: str | os.PathLike[str], part: int, parts: int) -> None:
-        self.path, self.part, self.parts = path, part, parts
-        self.hinted: dict[int, str] = {}
-        self.misrouted = False
-
-    def lines(self) -> Iterator[tuple[int, bytes]]:
-        search = _DOCUMENT_ID_HINT.search
-        plain_value = _PLAIN_ID_VALUE.match
-        key_length = len(_ID_KEY)
-        part, parts = self.part, self.parts
-        with open(self.path, "rb") as stream:
-            for line_number, raw_line in enumerate(stream, start=1):
-                key = raw_line.find(_ID_KEY)
-                found = None if key < 0 else plain_value(raw_line, key + key_length) or search(raw_line, key)
-                if found is None:
-                    yield line_number, raw_line
-                    continue
-                raw_id = found.group(1)
-                try:
-                    document_id = (
-                        json.loads(b'"' + raw_id + b'"') if b"\\" in raw_id else raw_id.decode("utf-8")
-                    )
-                except ValueError:
-                    yield line_number, raw_line  # not a decodable id: let the parse decide
-                    continue
-                if _owner(document_id, parts) == part:
-                    self.hinted[line_number] = document_id
-                    yield line_number, raw_line
-
-    def keep(self, documents: Iterable[SpanDocument]) -> Iterator[SpanDocument]:
-        """The documents this process owns, checking each hinted line's parsed id."""
-        part, parts, hinted = self.part, self.parts, self.hinted
-        for document in documents:
-            hint = hinted.pop(document.line, None)  # type: ignore[arg-type]
-            if hint is not None:
-                if hint != document.document_id:
-                    self.misrouted = True
-                yield document
-            elif _owner(document.document_id, parts) == part:
-                yield document
-
-
-# What a share sends back: (gold line, document id, counts as bytes, types, leaked spans as tuples,
-# dropped by type) per scored document; tuples, bytes and strings pickle in C.
-_ScoreRow = tuple[int, str, bytes, tuple[str, ...], tuple, tuple[tuple[str, int], ...]]
-
-
-@dataclass
-class _ShareResult:
-    plain: bool  # False: a problem, a warning or a misrouted line; the caller falls back
-    rows: list[tuple[int, DocumentScore]]
-    gold_count: int
-    predicted_ids: list[str]
-
-
-def _score_share(
-    gold_path: str | os.PathLike[str],
-    predictions_path: str | os.PathLike[str],
-    label_map: LabelMap,
-    part: int,
-    parts: int,
-    progress: ProgressCallback | None = None,
-) -> _ShareResult:
-    """Read, check, pair and score the documents one process owns (see `_Share`)."""
-    problems = ProblemCollector()
-    gold_labels = LabelResolver(label_map, input_name=str(gold_path))
-    gold_share = _Share(gold_path, part, parts)
-    gold_documents = list(
-        gold_share.keep(
-            iter_jsonl_lines(
-                gold_share.lines(), source=str(gold_path), role="gold", labels=gold_labels, problems=problems
-            )
-        )
-    )
-    if problems.errors or problems.warnings or gold_share.misrouted or gold_labels.warnings():
-        return _ShareResult(False, [], 0, [])
-    pairing = SpanPairing(gold_documents, problems)
-    gold_lines = {document.document_id: document.line for document in gold_documents}
-    del gold_documents
-    labels = LabelResolver(label_map, input_name=str(predictions_path))
-    predicted_share = _Share(predictions_path, part, parts)
-    predicted = predicted_share.keep(
-        iter_jsonl_lines(
-            predicted_share.lines(),
-            source=str(predictions_path),
-            role="predictions",
-            labels=labels,
-            problems=problems,
-        )
-    )
-    rows: list[tuple[int, DocumentScore]] = []
-    estimated_total = pairing.gold_count * parts
-    for batch in _batches(pairing.pair_stream(predicted)):
-        if problems.errors:
-            break
-        documents = [document for _, document in batch]
-        lines = [gold_lines[document.document_id] for document in documents]
-        rows.extend(zip(lines, score_document_batch(documents), strict=True))
-        if progress is not None:
-            progress(min(len(rows) * parts, estimated_total), estimated_total)
-    if problems.errors or problems.warnings or predicted_share.misrouted or labels.warnings():
-        return _ShareResult(False, [], 0, [])
-    return _ShareResult(True, rows, pairing.gold_count, list(pairing.predicted_ids))
-
-
-def _score_row(line: int, score: DocumentScore) -> _ScoreRow:
-    leaked = tuple(tuple(span) for span in score.leaked_spans)
-    return (line, score.document_id, score.counts.tobytes(), score.types, leaked, score.dropped_by_type)
-
-
-def _from_score_row(row: _ScoreRow) -> tuple[int, DocumentScore]:
-    line, document_id, counts, types, leaked, dropped = row
-    score = DocumentScore(
-        document_id=document_id,
-        counts=array("i", counts),
-        types=tuple(map(sys.intern, types)),  # as score_document does: one string per type
-        leaked_spans=tuple(LeakedSpan(*span) for span in leaked),
-        dropped_by_type=dropped,
-    )
-    return line, score
-
-
-def _load_and_score_in_parallel(
-    gold_path: SourceInput,
-    predictions_path: SourceInput,
-    *,
-    label_map: LabelMap,
-    progress: ProgressCallback | None,
-) -> ScoredSpanDocuments | None:
-    """`_load_and_score` in two processes, each owning the documents whose id hashes to it; None when
-    the input is not plain (any problem or warning), for the caller to run the one-process path.
-
-    This process scores one share, a forked child the other (reading the files itself, so nothing
-    big is shared and copy-on-write copies nothing). The child sends its scores back through a pipe
-    as plain tuples. Scores are merged in gold line order, which is gold order: with no problem
-    every non-blank gold line is one document. DocumentScores are those `score_document` gives in the
-    one-process path, so every number is the same.
-    """
-    gold_path = cast("str | os.PathLike[str]", gold_path)
-    predictions_path = cast("str | os.PathLike[str]", predictions_path)
-    parts = _PARALLEL_PROCESSES
-    read_end, write_end = os.pipe()
-    child = os.fork()
-    if child == 0:  # pragma: no cover - runs in the child, measured by the parallel tests' results
-        status = 1
-        try:
-            os.close(read_end)
-            result = _score_share(gold_path, predictions_path, label_map, 1, parts)
-            with os.fdopen(write_end, "wb") as stream:
-                pickle.dump(
-                    (
-                        result.plain,
-                        [_score_row(line, score) for line, score in result.rows],
-                        result.gold_count,
-                        result.predicted_ids,
-                    ),
-                    stream,
-                    protocol=pickle.HIGHEST_PROTOCOL,
-                )
-            status = 0
-        finally:
-            os._exit(status)
-    os.close(write_end)
-    child_result: tuple | None = None
-    reader = os.fdopen(read_end, "rb")
-    try:
-        own = _score_share(gold_path, predictions_path, label_map, 0, parts, progress)
-        try:
-            child_result = pickle.load(reader)
-        except Exception:  # a child that failed half-way: the one-process path will say why
-            child_result = None
-    finally:
-        # Closed before waiting: a child still writing gets a broken pipe and ends, never blocks.
-        reader.close()
-        _, status = os.waitpid(child, 0)
-    if child_result is None or os.waitstatus_to_exitcode(status) != 0:
-        return None
-    child_plain, child_rows, child_gold_count, child_predicted_ids = child_result
-    if not (own.plain and child_plain):
-        return None
-    rows = own.rows
-    rows.extend(map(_from_score_row, child_rows))
-    del child_rows, child_result
-    rows.sort(key=lambda item: item[0])
-    total = own.gold_count + child_gold_count
-    if total == 0:
-        return None  # "no gold documents": the one-process path says so
-    if progress is not None:
-        progress(total, total)
-    predicted_ids = frozenset(own.predicted_ids).union(child_predicted_ids)
-    warnings = []
-    if not predicted_ids:
-        warnings.append(
-            ImportProblem(
-                "predictions hold no documents: every gold span counts as missed", file=str(predictions_path)
-            )
-        )
-    return ScoredSpanDocuments(
-        scores=[score for _, score in rows], gold_count=total, predicted_ids=predicted_ids, warnings=warnings
     )
 
 
@@ -658,11 +367,25 @@ def _document_spans(gold: SpanDocument, predicted: Sequence[SpanAnnotation]) -> 
     )
 
 
-def _batches(paired: Iterator[tuple[int, DocumentSpans]]) -> Iterator[list[tuple[int, DocumentSpans]]]:
-    """Paired documents in lists of BATCH_DOCUMENTS, for `score_document_batch`; a paired document is
-    held only until its batch is scored."""
-    while batch := list(islice(paired, BATCH_DOCUMENTS)):
-        yield batch
+def _until_first_problem(
+    paired: Iterator[tuple[int, DocumentSpans]], problems: ProblemCollector
+) -> Iterator[tuple[int, DocumentSpans]]:
+    """The paired documents while the inputs hold no problem; after the first, the pairs are still
+    read (to report every problem) but no longer scored: the run will fail."""
+    for item in paired:
+        if not problems.errors:
+            yield item
+
+
+def _reporting(
+    partials: Iterator[SpanPartial], progress: ProgressCallback | None, total: int
+) -> Iterator[SpanPartial]:
+    done = 0
+    for partial in partials:
+        done += len(partial.positions)
+        if progress is not None:
+            progress(done, total)
+        yield partial
 
 
 @contextmanager

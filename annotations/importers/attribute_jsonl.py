@@ -22,7 +22,7 @@ from __future__ import annotations
 import io
 import json
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -85,21 +85,17 @@ def iter_json_objects(
     lines: Iterable[bytes],
     file: str,
     problems: ProblemCollector,
-    skip: Callable[[int, bytes], bool] | None = None,
 ) -> Iterator[tuple[int, dict]]:
     """Yield (line number, object) for each non-blank line of a binary stream; record bad lines and
     go on.
 
     Lines are decoded one at a time so that every undecodable or malformed line is reported, not
-    only the first. `skip(line number, raw line)`: True passes the line over unread (another
-    process reads it).
+    only the first.
     """
     for line_number, raw in enumerate(lines, start=1):
         if line_number == 1 and raw.startswith(b"\xef\xbb\xbf"):
             raw = raw[3:]
         if not raw.strip():
-            continue
-        if skip is not None and skip(line_number, raw):
             continue
         value = parse_json_bytes(raw)
         if value is NOT_PARSED:
@@ -180,19 +176,6 @@ def optional_string(
     return None
 
 
-@dataclass(frozen=True)
-class Shard:
-    """One of `count` contiguous slices of a file's documents, read by one process of a split
-    evaluation (see metrics.extraction_shards)."""
-
-    index: int
-    count: int
-
-    def range(self, total: int) -> range:
-        """Positions of this shard's documents among `total`: slices differ in size by one at most."""
-        return range(self.index * total // self.count, (self.index + 1) * total // self.count)
-
-
 @dataclass
 class GoldSet:
     """Gold documents read from one file, in file order, and what the reader noticed."""
@@ -204,9 +187,6 @@ class GoldSet:
     # attribute_id -> name, when the format defines attributes (EPPI code sets).
     attribute_names: dict[str, str] = field(default_factory=dict)
     warnings: list[ImportProblem] = field(default_factory=list)
-    # Read for one shard (`Shard`): the ids of every document of the file, in file order, of which
-    # `documents` holds only the shard's own. None: `documents` is the whole file.
-    all_document_ids: list[str] | None = None
 
     def document_ids(self) -> list[str]:
         return [document.document_id for document in self.documents]

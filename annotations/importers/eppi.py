@@ -19,14 +19,12 @@ path such as `References[3].Codes[0].AttributeId` (and the document id where kno
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from annotations.importers.attribute_jsonl import (
     GoldSet,
     InputSource,
-    Shard,
     decode_utf8,
     json_type_name,
     read_source,
@@ -45,29 +43,16 @@ def read_eppi_gold(
     *,
     attribute_types: Mapping[str, AttributeType],
     name: str | None = None,
-    shard: Shard | None = None,
-    lean_parse: bool = False,
-    on_parsed: Callable[[], None] | None = None,
 ) -> GoldSet:
     """Read an EPPI Reviewer JSON export; raise InputValidationError listing every problem found.
 
     `attribute_types` maps attribute ids (decimal strings of EPPI AttributeIds) to their types, from
     the prompt CSV. Codes of attributes not in it keep `AdditionalText` as their raw value.
 
-    With `shard`, only the references of its slice become documents (`Shard.range`); the ids of all
-    of them are still read and checked, and listed in `GoldSet.all_document_ids`. Problems and
-    warnings are those of its own references (and every id problem); the code sets' warnings are
-    left to shard 0.
-
-    `lean_parse`: parse with json, not orjson: slower, with a lower peak of memory (see `_parse`).
-    `on_parsed`: called once the file is parsed (the peak of memory of the read is then behind:
-    the bytes and the parser's own document are freed), before any document is built.
     """
     problems = ProblemCollector()
-    export, file = _parse(source, name, problems, lean=lean_parse)
-    if on_parsed is not None:
-        on_parsed()
-    return _gold_set(export, file, problems, attribute_types, shard)
+    export, file = _parse(source, name, problems)
+    return _gold_set(export, file, problems, attribute_types)
 
 
 def _gold_set(
@@ -75,28 +60,13 @@ def _gold_set(
     file: str,
     problems: ProblemCollector,
     attribute_types: Mapping[str, AttributeType],
-    shard: Shard | None,
-    *,
-    code_set_warnings: bool = True,
-    place_part: Callable[[list[str]], tuple[int, list[str]]] | None = None,
 ) -> GoldSet:
-    """The GoldSet of a parsed export (see `read_eppi_gold`).
-
-    For one part of an export's references (`read_eppi_gold_part`): `code_set_warnings` False
-    leaves the code sets' warnings to the first part, and `place_part(ids)` is given the part's
-    document ids once they are read, before any document is built, and returns where the part
-    starts among the export's references and every id of the export, in order.
-    """
+    """The GoldSet of a parsed export (see `read_eppi_gold`)."""
     if not isinstance(export, dict):
         problems.error(f"expected a JSON object, found {json_type_name(export)}", file=file)
         problems.raise_if_errors()
 
-    if code_set_warnings and (shard is None or shard.index == 0):
-        attribute_names = _read_code_sets(export.get("CodeSets", []), file, problems)
-    else:  # the same names; their warnings are shard 0's to report
-        code_set_problems = ProblemCollector()
-        attribute_names = _read_code_sets(export.get("CodeSets", []), file, code_set_problems)
-        problems.errors.extend(code_set_problems.errors)
+    attribute_names = _read_code_sets(export.get("CodeSets", []), file, problems)
     references = export.get("References")
     if not isinstance(references, list):
         problems.error(
@@ -112,12 +82,6 @@ def _gold_set(
     # AttributeId integer -> its decimal text, made once: hundreds of thousands of codes share a few
     # ids, and one string object each instead of one per code.
     id_texts: dict[int, str] = {}
-    if place_part is not None:
-        shard = Shard(0, 1)  # all of this part, read as a shard: ids first, then documents
-    own = range(len(references)) if shard is None else shard.range(len(references))
-    # A shard reads every id first, letting the other shards' references go as it does, and builds
-    # its own documents afterwards: the whole parsed export never sits beside the documents.
-    own_ids: dict[int, str] = {}
 
     def build(index: int, reference: dict, document_id: str) -> None:
         where = f"References[{index}]"
@@ -147,12 +111,9 @@ def _gold_set(
         )
 
     for index in range(len(references)):
-        if shard is None or index not in own:
-            # Taken out of the parsed export: its objects are freed as soon as its document is
-            # built (or its id read), so the documents reuse their memory instead of adding to it.
-            reference, references[index] = references[index], None
-        else:
-            reference = references[index]
+        # Taken out of the parsed export: its objects are freed as soon as its document is built,
+        # so the documents reuse their memory instead of adding to it.
+        reference, references[index] = references[index], None
         where = f"References[{index}]"
         if not isinstance(reference, dict):
             problems.error(f"must be an object, found {json_type_name(reference)}", file=file, field=where)
@@ -169,19 +130,7 @@ def _gold_set(
             )
             continue
         first_index[document_id] = index
-        if shard is None:
-            build(index, reference, document_id)
-        elif index in own:
-            own_ids[index] = document_id
-        del reference
-    all_ids = None if shard is None else list(first_index)
-    offset = 0
-    if place_part is not None:
-        problems.raise_if_errors()
-        offset, all_ids = place_part(list(own_ids.values()))
-    for index, document_id in own_ids.items():
-        reference, references[index] = references[index], None
-        build(index + offset, reference, document_id)
+        build(index, reference, document_id)
         del reference
     problems.raise_if_errors()
     return GoldSet(
@@ -189,102 +138,14 @@ def _gold_set(
         documents_without_gold=without_gold,
         attribute_names=attribute_names,
         warnings=problems.warnings,
-        all_document_ids=all_ids,
     )
 
 
-class ExportNotSplit(Exception):
-    """The export's references could not be cut in two parts as `read_eppi_gold_part` needs."""
-
-
-# The start of a reference whose first key is ItemId, after the comma that ends the one before
-# (`split_references`). No JSON string holds `{"` (its quotes are escaped), so a match is never
-# inside one; it may be a nested object's, which the parse of the first part then rejects.
-_NEXT_REFERENCE = re.compile(rb',\s*(\{)\s*"ItemId"')
-_REFERENCES_OPENING = re.compile(rb"\s*:\s*\[")
-
-
-def split_references(data: bytes, fraction: float) -> tuple[bytes, bytes, bytes]:
-    """The export as (head, first part, second part), cut in its References array without parsing:
-    the head is the export with an empty References array, each part a JSON array of whole
-    references, cut before the first reference that starts (with its ItemId) after `fraction` of
-    the array's bytes.
-
-    ExportNotSplit when the layout does not allow it: "References" appears more than once, or is not
-    the export's last key, or no reference starts with its ItemId after the cut point. The cut is
-    sound only if the first part parses: a cut before a nested object leaves a reference open, and
-    the part is then not valid JSON. The caller must parse both (`read_eppi_gold_part`).
-    """
-    key = data.find(b'"References"')
-    if key < 0 or data.find(b'"References"', key + 1) >= 0:
-        raise ExportNotSplit("no single References key")
-    opening = _REFERENCES_OPENING.match(data, key + len(b'"References"'))
-    if opening is None:
-        raise ExportNotSplit("References is not followed by an array")
-    array_open = opening.end() - 1
-    end = data.rstrip()
-    if not end.endswith(b"}") or not end[:-1].rstrip().endswith(b"]"):
-        raise ExportNotSplit("References is not the export's last key")
-    array_close = len(end[:-1].rstrip()) - 1
-    target = array_open + int((array_close - array_open) * fraction)
-    cut = _NEXT_REFERENCE.search(data, target, array_close)
-    if cut is None:
-        raise ExportNotSplit("no reference starts with its ItemId after the cut point")
-    head = data[: array_open + 1] + data[array_close:]
-    first = data[array_open : cut.start()] + b"]"
-    second = b"[" + data[cut.start(1) : array_close + 1]
-    return head, first, second
-
-
-def read_eppi_gold_part(
-    source: InputSource,
-    *,
-    attribute_types: Mapping[str, AttributeType],
-    part: int,
-    fraction: float,
-    place_part: Callable[[list[str]], tuple[int, list[str]]],
-    name: str | None = None,
-) -> GoldSet:
-    """`read_eppi_gold` of one of two parts of the export's references (`split_references`): part 0
-    up to the cut, part 1 after it. Only that part (and the head) is parsed: half the time and
-    memory of the whole file. The other part's ids are the other part's to read: `place_part(ids)`
-    is given this part's document ids and returns where the part starts among the references (for
-    the places that problems name) and every id of the export, in order (`_gold_set`). The code
-    sets' warnings are part 0's.
-
-    ExportNotSplit when the export's layout does not allow the cut (the same in both parts: each can
-    read the whole file instead); ValueError when a piece does not parse (the run must be read
-    another way: the whole file names what is wrong); InputValidationError as read_eppi_gold.
-    """
-    data, file = read_source(source, name)
-    head, first, second = split_references(data, fraction)
-    del data
-    export = parse_json_bytes(head)
-    del head
-    piece = parse_json_bytes(first if part == 0 else second)
-    del first, second
-    if not isinstance(export, dict) or export.get("References") != [] or not isinstance(piece, list):
-        # Not a matter of layout, which both parts see alike: the other part may have parsed. The
-        # caller must not read the whole file in this part alone (the two would not share the
-        # references out alike).
-        raise ValueError("a piece of the export did not parse as one part of its references")
-    export["References"] = piece
-    del piece
-    problems = ProblemCollector()
-    return _gold_set(
-        export, file, problems, attribute_types, None, code_set_warnings=part == 0, place_part=place_part
-    )
-
-
-def _parse(
-    source: InputSource, name: str | None, problems: ProblemCollector, *, lean: bool = False
-) -> tuple[Any, str]:
+def _parse(source: InputSource, name: str | None, problems: ProblemCollector) -> tuple[Any, str]:
     data, file = read_source(source, name)
     # orjson reads the bytes straight away (no text copy) where its answer is json's; anything else
     # (a byte order mark, bad UTF-8, malformed JSON, NaN...) is read as before, with json's messages.
-    # `lean`: json only. orjson first builds a document of its own for the whole file, so its peak
-    # is about 60% above json's (on a 35 MB export: 200 MB against 140 MB), for half the time.
-    export = NOT_PARSED if lean else parse_json_bytes(data)
+    export = parse_json_bytes(data)
     if export is NOT_PARSED:
         text = decode_utf8(data, file, problems)
         # The bytes and then the text are let go as soon as they are used: an export is tens of MB,

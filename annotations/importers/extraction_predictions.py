@@ -16,7 +16,6 @@ reader does not decide it.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
@@ -56,32 +55,6 @@ class PredictionSet:
     warnings: list[ImportProblem] = field(default_factory=list)
     # document id -> its line number in the file.
     lines: dict[str, int] = field(default_factory=dict)
-    # Read for one shard: the lines of other shards' documents, passed over.
-    other_lines: int = 0
-
-
-class ShardRoutingError(Exception):
-    """A line read for one shard turned out to belong to another (its document id, as read
-    quickly from the raw line, was not the parsed one): the split evaluation must not go on."""
-
-
-# The document id of a raw line, read without parsing it: a top-level `"document_id": "..."` or an
-# integer. Inside a JSON string every quote is escaped, so the pattern cannot match there; it can
-# match a nested object's key, which is why a line with two matches is read by every shard.
-_QUICK_DOCUMENT_ID = re.compile(rb'"document_id"\s*:\s*(?:"([^"\\]*)"|(-?[0-9]+)(?=[\s,}]))')
-
-
-def quick_document_id(raw: bytes) -> str | None:
-    """The document id a raw prediction line names, or None when it cannot be told without parsing
-    (no match, several matches, an escaped character, bytes that are not UTF-8)."""
-    matches = _QUICK_DOCUMENT_ID.findall(raw)
-    if len(matches) != 1:
-        return None
-    text, number = matches[0]
-    try:
-        return text.decode("utf-8") if text else str(int(number))
-    except (UnicodeDecodeError, ValueError):
-        return None
 
 
 def read_predictions_jsonl(
@@ -89,19 +62,12 @@ def read_predictions_jsonl(
     *,
     name: str | None = None,
     gold_document_ids: Collection[str] | None = None,
-    owned_document_ids: Collection[str] | None = None,
 ) -> PredictionSet:
     """Read a predictions JSONL file; raise InputValidationError listing every problem found.
 
     With `gold_document_ids`, a line for a document outside the gold is an error: it would be
     silently ignored otherwise, and it usually means the wrong gold or predictions file. A file on
     disk is streamed line by line.
-
-    With `owned_document_ids` (one shard of a split evaluation; `gold_document_ids` required): only
-    the lines of those documents are read, and lines of documents outside the gold (errors). A
-    line of another gold document is skipped once `quick_document_id` names it; a line it cannot
-    name is parsed by every shard and kept by its owner. ShardRoutingError when a line turns out to
-    be another's after all.
     """
     file = source_name(source, name)
     problems = ProblemCollector()
@@ -110,37 +76,9 @@ def read_predictions_jsonl(
     unknown_fields: dict[str, int] = {}
     # Attribute ids recur on every line: one string object per distinct id, not one per annotation.
     attribute_ids: dict[str, str] = {}
-    skip = None
-    unnamed_lines: set[int] = set()
-    other_lines = 0
-    if owned_document_ids is not None:
-        if gold_document_ids is None:
-            raise ValueError("owned_document_ids needs gold_document_ids")
-
-        def skip(line: int, raw: bytes) -> bool:
-            nonlocal other_lines
-            quick_id = quick_document_id(raw)
-            if quick_id is None:
-                unnamed_lines.add(line)
-                return False
-            if quick_id not in owned_document_ids and quick_id in gold_document_ids:
-                other_lines += 1
-                return True
-            return False
-
     with open_binary(source) as stream:
-        for line, record in iter_json_objects(stream, file, problems, skip):
+        for line, record in iter_json_objects(stream, file, problems):
             document_id = read_document_id(record, file, line, problems)
-            if (
-                owned_document_ids is not None
-                and document_id is not None
-                and document_id not in owned_document_ids
-                and document_id in gold_document_ids
-            ):
-                if line in unnamed_lines:
-                    other_lines += 1
-                    continue  # read by every shard; its owner keeps it
-                raise ShardRoutingError(f"line {line} names document {document_id!r} of another shard")
             if document_id is not None:
                 if document_id in first_line:
                     problems.error(
@@ -169,9 +107,7 @@ def read_predictions_jsonl(
     for key, line in sorted(unknown_fields.items(), key=lambda item: item[1]):
         problems.warn("unknown field ignored (first seen here)", file=file, line=line, field=key)
     problems.raise_if_errors()
-    return PredictionSet(
-        documents=documents, warnings=problems.warnings, lines=first_line, other_lines=other_lines
-    )
+    return PredictionSet(documents=documents, warnings=problems.warnings, lines=first_line)
 
 
 def _read_document(

@@ -4,8 +4,7 @@ Files are written into a hidden temporary folder beside the target (same file sy
 rename is atomic) and the folder is renamed into place only when every file is complete. A failure
 part-way removes the temporary folder: a reader never sees a half-written run.
 
-`write_files` writes the files of a folder, the two large JSON records in a forked process while this
-one writes the comparison CSV (where forking is safe and a core is idle).
+`write_files` writes the files of a folder, one after the other.
 """
 
 from __future__ import annotations
@@ -17,9 +16,6 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-
-from metrics.engine.attributes.parallel import can_fork_workers, has_idle_core
-from metrics.engine.forking import ForkedWork
 
 METRICS_CSV = "metrics.csv"
 METRICS_JSON = "metrics.json"
@@ -67,12 +63,7 @@ def atomic_directory(target: str | Path) -> Iterator[Path]:
         raise
 
 
-# The artefacts built from the inputs alone (not from the rows), and large: a forked process writes
-# them while this one writes the comparison CSV.
-FORKED_ARTEFACTS = frozenset({LLM_ANNOTATIONS_JSON, EXTRACTION_METADATA_JSON})
-
 Writer = Callable[[Path], None]
-_FORKED_WRITERS: tuple[Path, list[tuple[str, Writer]]] | None = None
 
 
 def _timed_write(folder: Path, file_name: str, write: Writer) -> float:
@@ -81,50 +72,15 @@ def _timed_write(folder: Path, file_name: str, write: Writer) -> float:
     return time.perf_counter() - start
 
 
-def _write_forked(indices: list[int]) -> dict[str, float]:
-    """In the forked process: write the given artefacts; their wall time per file name."""
-    if _FORKED_WRITERS is None:  # pragma: no cover - only a spawned (not forked) process gets here
-        raise RuntimeError("artefact writers must be forked from the writing process")
-    folder, writers = _FORKED_WRITERS
-    return {writers[index][0]: _timed_write(folder, *writers[index]) for index in indices}
-
-
-def _write_forked_items(indices: list[int]) -> Iterator[dict[str, float]]:
-    yield _write_forked(indices)
-
-
 def write_files(
     folder: Path,
     writers: Sequence[tuple[str, Writer]],
     *,
     phase_seconds: dict[str, float] | None = None,
-    parallel: bool | None = None,
 ) -> None:
     """Run each `(file name, write)` on `folder / file name`; `phase_seconds["write <name>"]` gets each
-    file's wall time. With `parallel` (None: wherever forking is safe and a core is idle, see
-    `can_fork_workers` and `has_idle_core` in metrics.engine.attributes.parallel), the
-    FORKED_ARTEFACTS are written by a forked process meanwhile; an error there is raised here. The
-    files are the same either way.
-    """
-    global _FORKED_WRITERS
-    seconds: dict[str, float] = {}
-    forked = [index for index, (file_name, _) in enumerate(writers) if file_name in FORKED_ARTEFACTS]
-    if parallel is None:
-        parallel = can_fork_workers() and has_idle_core()
-    if not parallel or not forked or len(forked) == len(writers):
-        for file_name, write in writers:
-            seconds[file_name] = _timed_write(folder, file_name, write)
-    else:
-        _FORKED_WRITERS = (folder, list(writers))
-        try:
-            child = ForkedWork(_write_forked_items, forked)
-            for index, (file_name, write) in enumerate(writers):
-                if index not in forked:
-                    seconds[file_name] = _timed_write(folder, file_name, write)
-            for forked_seconds in child.results():
-                seconds.update(forked_seconds)
-        finally:
-            _FORKED_WRITERS = None
+    file's wall time."""
+    seconds = {file_name: _timed_write(folder, file_name, write) for file_name, write in writers}
     if phase_seconds is not None:
         for file_name, _ in writers:
             key = f"write {file_name}"

@@ -7,13 +7,14 @@ The same engine calls as `evaluate_extraction` (the offline command's), split by
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from annotations.models import GoldVersion
 from annotations.selectors import attribute_specs, gold_attribute_documents
 from experiments.models import ExperimentRun
 from metrics.artefacts import metrics_report
-from metrics.engine.attributes import attribute_result, compare_documents, resolve_custom_metrics
+from metrics.engine.attributes import attribute_result, resolve_custom_metrics
 from metrics.engine.attributes.comparison import skipped_attribute_ids, unscored_document_ids
 from metrics.engine.attributes.types import (
     COMPARISON_COLUMNS,
@@ -24,7 +25,13 @@ from metrics.engine.attributes.types import (
 from metrics.extraction_evaluation import ExtractionConfig, resolve_settings
 from metrics.intervals import extraction_intervals
 from metrics.models import MetricScope
-from metrics.services.chunk_pool import chunk_runner
+from metrics.pipeline.attributes import (
+    AttributeChunk,
+    AttributePartial,
+    compare_attribute_chunk,
+    merge_attribute_partials,
+)
+from metrics.pipeline.executors import InProcess
 from metrics.services.engine_inputs import prediction_documents, run_attribute_specs, run_document_index
 from metrics.services.interval_settings import run_interval_settings
 from metrics.services.results import ComparisonRowData, MetricValueData, ProgressCallback, ScoringResult
@@ -61,33 +68,23 @@ def score_attribute_run(
     ]
     posted = run_document_index(run)
     run_id = str(run.pk)
-    rows: list[ComparisonRow] = []
-    warnings: list[str] = []
     progress(0, len(gold))
 
-    chunks_done = [0]
-
-    def collect(result: tuple[list[ComparisonRow], list[str]]) -> None:
-        # Results come back in chunk order, so the k-th result ends at document k * chunk_size.
-        rows.extend(result[0])
-        warnings.extend(result[1])
-        chunks_done[0] += 1
-        progress(min(chunks_done[0] * chunk_size, len(gold)), len(gold))
-
-    with chunk_runner(collect) as runner:
+    def chunks() -> Iterator[AttributeChunk]:
         for start in range(0, len(gold), chunk_size):
-            chunk = gold[start : start + chunk_size]
+            documents = gold[start : start + chunk_size]
             predictions = prediction_documents(
-                [posted[d.document_id] for d in chunk if d.document_id in posted]
+                [posted[d.document_id] for d in documents if d.document_id in posted]
             )
-            runner.submit(
-                compare_documents,
-                run_id=run_id,
-                attributes=specs,
-                gold_documents=chunk,
-                predictions=predictions,
-                settings=settings,
-            )
+            yield AttributeChunk(run_id, specs, settings, documents, predictions)
+
+    def reporting(partials: Iterator[AttributePartial]) -> Iterator[AttributePartial]:
+        # Partial results come back in chunk order, so the k-th ends at document k * chunk_size.
+        for done, partial in enumerate(partials, start=1):
+            progress(min(done * chunk_size, len(gold)), len(gold))
+            yield partial
+
+    rows, warnings = merge_attribute_partials(reporting(InProcess().map(compare_attribute_chunk, chunks())))
 
     scored = [spec for spec in specs if spec.is_scored]
     by_attribute: dict[str, list[ComparisonRow]] = {spec.attribute_id: [] for spec in scored}

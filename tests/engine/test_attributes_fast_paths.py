@@ -2,8 +2,8 @@
 
 - `_compare_chunk` (one flat loop with hoisted lookups and caches) against the row builder it
   replaced, kept below verbatim as `reference_compare_documents`;
-- `evaluate_extraction(workers=2)` (forked workers, rows sent back as tuples) against one process;
-- `write_files` with the large JSON records written by a forked process against one process.
+- `evaluate_extraction` with chunks scored by a process pool (rows sent back as columns) against
+  one process.
 
 Inputs are random but cover what changes the path a row takes: invalid and null gold, absent
 attributes (type defaults, a null and a list default), failed documents and documents without a
@@ -13,16 +13,13 @@ numbers with thousands separators, near and exact matches, snippets long and sho
 
 from __future__ import annotations
 
-import json
 import random
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from metrics.artefacts import bundle
 from metrics.engine.attributes import compare_documents, evaluate_extraction
 from metrics.engine.attributes.citations import NO_CITATION, Citation, parse_citation
 from metrics.engine.attributes.coercion import CoercionError, coerce_value
@@ -39,7 +36,6 @@ from metrics.engine.attributes.comparison import (
     validate_settings,
     values_equal,
 )
-from metrics.engine.attributes.parallel import can_fork_workers, resolve_workers
 from metrics.engine.attributes.text_search import (
     SearchableText,
     collapse_whitespace,
@@ -63,6 +59,8 @@ from metrics.engine.attributes.types import (
     PredictionDocument,
 )
 from metrics.engine.attributes.verbatim import verbatim_fuzzy_pct
+from metrics.pipeline.attributes import chunked_comparison
+from metrics.pipeline.executors import ProcessPool
 
 # --- the reference: the row builder as it was before the flat loop (unchanged) -----------------
 
@@ -492,91 +490,25 @@ def test_the_flat_loop_gives_the_reference_rows_and_warnings(seed):
         assert type(row.llm_extraction) is type(reference.llm_extraction)
 
 
-needs_fork = pytest.mark.skipif(not can_fork_workers(), reason="forking is not possible or not safe here")
+@pytest.mark.parametrize("processes", [2, 3])
+def test_a_process_pool_gives_the_rows_and_warnings_of_one_process(processes, monkeypatch):
+    from metrics.pipeline import attributes as attribute_pipeline
 
-
-@needs_fork
-@pytest.mark.parametrize("workers", [2, 3])
-def test_forked_workers_give_the_rows_and_warnings_of_one_process(workers):
-    rng = random.Random(100 + workers)
+    monkeypatch.setattr(attribute_pipeline, "CHUNK_DOCUMENTS", 70)
+    rng = random.Random(100 + processes)
     documents, predictions = random_inputs(rng, 400)
     settings = SETTINGS[0]
     common = dict(
         run_id="r", attributes=SCHEMA, gold_documents=documents, predictions=predictions, settings=settings
     )
-    one = evaluate_extraction(**common, workers=1)
-    several = evaluate_extraction(**common, workers=workers)
+    one = evaluate_extraction(**common)
+    several = evaluate_extraction(**common, compare=chunked_comparison(ProcessPool(processes)))
     assert several.rows == one.rows
     assert several.warnings == one.warnings
     assert several.attributes == one.attributes
     assert several.unscored_documents == one.unscored_documents
-    # the same counts of ignored predicted values as one pass (merged, not one warning per slice)
+    # the same counts of ignored predicted values as one pass (merged, not one warning per chunk)
     assert sum("is not in the schema" in warning for warning in several.warnings) == 1
-
-
-def test_workers_default_to_one_below_the_size_threshold_and_reject_zero():
-    assert resolve_workers(None, 10) == 1
-    assert resolve_workers(1, 100_000) == 1
-    with pytest.raises(ValueError):
-        resolve_workers(0, 100_000)
-
-
-def test_workers_default_to_one_on_a_busy_machine(monkeypatch):
-    import os
-
-    monkeypatch.setattr(os, "cpu_count", lambda: 2)
-    monkeypatch.setattr(os, "getloadavg", lambda: (3.0, 3.0, 3.0))
-    assert resolve_workers(None, 100_000) == 1
-    monkeypatch.setattr(os, "getloadavg", lambda: (0.2, 0.5, 0.5))
-    assert resolve_workers(None, 100_000) == (2 if can_fork_workers() else 1)
-
-
-def test_a_daemonic_process_scores_in_process(monkeypatch):
-    import multiprocessing
-
-    class Daemonic:
-        daemon = True
-
-    monkeypatch.setattr(multiprocessing, "current_process", lambda: Daemonic())
-    assert resolve_workers(2, 100_000) == 1
-    assert not can_fork_workers()
-
-
-def _write_json(path: Path, payload: Any) -> None:
-    path.write_text(json.dumps(payload), encoding="utf-8")
-
-
-@needs_fork
-def test_forked_writing_gives_the_files_of_one_process(tmp_path):
-    payload = {"documents": [{"id": index, "text": "é" * index} for index in range(300)]}
-    writers = [
-        (bundle.COMPARISON_CSV, lambda path: path.write_text("a,b\r\n1,2\r\n", encoding="utf-8")),
-        (bundle.LLM_ANNOTATIONS_JSON, lambda path: _write_json(path, payload)),
-        (bundle.EXTRACTION_METADATA_JSON, lambda path: _write_json(path, {"n": 1})),
-        (bundle.EVALUATION_LOG, lambda path: path.write_text("INFO done\n", encoding="utf-8")),
-    ]
-    folders = {}
-    for parallel in (False, True):
-        folder = folders[parallel] = tmp_path / str(parallel)
-        folder.mkdir()
-        seconds: dict[str, float] = {}
-        bundle.write_files(folder, writers, phase_seconds=seconds, parallel=parallel)
-        assert set(seconds) == {f"write {name}" for name, _ in writers}
-    for name, _ in writers:
-        assert (folders[True] / name).read_bytes() == (folders[False] / name).read_bytes()
-
-
-@needs_fork
-def test_an_error_in_the_forked_writer_is_raised_here(tmp_path):
-    def fail(path: Path) -> None:
-        raise OSError("disk full")
-
-    writers = [
-        (bundle.COMPARISON_CSV, lambda path: path.write_text("a\r\n", encoding="utf-8")),
-        (bundle.LLM_ANNOTATIONS_JSON, fail),
-    ]
-    with pytest.raises(OSError, match="disk full"):
-        bundle.write_files(tmp_path, writers, parallel=True)
 
 
 WHITESPACE_PIECES = [

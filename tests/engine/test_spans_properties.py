@@ -7,11 +7,9 @@ into chunks (or processes) before aggregation.
 
 from __future__ import annotations
 
-import multiprocessing
 import pickle
 import random
 import re
-from concurrent.futures import ProcessPoolExecutor
 from itertools import chain
 
 from hypothesis import given, settings
@@ -26,7 +24,6 @@ from metrics.engine.spans import (
     document_count_table,
     evaluate_documents,
     score_document,
-    score_documents,
 )
 from metrics.engine.spans.intervals import TOKEN_PATTERN, span_tokens
 
@@ -193,37 +190,6 @@ def test_scores_of_chunks_aggregate_to_the_result_of_the_whole(docs, cuts, restr
     ]
     merged = aggregate(chain.from_iterable(reversed(shipped)), include_sensitive_text=True)
     assert merged == evaluate_documents(docs, restrict_to_gt_types=restrict, include_sensitive_text=True)
-
-
-def _score_chunk(docs: list[DocumentSpans]) -> list:
-    return [score_document(doc) for doc in docs]
-
-
-def test_documents_scored_in_other_processes_aggregate_to_the_same_result():
-    rng = random.Random(7)
-    docs = []
-    for i in range(40):
-        text = "".join(rng.choice("abc ,.") for _ in range(60))
-        spans = [Span(s, s + rng.randint(1, 8), rng.choice(TYPES)) for s in rng.sample(range(50), 6)]
-        docs.append(DocumentSpans(f"doc-{i}", text, spans[:4], spans[2:]))
-    # A fork server, not fork: a forked child would run kombu's after-fork hook, which can hang on
-    # a broker connection an earlier test opened in this process.
-    with ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("forkserver")) as pool:
-        chunks = list(pool.map(_score_chunk, [docs[:13], docs[13:29], docs[29:]]))
-    assert aggregate(chain.from_iterable(chunks)) == evaluate_documents(docs)
-
-
-def test_score_documents_in_worker_processes_gives_the_scores_of_score_document_in_order():
-    rng = random.Random(11)
-    docs = [
-        DocumentSpans(
-            f"doc-{i}", "abcdefghij", [Span(i % 5, 5 + i % 5, "NAME")], [Span(rng.randint(0, 4), 6, "NAME")]
-        )
-        for i in range(25)
-    ]
-    expected = [score_document(doc) for doc in docs]
-    assert list(score_documents(docs, processes=2, chunk_size=4)) == expected
-    assert list(score_documents(iter(docs))) == expected
 
 
 def test_the_count_table_has_one_row_per_document_sorted_by_id():

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
-from metrics.engine.attributes.comparison import skipped_attribute_ids, unscored_document_ids
+from metrics.engine.attributes.comparison import (
+    compare_documents,
+    skipped_attribute_ids,
+    unscored_document_ids,
+)
 from metrics.engine.attributes.custom_metrics import resolve_custom_metrics
 from metrics.engine.attributes.metrics import attribute_result
-from metrics.engine.attributes.parallel import compare_all_documents
 from metrics.engine.attributes.types import (
     AttributeSpec,
     AttributeType,
@@ -34,7 +37,7 @@ def evaluate_extraction(
     gold_documents: Sequence[GoldDocument],
     predictions: Mapping[str, PredictionDocument],
     settings: EvaluationSettings,
-    workers: int | None = None,
+    compare: Callable[..., tuple[list[ComparisonRow], list[str]]] = compare_documents,
 ) -> ExtractionEvaluation:
     """Score `predictions` against the gold of `gold_documents` for every attribute with a prompt.
 
@@ -42,19 +45,16 @@ def evaluate_extraction(
     `attributes`. Custom metric names are checked before any work (ValueError on an unknown one).
     The same inputs give the same result whatever the order of the `predictions` mapping.
 
-    `workers`: how many processes build the comparison rows (forked; the result is the same whatever
-    the number). None: two for a run of at least 2,000 documents on a machine with two cores or more
-    and one of them idle, else one; one wherever forking is not possible or not safe (see
-    `parallel.resolve_workers`).
+    `compare`: what builds the rows and warnings, called with `compare_documents`' arguments; the
+    default is one pass here, `metrics.pipeline.attributes` gives chunked ones with the same result.
     """
     resolve_custom_metrics(settings.custom_metrics)  # an unknown name fails before any work
-    rows, warnings = compare_all_documents(
+    rows, warnings = compare(
         run_id=run_id,
         attributes=attributes,
         gold_documents=gold_documents,
         predictions=predictions,
         settings=settings,
-        workers=workers,
     )
     unscored = unscored_document_ids(gold_documents, attributes)
     gold_ids = {document.document_id for document in gold_documents}

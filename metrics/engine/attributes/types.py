@@ -36,6 +36,10 @@ class _UseTypeDefault:
     def __repr__(self) -> str:
         return "USE_TYPE_DEFAULT"
 
+    def __reduce__(self) -> str:
+        # The one marker, also in another process: it is compared by identity.
+        return "USE_TYPE_DEFAULT"
+
 
 USE_TYPE_DEFAULT: Any = _UseTypeDefault()
 

@@ -9,7 +9,6 @@ from metrics.engine.spans.aggregate import aggregate, document_count_table, eval
 from metrics.engine.spans.batch import score_document_batch
 from metrics.engine.spans.document import score_document
 from metrics.engine.spans.intervals import LEFT_OUT_CHARACTERS
-from metrics.engine.spans.parallel import score_documents
 from metrics.engine.spans.score import (
     COUNT_FIELDS,
     LEAKAGE_CONDITIONS,
@@ -34,5 +33,4 @@ __all__ = [
     "gold_types",
     "score_document",
     "score_document_batch",
-    "score_documents",
 ]

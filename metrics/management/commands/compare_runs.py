@@ -17,6 +17,7 @@ from metrics.extraction_evaluation import resolve_settings
 from metrics.intervals import IntervalSettings
 from metrics.management.commands.evaluate_spans import PROBLEMS_SHOWN, write_json_atomically
 from metrics.management.interval_options import add_interval_arguments, interval_settings_from_options
+from metrics.management.process_options import add_processes_argument
 from metrics.run_comparison import (
     SOURCES,
     RunSide,
@@ -74,6 +75,7 @@ class Command(BaseCommand):
             help="attributes: STRING near-match threshold",
         )
         add_interval_arguments(parser, what="paired comparison", zero_turns_off=False)
+        add_processes_argument(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
         output: Path = options["output"]
@@ -111,6 +113,7 @@ class Command(BaseCommand):
                 settings=settings,
                 a=a,
                 b=b,
+                processes=options["processes"],
             )
         if options["prompts"] is None:
             raise CommandError("--prompts is required with --kind attributes", returncode=BAD_INPUT)
@@ -127,4 +130,5 @@ class Command(BaseCommand):
             settings=settings,
             a=a,
             b=b,
+            processes=options["processes"],
         )

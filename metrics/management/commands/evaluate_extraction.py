@@ -15,6 +15,7 @@ from annotations.importers.errors import InputValidationError
 from metrics.artefacts import check_output_dir, format_metrics_table
 from metrics.extraction_evaluation import evaluate_extraction_to_folder, load_config, resolve_settings
 from metrics.management.interval_options import add_interval_arguments, interval_settings_from_options
+from metrics.management.process_options import add_processes_argument
 
 # Exit status for bad input (the convention of argparse and of most Unix tools for usage errors).
 BAD_INPUT = 2
@@ -86,6 +87,7 @@ class Command(BaseCommand):
             "--run-id", help="the run's id in the artefacts; default: the output folder's name"
         )
         add_interval_arguments(parser, what="metrics' confidence intervals (metrics.csv, metrics.json)")
+        add_processes_argument(parser)
 
     def handle(self, *args, **options) -> None:
         # The cyclic collector stays off for the whole evaluation: with it on, each time it resumed
@@ -121,6 +123,7 @@ class Command(BaseCommand):
                 settings=settings,
                 config=config,
                 intervals=intervals,
+                processes=options["processes"],
             )
         except InputValidationError as error:
             raise CommandError(f"invalid input, nothing written:\n{error}", returncode=BAD_INPUT) from None

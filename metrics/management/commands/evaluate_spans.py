@@ -20,6 +20,7 @@ from django.core.management.base import BaseCommand, CommandError, DjangoHelpFor
 
 from annotations.importers.errors import InputValidationError
 from metrics.management.interval_options import add_interval_arguments, interval_settings_from_options
+from metrics.management.process_options import add_processes_argument
 from metrics.span_evaluation import evaluate_span_paths
 
 INVALID_INPUT_STATUS = 2
@@ -116,6 +117,7 @@ class Command(BaseCommand):
             help="the INCEpTION user whose annotations are gold, when gold holds several annotators",
         )
         add_interval_arguments(parser, what="confidence intervals (stored beside each metric as <metric>_ci)")
+        add_processes_argument(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
         output = Path(options["output"])
@@ -135,6 +137,7 @@ class Command(BaseCommand):
                 progress=progress,
                 gold_annotator=options["gold_annotator"],
                 intervals=intervals,
+                processes=options["processes"],
             )
         except InputValidationError as error:
             count = len(error.problems)

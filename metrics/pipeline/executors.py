@@ -1,0 +1,104 @@
+"""Executors: who scores the chunks of a run. The only module of the project that starts processes.
+
+One interface, `Executor.map(score, chunks)`: `score` is a module-level function from a chunk to its
+partial result, and the partial results come back in chunk order, whoever computed them. Three
+executors:
+- `InProcess` (the default): this process, one chunk after the other;
+- `ProcessPool(n)`: n local worker processes (`--processes N` of the offline commands); chunks and
+  partial results travel as pickles, so both are plain data (tuples, strings, numpy columns);
+- `CeleryChord`: every running Celery worker (`metrics.pipeline.celery`); chunks name their documents
+  by id and each task reads them from the database itself, so nothing large crosses the broker.
+
+Workers of the pool come from a fork server where the platform has one, else are spawned: a forked
+child would inherit this process's database and broker connections (kombu's after-fork hook can hang
+on the parent's socket), and a Celery prefork child may not fork at all.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from typing import Any, Protocol, TypeVar
+
+Chunk = TypeVar("Chunk")
+Partial = TypeVar("Partial")
+
+
+class Executor(Protocol):
+    processes: int
+
+    def map(self, score: Callable[[Chunk], Partial], chunks: Iterable[Chunk]) -> Iterator[Partial]:
+        """`score(chunk)` of every chunk, in chunk order."""
+        ...
+
+
+class InProcess:
+    """Every chunk in this process, one after the other: no pickling, no process to start."""
+
+    processes = 1
+
+    def map(self, score: Callable[[Chunk], Partial], chunks: Iterable[Chunk]) -> Iterator[Partial]:
+        return map(score, chunks)
+
+
+class ProcessPool:
+    """Chunks scored by `processes` local worker processes, results in chunk order.
+
+    At most two chunks per process are in flight: chunks are read lazily from `chunks`, so a large
+    run streams through in bounded memory, and this process prepares the next chunks (reads, pairs)
+    while the workers score.
+    """
+
+    def __init__(self, processes: int) -> None:
+        if processes < 1:
+            raise ValueError(f"processes must be at least 1, got {processes}")
+        self.processes = processes
+
+    def map(self, score: Callable[[Chunk], Partial], chunks: Iterable[Chunk]) -> Iterator[Partial]:
+        method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+        context = multiprocessing.get_context(method)
+        pending: deque[Future[Partial]] = deque()
+        chunk_iterator = iter(chunks)
+        with ProcessPoolExecutor(max_workers=self.processes, mp_context=context) as pool:
+            exhausted = False
+            while True:
+                while not exhausted and len(pending) < 2 * self.processes:
+                    chunk = next(chunk_iterator, _END)
+                    if chunk is _END:
+                        exhausted = True
+                        break
+                    pending.append(pool.submit(score, chunk))
+                if not pending:
+                    return
+                yield pending.popleft().result()
+
+
+_END: Any = object()
+
+
+class CeleryChord:
+    """Chunks as Celery tasks over every running worker, merged by one final task (a chord).
+
+    Unlike the local executors it does not wait: `dispatch` queues the chord and returns. A chunk
+    task stores its partial result in the database and the final task merges them, so the partial
+    results never travel through the broker; a lost chunk task is redelivered alone (acks late).
+    `map` runs the same tasks in this process, for the eager mode of tests and of the embedded
+    default.
+    """
+
+    processes = 1
+
+    def map(self, score: Callable[[Chunk], Partial], chunks: Iterable[Chunk]) -> Iterator[Partial]:
+        return map(score, chunks)
+
+    def dispatch(self, chunk_signatures: list[Any], merge_signature: Any) -> Any:
+        from celery import chord
+
+        return chord(chunk_signatures)(merge_signature)
+
+
+def local_executor(processes: int = 1) -> InProcess | ProcessPool:
+    """The executor of an offline command: in this process for 1, a pool of `processes` above."""
+    return InProcess() if processes <= 1 else ProcessPool(processes)

@@ -113,3 +113,24 @@ class ComparisonRow(models.Model):
 
     def __str__(self) -> str:
         return f"row {self.position} of scoring {self.scoring_id}"
+
+
+class ScoringChunk(models.Model):
+    """The partial result of one chunk of a scoring job scored by a Celery chunk task, until the job's
+    final task merges them (and deletes them). Written once per (job, chunk): a chunk task that is
+    delivered again overwrites its own row, so a lost task is retried alone."""
+
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="scoring_chunks")
+    index = models.PositiveIntegerField()
+    documents = models.PositiveIntegerField()
+    # The pickled partial result (metrics.pipeline): written and read by this code only.
+    partial = models.BinaryField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["job", "index"], name="scoring_chunk_unique_per_job"),
+        ]
+
+    def __str__(self) -> str:
+        return f"job {self.job_id}, chunk {self.index}"

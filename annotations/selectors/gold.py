@@ -7,7 +7,7 @@ Scoring reads one version by id and so never changes when a later import makes a
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 from django.db.models import Max, QuerySet
 
@@ -75,8 +75,20 @@ def gold_version_document_hashes(
     return found
 
 
-def gold_span_documents(*, gold_version: GoldVersion) -> list[SpanDocument]:
-    """Every document of a spans version with its text and sorted gold spans, for the span engine.
+def gold_version_external_ids(*, gold_version: GoldVersion) -> list[str]:
+    """The external ids of the version's documents, in the order the gold selectors give them."""
+    return list(
+        GoldVersionDocument.objects.filter(gold_version=gold_version)
+        .order_by("document__external_id")
+        .values_list("document__external_id", flat=True)
+    )
+
+
+def gold_span_documents(
+    *, gold_version: GoldVersion, external_ids: Collection[str] | None = None
+) -> list[SpanDocument]:
+    """Every document of a spans version (or those of `external_ids`) with its text and sorted gold
+    spans, for the span engine, in external id order.
 
     Two streamed queries whatever the size: documents (with text), then spans ordered by document.
     Documents with no spans are included with an empty list: they are scored for false positives.
@@ -84,17 +96,19 @@ def gold_span_documents(*, gold_version: GoldVersion) -> list[SpanDocument]:
     if gold_version.kind != GoldKind.SPANS:
         raise ValueError(f"gold version {gold_version} holds {gold_version.kind}, not spans")
     documents: dict[int, SpanDocument] = {}
-    rows = (
-        GoldVersionDocument.objects.filter(gold_version=gold_version)
-        .order_by("document__external_id")
-        .values_list("document_id", "document__external_id", "document__text")
+    listed = GoldVersionDocument.objects.filter(gold_version=gold_version)
+    if external_ids is not None:
+        listed = listed.filter(document__external_id__in=external_ids)
+    rows = listed.order_by("document__external_id").values_list(
+        "document_id", "document__external_id", "document__text"
     )
     for document_id, external_id, text in rows.iterator(chunk_size=2000):
         documents[document_id] = SpanDocument(external_id, text, [], source=f"gold v{gold_version.number}")
-    spans = (
-        GoldSpan.objects.filter(gold_version=gold_version)
-        .order_by("document_id", "start", "end", "entity_type")
-        .values_list("document_id", "start", "end", "entity_type", "label")
+    spans = GoldSpan.objects.filter(gold_version=gold_version)
+    if external_ids is not None:
+        spans = spans.filter(document_id__in=list(documents))
+    spans = spans.order_by("document_id", "start", "end", "entity_type").values_list(
+        "document_id", "start", "end", "entity_type", "label"
     )
     for document_id, start, end, entity_type, label in spans.iterator(chunk_size=10000):
         documents[document_id].spans.append(SpanAnnotation(start, end, entity_type, label))
@@ -116,8 +130,11 @@ def attribute_spec(attribute: Attribute) -> AttributeSpec:
     )
 
 
-def gold_attribute_documents(*, gold_version: GoldVersion) -> list[GoldDocument]:
-    """Every document of an attributes version with its gold annotations, for the attribute engine.
+def gold_attribute_documents(
+    *, gold_version: GoldVersion, external_ids: Collection[str] | None = None
+) -> list[GoldDocument]:
+    """Every document of an attributes version (or those of `external_ids`) with its gold
+    annotations, for the attribute engine, in external id order.
 
     A document listed in the version without any value is passed with no annotations: the engine
     lists it as unscored (an EPPI reference nobody coded).
@@ -125,12 +142,13 @@ def gold_attribute_documents(*, gold_version: GoldVersion) -> list[GoldDocument]
     if gold_version.kind != GoldKind.ATTRIBUTES:
         raise ValueError(f"gold version {gold_version} holds {gold_version.kind}, not attributes")
     annotations: dict[int, dict[str, GoldAnnotation]] = {}
-    values = (
-        GoldAttributeValue.objects.filter(gold_version=gold_version)
-        .order_by("document_id", "attribute__position", "attribute_id")
-        .values_list(
-            "document_id", "attribute__attribute_id", "output_data", "additional_text", "full_text_details"
-        )
+    values = GoldAttributeValue.objects.filter(gold_version=gold_version)
+    listed = GoldVersionDocument.objects.filter(gold_version=gold_version)
+    if external_ids is not None:
+        values = values.filter(document__external_id__in=external_ids)
+        listed = listed.filter(document__external_id__in=external_ids)
+    values = values.order_by("document_id", "attribute__position", "attribute_id").values_list(
+        "document_id", "attribute__attribute_id", "output_data", "additional_text", "full_text_details"
     )
     for document_id, attribute_id, output_data, additional_text, details in values.iterator(chunk_size=5000):
         annotations.setdefault(document_id, {})[attribute_id] = GoldAnnotation(
@@ -145,10 +163,8 @@ def gold_attribute_documents(*, gold_version: GoldVersion) -> list[GoldDocument]
                 for detail in details
             ),
         )
-    rows = (
-        GoldVersionDocument.objects.filter(gold_version=gold_version)
-        .order_by("document__external_id")
-        .values_list("document_id", "document__external_id", "document__name", "document__text")
+    rows = listed.order_by("document__external_id").values_list(
+        "document_id", "document__external_id", "document__name", "document__text"
     )
     return [
         GoldDocument(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from operator import attrgetter
 from typing import Any
@@ -23,6 +23,7 @@ from metrics.engine.attributes.comparison import (
     compare_document_slice,
     documents_to_compare,
     unknown_attribute_warnings,
+    unscored_document_ids,
     validate_settings,
 )
 from metrics.engine.attributes.types import (
@@ -61,31 +62,33 @@ class AttributePartial:
     rows: list[ComparisonRow]
     warnings: list[str]
     unknown_predicted: dict[str, int]
+    # The chunk's gold documents without gold for any schema attribute (listed, not scored).
+    unscored_documents: list[str] = field(default_factory=list)
 
-    def __getstate__(self) -> tuple[list[tuple[Any, ...]], list[str], dict[str, int]]:
+    def __getstate__(self) -> tuple[list[tuple[Any, ...]], list[str], dict[str, int], list[str]]:
         strings: dict[Any, Any] = {}
         keep = strings.setdefault
         columns = [
             tuple(keep(value, value) if value.__class__ is str else value for value in column)
             for column in zip(*map(_row_values, self.rows), strict=True)
         ]
-        return columns, self.warnings, self.unknown_predicted
+        return columns, self.warnings, self.unknown_predicted, self.unscored_documents
 
-    def __setstate__(self, state: tuple[list[tuple[Any, ...]], list[str], dict[str, int]]) -> None:
-        columns, self.warnings, self.unknown_predicted = state
+    def __setstate__(self, state: tuple[list[tuple[Any, ...]], list[str], dict[str, int], list[str]]) -> None:
+        columns, self.warnings, self.unknown_predicted, self.unscored_documents = state
         self.rows = list(map(ComparisonRow, *columns)) if columns else []
 
 
 def compare_attribute_chunk(chunk: AttributeChunk) -> AttributePartial:
-    return AttributePartial(
-        *compare_document_slice(
-            run_id=chunk.run_id,
-            attributes=chunk.attributes,
-            gold_documents=chunk.gold_documents,
-            predictions=chunk.predictions,
-            settings=chunk.settings,
-        )
+    rows, warnings, unknown = compare_document_slice(
+        run_id=chunk.run_id,
+        attributes=chunk.attributes,
+        gold_documents=chunk.gold_documents,
+        predictions=chunk.predictions,
+        settings=chunk.settings,
     )
+    unscored = unscored_document_ids(chunk.gold_documents, chunk.attributes)
+    return AttributePartial(rows, warnings, unknown, unscored)
 
 
 def merge_attribute_partials(partials: Iterable[AttributePartial]) -> tuple[list[ComparisonRow], list[str]]:

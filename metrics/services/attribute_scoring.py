@@ -7,17 +7,20 @@ The same engine calls as `evaluate_extraction` (the offline command's), split by
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from annotations.models import GoldVersion
-from annotations.selectors import attribute_specs, gold_attribute_documents
+from annotations.selectors import attribute_specs
+from annotations.selectors.gold import gold_attribute_documents, gold_version_external_ids
 from experiments.models import ExperimentRun
 from metrics.artefacts import metrics_report
 from metrics.engine.attributes import attribute_result, resolve_custom_metrics
-from metrics.engine.attributes.comparison import skipped_attribute_ids, unscored_document_ids
+from metrics.engine.attributes.comparison import skipped_attribute_ids
 from metrics.engine.attributes.types import (
     COMPARISON_COLUMNS,
+    AttributeSpec,
     ComparisonRow,
     EvaluationSettings,
     ExtractionEvaluation,
@@ -32,7 +35,12 @@ from metrics.pipeline.attributes import (
     merge_attribute_partials,
 )
 from metrics.pipeline.executors import InProcess
-from metrics.services.engine_inputs import prediction_documents, run_attribute_specs, run_document_index
+from metrics.services.engine_inputs import (
+    prediction_documents,
+    run_attribute_specs,
+    run_document_index,
+    run_document_pks,
+)
 from metrics.services.interval_settings import run_interval_settings
 from metrics.services.results import ComparisonRowData, MetricValueData, ProgressCallback, ScoringResult
 
@@ -49,43 +57,57 @@ def attribute_settings(run: ExperimentRun) -> EvaluationSettings:
     return resolve_settings(ExtractionConfig(values=values, file="run configuration"))
 
 
-def score_attribute_run(
+@dataclass
+class AttributeScoringPlan:
+    """What every chunk of an attribute scoring shares: the documents in gold order, the schema with
+    the run's prompts, and the effective settings."""
+
+    document_ids: list[str]
+    specs: list[AttributeSpec]
+    settings: EvaluationSettings
+
+
+def attribute_scoring_plan(
+    *, run: ExperimentRun, gold_version: GoldVersion, document_ids: set[str] | None
+) -> AttributeScoringPlan:
+    settings = attribute_settings(run)
+    resolve_custom_metrics(settings.custom_metrics)  # an unknown name fails before any work
+    return AttributeScoringPlan(
+        document_ids=[
+            document_id
+            for document_id in gold_version_external_ids(gold_version=gold_version)
+            if document_ids is None or document_id in document_ids
+        ],
+        specs=run_attribute_specs(attribute_specs(project=run.project), run.prompts),
+        settings=settings,
+    )
+
+
+def attribute_chunk_score(
+    *, run: ExperimentRun, gold_version: GoldVersion, plan: AttributeScoringPlan, start: int, stop: int
+) -> AttributePartial:
+    """The partial result of the plan's documents [start, stop), read from the database."""
+    ids = plan.document_ids[start:stop]
+    gold = gold_attribute_documents(gold_version=gold_version, external_ids=ids)
+    predictions = prediction_documents(run_document_pks(run=run, external_ids=ids))
+    return compare_attribute_chunk(AttributeChunk(str(run.pk), plan.specs, plan.settings, gold, predictions))
+
+
+def attribute_scoring_result(
     *,
     run: ExperimentRun,
     gold_version: GoldVersion,
-    document_ids: set[str] | None,
-    chunk_size: int,
-    progress: ProgressCallback,
+    plan: AttributeScoringPlan,
+    partials: Iterable[AttributePartial],
 ) -> ScoringResult:
-    """Score `run` against `gold_version`, on the documents of `document_ids` (None: all of the gold)."""
-    settings = attribute_settings(run)
+    """The scoring of the whole run from the partial results of its chunks, in chunk order."""
+    settings, specs = plan.settings, plan.specs
     custom = resolve_custom_metrics(settings.custom_metrics)
-    specs = run_attribute_specs(attribute_specs(project=run.project), run.prompts)
-    gold = [
-        document
-        for document in gold_attribute_documents(gold_version=gold_version)
-        if document_ids is None or document.document_id in document_ids
-    ]
-    posted = run_document_index(run)
+    partials = list(partials)
+    unscored = [document_id for partial in partials for document_id in partial.unscored_documents]
+    rows, warnings = merge_attribute_partials(partials)
+    del partials
     run_id = str(run.pk)
-    progress(0, len(gold))
-
-    def chunks() -> Iterator[AttributeChunk]:
-        for start in range(0, len(gold), chunk_size):
-            documents = gold[start : start + chunk_size]
-            predictions = prediction_documents(
-                [posted[d.document_id] for d in documents if d.document_id in posted]
-            )
-            yield AttributeChunk(run_id, specs, settings, documents, predictions)
-
-    def reporting(partials: Iterator[AttributePartial]) -> Iterator[AttributePartial]:
-        # Partial results come back in chunk order, so the k-th ends at document k * chunk_size.
-        for done, partial in enumerate(partials, start=1):
-            progress(min(done * chunk_size, len(gold)), len(gold))
-            yield partial
-
-    rows, warnings = merge_attribute_partials(reporting(InProcess().map(compare_attribute_chunk, chunks())))
-
     scored = [spec for spec in specs if spec.is_scored]
     by_attribute: dict[str, list[ComparisonRow]] = {spec.attribute_id: [] for spec in scored}
     for row in rows:
@@ -98,10 +120,11 @@ def score_attribute_run(
         ],
         rows=rows,
         warnings=warnings,
-        unscored_documents=unscored_document_ids(gold, specs),
+        unscored_documents=unscored,
         skipped_attributes=skipped_attribute_ids(specs),
     )
-    gold_ids = {document.document_id for document in gold}
+    posted = run_document_index(run)
+    gold_ids = set(plan.document_ids)
     ignored = sorted(document_id for document_id in posted if document_id not in gold_ids)
     notes = []
     if evaluation.unscored_documents:
@@ -128,11 +151,35 @@ def score_attribute_run(
             "custom_metrics": list(settings.custom_metrics),
             "intervals": intervals.as_config(),
         },
-        document_ids=[document.document_id for document in gold],
+        document_ids=list(plan.document_ids),
         metric_values=attribute_metric_values(report),
         rows=[_row_data(row) for row in rows],
         warnings=notes + warnings,
     )
+
+
+def score_attribute_run(
+    *,
+    run: ExperimentRun,
+    gold_version: GoldVersion,
+    document_ids: set[str] | None,
+    chunk_size: int,
+    progress: ProgressCallback,
+) -> ScoringResult:
+    """Score `run` against `gold_version`, on the documents of `document_ids` (None: all of the gold),
+    chunk by chunk in this process."""
+    plan = attribute_scoring_plan(run=run, gold_version=gold_version, document_ids=document_ids)
+    total = len(plan.document_ids)
+    progress(0, total)
+
+    def score(start: int) -> AttributePartial:
+        stop = min(start + chunk_size, total)
+        partial = attribute_chunk_score(run=run, gold_version=gold_version, plan=plan, start=start, stop=stop)
+        progress(stop, total)
+        return partial
+
+    partials = InProcess().map(score, range(0, total, chunk_size))
+    return attribute_scoring_result(run=run, gold_version=gold_version, plan=plan, partials=partials)
 
 
 def attribute_metric_values(report: dict[str, Any]) -> list[MetricValueData]:

@@ -59,6 +59,15 @@ def run_document_index(run: ExperimentRun) -> dict[str, int]:
     )
 
 
+def run_document_pks(*, run: ExperimentRun, external_ids: Sequence[str]) -> list[int]:
+    """The RunDocument pks of the documents of `external_ids` that the run posted."""
+    return list(
+        RunDocument.objects.filter(run=run, document__external_id__in=external_ids).values_list(
+            "pk", flat=True
+        )
+    )
+
+
 def run_totals(run: ExperimentRun) -> RunTotals:
     totals = RunTotals()
     rows = RunDocument.objects.filter(run=run).values_list(

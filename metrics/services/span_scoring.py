@@ -16,22 +16,111 @@ span order, and without any text of the document (the spans are patient data):
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from annotations.importers.errors import ImportProblem
-from annotations.models import GoldVersion
-from annotations.selectors import gold_span_documents
+from annotations.models import GoldSpan, GoldVersion
+from annotations.selectors.gold import gold_span_documents, gold_version_external_ids
 from experiments.models import ExperimentRun
-from metrics.engine.spans import DocumentSpans, aggregate, score_document_batch
+from metrics.engine.spans import DocumentSpans, aggregate
 from metrics.engine.uncertainty import CLOPPER_PEARSON_METHOD
 from metrics.intervals import CI_SUFFIX, attach_span_intervals, span_results_intervals
 from metrics.models import MetricScope
-from metrics.services.engine_inputs import predicted_span_documents, run_document_index
+from metrics.pipeline.executors import InProcess
+from metrics.pipeline.spans import SpanChunk, SpanPartial, merge_span_partials, score_span_chunk
+from metrics.services.engine_inputs import predicted_span_documents, run_document_index, run_document_pks
 from metrics.services.interval_settings import run_interval_settings
 from metrics.services.results import ComparisonRowData, MetricValueData, ProgressCallback, ScoringResult
 from metrics.span_evaluation import FORMAT_VERSION, pair_span_documents
 
 NO_PREDICTIONS = "predictions hold no documents: every gold span counts as missed"
+
+
+@dataclass
+class SpanScoringPlan:
+    """What every chunk of a span scoring shares: the documents in gold order, and the predicted
+    types scored (None: all; with `restrict_to_gt_types`, those of the whole gold, not the chunk's)."""
+
+    document_ids: list[str]
+    restrict: bool
+    allowed_types: frozenset[str] | None
+
+
+def span_scoring_plan(
+    *, run: ExperimentRun, gold_version: GoldVersion, document_ids: set[str] | None
+) -> SpanScoringPlan:
+    restrict = bool((run.config or {}).get("restrict_to_gt_types", False))
+    ids = [
+        document_id
+        for document_id in gold_version_external_ids(gold_version=gold_version)
+        if document_ids is None or document_id in document_ids
+    ]
+    allowed = None
+    if restrict:
+        spans = GoldSpan.objects.filter(gold_version=gold_version)
+        if document_ids is not None:
+            spans = spans.filter(document__external_id__in=ids)
+        allowed = frozenset(spans.values_list("entity_type", flat=True).distinct())
+    return SpanScoringPlan(document_ids=ids, restrict=restrict, allowed_types=allowed)
+
+
+def span_chunk_score(
+    *, run: ExperimentRun, gold_version: GoldVersion, plan: SpanScoringPlan, start: int, stop: int
+) -> SpanPartial:
+    """The partial result of the plan's documents [start, stop), read from the database: their
+    scores and comparison rows."""
+    ids = plan.document_ids[start:stop]
+    gold = gold_span_documents(gold_version=gold_version, external_ids=ids)
+    predicted = predicted_span_documents(run_document_pks(run=run, external_ids=ids))
+    paired = pair_span_documents(gold, predicted)
+    partial = score_span_chunk(SpanChunk(list(range(start, stop)), paired, plan.allowed_types))
+    partial.rows = [row for document in paired for row in span_rows(document, plan.allowed_types)]
+    return partial
+
+
+def span_scoring_result(
+    *, run: ExperimentRun, gold_version: GoldVersion, plan: SpanScoringPlan, partials: Iterable[SpanPartial]
+) -> ScoringResult:
+    """The scoring of the whole run from the partial results of its chunks (in any order)."""
+    scores, rows = merge_span_partials(partials)
+    config = run.config or {}
+    results = aggregate(scores)
+    intervals = run_interval_settings(config)
+    attach_span_intervals(results, span_results_intervals(scores, intervals))
+    posted = run_document_index(run)
+    warnings = []
+    if not posted:
+        warnings.append(ImportProblem(NO_PREDICTIONS, file=f"run {run.pk}").as_dict())
+    report = {
+        "format_version": FORMAT_VERSION,
+        "documents": len(plan.document_ids),
+        "config": {
+            "run": run.pk,
+            "gold_version": gold_version.number,
+            "restrict_to_gt_types": plan.restrict,
+            "include_sensitive_text": False,
+            "intervals": intervals.as_config(exact_method=CLOPPER_PEARSON_METHOD),
+        },
+        **results,
+        "warnings": warnings,
+    }
+    gold_ids = set(plan.document_ids)
+    ignored = sorted(document_id for document_id in posted if document_id not in gold_ids)
+    notes = (
+        [f"{len(ignored)} posted document(s) are not in gold version {gold_version.number} and are ignored"]
+        if ignored
+        else []
+    )
+    return ScoringResult(
+        report=report,
+        settings={"restrict_to_gt_types": plan.restrict, "intervals": intervals.as_config()},
+        document_ids=list(plan.document_ids),
+        metric_values=span_metric_values(report),
+        rows=rows,
+        warnings=notes,
+    )
 
 
 def score_span_run(
@@ -42,66 +131,20 @@ def score_span_run(
     chunk_size: int,
     progress: ProgressCallback,
 ) -> ScoringResult:
-    """Score `run` against `gold_version`, on the documents of `document_ids` (None: all of the gold)."""
-    config = run.config or {}
-    restrict = bool(config.get("restrict_to_gt_types", False))
-    gold = [
-        document
-        for document in gold_span_documents(gold_version=gold_version)
-        if document_ids is None or document.document_id in document_ids
-    ]
-    allowed = (
-        frozenset(span.entity_type for document in gold for span in document.spans) if restrict else None
-    )
-    posted = run_document_index(run)
-    gold_ids = {document.document_id for document in gold}
-    scores = []
-    rows: list[ComparisonRowData] = []
-    progress(0, len(gold))
-    for start in range(0, len(gold), chunk_size):
-        chunk = gold[start : start + chunk_size]
-        predicted = predicted_span_documents(
-            [posted[d.document_id] for d in chunk if d.document_id in posted]
-        )
-        paired = pair_span_documents(chunk, predicted)
-        scores.extend(score_document_batch(paired, allowed_predicted_types=allowed))
-        for document in paired:
-            rows.extend(span_rows(document, allowed))
-        progress(min(start + chunk_size, len(gold)), len(gold))
+    """Score `run` against `gold_version`, on the documents of `document_ids` (None: all of the gold),
+    chunk by chunk in this process."""
+    plan = span_scoring_plan(run=run, gold_version=gold_version, document_ids=document_ids)
+    total = len(plan.document_ids)
+    progress(0, total)
 
-    results = aggregate(scores)
-    intervals = run_interval_settings(config)
-    attach_span_intervals(results, span_results_intervals(scores, intervals))
-    warnings = []
-    if not posted:
-        warnings.append(ImportProblem(NO_PREDICTIONS, file=f"run {run.pk}").as_dict())
-    report = {
-        "format_version": FORMAT_VERSION,
-        "documents": len(gold),
-        "config": {
-            "run": run.pk,
-            "gold_version": gold_version.number,
-            "restrict_to_gt_types": restrict,
-            "include_sensitive_text": False,
-            "intervals": intervals.as_config(exact_method=CLOPPER_PEARSON_METHOD),
-        },
-        **results,
-        "warnings": warnings,
-    }
-    ignored = sorted(document_id for document_id in posted if document_id not in gold_ids)
-    notes = (
-        [f"{len(ignored)} posted document(s) are not in gold version {gold_version.number} and are ignored"]
-        if ignored
-        else []
-    )
-    return ScoringResult(
-        report=report,
-        settings={"restrict_to_gt_types": restrict, "intervals": intervals.as_config()},
-        document_ids=[document.document_id for document in gold],
-        metric_values=span_metric_values(report),
-        rows=rows,
-        warnings=notes,
-    )
+    def score(start: int) -> SpanPartial:
+        stop = min(start + chunk_size, total)
+        partial = span_chunk_score(run=run, gold_version=gold_version, plan=plan, start=start, stop=stop)
+        progress(stop, total)
+        return partial
+
+    partials = InProcess().map(score, range(0, total, chunk_size))
+    return span_scoring_result(run=run, gold_version=gold_version, plan=plan, partials=partials)
 
 
 def span_rows(document: DocumentSpans, allowed: frozenset[str] | None) -> list[ComparisonRowData]:

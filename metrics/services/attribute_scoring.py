@@ -70,26 +70,31 @@ class AttributeScoringPlan:
 def attribute_scoring_plan(
     *, run: ExperimentRun, gold_version: GoldVersion, document_ids: set[str] | None
 ) -> AttributeScoringPlan:
+    ids = [
+        document_id
+        for document_id in gold_version_external_ids(gold_version=gold_version)
+        if document_ids is None or document_id in document_ids
+    ]
+    return attribute_chunk_plan(run=run, document_ids=ids)
+
+
+def attribute_chunk_plan(*, run: ExperimentRun, document_ids: list[str]) -> AttributeScoringPlan:
+    """The plan of these documents alone (what a chunk task needs of it)."""
     settings = attribute_settings(run)
     resolve_custom_metrics(settings.custom_metrics)  # an unknown name fails before any work
     return AttributeScoringPlan(
-        document_ids=[
-            document_id
-            for document_id in gold_version_external_ids(gold_version=gold_version)
-            if document_ids is None or document_id in document_ids
-        ],
+        document_ids=document_ids,
         specs=run_attribute_specs(attribute_specs(project=run.project), run.prompts),
         settings=settings,
     )
 
 
 def attribute_chunk_score(
-    *, run: ExperimentRun, gold_version: GoldVersion, plan: AttributeScoringPlan, start: int, stop: int
+    *, run: ExperimentRun, gold_version: GoldVersion, plan: AttributeScoringPlan, document_ids: list[str]
 ) -> AttributePartial:
-    """The partial result of the plan's documents [start, stop), read from the database."""
-    ids = plan.document_ids[start:stop]
-    gold = gold_attribute_documents(gold_version=gold_version, external_ids=ids)
-    predictions = prediction_documents(run_document_pks(run=run, external_ids=ids))
+    """The partial result of a chunk of the plan's documents, read from the database."""
+    gold = gold_attribute_documents(gold_version=gold_version, external_ids=document_ids)
+    predictions = prediction_documents(run_document_pks(run=run, external_ids=document_ids))
     return compare_attribute_chunk(AttributeChunk(str(run.pk), plan.specs, plan.settings, gold, predictions))
 
 
@@ -174,7 +179,9 @@ def score_attribute_run(
 
     def score(start: int) -> AttributePartial:
         stop = min(start + chunk_size, total)
-        partial = attribute_chunk_score(run=run, gold_version=gold_version, plan=plan, start=start, stop=stop)
+        partial = attribute_chunk_score(
+            run=run, gold_version=gold_version, plan=plan, document_ids=plan.document_ids[start:stop]
+        )
         progress(stop, total)
         return partial
 

@@ -34,6 +34,7 @@ from experiments.splits import (
 from metrics.errors import ScoringNotAllowed
 from metrics.models import Scoring
 from metrics.services.attribute_scoring import score_attribute_run
+from metrics.services.chunked_scoring import scoring_dispatch, scoring_on_workers
 from metrics.services.engine_inputs import run_totals
 from metrics.services.results import ScoringResult
 from metrics.services.span_scoring import score_span_run
@@ -112,6 +113,16 @@ def scoring_run(
         if run.stage != RunStage.ALL:
             pks = split_document_ids_in_stage(project=run.project, stage=run.stage)
             document_ids = set(Document.objects.filter(pk__in=pks).values_list("external_id", flat=True))
+        if scoring_on_workers():
+            # Every running worker scores a share: the chord's final task stores the result.
+            scoring_dispatch(
+                job_id=job_id,
+                run=run,
+                gold_version=gold_version,
+                document_ids=document_ids,
+                chunk_documents=chunk_documents,
+            )
+            return JobState.RUNNING
         score = score_span_run if run.kind == RunKind.SPANS else score_attribute_run
         result = score(
             run=run,
@@ -129,6 +140,18 @@ def scoring_run(
         logger.exception("scoring job %s failed", job_id)
         _fail(job_id=job_id, run=run, errors=[traceback.format_exc(limit=5)])
         return JobState.FAILED
+
+
+def scoring_store(
+    *, job_id: int, run: ExperimentRun, gold_version: GoldVersion, result: ScoringResult
+) -> str:
+    """Store a scoring computed elsewhere (the final task of a chord of chunk tasks), exactly once."""
+    return _store(job_id=job_id, run=run, gold_version=gold_version, result=result)
+
+
+def scoring_fail(*, job_id: int, run: ExperimentRun, errors: list[str]) -> None:
+    """Mark a running scoring job failed (a chunk task met bad input)."""
+    _fail(job_id=job_id, run=run, errors=errors)
 
 
 @transaction.atomic

@@ -67,16 +67,21 @@ def span_scoring_plan(
 
 
 def span_chunk_score(
-    *, run: ExperimentRun, gold_version: GoldVersion, plan: SpanScoringPlan, start: int, stop: int
+    *,
+    run: ExperimentRun,
+    gold_version: GoldVersion,
+    document_ids: list[str],
+    first_position: int,
+    allowed_types: frozenset[str] | None,
 ) -> SpanPartial:
-    """The partial result of the plan's documents [start, stop), read from the database: their
-    scores and comparison rows."""
-    ids = plan.document_ids[start:stop]
-    gold = gold_span_documents(gold_version=gold_version, external_ids=ids)
-    predicted = predicted_span_documents(run_document_pks(run=run, external_ids=ids))
+    """The partial result of a chunk of the plan's documents (`document_ids`, from `first_position`
+    in gold order), read from the database: their scores and comparison rows."""
+    gold = gold_span_documents(gold_version=gold_version, external_ids=document_ids)
+    predicted = predicted_span_documents(run_document_pks(run=run, external_ids=document_ids))
     paired = pair_span_documents(gold, predicted)
-    partial = score_span_chunk(SpanChunk(list(range(start, stop)), paired, plan.allowed_types))
-    partial.rows = [row for document in paired for row in span_rows(document, plan.allowed_types)]
+    positions = list(range(first_position, first_position + len(paired)))
+    partial = score_span_chunk(SpanChunk(positions, paired, allowed_types))
+    partial.rows = [row for document in paired for row in span_rows(document, allowed_types)]
     return partial
 
 
@@ -139,7 +144,13 @@ def score_span_run(
 
     def score(start: int) -> SpanPartial:
         stop = min(start + chunk_size, total)
-        partial = span_chunk_score(run=run, gold_version=gold_version, plan=plan, start=start, stop=stop)
+        partial = span_chunk_score(
+            run=run,
+            gold_version=gold_version,
+            document_ids=plan.document_ids[start:stop],
+            first_position=start,
+            allowed_types=plan.allowed_types,
+        )
         progress(stop, total)
         return partial
 

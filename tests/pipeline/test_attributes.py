@@ -1,0 +1,59 @@
+"""The attribute chunks merge to one pass: for any run and any chunk size, the chunked comparison's
+rows and warnings are `compare_documents`' over the whole run, field by field, in the same order; in
+this process and in a process pool (rows cross it as columns)."""
+
+from __future__ import annotations
+
+import pickle
+import random
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from metrics.engine.attributes import compare_documents
+from metrics.pipeline.attributes import AttributeChunk, compare_all_documents, compare_attribute_chunk
+from metrics.pipeline.executors import InProcess, ProcessPool
+from tests.engine.test_attributes_fast_paths import SCHEMA, SETTINGS, random_inputs
+
+
+def run_of(seed: int, documents: int):
+    rng = random.Random(seed)
+    gold, predictions = random_inputs(rng, documents)
+    return dict(run_id="r", attributes=SCHEMA, gold_documents=gold, predictions=predictions)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 10_000), st.integers(1, 40), st.integers(1, 45), st.sampled_from(SETTINGS))
+def test_the_merge_of_any_chunking_equals_one_pass(seed, documents, chunk_documents, evaluation_settings):
+    run = run_of(seed, documents)
+    rows, warnings = compare_all_documents(
+        **run, settings=evaluation_settings, executor=InProcess(), chunk_documents=chunk_documents
+    )
+    expected_rows, expected_warnings = compare_documents(**run, settings=evaluation_settings)
+    assert rows == expected_rows
+    assert warnings == expected_warnings
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 10_000), st.integers(1, 30))
+def test_a_partial_result_crosses_a_process_boundary_unchanged(seed, documents):
+    run = run_of(seed, documents)
+    chunk = AttributeChunk(
+        run["run_id"], run["attributes"], SETTINGS[0], run["gold_documents"], run["predictions"]
+    )
+    partial = compare_attribute_chunk(chunk)
+    copy = pickle.loads(pickle.dumps(partial))
+    assert copy == partial
+    for row, original in zip(copy.rows, partial.rows, strict=True):
+        assert type(row.human_extraction) is type(original.human_extraction)
+        assert type(row.llm_extraction) is type(original.llm_extraction)
+
+
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 10_000), st.integers(1, 12))
+def test_a_process_pool_gives_the_rows_and_warnings_of_one_pass(seed, chunk_documents):
+    run = run_of(seed, 60)
+    pooled = compare_all_documents(
+        **run, settings=SETTINGS[1], executor=ProcessPool(2), chunk_documents=chunk_documents
+    )
+    assert pooled == compare_documents(**run, settings=SETTINGS[1])

@@ -1,0 +1,58 @@
+"""The executors: results in chunk order whoever computed them, errors raised where the results are
+read, and the offline commands' choice between this process and a pool."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from metrics.pipeline.executors import CeleryChord, InProcess, ProcessPool, local_executor
+
+
+def square_with_pid(value: int) -> tuple[int, int]:
+    return value * value, os.getpid()
+
+
+def fail_on_three(value: int) -> int:
+    if value == 3:
+        raise ValueError("three is not allowed")
+    return value
+
+
+def test_a_pool_gives_results_in_chunk_order_from_other_processes():
+    results = list(ProcessPool(2).map(square_with_pid, range(20)))
+    assert [square for square, _ in results] == [value * value for value in range(20)]
+    assert os.getpid() not in {pid for _, pid in results}
+
+
+def test_a_pool_reads_chunks_lazily_and_holds_few_in_flight():
+    taken = []
+
+    def chunks():
+        for value in range(50):
+            taken.append(value)
+            yield value
+
+    results = ProcessPool(2).map(square_with_pid, chunks())
+    next(results)
+    assert len(taken) <= 2 * 2 + 1
+    assert len(list(results)) == 49
+
+
+def test_an_error_in_a_chunk_is_raised_where_the_results_are_read():
+    for executor in (InProcess(), ProcessPool(2)):
+        with pytest.raises(ValueError, match="three is not allowed"):
+            list(executor.map(fail_on_three, range(6)))
+
+
+def test_the_offline_commands_score_here_for_one_process_and_in_a_pool_above():
+    assert isinstance(local_executor(1), InProcess)
+    pool = local_executor(3)
+    assert isinstance(pool, ProcessPool) and pool.processes == 3
+    with pytest.raises(ValueError, match="at least 1"):
+        ProcessPool(0)
+
+
+def test_the_celery_executor_maps_in_this_process_for_eager_tasks():
+    assert list(CeleryChord().map(fail_on_three, [1, 2])) == [1, 2]

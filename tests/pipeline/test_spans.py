@@ -1,0 +1,92 @@
+"""The span chunks merge to one pass: for any corpus, any cut into chunks and any order the chunks
+come back in, `merge_span_partials` gives every DocumentScore of `score_document_batch` over the whole
+corpus, in gold order, field by field; in this process and in a process pool."""
+
+from __future__ import annotations
+
+import pickle
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from metrics.engine.spans import DocumentSpans, aggregate, score_document_batch
+from metrics.pipeline.executors import InProcess, ProcessPool
+from metrics.pipeline.spans import (
+    SpanChunk,
+    SpanPartial,
+    merge_span_partials,
+    score_span_chunk,
+    score_span_documents,
+    span_chunks,
+)
+from tests.engine.test_spans_properties import corpora
+
+
+@st.composite
+def chunkings(draw: st.DrawFn, max_documents: int = 8):
+    """A corpus, cut points into it, and an order to merge the chunks in."""
+    corpus = draw(corpora(max_documents=max_documents))
+    cuts = sorted(draw(st.sets(st.integers(1, max(len(corpus) - 1, 1)), max_size=len(corpus))))
+    bounds = [0, *[cut for cut in cuts if cut < len(corpus)], len(corpus)]
+    chunks = [
+        list(range(start, stop)) for start, stop in zip(bounds, bounds[1:], strict=False) if start < stop
+    ]
+    order = draw(st.permutations(range(len(chunks))))
+    restrict = draw(st.booleans())
+    return corpus, chunks, order, restrict
+
+
+def one_pass(corpus: list[DocumentSpans], allowed: frozenset[str] | None) -> list:
+    return score_document_batch(corpus, allowed_predicted_types=allowed)
+
+
+def allowed_types(corpus: list[DocumentSpans], restrict: bool) -> frozenset[str] | None:
+    return frozenset(span.entity_type for doc in corpus for span in doc.gold) if restrict else None
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(chunkings())
+def test_the_merge_of_any_chunking_equals_one_pass(case):
+    corpus, chunks, order, restrict = case
+    allowed = allowed_types(corpus, restrict)
+    partials = [
+        score_span_chunk(SpanChunk(positions, [corpus[i] for i in positions], allowed))
+        for positions in chunks
+    ]
+    merged, rows = merge_span_partials(partials[k] for k in order)
+    expected = one_pass(corpus, allowed)
+    assert merged == expected  # DocumentScore by DocumentScore: counts, types, leaked, dropped
+    assert rows == []
+    assert aggregate(merged, include_sensitive_text=True) == aggregate(expected, include_sensitive_text=True)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(chunkings())
+def test_a_partial_result_crosses_a_process_boundary_unchanged(case):
+    corpus, chunks, _, restrict = case
+    allowed = allowed_types(corpus, restrict)
+    chunk = SpanChunk(chunks[0], [corpus[i] for i in chunks[0]], allowed)
+    partial = score_span_chunk(chunk.portable())
+    copy = pickle.loads(pickle.dumps(partial))
+    assert list(copy.scores()) == list(score_span_chunk(chunk).scores())
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(chunkings(max_documents=12), st.integers(1, 4))
+def test_a_process_pool_gives_the_scores_of_one_pass(case, chunk_documents):
+    corpus, _, _, restrict = case
+    allowed = allowed_types(corpus, restrict)
+    paired = list(enumerate(corpus))[::-1]  # predictions in another order than gold
+    pooled = score_span_documents(paired, executor=ProcessPool(2), allowed_predicted_types=allowed)
+    here = score_span_documents(paired, executor=InProcess(), allowed_predicted_types=allowed)
+    assert pooled == here == one_pass(corpus, allowed)
+    chunks = list(span_chunks(paired, allowed_predicted_types=allowed, portable=True, size=chunk_documents))
+    assert [position for chunk in chunks for position in chunk.positions] == list(range(len(corpus)))[::-1]
+
+
+def test_a_partial_result_holds_its_counts_as_one_column():
+    corpus = [DocumentSpans("a", "Anna Schmidt", [], []), DocumentSpans("b", "Berlin", [], [])]
+    partial = score_span_chunk(SpanChunk([0, 1], corpus))
+    assert isinstance(partial, SpanPartial)
+    assert partial.counts.dtype.name == "int32" and partial.counts.ndim == 1
+    assert partial.count_ends[-1] == len(partial.counts)

@@ -122,3 +122,81 @@ def write_corpus(directory: Path, documents: int, seed: int) -> tuple[Path, Path
             n_gold += len(gold)
             n_predicted += len(predicted)
     return gold_path, predictions_path, n_gold, n_predicted
+
+
+# The independent corpus: shaped like the one the issue's figures came from (100,000 documents, ~10
+# spans each, the twelve canonical types, random text with non-ASCII letters, ~1.6 KB a document).
+# Random words share no vocabulary with the clinical corpus above, so no cache of ours learns them.
+_INDEPENDENT_TYPES = [
+    "PERSON_NAME",
+    "DATE_OF_BIRTH",
+    "OTHER_DATE",
+    "AGE",
+    "ADDRESS",
+    "URL",
+    "ORGANIZATION",
+    "PHONE",
+    "EMAIL",
+    "ID_NUMBER",
+    "PROFESSION",
+    "OTHER_PII",
+]
+_LETTERS = "abcdefghijklmnopqrstuvwxyzäöüßéèçñåøłžšœ"
+
+
+def _random_word(rng: random.Random) -> str:
+    return "".join(rng.choices(_LETTERS, k=rng.randint(2, 11)))
+
+
+def write_independent_corpus(directory: Path, documents: int, seed: int) -> tuple[Path, Path, int, int]:
+    """Write gold.jsonl and predictions.jsonl of the independent corpus; return as `write_corpus`."""
+    rng = random.Random(seed)
+    gold_path = directory / "gold.jsonl"
+    predictions_path = directory / "predictions.jsonl"
+    n_gold = n_predicted = 0
+    with (
+        gold_path.open("w", encoding="utf-8") as gold_file,
+        predictions_path.open("w", encoding="utf-8") as pred_file,
+    ):
+        for index in range(documents):
+            words = [_random_word(rng) for _ in range(rng.randint(150, 185))]
+            text = " ".join(words)
+            # ~10 entities: runs of one to three words, never overlapping each other.
+            starts: list[int] = []
+            position = 0
+            for word in words:
+                starts.append(position)
+                position += len(word) + 1
+            picked = sorted(rng.sample(range(0, len(words) - 3, 4), rng.randint(7, 13)))
+            gold = []
+            for first in picked:
+                last = first + rng.randint(0, 2)
+                start, end = starts[first], starts[last] + len(words[last])
+                gold.append({"start": start, "end": end, "entity_type": rng.choice(_INDEPENDENT_TYPES)})
+            predicted: list[dict] = []
+            for span in gold:
+                for guess in _predict(rng, span["start"], span["end"], span["entity_type"], len(text)):
+                    if rng.random() < 0.05:
+                        guess["entity_type"] = rng.choice(_INDEPENDENT_TYPES)
+                    predicted.append(guess)
+            for _ in range(rng.choice([0, 1, 1, 2])):
+                start = rng.randrange(0, len(text) - 12)
+                predicted.append(
+                    {
+                        "start": start,
+                        "end": start + rng.randint(3, 12),
+                        "entity_type": rng.choice(_INDEPENDENT_TYPES),
+                    }
+                )
+            document_id = f"ind-{index:06d}"
+            gold_file.write(
+                json.dumps({"document_id": document_id, "text": text, "entities": gold}, ensure_ascii=False)
+            )
+            gold_file.write("\n")
+            pred_file.write(
+                json.dumps({"document_id": document_id, "entities": predicted}, ensure_ascii=False)
+            )
+            pred_file.write("\n")
+            n_gold += len(gold)
+            n_predicted += len(predicted)
+    return gold_path, predictions_path, n_gold, n_predicted

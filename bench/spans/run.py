@@ -1,14 +1,19 @@
 """Span scoring benchmark: this engine against nervaluate 1.2.1, end to end, on the same files.
 
-    uv run python bench/spans/run.py [--documents 100000] [--seed 1] [--repeat 3] [--workdir DIR]
+    uv run python bench/spans/run.py [--corpus clinical|independent] [--documents 100000] [--seed 1]
+                                     [--repeat 3] [--workdir DIR]
 
-Writes a seeded synthetic corpus (bench/spans/corpus.py) as gold.jsonl and predictions.jsonl, then
+Writes a seeded synthetic corpus (bench/spans/corpus.py: `clinical`, German-clinical-looking text;
+`independent`, random words with non-ASCII letters in twelve types, shaped like the independent
+corpus of issue 15) as gold.jsonl and predictions.jsonl, then
 runs each tool in its own subprocess, reading the files from disk, and measures each run's wall time
 and peak resident memory (the child's own ru_maxrss, from os.wait4). Prints medians over --repeat
 runs side by side, and checks that both tools agree on the nervaluate counts.
 
-- ours: metrics.span_evaluation.evaluate_span_paths (the real import + scoring path) when it exists,
-  else a minimal streaming JSONL reader feeding metrics.engine.spans; every metric family.
+- ours: metrics.span_evaluation.evaluate_span_paths (the real import + scoring path, as
+  `evaluate_spans` runs it) in one process; every metric family and the intervals.
+- ours-2p: the same with `--processes 2` (chunks scored by a pool of two worker processes).
+- ours-no-ci: ours with the intervals off (what nervaluate computes).
 - nervaluate: json-load both files, build its list of documents of {label, start, end - 1} sorted by
   (start, end, type), Evaluator(true, pred, tags, loader="dict").evaluate() (overall and per type).
 """
@@ -30,16 +35,13 @@ from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 COUNT_KEYS = ("correct", "incorrect", "partial", "missed", "spurious")
-# ours: the glue as `evaluate_spans` runs it (bootstrap intervals on); ours-1p: the same kept to one
-# process (EVALPROJECT_SPAN_PROCESSES=1), what the second core buys; ours-no-ci: intervals off, what
-# nervaluate computes; nervaluate: the peer. Opt-in (--only): engine-2p, the
-# bench's minimal reader feeding metrics.engine.spans.score_documents with two worker processes (what
-# the glue could do with a second core; it skips the importers' validation, so it is not "ours").
-TOOLS = ("ours", "ours-1p", "ours-no-ci", "nervaluate")
-ALL_TOOLS = (*TOOLS, "engine-2p")
+# ours: the glue as `evaluate_spans` runs it, one process (bootstrap intervals on); ours-2p: the same
+# with `--processes 2`; ours-no-ci: intervals off, what nervaluate computes; nervaluate: the peer.
+TOOLS = ("ours", "ours-2p", "ours-no-ci", "nervaluate")
+ALL_TOOLS = TOOLS
 
 
-def _ours(gold_path: Path, predictions_path: Path, *, intervals: bool = True) -> dict:
+def _ours(gold_path: Path, predictions_path: Path, *, intervals: bool = True, processes: int = 1) -> dict:
     """Run our path end to end; returns which path ran, its phase times and the micro nervaluate counts.
 
     With intervals=False the glue is asked for no bootstrap confidence intervals (resamples 0):
@@ -62,8 +64,14 @@ def _ours(gold_path: Path, predictions_path: Path, *, intervals: bool = True) ->
             from metrics.intervals import IntervalSettings
 
             options["intervals"] = IntervalSettings(resamples=0)
+        if processes > 1:
+            options["processes"] = processes
         results = evaluate_span_paths(gold_path, predictions_path, **options)
-        path = "metrics.span_evaluation.evaluate_span_paths" + ("" if intervals else " (intervals off)")
+        path = (
+            "metrics.span_evaluation.evaluate_span_paths"
+            + ("" if intervals else " (intervals off)")
+            + (f" ({processes} processes)" if processes > 1 else "")
+        )
     else:
         from bench.spans.minimal_reader import evaluate_jsonl_paths
 
@@ -73,19 +81,6 @@ def _ours(gold_path: Path, predictions_path: Path, *, intervals: bool = True) ->
     return {
         "path": path,
         "phases": {name: round(seconds, 1) for name, seconds in phases.items()},
-        "counts": {schema: [micro[schema][k] for k in COUNT_KEYS] for schema in micro},
-    }
-
-
-def _engine_in_two_processes(gold_path: Path, predictions_path: Path) -> dict:
-    """The minimal reader's documents scored by two worker processes, then aggregated here."""
-    from bench.spans.minimal_reader import read_documents
-    from metrics.engine.spans import aggregate, score_documents
-
-    results = aggregate(score_documents(read_documents(gold_path, predictions_path), processes=2))
-    micro = results["micro"]["nervaluate"]
-    return {
-        "path": "bench minimal JSONL reader + metrics.engine.spans.score_documents(processes=2)",
         "counts": {schema: [micro[schema][k] for k in COUNT_KEYS] for schema in micro},
     }
 
@@ -159,10 +154,13 @@ def _child(tool: str, gold_path: Path, predictions_path: Path) -> None:
     sampler = _MemorySampler() if os.path.exists("/proc/self/status") else None
     if tool == "nervaluate":
         report = _nervaluate(gold_path, predictions_path)
-    elif tool == "engine-2p":
-        report = _engine_in_two_processes(gold_path, predictions_path)
     else:
-        report = _ours(gold_path, predictions_path, intervals=tool != "ours-no-ci")
+        report = _ours(
+            gold_path,
+            predictions_path,
+            intervals=tool != "ours-no-ci",
+            processes=2 if tool == "ours-2p" else 1,
+        )
     own = resource.getrusage(resource.RUSAGE_SELF)
     workers = resource.getrusage(resource.RUSAGE_CHILDREN)
     report["memory"] = {
@@ -193,12 +191,16 @@ def _peak_sum(report: dict) -> float:
     return memory.get("parent_peak_mb", 0) + memory.get("largest_worker_peak_mb", 0)
 
 
+def _largest_process(report: dict) -> float:
+    """The peak of the tool's largest process (this one or a worker): the issue's memory target."""
+    memory = report.get("memory", {})
+    return max(memory.get("parent_peak_mb", 0), memory.get("largest_worker_peak_mb", 0))
+
+
 def _measure(tool: str, gold_path: Path, predictions_path: Path) -> Run:
     """Wall seconds, CPU seconds, peak RSS in MB and the child's report, for one run of one tool."""
     started = time.perf_counter()
     environment = dict(os.environ)
-    if tool == "ours-1p":
-        environment["EVALPROJECT_SPAN_PROCESSES"] = "1"
     process = subprocess.Popen(
         [sys.executable, __file__, "--child", tool, str(gold_path), str(predictions_path)],
         cwd=PROJECT_ROOT,
@@ -219,6 +221,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
+    parser.add_argument("--corpus", choices=("clinical", "independent"), default="clinical")
     parser.add_argument("--documents", type=int, default=100_000)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--repeat", type=int, default=1, help="runs per tool; medians are printed")
@@ -231,18 +234,20 @@ def main() -> None:
         return
 
     sys.path.insert(0, str(PROJECT_ROOT))
-    from bench.spans.corpus import write_corpus
+    from bench.spans.corpus import write_corpus, write_independent_corpus
 
     with tempfile.TemporaryDirectory(prefix="bench-spans-") as temporary:
         directory = args.workdir or Path(temporary)
         directory.mkdir(parents=True, exist_ok=True)
         started = time.perf_counter()
-        gold_path, predictions_path, n_gold, n_predicted = write_corpus(directory, args.documents, args.seed)
+        write = write_independent_corpus if args.corpus == "independent" else write_corpus
+        gold_path, predictions_path, n_gold, n_predicted = write(directory, args.documents, args.seed)
         size_mb = (gold_path.stat().st_size + predictions_path.stat().st_size) / 2**20
         print(
-            f"corpus: {args.documents} documents, {n_gold} gold and {n_predicted} predicted spans, "
+            f"corpus ({args.corpus}): {args.documents} documents, {n_gold} gold and {n_predicted} predicted spans, "
             f"{size_mb:.0f} MB of JSONL, written in {time.perf_counter() - started:.1f} s (seed {args.seed})"
         )
+        print(f"load average before the runs: {', '.join(f'{load:.2f}' for load in os.getloadavg())}")
         tools = TOOLS if args.only is None else tuple(args.only)
         runs: dict[str, list[Run]] = {tool: [] for tool in tools}
         for repeat in range(args.repeat):
@@ -262,6 +267,7 @@ def main() -> None:
                     f"({report['path']}{'; ' + phases if phases else ''})",
                     flush=True,
                 )
+        print(f"load average after the runs: {', '.join(f'{load:.2f}' for load in os.getloadavg())}")
         _print_table(runs)
 
 
@@ -277,16 +283,19 @@ def _print_table(runs: dict[str, list[Run]]) -> None:
             statistics.median(run[1] for run in results),
             statistics.median(_instant_peak(run[3]) for run in results),
             statistics.median(_peak_sum(run[3]) for run in results),
+            statistics.median(_largest_process(run[3]) for run in results),
         )
         for tool, results in runs.items()
     }
     print()
     print(
-        f"{'tool':<12} {'wall s':>10} {'CPU s':>10} {'peak MB':>10} {'sum of peaks':>13}"
+        f"{'tool':<12} {'wall s':>10} {'CPU s':>10} {'peak MB':>10} {'sum of peaks':>13} {'largest process MB':>19}"
         f"  (medians of {len(next(iter(runs.values())))} runs)"
     )
-    for tool, (seconds, cpu_seconds, peak_mb, sum_mb) in medians.items():
-        print(f"{tool:<12} {seconds:>10.1f} {cpu_seconds:>10.1f} {peak_mb:>10.0f} {sum_mb:>13.0f}")
+    for tool, (seconds, cpu_seconds, peak_mb, sum_mb, largest_mb) in medians.items():
+        print(
+            f"{tool:<12} {seconds:>10.1f} {cpu_seconds:>10.1f} {peak_mb:>10.0f} {sum_mb:>13.0f} {largest_mb:>19.0f}"
+        )
     if "nervaluate" not in medians:
         return
     theirs = medians["nervaluate"]

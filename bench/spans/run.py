@@ -109,6 +109,23 @@ def _nervaluate(gold_path: Path, predictions_path: Path) -> dict:
     }
 
 
+def _descendants(pid: str) -> list[str]:
+    """`pid` and every process below it (a pool's workers are the children of its fork server)."""
+    found, pending = [], [pid]
+    while pending:
+        current = pending.pop()
+        try:
+            with open(f"/proc/{current}/task/{current}/children", encoding="ascii") as children:
+                below = children.read().split()
+        except OSError:
+            if current == pid:
+                return []
+            continue
+        found.append(current)
+        pending.extend(below)
+    return found
+
+
 class _MemorySampler:
     """Samples the resident memory of this process plus its children (from /proc) every 10 ms.
 
@@ -118,6 +135,7 @@ class _MemorySampler:
 
     def __init__(self) -> None:
         self.peak_kb = 0
+        self.largest_worker_kb = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
@@ -136,12 +154,10 @@ class _MemorySampler:
     def _run(self) -> None:
         me = str(os.getpid())
         while not self._stop.wait(0.01):
-            try:
-                with open(f"/proc/{me}/task/{me}/children", encoding="ascii") as children:
-                    pids = children.read().split()
-            except OSError:
-                pids = []
-            self.peak_kb = max(self.peak_kb, self._rss_kb(me) + sum(map(self._rss_kb, pids)))
+            pids = _descendants(me)[1:]
+            workers = list(map(self._rss_kb, pids))
+            self.peak_kb = max(self.peak_kb, self._rss_kb(me) + sum(workers))
+            self.largest_worker_kb = max(self.largest_worker_kb, 0, *workers)
 
     def stop(self) -> float:
         self._stop.set()
@@ -165,8 +181,11 @@ def _child(tool: str, gold_path: Path, predictions_path: Path) -> None:
     workers = resource.getrusage(resource.RUSAGE_CHILDREN)
     report["memory"] = {
         "parent_peak_mb": round(own.ru_maxrss / 1024),
-        "largest_worker_peak_mb": round(workers.ru_maxrss / 1024),
         "sampled_total_peak_mb": round(sampler.stop()) if sampler else None,
+        # A pool's workers are reaped only at exit (their fork server's children): sampled as well.
+        "largest_worker_peak_mb": round(
+            max(workers.ru_maxrss, sampler.largest_worker_kb if sampler else 0) / 1024
+        ),
     }
     report["cpu"] = {
         "parent_s": round(own.ru_utime + own.ru_stime, 1),

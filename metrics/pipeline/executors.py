@@ -59,6 +59,9 @@ class ProcessPool:
     def map(self, score: Callable[[Chunk], Partial], chunks: Iterable[Chunk]) -> Iterator[Partial]:
         method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
         context = multiprocessing.get_context(method)
+        if method == "forkserver":
+            # The fork server imports the scoring module once; each worker is forked from it ready.
+            context.set_forkserver_preload([score.__module__])
         pending: deque[Future[Partial]] = deque()
         chunk_iterator = iter(chunks)
         with ProcessPoolExecutor(max_workers=self.processes, mp_context=context) as pool:

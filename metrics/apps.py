@@ -7,5 +7,6 @@ class MetricsConfig(AppConfig):
     verbose_name = "Scores and comparison rows"
 
     def ready(self) -> None:
-        # The chunk tasks live beside metrics.tasks, which Celery's autodiscovery imports alone.
-        from metrics import tasks_chunks  # noqa: F401
+        # Registered at start: services queue them by name (a service importing its task module
+        # would close an import cycle), and autodiscovery imports metrics.tasks alone, and late.
+        from metrics import tasks, tasks_chunks  # noqa: F401

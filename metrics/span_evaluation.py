@@ -16,11 +16,8 @@ processes scored.
 
 from __future__ import annotations
 
-import gc
 import os
-import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -40,6 +37,7 @@ from metrics.intervals import (
 )
 from metrics.memory import release_free_memory
 from metrics.pipeline.executors import Executor, local_executor
+from metrics.pipeline.phases import PhaseTimer, paused_garbage_collection
 from metrics.pipeline.spans import SpanPartial, merge_span_partials, score_span_chunk, span_chunks
 
 FORMAT_VERSION = 1
@@ -83,7 +81,7 @@ def evaluate_span_paths(
             gold_annotator=gold_annotator,
             limits=limits or ArchiveLimits(),
             intervals=intervals,
-            timer=_PhaseTimer(phase_seconds),
+            timer=PhaseTimer(phase_seconds),
             executor=local_executor(processes),
         )
 
@@ -99,7 +97,7 @@ def _evaluate_span_paths(
     gold_annotator: str | None,
     limits: ArchiveLimits,
     intervals: IntervalSettings,
-    timer: _PhaseTimer,
+    timer: PhaseTimer,
     executor: Executor,
 ) -> dict[str, Any]:
     with timer("load and score"):
@@ -386,36 +384,3 @@ def _reporting(
         if progress is not None:
             progress(done, total)
         yield partial
-
-
-@contextmanager
-def paused_garbage_collection() -> Iterator[None]:
-    """Pause the cyclic garbage collector while a large data set is built and scored.
-
-    Loading creates millions of long-lived objects; each allocation burst triggers collections
-    that walk all of them again, which doubled loading time in measurement. The data holds no
-    reference cycles (reference counting frees everything), so pausing loses nothing.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
-class _PhaseTimer:
-    """Adds the wall time of each named phase to a dict, when the caller passed one."""
-
-    def __init__(self, seconds: dict[str, float] | None) -> None:
-        self.seconds = seconds
-
-    @contextmanager
-    def __call__(self, phase: str) -> Iterator[None]:
-        start = time.perf_counter()
-        try:
-            yield
-        finally:
-            if self.seconds is not None:
-                self.seconds[phase] = self.seconds.get(phase, 0.0) + time.perf_counter() - start

@@ -8,7 +8,8 @@ import time
 from celery import shared_task
 
 from evalproject.env import env_int
-from metrics.services import scoring_run
+from metrics.services.chunked_scoring import scoring_dispatch, scoring_on_workers
+from metrics.services.scoring import scoring_run
 
 # Test hook: seconds to sleep after each chunk, so a test can kill a worker in the middle of a scoring.
 DELAY_ENV = "EVALPROJECT_TEST_SCORING_DELAY"
@@ -21,4 +22,5 @@ def score_run(job_id: int) -> str:
         job_id=job_id,
         chunk_documents=env_int("SCORING_CHUNK_DOCUMENTS", 500, minimum=1),
         after_chunk=(lambda: time.sleep(delay)) if delay > 0 else None,
+        fan_out=scoring_dispatch if scoring_on_workers() else None,
     )

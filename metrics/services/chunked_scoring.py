@@ -9,23 +9,23 @@ delivered again (acks late) and rewrites only its own row. The final task merges
 order with the in-process path's merge and stores the scoring once (`scoring_store`), so the stored
 result is the one a single process gives. Progress counts the documents of finished chunks.
 
-Chosen with SCORING_EXECUTOR=celery; the default (`process`) scores every chunk in the worker
-that claimed the job.
+Chosen with the setting SCORING_EXECUTOR=celery; the default (`process`) scores every chunk in the
+worker that claimed the job.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import pickle
 import traceback
 
 from celery import signature
+from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 
 from annotations.importers.errors import InputValidationError
-from annotations.models import GoldVersion, Job, JobState
+from annotations.models import Document, GoldVersion, Job, JobState
 from experiments.models import ExperimentRun, RunKind, RunStage
 from experiments.splits import split_document_ids_in_stage
 from metrics.models import ScoringChunk
@@ -36,18 +36,15 @@ from metrics.services.attribute_scoring import (
     attribute_scoring_plan,
     attribute_scoring_result,
 )
+from metrics.services.scoring import scoring_fail, scoring_store
 from metrics.services.span_scoring import span_chunk_score, span_scoring_plan, span_scoring_result
 
 logger = logging.getLogger("metrics.scoring")
-EXECUTOR_ENV = "SCORING_EXECUTOR"
 
 
 def scoring_on_workers() -> bool:
-    """True when scoring jobs fan out over the Celery workers (SCORING_EXECUTOR=celery)."""
-    value = os.environ.get(EXECUTOR_ENV, "process").strip().lower()
-    if value not in ("process", "celery"):
-        raise ValueError(f"{EXECUTOR_ENV} must be 'process' or 'celery', found {value!r}")
-    return value == "celery"
+    """True when scoring jobs fan out over the Celery workers (settings.SCORING_EXECUTOR)."""
+    return settings.SCORING_EXECUTOR == "celery"
 
 
 def scoring_dispatch(
@@ -122,8 +119,6 @@ def scoring_chunk_score(
 
 def scoring_chunks_merge(*, job_id: int, chunks: int) -> str:
     """Merge the stored partial results of a job's chunks and store its scoring (exactly once)."""
-    from metrics.services.scoring import scoring_store  # it dispatches through this module
-
     job = Job.objects.get(pk=job_id)
     if job.state != JobState.RUNNING:
         return job.state
@@ -156,13 +151,9 @@ def scoring_chunks_merge(*, job_id: int, chunks: int) -> str:
 def _stage_document_ids(run: ExperimentRun) -> set[str] | None:
     if run.stage == RunStage.ALL:
         return None
-    from annotations.models import Document
-
     pks = split_document_ids_in_stage(project=run.project, stage=run.stage)
     return set(Document.objects.filter(pk__in=pks).values_list("external_id", flat=True))
 
 
 def _fail(job_id: int, run: ExperimentRun, errors: list[str]) -> None:
-    from metrics.services.scoring import scoring_fail  # it dispatches through this module
-
     scoring_fail(job_id=job_id, run=run, errors=errors)

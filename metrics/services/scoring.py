@@ -15,6 +15,7 @@ import logging
 import traceback
 from collections.abc import Callable
 
+from celery import signature
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import F, Max
@@ -34,7 +35,6 @@ from experiments.splits import (
 from metrics.errors import ScoringNotAllowed
 from metrics.models import Scoring
 from metrics.services.attribute_scoring import score_attribute_run
-from metrics.services.chunked_scoring import scoring_dispatch, scoring_on_workers
 from metrics.services.engine_inputs import run_totals
 from metrics.services.results import ScoringResult
 from metrics.services.span_scoring import score_span_run
@@ -52,8 +52,6 @@ def scoring_request(*, run: ExperimentRun, user: AbstractBaseUser | None, rescor
     earlier scorings stay readable). The gold version is fixed now, in the job's parameters.
     Raises ScoringNotAllowed or SplitRuleViolation (409).
     """
-    from metrics.tasks import score_run  # the task module imports this one
-
     run = ExperimentRun.objects.select_for_update().select_related("project").get(pk=run.pk)
     allowed = (RunStatus.SCORED, RunStatus.FAILED) if rescore else (RunStatus.OPEN,)
     if run.status not in allowed:
@@ -82,7 +80,7 @@ def scoring_request(*, run: ExperimentRun, user: AbstractBaseUser | None, rescor
     if not rescore:
         run.finalized_at = timezone.now()
     run.save(update_fields=["status", "scoring_job", "finalized_at"])
-    enqueue_after_commit(score_run, job.pk)
+    enqueue_after_commit(signature("metrics.score_run"), job.pk)
     return job
 
 
@@ -91,8 +89,12 @@ def scoring_run(
     job_id: int,
     chunk_documents: int = DEFAULT_CHUNK_DOCUMENTS,
     after_chunk: Callable[[], None] | None = None,
+    fan_out: Callable[..., None] | None = None,
 ) -> str:
-    """Run one scoring job to its end; return the job's final state. Safe to run twice (see module doc)."""
+    """Run one scoring job to its end; return the job's final state. Safe to run twice (see module doc).
+
+    `fan_out` (metrics.services.chunked_scoring.scoring_dispatch): once the job is claimed, hand its
+    chunks to every running worker and return; the chord's final task stores the result."""
     claimed = Job.objects.filter(
         pk=job_id, kind=JobKind.SCORING, state__in=[JobState.QUEUED, JobState.RUNNING]
     ).update(state=JobState.RUNNING, attempts=F("attempts") + 1, started_at=timezone.now(), progress_done=0)
@@ -113,9 +115,8 @@ def scoring_run(
         if run.stage != RunStage.ALL:
             pks = split_document_ids_in_stage(project=run.project, stage=run.stage)
             document_ids = set(Document.objects.filter(pk__in=pks).values_list("external_id", flat=True))
-        if scoring_on_workers():
-            # Every running worker scores a share: the chord's final task stores the result.
-            scoring_dispatch(
+        if fan_out is not None:
+            fan_out(
                 job_id=job_id,
                 run=run,
                 gold_version=gold_version,

@@ -1,4 +1,4 @@
-"""A scoring fanned out as a Celery chord (SCORING_EXECUTOR=celery: a task per chunk of documents,
+"""A scoring fanned out as a Celery chord (the setting SCORING_EXECUTOR=celery: a task per chunk of documents,
 each reading its own documents, and a final task that merges) stores exactly what one process stores:
 the same report, metric values and comparison rows, whatever the chunk size."""
 
@@ -8,7 +8,6 @@ import pytest
 
 from annotations.models import Job
 from metrics.models import ComparisonRow, MetricValue, Scoring, ScoringChunk
-from metrics.services.chunked_scoring import EXECUTOR_ENV
 from tests.api.runs_support import (
     EXTRACTION,
     SPANS,
@@ -42,8 +41,8 @@ def stored(run_id: int) -> dict:
     }
 
 
-def score(client, capture, monkeypatch, *, kind: str, executor: str, chunk: int) -> dict:
-    monkeypatch.setenv(EXECUTOR_ENV, executor)
+def score(client, capture, monkeypatch, settings, *, kind: str, executor: str, chunk: int) -> dict:
+    settings.SCORING_EXECUTOR = executor
     monkeypatch.setenv("SCORING_CHUNK_DOCUMENTS", str(chunk))
     if kind == "spans":
         run = create_run(client, kind="spans", config={"restrict_to_gt_types": True})
@@ -66,13 +65,14 @@ def score(client, capture, monkeypatch, *, kind: str, executor: str, chunk: int)
 
 @pytest.mark.parametrize("chunk", [1, 2, 500])
 def test_a_span_run_scored_by_a_chord_stores_what_one_process_stores(
-    project, alice_client, django_capture_on_commit_callbacks, monkeypatch, chunk
+    project, alice_client, django_capture_on_commit_callbacks, monkeypatch, settings, chunk
 ):
     load_span_gold(project)
     one = score(
         alice_client,
         django_capture_on_commit_callbacks,
         monkeypatch,
+        settings,
         kind="spans",
         executor="process",
         chunk=500,
@@ -81,6 +81,7 @@ def test_a_span_run_scored_by_a_chord_stores_what_one_process_stores(
         alice_client,
         django_capture_on_commit_callbacks,
         monkeypatch,
+        settings,
         kind="spans",
         executor="celery",
         chunk=chunk,
@@ -91,13 +92,14 @@ def test_a_span_run_scored_by_a_chord_stores_what_one_process_stores(
 
 @pytest.mark.parametrize("chunk", [1, 3])
 def test_an_attribute_run_scored_by_a_chord_stores_what_one_process_stores(
-    project, alice_client, django_capture_on_commit_callbacks, monkeypatch, chunk
+    project, alice_client, django_capture_on_commit_callbacks, monkeypatch, settings, chunk
 ):
     load_extraction_gold(project)
     one = score(
         alice_client,
         django_capture_on_commit_callbacks,
         monkeypatch,
+        settings,
         kind="attributes",
         executor="process",
         chunk=500,
@@ -106,6 +108,7 @@ def test_an_attribute_run_scored_by_a_chord_stores_what_one_process_stores(
         alice_client,
         django_capture_on_commit_callbacks,
         monkeypatch,
+        settings,
         kind="attributes",
         executor="celery",
         chunk=chunk,
@@ -116,16 +119,3 @@ def test_an_attribute_run_scored_by_a_chord_stores_what_one_process_stores(
             columns.pop("extraction_run_id")
     assert chord == one
     assert one["rows"] and one["values"]
-
-
-def test_an_unknown_executor_fails_the_job_with_its_name(
-    project, alice_client, django_capture_on_commit_callbacks, monkeypatch
-):
-    load_span_gold(project)
-    monkeypatch.setenv(EXECUTOR_ENV, "threads")
-    run = create_run(alice_client, kind="spans")
-    with django_capture_on_commit_callbacks(execute=True):
-        job_id = finalize(alice_client, run["id"])["job"]["id"]
-    job = Job.objects.get(pk=job_id)
-    assert job.state == "failed"
-    assert "SCORING_EXECUTOR" in job.errors[0]

@@ -23,6 +23,7 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path, PurePath
 
+from celery import signature
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
@@ -84,8 +85,6 @@ def import_job_create(
 
     The format and label map are checked here, so a bad request fails at once with a 400.
     """
-    from annotations.tasks import import_job_run_task  # tasks import services; avoid the cycle
-
     upload_size_check(upload.size)
     if format not in FORMATS:
         raise ValidationError({"format": f"must be one of {', '.join(FORMATS)}"})
@@ -106,7 +105,7 @@ def import_job_create(
     job.input_file.save(f"{uuid.uuid4().hex}/{original_name}", upload, save=False)
     job.full_clean()
     job.save()
-    enqueue_after_commit(import_job_run_task, job.pk)
+    enqueue_after_commit(signature("annotations.import_job_run"), job.pk)
     return job
 
 

@@ -33,7 +33,7 @@ from operator import attrgetter, itemgetter
 
 import numpy as np
 
-from metrics.engine.spans.document import _CONDITIONS, score_document
+from metrics.engine.spans.document import CONDITIONS_OF_LEAK, score_document
 from metrics.engine.spans.intervals import LEFT_OUT_CHARACTERS
 from metrics.engine.spans.nervaluate_counts import nervaluate_one_type, nervaluate_typed
 from metrics.engine.spans.score import N_STORED, N_TYPE_STORED, DocumentScore, LeakedSpan
@@ -611,7 +611,9 @@ def _document_scores(
         strict=True,
     ):
         leaked_by_doc.setdefault(doc, []).append(
-            LeakedSpan(start, end, type_names[code], docs[doc].text[start:end], _CONDITIONS[scored, miss])
+            LeakedSpan(
+                start, end, type_names[code], docs[doc].text[start:end], CONDITIONS_OF_LEAK[scored, miss]
+            )
         )
 
     scores = []

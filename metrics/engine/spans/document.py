@@ -36,8 +36,9 @@ _BOUNDS = itemgetter(0, 1)
 _AS_TUPLE = attrgetter("start", "end", "entity_type")
 _FIRST_THREE = itemgetter(slice(0, 3))
 
-# The conditions a leaked gold span meets, as shared tuples (one object, not one per span).
-_CONDITIONS = {
+# The conditions a leaked gold span meets, by (a scored character leaked, the span was missed
+# entirely), as shared tuples (one object, not one per span).
+CONDITIONS_OF_LEAK = {
     (scored, missed): (
         "any_char",
         *(("any_char_scored",) if scored else ()),
@@ -269,7 +270,7 @@ def score_span_tuples(
         previous = leaks_by_type.get(entity_type, (0, 0, 0))
         leaks_by_type[entity_type] = (previous[0] + 1, previous[1] + scored_leak, previous[2] + missed)
         leaked_spans.append(
-            LeakedSpan(start, end, entity_type, text[start:end], _CONDITIONS[scored_leak, missed])
+            LeakedSpan(start, end, entity_type, text[start:end], CONDITIONS_OF_LEAK[scored_leak, missed])
         )
 
     gold_pairs = list(map(_BOUNDS, gold))

@@ -95,12 +95,8 @@ class ExtractionRun:
     # (`add_run_intervals`); None: the artefacts carry no intervals.
     intervals: dict[str, dict[str, Interval]] | None = None
     interval_settings: IntervalSettings | None = None
-    # Set by a split evaluation (metrics.extraction_shards), whose `inputs` hold the prompts only
-    # and whose rows carry only what the metrics read; None: taken from `inputs`.
-    input_summary: InputSummary | None = None
-
     def summary(self) -> InputSummary:
-        return self.input_summary if self.input_summary is not None else InputSummary.of(self.inputs)
+        return InputSummary.of(self.inputs)
 
     def config_snapshot(self) -> dict[str, Any]:
         """config.yaml of the run: the effective settings first, then the rest of the given config."""

@@ -179,8 +179,6 @@ def free_port() -> int:
 
 def start_services(port: int, log_dir: Path) -> list[subprocess.Popen]:
     env = dict(os.environ)
-    # The worker scores chunks of documents in two processes (the machine's two cores).
-    env.setdefault("SCORING_PROCESSES", "2")
     gunicorn = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "evalproject.wsgi:application", "--workers", "2", "--bind", f"127.0.0.1:{port}",
          "--timeout", "300", "--access-logfile", "-"],

@@ -151,8 +151,8 @@ def write_comparison_csv(evaluation: ExtractionEvaluation, destination: Destinat
 def write_comparison_rows(
     rows: Iterable[ComparisonRow], destination: Destination, *, header: bool = True
 ) -> None:
-    """Write comparison rows with their header (or without: a part of the file, see
-    metrics.extraction_shards); the server streams stored rows through this."""
+    """Write comparison rows with their header (or without: a part of the file); the server streams
+    stored rows through this."""
     with open_destination(destination) as handle:
         if header:
             csv.writer(handle).writerow(COMPARISON_COLUMNS)

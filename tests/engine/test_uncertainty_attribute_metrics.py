@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from metrics.engine.attributes import compare_documents
-from metrics.engine.attributes.types import AttributeType, EvaluationSettings, MetricRow
+from metrics.engine.attributes.types import AttributeType, EvaluationSettings
 from metrics.engine.uncertainty import compare_runs
 from metrics.engine.uncertainty.attribute_metrics import (
     attribute_document_counts,
@@ -138,7 +138,7 @@ def test_identical_runs_compare_as_equal_on_every_attribute_metric():
 
 @pytest.mark.parametrize("cut", [0, 1, 17, 40])
 def test_counts_of_parts_of_a_run_joined_are_the_counts_of_the_whole_run(cut):
-    # How a run split between processes (metrics.extraction_shards) gets its intervals' input.
+    # How the intervals' input of chunks scored apart joins into the whole run's.
     attributes, documents, predictions = study(5)
     rows = rows_of(attributes, documents, predictions)
     first = [row for row in rows if int(row.document_id[4:]) < cut]
@@ -156,13 +156,3 @@ def test_counts_of_parts_of_a_run_joined_are_the_counts_of_the_whole_run(cut):
     assert joined.columns.keys() == whole.columns.keys()
     for name, values in whole.columns.items():
         assert joined.columns[name].tobytes() == values.tobytes(), name
-
-
-def test_counts_read_only_the_fields_a_metric_row_keeps():
-    attributes, documents, predictions = study(6)
-    rows = rows_of(attributes, documents, predictions)
-    light = [MetricRow(*(getattr(row, name) for name in MetricRow.FIELDS)) for row in rows]
-    whole, from_light = attribute_document_counts(rows), attribute_document_counts(light)
-    assert {name: values.tobytes() for name, values in from_light.columns.items()} == {
-        name: values.tobytes() for name, values in whole.columns.items()
-    }

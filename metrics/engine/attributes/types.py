@@ -204,49 +204,6 @@ class ComparisonRow:
     is_correct: bool | None = None
 
 
-class MetricRow:
-    """The fields of a ComparisonRow that the metrics and their intervals read, and no text: what a
-    run split between processes keeps of its rows once their comparison CSV is written (see
-    metrics.extraction_shards). A tenth of the memory of a full row with its texts."""
-
-    __slots__ = FIELDS = (
-        "document_id",
-        "attribute_id",
-        "attribute_type",
-        "human_extraction",
-        "llm_extraction",
-        "gold_value_in_citation",
-        "gold_value_in_context",
-        "match_status",
-        "gold_is_valid",
-        "is_correct",
-    )
-
-    def __init__(
-        self,
-        document_id: str,
-        attribute_id: str,
-        attribute_type: AttributeType,
-        human_extraction: Any,
-        llm_extraction: Any,
-        gold_value_in_citation: bool | None,
-        gold_value_in_context: bool | None,
-        match_status: MatchStatus | None,
-        gold_is_valid: bool,
-        is_correct: bool | None,
-    ) -> None:
-        self.document_id = document_id
-        self.attribute_id = attribute_id
-        self.attribute_type = attribute_type
-        self.human_extraction = human_extraction
-        self.llm_extraction = llm_extraction
-        self.gold_value_in_citation = gold_value_in_citation
-        self.gold_value_in_context = gold_value_in_context
-        self.match_status = match_status
-        self.gold_is_valid = gold_is_valid
-        self.is_correct = is_correct
-
-
 @dataclass(slots=True)
 class AttributeResult:
     """The counts and metrics of one attribute. A metric that cannot be computed is None."""

@@ -95,6 +95,7 @@ class ExtractionRun:
     # (`add_run_intervals`); None: the artefacts carry no intervals.
     intervals: dict[str, dict[str, Interval]] | None = None
     interval_settings: IntervalSettings | None = None
+
     def summary(self) -> InputSummary:
         return InputSummary.of(self.inputs)
 

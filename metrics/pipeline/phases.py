@@ -30,10 +30,9 @@ def paused_garbage_collection() -> Iterator[None]:
     """Pause the cyclic garbage collector while millions of acyclic objects are built and scored.
 
     Each collection walks every tracked object, so with a growing heap of parsed documents, scores
-    and rows the collector's passes cost more than the work itself (measured: span loading twice as
-    slow, extraction loading 3.6 s -> 1.9 s of CPU on 20,000 documents). These objects hold no
-    reference cycles, so reference counting frees them as usual; the few cycles made meanwhile (e.g.
-    by caught exceptions) are collected when the collector resumes.
+    and rows the collector's passes cost more than the work itself (the bench READMEs have the
+    figures). These objects hold no reference cycles, so reference counting frees them as usual; the
+    few cycles made meanwhile (e.g. by caught exceptions) are collected when the collector resumes.
     """
     was_enabled = gc.isenabled()
     gc.disable()

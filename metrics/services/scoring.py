@@ -23,6 +23,7 @@ from django.utils import timezone
 from annotations.importers.errors import InputValidationError
 from annotations.models import Attribute, Document, GoldVersion, Job, JobKind, JobState
 from annotations.selectors import gold_version_current
+from annotations.services.jobs import problem_dicts
 from evalproject.tasks import enqueue_after_commit
 from experiments.models import ExperimentRun, RunKind, RunStage, RunStatus
 from experiments.splits import (
@@ -123,11 +124,11 @@ def scoring_run(
         return _store(job_id=job_id, run=run, gold_version=gold_version, result=result)
     except (InputValidationError, ValueError, SplitRuleViolation) as error:
         problems = error.problems if isinstance(error, InputValidationError) else [str(error)]
-        _fail(job_id=job_id, run=run, errors=[str(problem) for problem in problems])
+        _fail(job_id=job_id, run=run, errors=problem_dicts(problems))
         return JobState.FAILED
     except Exception:
         logger.exception("scoring job %s failed", job_id)
-        _fail(job_id=job_id, run=run, errors=[traceback.format_exc(limit=5)])
+        _fail(job_id=job_id, run=run, errors=problem_dicts([traceback.format_exc(limit=5)]))
         return JobState.FAILED
 
 
@@ -179,13 +180,13 @@ def _store(*, job_id: int, run: ExperimentRun, gold_version: GoldVersion, result
             "comparison_rows": len(result.rows),
             "metric_values": len(result.metric_values),
         },
-        warnings=result.warnings[:1000],
+        warnings=problem_dicts(result.warnings[:1000]),
     )
     return JobState.SUCCEEDED
 
 
 @transaction.atomic
-def _fail(*, job_id: int, run: ExperimentRun, errors: list[str]) -> None:
+def _fail(*, job_id: int, run: ExperimentRun, errors: list[dict]) -> None:
     updated = Job.objects.filter(pk=job_id, state=JobState.RUNNING).update(
         state=JobState.FAILED, finished_at=timezone.now(), errors=errors[:1000]
     )

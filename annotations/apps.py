@@ -5,3 +5,7 @@ class AnnotationsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "annotations"
     verbose_name = "Projects, documents and gold"
+
+    def ready(self) -> None:
+        # The tasks module registers the kinds of jobs this app runs (annotations.services.jobs).
+        from annotations import tasks  # noqa: F401

@@ -1,15 +1,31 @@
-"""Celery tasks of the annotations app. Tasks are thin: fetch by id, call a service."""
+"""Celery tasks of the annotations app. Tasks are thin: fetch by id, call a service, retry on a
+transient database error; `run_job_task` is that skeleton, shared by every app's job tasks."""
 
 from __future__ import annotations
 
+import logging
 import socket
+from collections.abc import Callable
 
 from celery import shared_task
-from django.db import InterfaceError, OperationalError
+from django.conf import settings
+from django.db import close_old_connections, connection
 from django.utils import timezone
 
-from annotations.models import Job, JobState
-from annotations.services.imports import import_job_run
+from annotations.models import Job, JobKind, JobState
+from annotations.services.imports import import_job_retry_check, import_job_run
+from annotations.services.jobs import (
+    TRANSIENT_DATABASE_ERRORS,
+    JobInterrupted,
+    internal_error,
+    job_finish,
+    job_kind_register,
+)
+
+logger = logging.getLogger("annotations.jobs")
+
+# Backoff between retries after a database error, capped: a restart takes seconds, a failover a minute.
+RETRY_BACKOFF_MAX_SECONDS = 30
 
 
 @shared_task(name="annotations.job_heartbeat")
@@ -22,14 +38,44 @@ def job_heartbeat(job_id: int) -> str:
     return hostname
 
 
-# A database that is briefly unreachable (restart, failover) is worth retrying: the service claims the
-# job first, so a retry of a job that did start finds it taken and does nothing.
-@shared_task(
-    name="annotations.import_job_run",
-    autoretry_for=(OperationalError, InterfaceError),
-    retry_backoff=True,
-    max_retries=5,
-)
-def import_job_run_task(job_id: int) -> str:
+def run_job_task(task, service: Callable[..., str], *, job_id: int, resume_token: str | None) -> str:
+    """Run `service(job_id=..., resume_token=...)`; on a database error retry the task with backoff,
+    resuming the job's claim, and after JOB_DATABASE_RETRIES retries fail the job with a clear error."""
+    try:
+        return service(job_id=job_id, resume_token=resume_token)
+    except (JobInterrupted, *TRANSIENT_DATABASE_ERRORS) as error:
+        token = error.claim_token if isinstance(error, JobInterrupted) else resume_token
+        # The connection that failed may be dead; the next query opens a new one.
+        connection.close()
+        close_old_connections()
+        retries = task.request.retries
+        if retries < settings.JOB_DATABASE_RETRIES:
+            logger.warning("job %s: database error, retry %s", job_id, retries + 1, exc_info=True)
+            raise task.retry(
+                kwargs={"job_id": job_id, "resume_token": token},
+                countdown=min(2**retries, RETRY_BACKOFF_MAX_SECONDS),
+                max_retries=settings.JOB_DATABASE_RETRIES,
+                exc=error,
+            ) from error
+        problem = internal_error(job_id)
+        problem["message"] = (
+            f"the database could not be reached after {retries} retries ({problem['message']})"
+        )
+        if token is None:
+            return "interrupted"  # not claimed: the job is still queued, and a dispatcher sends it again
+        try:
+            job_finish(job_id=job_id, state=JobState.FAILED, claim_token=token, errors=[problem])
+        except TRANSIENT_DATABASE_ERRORS:
+            # Still unreachable: the job stays running, silent, and a dispatcher re-queues it.
+            logger.exception("job %s: could not record its failure", job_id)
+            return "interrupted"
+        return JobState.FAILED
+
+
+@shared_task(bind=True, name="annotations.import_job_run", max_retries=None)
+def import_job_run_task(self, job_id: int, resume_token: str | None = None) -> str:
     """Run an import job. Safe to deliver twice: the service claims the job before doing anything."""
-    return import_job_run(job_id=job_id)
+    return run_job_task(self, import_job_run, job_id=job_id, resume_token=resume_token)
+
+
+job_kind_register(JobKind.IMPORT, task=import_job_run_task, on_retry=import_job_retry_check)

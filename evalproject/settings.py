@@ -119,6 +119,20 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 
+# Jobs recover without the broker's visibility timeout (docs/operations.md, "How jobs recover"): a
+# running job's worker beats every JOB_HEARTBEAT_SECONDS; every worker's dispatcher looks every
+# JOB_DISPATCH_SECONDS for running jobs silent for JOB_STALE_SECONDS (re-queued, up to JOB_MAX_ATTEMPTS
+# attempts) and for queued jobs whose message was never sent, or not taken for JOB_REQUEUE_SECONDS.
+JOB_HEARTBEAT_SECONDS = env_int("JOB_HEARTBEAT_SECONDS", 10, minimum=1)
+JOB_STALE_SECONDS = env_int("JOB_STALE_SECONDS", 60, minimum=2)
+JOB_DISPATCH_SECONDS = env_int("JOB_DISPATCH_SECONDS", 15, minimum=1)
+JOB_REQUEUE_SECONDS = env_int("JOB_REQUEUE_SECONDS", 60, minimum=1)
+JOB_MAX_ATTEMPTS = env_int("JOB_MAX_ATTEMPTS", 5, minimum=1)
+# A task that meets a database error (restart, failover) retries this many times with backoff.
+JOB_DATABASE_RETRIES = env_int("JOB_DATABASE_RETRIES", 6, minimum=0)
+# A job lists this many warnings (and errors); the rest are counted in a last one.
+JOB_PROBLEMS_LISTED = env_int("JOB_PROBLEMS_LISTED", 100, minimum=1)
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "annotations.authentication.HashedTokenAuthentication",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from drf_spectacular.utils import OpenApiParameter, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.exceptions import APIException
@@ -25,11 +27,17 @@ def paginated_response(
     request: Request,
     view: APIView,
     ordering: str = "id",
+    page_transform: Callable[[list], list] | None = None,
 ) -> Response:
-    """One keyset page of `queryset`, serialised: `{"next", "previous", "results"}`."""
+    """One keyset page of `queryset`, serialised: `{"next", "previous", "results"}`.
+
+    `page_transform` maps the page's objects before they are serialised (e.g. a redaction).
+    """
     paginator = KeysetPagination()
     paginator.ordering = ordering
     page = paginator.paginate_queryset(queryset, request, view=view)
+    if page_transform is not None:
+        page = page_transform(page)
     data = serializer_class(page, many=True).data
     return paginator.get_paginated_response(data)
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 
 from django.conf import settings
-from django.contrib.auth.backends import BaseBackend
+from django.contrib.auth.backends import ModelBackend
 from django.contrib.auth.signals import user_login_failed
 from django.core.cache import cache
 from django.core.exceptions import PermissionDenied
@@ -66,17 +66,17 @@ def _count_login_failure(sender, credentials, request=None, **kwargs) -> None:
         failure_record(LOGIN, request)
 
 
-class LoginLockoutBackend(BaseBackend):
-    """First in AUTHENTICATION_BACKENDS: while an address is locked out, no backend is asked.
+class LockoutModelBackend(ModelBackend):
+    """Django's username and password backend, which checks no password while an address is locked out.
 
     Raising PermissionDenied stops `authenticate()`: even the right password is refused until the
     window ends, which is what makes guessing pointless.
     """
 
-    def authenticate(self, request, **credentials):
+    def authenticate(self, request, username=None, password=None, **kwargs):
         if request is not None and lockout_seconds_left(LOGIN, request):
             raise PermissionDenied("too many failed logins from this address")
-        return None
+        return super().authenticate(request, username=username, password=password, **kwargs)
 
 
 class LoginLockoutMiddleware:

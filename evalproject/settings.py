@@ -107,11 +107,8 @@ DATABASES = {
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-# The lockout backend comes first: while an address is locked out, no password is checked.
-AUTHENTICATION_BACKENDS = [
-    "evalproject.lockout.LoginLockoutBackend",
-    "django.contrib.auth.backends.ModelBackend",
-]
+# Django's model backend, which checks no password while an address is locked out (evalproject.lockout).
+AUTHENTICATION_BACKENDS = ["evalproject.lockout.LockoutModelBackend"]
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},

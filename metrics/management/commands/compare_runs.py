@@ -15,8 +15,18 @@ from django.core.management.base import BaseCommand, CommandError, DjangoHelpFor
 from annotations.importers.errors import InputValidationError
 from metrics.extraction_evaluation import resolve_settings
 from metrics.intervals import IntervalSettings
-from metrics.management.commands.evaluate_spans import PROBLEMS_SHOWN, write_json_atomically
+from metrics.management.commands.evaluate_spans import PROBLEMS_SHOWN
 from metrics.management.interval_options import add_interval_arguments, interval_settings_from_options
+from metrics.management.offline_files import (
+    ATTRIBUTE_GOLD_FILES,
+    EXTRACTION_PREDICTION_FILES,
+    PROMPT_FILES,
+    SPAN_FILES,
+    add_overwrite_argument,
+    output_slot,
+    require_input_kind,
+    write_json_atomically,
+)
 from metrics.run_comparison import (
     SOURCES,
     RunSide,
@@ -73,31 +83,55 @@ class Command(BaseCommand):
             metavar="0..1",
             help="attributes: STRING near-match threshold",
         )
+        add_overwrite_argument(parser)
         add_interval_arguments(parser, what="paired comparison", zero_turns_off=False)
 
     def handle(self, *args: Any, **options: Any) -> None:
         output: Path = options["output"]
-        if not output.parent.is_dir():
-            raise CommandError(f"output folder {output.parent} does not exist", returncode=BAD_INPUT)
         settings = interval_settings_from_options(options)
         if settings.resamples < 1:
             raise CommandError("--resamples: a comparison needs at least 1 resample", returncode=BAD_INPUT)
+        self._check_input_kinds(options)
         a = RunSide(str(options["a"]), options["a_source"])
         b = RunSide(str(options["b"]), options["b_source"])
-        try:
-            report = self._compare(options, settings, a, b)
-        except InputValidationError as error:
-            count = len(error.problems)
-            raise CommandError(
-                f"invalid input, {count} problem{'s' if count != 1 else ''} found; nothing written:\n"
-                f"{error.summary(limit=PROBLEMS_SHOWN)}",
-                returncode=BAD_INPUT,
-            ) from None
-        except (FileNotFoundError, IsADirectoryError, PermissionError) as error:
-            raise CommandError(f"{error}; nothing written", returncode=BAD_INPUT) from None
-        write_json_atomically(output, report)
+        with output_slot(output, overwrite=options["overwrite"]):
+            try:
+                report = self._compare(options, settings, a, b)
+            except InputValidationError as error:
+                count = len(error.problems)
+                raise CommandError(
+                    f"invalid input, {count} problem{'s' if count != 1 else ''} found; nothing written:\n"
+                    f"{error.summary(limit=PROBLEMS_SHOWN)}",
+                    returncode=BAD_INPUT,
+                ) from None
+            except (FileNotFoundError, IsADirectoryError, PermissionError) as error:
+                raise CommandError(f"{error}; nothing written", returncode=BAD_INPUT) from None
+            write_json_atomically(output, report)
         self.stdout.write(format_comparison_table(report))
         self.stdout.write(f"\nComparison written to {output}")
+
+    def _check_input_kinds(self, options: dict[str, Any]) -> None:
+        if options["kind"] == "spans":
+            wanted = "span data (span JSONL or INCEpTION CAS JSON)"
+            for option in ("gold", "a", "b"):
+                require_input_kind(options[option], option=f"--{option}", expected=SPAN_FILES, wanted=wanted)
+            return
+        require_input_kind(
+            options["gold"],
+            option="--gold",
+            expected=ATTRIBUTE_GOLD_FILES,
+            wanted="attribute gold (EPPI Reviewer JSON or attribute JSONL)",
+        )
+        require_input_kind(
+            options["prompts"], option="--prompts", expected=PROMPT_FILES, wanted="a prompt CSV"
+        )
+        for option in ("a", "b"):
+            require_input_kind(
+                options[option],
+                option=f"--{option}",
+                expected=EXTRACTION_PREDICTION_FILES,
+                wanted="extraction predictions (JSONL with annotations)",
+            )
 
     def _compare(
         self, options: dict[str, Any], settings: IntervalSettings, a: RunSide, b: RunSide

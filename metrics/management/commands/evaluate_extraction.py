@@ -12,9 +12,17 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotations.importers.errors import InputValidationError
-from metrics.artefacts import check_output_dir, format_metrics_table
+from metrics.artefacts import format_metrics_table
 from metrics.extraction_evaluation import evaluate_extraction_to_folder, load_config, resolve_settings
 from metrics.management.interval_options import add_interval_arguments, interval_settings_from_options
+from metrics.management.offline_files import (
+    ATTRIBUTE_GOLD_FILES,
+    EXTRACTION_PREDICTION_FILES,
+    PROMPT_FILES,
+    add_overwrite_argument,
+    output_slot,
+    require_input_kind,
+)
 
 # Exit status for bad input (the convention of argparse and of most Unix tools for usage errors).
 BAD_INPUT = 2
@@ -54,7 +62,7 @@ class Command(BaseCommand):
             "--output-dir",
             required=True,
             type=Path,
-            help="folder to create for the artefacts; it must not exist yet (or be empty)",
+            help="folder to create for the artefacts; it must not exist yet (or be empty) unless --overwrite",
         )
         parser.add_argument(
             "--config",
@@ -85,6 +93,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--run-id", help="the run's id in the artefacts; default: the output folder's name"
         )
+        add_overwrite_argument(parser)
         add_interval_arguments(parser, what="metrics' confidence intervals (metrics.csv, metrics.json)")
 
     def handle(self, *args, **options) -> None:
@@ -103,8 +112,34 @@ class Command(BaseCommand):
     def _evaluate(self, options: dict) -> None:
         output_dir: Path = options["output_dir"]
         intervals = interval_settings_from_options(options)
+        require_input_kind(
+            options["gold"],
+            option="--gold",
+            expected=ATTRIBUTE_GOLD_FILES,
+            wanted="attribute gold (EPPI Reviewer JSON or attribute JSONL)",
+        )
+        require_input_kind(
+            options["prompts"], option="--prompts", expected=PROMPT_FILES, wanted="a prompt CSV"
+        )
+        require_input_kind(
+            options["predictions"],
+            option="--predictions",
+            expected=EXTRACTION_PREDICTION_FILES,
+            wanted="extraction predictions (JSONL with annotations)",
+        )
+        with output_slot(output_dir, overwrite=options["overwrite"]):
+            run, settings = self._write_artefacts(options, output_dir, intervals)
+        self.stdout.write(format_metrics_table(run.evaluation, settings.custom_metrics))
+        warnings = run.log_lines()
+        problems = [line for line in warnings if line.startswith("WARNING")]
+        for line in problems[:WARNINGS_SHOWN]:
+            self.stderr.write(line)
+        if len(problems) > WARNINGS_SHOWN:
+            self.stderr.write(f"... and {len(problems) - WARNINGS_SHOWN} more warnings")
+        self.stdout.write(f"\nArtefacts of run {run.evaluation.run_id!r} written to {output_dir}")
+
+    def _write_artefacts(self, options: dict, output_dir: Path, intervals):
         try:
-            check_output_dir(output_dir)
             config = load_config(options["config"]) if options["config"] else None
             settings = resolve_settings(
                 config,
@@ -126,12 +161,4 @@ class Command(BaseCommand):
             raise CommandError(f"invalid input, nothing written:\n{error}", returncode=BAD_INPUT) from None
         except (FileNotFoundError, IsADirectoryError, PermissionError, FileExistsError) as error:
             raise CommandError(f"{error}; nothing written", returncode=BAD_INPUT) from None
-
-        self.stdout.write(format_metrics_table(run.evaluation, settings.custom_metrics))
-        warnings = run.log_lines()
-        problems = [line for line in warnings if line.startswith("WARNING")]
-        for line in problems[:WARNINGS_SHOWN]:
-            self.stderr.write(line)
-        if len(problems) > WARNINGS_SHOWN:
-            self.stderr.write(f"... and {len(problems) - WARNINGS_SHOWN} more warnings")
-        self.stdout.write(f"\nArtefacts of run {run.evaluation.run_id!r} written to {output_dir}")
+        return run, settings

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import CommandError
+from django.core.management.base import CommandError, DjangoHelpFormatter
 
 from annotations.importers.errors import InputValidationError
 from annotations.services.gold_read import detect_format
@@ -49,6 +49,11 @@ SPAN_FILES = frozenset({CAS, SPAN_JSONL})
 ATTRIBUTE_GOLD_FILES = frozenset({EPPI, ATTRIBUTE_GOLD_JSONL})
 EXTRACTION_PREDICTION_FILES = frozenset({EXTRACTION_PREDICTIONS_JSONL})
 PROMPT_FILES = frozenset({PROMPTS_CSV})
+
+
+class OfflineHelpFormatter(DjangoHelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """Django's ordering of options (the command's first), with the description's paragraphs and
+    examples kept as written."""
 
 
 def add_overwrite_argument(parser: argparse.ArgumentParser) -> None:

@@ -10,7 +10,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, DjangoHelpFormatter
+from django.core.management.base import BaseCommand, CommandError
 
 from annotations.importers.errors import InputValidationError
 from metrics.extraction_evaluation import resolve_settings
@@ -22,6 +22,7 @@ from metrics.management.offline_files import (
     EXTRACTION_PREDICTION_FILES,
     PROMPT_FILES,
     SPAN_FILES,
+    OfflineHelpFormatter,
     add_overwrite_argument,
     output_slot,
     require_input_kind,
@@ -49,13 +50,19 @@ across attributes and across entity types. Documents only one run predicted are 
 results.json path). --kind attributes: GOLD, --prompts and the predictions are as for
 evaluate_extraction (metrics per attribute, under attributes[]).
 
+The table names the test behind each p-value ("paired bootstrap" or "McNemar exact"); the report
+holds it as p_value_methods.
+
 Mark a run made by a person with --a-source human / --b-source human: the report calls it the human
-ceiling. Bad input exits with status 2, naming file, line and field, and writes nothing.
+ceiling. Bad input (including a file of the wrong kind) exits with status 2, naming file, line and
+field, and writes nothing. An existing output is refused (exit status 2) unless --overwrite is given.
+
+Example:
+  manage.py compare_runs --kind spans --gold gold.jsonl --a run-a.jsonl --b run-b.jsonl \\
+      --output comparison.json
+  manage.py compare_runs --kind attributes --gold gold_eppi.json --prompts prompts.csv \\
+      --a llm-small.jsonl --b llm-large.jsonl --output comparison.json
 """
-
-
-class _HelpFormatter(DjangoHelpFormatter, argparse.RawDescriptionHelpFormatter):
-    """Django's ordering of options (the command's first), with the description's paragraphs kept."""
 
 
 class Command(BaseCommand):
@@ -64,7 +71,7 @@ class Command(BaseCommand):
     requires_system_checks: list[str] = []
 
     def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> argparse.ArgumentParser:
-        return super().create_parser(prog_name, subcommand, formatter_class=_HelpFormatter, **kwargs)
+        return super().create_parser(prog_name, subcommand, formatter_class=OfflineHelpFormatter, **kwargs)
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--kind", required=True, choices=("spans", "attributes"))

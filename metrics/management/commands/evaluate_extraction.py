@@ -6,8 +6,10 @@ metrics.extraction_evaluation, which the server reuses.
 
 from __future__ import annotations
 
+import argparse
 import gc
 from pathlib import Path
+from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
@@ -19,6 +21,7 @@ from metrics.management.offline_files import (
     ATTRIBUTE_GOLD_FILES,
     EXTRACTION_PREDICTION_FILES,
     PROMPT_FILES,
+    OfflineHelpFormatter,
     add_overwrite_argument,
     output_slot,
     require_input_kind,
@@ -28,18 +31,36 @@ from metrics.management.offline_files import (
 BAD_INPUT = 2
 WARNINGS_SHOWN = 10
 
+DESCRIPTION = """\
+Score the attribute values an LLM pipeline extracted against gold, print the metrics table and write
+the run's artefacts into a new folder: metrics.csv, metrics.json, goldstandard_llm_comparison.csv,
+llm_annotations.json, extraction_metadata.json, config.yaml, prompts_used.csv, evaluation.log.
+
+--gold: an EPPI Reviewer JSON export, or JSONL with one document a line: {"document_id", "name"?,
+"attributes": {ATTRIBUTE_ID: {"output_data", "additional_text"?}}} (the format is detected).
+--prompts: a CSV with the columns prompt, output_data_type (BOOL, STRING, INTEGER, FLOAT, LIST, DICT),
+attribute_id, attribute_label; rows with an empty prompt are not scored.
+--predictions: JSONL, one document a line: {"document_id", "context", "annotations": [{"attribute_id",
+"output_data", "reasoning"?, "additional_text"?}]}.
+
+Bad input (including a file of the wrong kind, such as span JSONL given as gold) exits with status 2,
+names file, line and field, and writes nothing. An existing, non-empty output folder is refused (exit
+status 2) unless --overwrite is given; the old folder is then replaced only once the new one is complete.
+
+Example:
+  manage.py evaluate_extraction --gold gold_eppi.json --prompts prompts.csv \\
+      --predictions predictions.jsonl --config config.yaml --output-dir runs/llm-small
+"""
+
 
 class Command(BaseCommand):
     # Files in, files out: no database, URL or model checks are needed, and skipping them keeps an
     # offline evaluation independent of the server's state (and half a second faster).
     requires_system_checks: list[str] = []
-    help = (
-        "Score the attribute values an LLM pipeline extracted (predictions JSONL) against gold "
-        "(EPPI Reviewer JSON or JSONL) for the attributes of a prompt CSV, print the metrics table and "
-        "write the run's artefacts (metrics.csv, metrics.json, goldstandard_llm_comparison.csv, "
-        "llm_annotations.json, extraction_metadata.json, config.yaml, prompts_used.csv, evaluation.log) "
-        "into a new folder. Bad input exits with status 2, names file, line and field, and writes nothing."
-    )
+    help = DESCRIPTION
+
+    def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> argparse.ArgumentParser:
+        return super().create_parser(prog_name, subcommand, formatter_class=OfflineHelpFormatter, **kwargs)
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(

@@ -12,12 +12,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, DjangoHelpFormatter, OutputWrapper
+from django.core.management.base import BaseCommand, CommandError, OutputWrapper
 
 from annotations.importers.errors import InputValidationError
 from metrics.management.interval_options import add_interval_arguments, interval_settings_from_options
 from metrics.management.offline_files import (
     SPAN_FILES,
+    OfflineHelpFormatter,
     add_overwrite_argument,
     output_slot,
     require_input_kind,
@@ -66,14 +67,17 @@ micro.chars.all.f1_ci): a cluster bootstrap over documents for precision, recall
 Clopper-Pearson for the leakage rates. The settings (--confidence-level, --resamples, --seed) are recorded
 in config.intervals; the same input and seed give the same intervals. --resamples 0 turns them off.
 
-Invalid input (bad offsets, mismatching texts, unknown or duplicate documents, malformed files...)
-stops the run with exit status 2 and a list of every problem; no output file is written. Warnings
-(e.g. unknown labels, mapped to OTHER_PII) are printed and stored in the results, and the run goes on.
+Invalid input (bad offsets, mismatching texts, unknown or duplicate documents, malformed files, a file
+of another kind such as an EPPI export) stops the run with exit status 2 and a list of every problem; no
+output file is written. An existing output is refused (exit status 2) unless --overwrite is given.
+Warnings (e.g. unknown labels, mapped to OTHER_PII) are printed and stored in the results, and the run
+goes on.
+
+Example:
+  manage.py evaluate_spans --gold gold.jsonl --predictions predictions.jsonl --output results.json
+  manage.py evaluate_spans --gold inception-export.zip --gold-annotator anna \\
+      --predictions predictions.jsonl --output results.json --overwrite
 """
-
-
-class _HelpFormatter(DjangoHelpFormatter, argparse.RawDescriptionHelpFormatter):
-    """Django's ordering of options, with the description's paragraphs kept as written."""
 
 
 class Command(BaseCommand):
@@ -83,7 +87,7 @@ class Command(BaseCommand):
     requires_system_checks: list[str] = []
 
     def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> argparse.ArgumentParser:
-        return super().create_parser(prog_name, subcommand, formatter_class=_HelpFormatter, **kwargs)
+        return super().create_parser(prog_name, subcommand, formatter_class=OfflineHelpFormatter, **kwargs)
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument(

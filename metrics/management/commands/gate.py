@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from django.core.management.base import BaseCommand, CommandError, DjangoHelpFormatter
+from django.core.management.base import BaseCommand, CommandError
 
 from metrics.engine.attributes.metrics import metric_column_order
 from metrics.engine.attributes.types import AttributeType
@@ -23,6 +23,7 @@ from metrics.gate_documents import (
     read_metrics_file,
     read_threshold_file,
 )
+from metrics.management.offline_files import OfflineHelpFormatter
 
 FAILED = 1
 BAD_INPUT = 2
@@ -63,10 +64,6 @@ file) from GET /api/v1/runs/{id}/metrics/.
 """
 
 
-class _HelpFormatter(DjangoHelpFormatter, argparse.RawDescriptionHelpFormatter):
-    """Django's ordering of options (the command's first), with the description's paragraphs kept."""
-
-
 class Command(BaseCommand):
     help = DESCRIPTION
     requires_system_checks: list[str] = []
@@ -74,7 +71,7 @@ class Command(BaseCommand):
     transport: httpx.BaseTransport | None = None
 
     def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> argparse.ArgumentParser:
-        return super().create_parser(prog_name, subcommand, formatter_class=_HelpFormatter, **kwargs)
+        return super().create_parser(prog_name, subcommand, formatter_class=OfflineHelpFormatter, **kwargs)
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--thresholds", required=True, type=Path, help="the threshold file (JSON)")

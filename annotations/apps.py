@@ -9,3 +9,6 @@ class AnnotationsConfig(AppConfig):
     def ready(self) -> None:
         # The tasks module registers the kinds of jobs this app runs (annotations.services.jobs).
         from annotations import tasks  # noqa: F401
+
+        # Connects the counter of failed logins (user_login_failed) that the lockout reads.
+        import evalproject.lockout  # noqa: F401

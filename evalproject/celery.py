@@ -12,11 +12,21 @@ import threading
 
 from celery import Celery
 from celery.signals import worker_ready, worker_shutdown
+from django.conf import settings
+
+from evalproject.env import configuration_errors_exit
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalproject.settings")
+# Read the settings now: a bad variable stops `celery worker` here, in one line, not deep in Celery.
+with configuration_errors_exit():
+    settings.INSTALLED_APPS  # noqa: B018
 
 app = Celery("evalproject")
 app.config_from_object("django.conf:settings", namespace="CELERY")
+if not settings.CELERY_BROKER_URL:
+    # In-process tasks still take a producer from Celery's pool when sent; the in-memory transport
+    # gives it one, where an empty URL made kombu guess an AMQP broker on localhost (with a warning).
+    app.conf.broker_url = "memory://localhost/"
 app.autodiscover_tasks()
 
 logger = logging.getLogger("annotations.jobs")

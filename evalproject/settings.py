@@ -12,11 +12,28 @@ from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
-from evalproject.env import database_from_url, env_bool, env_int, env_list, env_size
+from evalproject.env import (
+    database_from_url,
+    env_bool,
+    env_header_pair,
+    env_int,
+    env_list,
+    env_origins,
+    env_rate,
+    env_size,
+)
+from evalproject.local_secrets import local_secret_key
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 DEBUG = env_bool("DEBUG", default=False)
+
+# --- Secret key and hosts (ops) -------------------------------------------------------------------
+# The embedded default (no DATABASE_URL) needs no variable: its secret key is generated once into the
+# git-ignored .local-secrets/ folder and reused. A team server (DATABASE_URL set) must set SECRET_KEY,
+# the same on every web process and worker.
+EMBEDDED_DEFAULT = not os.environ.get("DATABASE_URL")
+LOCAL_SECRETS_DIR = BASE_DIR / ".local-secrets"
 SECRET_KEY = os.environ.get("SECRET_KEY", "")
 if not SECRET_KEY:
     if DEBUG:
@@ -24,11 +41,17 @@ if not SECRET_KEY:
     elif env_bool("EVALPROJECT_OFFLINE"):
         # Set by manage.py for the offline evaluation commands, which sign nothing.
         SECRET_KEY = secrets.token_urlsafe(50)
+    elif EMBEDDED_DEFAULT:
+        SECRET_KEY = local_secret_key(LOCAL_SECRETS_DIR)
     else:
-        raise ImproperlyConfigured("SECRET_KEY is required unless DEBUG=1")
+        raise ImproperlyConfigured("SECRET_KEY is required when DATABASE_URL is set (or with DEBUG=1)")
 
-ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost"] if DEBUG else [])
-CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+# The embedded default serves this machine only (scripts/demo: 127.0.0.1:8000).
+ALLOWED_HOSTS = env_list(
+    "ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"] if DEBUG or EMBEDDED_DEFAULT else []
+)
+CSRF_TRUSTED_ORIGINS = env_origins("CSRF_TRUSTED_ORIGINS")
+# --- end: secret key and hosts --------------------------------------------------------------------
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -53,6 +76,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "evalproject.lockout.LoginLockoutMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
@@ -82,6 +106,9 @@ DATABASES = {
     )
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# Django's model backend, which checks no password while an address is locked out (evalproject.lockout).
+AUTHENTICATION_BACKENDS = ["evalproject.lockout.LockoutModelBackend"]
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -160,11 +187,65 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
 }
 
+# --- Deployment hardening (ops) ------------------------------------------------------------------
+# Production behind HTTPS sets these (README.md "Configuration", docs/operations.md "Production
+# settings"); `manage.py check --deploy` is then clean. Defaults suit plain HTTP on one machine.
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", default=False)
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", default=False)
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", default=False)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", default=False)
+# Trusted only when set: a proxy that does not overwrite the header would let any client claim HTTPS.
+SECURE_PROXY_SSL_HEADER = env_header_pair("SECURE_PROXY_SSL_HEADER")
+USE_X_FORWARDED_HOST = env_bool("USE_X_FORWARDED_HOST", default=False)
+# How many proxies in front of the app append to X-Forwarded-For; 0 uses the peer's address. The
+# throttles and the lockout identify clients by this address.
+NUM_PROXIES = env_int("NUM_PROXIES", 0, minimum=0)
+
+# The cache holds throttle and lockout counters, which every web process must share: Redis when
+# CACHE_URL is set, else the broker's Redis on a team server, else process memory (one process).
+CACHE_URL = os.environ.get("CACHE_URL", "") or (
+    CELERY_BROKER_URL if CELERY_BROKER_URL.startswith(("redis://", "rediss://")) else ""
+)
+if CACHE_URL and not CACHE_URL.startswith(("redis://", "rediss://", "unix://")):
+    raise ImproperlyConfigured(f"CACHE_URL={CACHE_URL!r} is not a Redis URL; use redis://host:6379/1")
+CACHES = {
+    "default": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
+        if CACHE_URL
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    )
+}
+
+# Failed API tokens and failed logins, per client address: this many in this window lock it out.
+AUTH_LOCKOUT_FAILURES = env_int("AUTH_LOCKOUT_FAILURES", 10, minimum=1)
+AUTH_LOCKOUT_SECONDS = env_int("AUTH_LOCKOUT_SECONDS", 300, minimum=1)
+
+REST_FRAMEWORK |= {
+    "DEFAULT_THROTTLE_CLASSES": [
+        "rest_framework.throttling.AnonRateThrottle",
+        "rest_framework.throttling.UserRateThrottle",
+    ],
+    # Generous for pipelines posting predictions in batches; tight for callers without credentials.
+    "DEFAULT_THROTTLE_RATES": {
+        "anon": env_rate("API_THROTTLE_ANON", "60/min"),
+        "user": env_rate("API_THROTTLE_USER", "6000/min"),
+    },
+    "NUM_PROXIES": NUM_PROXIES,
+}
+# --- end: deployment hardening --------------------------------------------------------------------
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "WARNING"}},
+    "loggers": {
+        "django.db.backends": {"level": "WARNING"},
+        # One INFO line per HTTP request the client makes: noise on a command's normal run.
+        "httpx": {"level": "WARNING"},
+        "httpcore": {"level": "WARNING"},
+    },
 }

@@ -17,6 +17,8 @@ import httpx
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.wsgi import get_wsgi_application
+from django.db.models import Q
+from django.utils import timezone
 
 from annotations.importers.labels import LabelMap
 from annotations.importers.sources import ArchiveLimits
@@ -80,8 +82,22 @@ def demo_projects(*, user: AbstractBaseUser) -> tuple[Project, Project]:
     return deid, trials
 
 
-def demo_token(*, user: AbstractBaseUser) -> str:
-    """A fresh demo token (keys are shown once, so earlier demo tokens are replaced)."""
+def demo_token(*, user: AbstractBaseUser, key: str | None = None) -> str:
+    """The demo token: `key` again while it is still a valid demo token of `user`, else a new one.
+
+    Keys are shown once and only their hash is stored, so the caller keeps the key (scripts/demo
+    keeps it in .local-secrets/) and a rerun prints the same, still working, token.
+    """
+    if (
+        key
+        and ApiToken.objects.filter(
+            Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now()),
+            user=user,
+            name=TOKEN_NAME,
+            key_hash=ApiToken.hash_key(key),
+        ).exists()
+    ):
+        return key
     ApiToken.objects.filter(user=user, name=TOKEN_NAME).delete()
     return api_token_create(user=user, name=TOKEN_NAME)[1]
 

@@ -83,7 +83,8 @@ def test_the_same_seed_gives_the_same_comparison(spans, tmp_path):
         tmp_path, *span_arguments(spans, "weak", "strong", "--resamples", "300", "--seed", "4")
     )
     second, _ = compare(
-        tmp_path, *span_arguments(spans, "weak", "strong", "--resamples", "300", "--seed", "4")
+        tmp_path,
+        *span_arguments(spans, "weak", "strong", "--resamples", "300", "--seed", "4", "--overwrite"),
     )
 
     assert first == second

@@ -7,8 +7,7 @@ class AnnotationsConfig(AppConfig):
     verbose_name = "Projects, documents and gold"
 
     def ready(self) -> None:
-        # The tasks module registers the kinds of jobs this app runs (annotations.services.jobs).
-        from annotations import tasks  # noqa: F401
-
-        # Connects the counter of failed logins (user_login_failed) that the lockout reads.
+        # evalproject.lockout connects the counter of failed logins (user_login_failed) that the lockout
+        # reads; the tasks module registers the kinds of jobs this app runs (annotations.services.jobs).
         import evalproject.lockout  # noqa: F401
+        from annotations import tasks  # noqa: F401

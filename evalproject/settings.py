@@ -189,13 +189,12 @@ USE_X_FORWARDED_HOST = env_bool("USE_X_FORWARDED_HOST", default=False)
 # throttles and the lockout identify clients by this address.
 NUM_PROXIES = env_int("NUM_PROXIES", 0, minimum=0)
 
-# The cache holds throttle and lockout counters, which every web process must share: Redis when
-# CACHE_URL is set, else the broker's Redis on a team server, else process memory (one process).
-CACHE_URL = os.environ.get("CACHE_URL", "") or (
-    CELERY_BROKER_URL if CELERY_BROKER_URL.startswith(("redis://", "rediss://")) else ""
-)
+# The cache holds the throttle and lockout counters. Every web process should share them: set
+# CACHE_URL to a Redis database of its own (not the broker's: clearing a cache empties its database).
+# Unset, each process counts in its own memory, which is right for the embedded default's one process.
+CACHE_URL = os.environ.get("CACHE_URL", "")
 if CACHE_URL and not CACHE_URL.startswith(("redis://", "rediss://", "unix://")):
-    raise ImproperlyConfigured(f"CACHE_URL={CACHE_URL!r} is not a Redis URL; use redis://host:6379/1")
+    raise ImproperlyConfigured(f"CACHE_URL={CACHE_URL!r} is not a Redis URL; use e.g. redis://host:6379/1")
 CACHES = {
     "default": (
         {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}

@@ -232,5 +232,8 @@ LOGGING = {
         # One INFO line per HTTP request the client makes: noise on a command's normal run.
         "httpx": {"level": "WARNING"},
         "httpcore": {"level": "WARNING"},
+        # "Task ... succeeded" belongs in a worker's log; in-process tasks (no broker) report through
+        # the command or request that ran them.
+        **({} if CELERY_BROKER_URL else {"celery.app.trace": {"level": "WARNING"}}),
     },
 }

@@ -1,5 +1,6 @@
 """Settings come from the environment and fail loudly on a bad value."""
 
+import os
 import shutil
 import stat
 import subprocess
@@ -127,6 +128,8 @@ def test_a_fresh_clone_creates_a_user_and_token_with_no_variable_set(fresh_clone
     again = _manage("create_api_token", "x", cwd=fresh_clone)
     assert again.returncode == 0, again.stderr
     assert secret_key.read_text() == first_key
+    superuser = _manage("createsuperuser", "--noinput", "--username", "root", "--email", "", cwd=fresh_clone)
+    assert superuser.returncode == 0, superuser.stderr
 
 
 def test_the_secret_key_file_is_ignored_by_git():
@@ -185,3 +188,27 @@ def test_a_bad_value_stops_the_worker_and_the_web_server_with_one_line(command):
     assert errors == [
         "configuration error: DEBUG='maybe' is not a boolean; use 1/0, true/false, yes/no or on/off"
     ]
+
+
+def test_a_bad_value_stops_scripts_demo_with_one_line_naming_it():
+    result = subprocess.run(
+        ["scripts/demo", "--no-serve"],
+        env={**os.environ, "DEBUG": "maybe"},
+        capture_output=True,
+        text=True,
+        cwd=PROJECT_ROOT,
+        timeout=300,
+    )
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert [line for line in result.stderr.splitlines() if "DEBUG" in line] == [
+        "configuration error: DEBUG='maybe' is not a boolean; use 1/0, true/false, yes/no or on/off"
+    ]
+
+
+def test_the_embedded_default_serves_this_machine_without_debug(fresh_clone):
+    shown = _manage(
+        "shell", "-c", "from django.conf import settings; print(settings.DEBUG, settings.ALLOWED_HOSTS)",
+        cwd=fresh_clone,
+    )  # fmt: skip
+    assert shown.stdout.strip().splitlines()[-1] == "False ['127.0.0.1', 'localhost', '[::1]']", shown.stderr

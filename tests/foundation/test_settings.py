@@ -19,6 +19,7 @@ from evalproject.env import (
     env_rate,
     env_size,
 )
+from evalproject.local_secrets import local_secret_key
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
@@ -212,3 +213,16 @@ def test_the_embedded_default_serves_this_machine_without_debug(fresh_clone):
         cwd=fresh_clone,
     )  # fmt: skip
     assert shown.stdout.strip().splitlines()[-1] == "False ['127.0.0.1', 'localhost', '[::1]']", shown.stderr
+
+
+def test_an_unwritable_project_folder_asks_for_a_secret_key_in_one_line(tmp_path):
+    not_a_folder = tmp_path / "project"
+    not_a_folder.write_text("")  # as unusable as a read-only folder, even for root
+    with pytest.raises(ImproperlyConfigured, match="cannot be created .*; set SECRET_KEY"):
+        local_secret_key(not_a_folder / ".local-secrets")
+
+
+def test_the_local_secret_key_is_made_once_and_read_back(tmp_path):
+    first = local_secret_key(tmp_path / ".local-secrets")
+    assert len(first) >= 50
+    assert local_secret_key(tmp_path / ".local-secrets") == first

@@ -15,6 +15,7 @@ from django.core.exceptions import ImproperlyConfigured
 from evalproject.env import (
     database_from_url,
     env_bool,
+    env_choice,
     env_header_pair,
     env_int,
     env_list,
@@ -231,7 +232,10 @@ LOGGING = {
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
-    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    "root": {
+        "handlers": ["console"],
+        "level": env_choice("LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")),
+    },
     "loggers": {
         "django.db.backends": {"level": "WARNING"},
         # One INFO line per HTTP request the client makes: noise on a command's normal run.

@@ -156,6 +156,7 @@ def test_the_team_server_mode_still_requires_a_secret_key(tmp_path):
         ("SECURE_HSTS_SECONDS", "a year"),
         ("CSRF_TRUSTED_ORIGINS", "eval.example.org"),
         ("CACHE_URL", "memcached://127.0.0.1:11211"),
+        ("LOG_LEVEL", "LOUD"),
     ],
 )
 def test_a_bad_value_stops_manage_py_with_one_line_naming_the_variable(variable, value):

@@ -51,6 +51,17 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in raw.split(",") if item.strip()]
 
 
+def env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
+    """One of `choices` (compared without case), e.g. a log level."""
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    value = raw.strip().upper() if all(choice.isupper() for choice in choices) else raw.strip()
+    if value not in choices:
+        raise ImproperlyConfigured(f"{name}={raw!r} is not one of {', '.join(choices)}")
+    return value
+
+
 def env_header_pair(name: str) -> tuple[str, str] | None:
     """`HEADER,value` (e.g. `X-Forwarded-Proto,https`) as Django's META pair, or None when unset.
 

@@ -17,6 +17,8 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from django.core.exceptions import ImproperlyConfigured
+
 FILE_MODE = 0o600
 DIR_MODE = 0o700
 
@@ -48,7 +50,13 @@ def read_or_create(path: Path, make: Callable[[], str]) -> str:
 
 def local_secret_key(directory: Path) -> str:
     """The embedded default's SECRET_KEY: generated once, then reused."""
-    return read_or_create(directory / "secret_key", lambda: secrets.token_urlsafe(50))
+    path = directory / "secret_key"
+    try:
+        return read_or_create(path, lambda: secrets.token_urlsafe(50))
+    except OSError as error:  # a read-only project folder (an image run as another user)
+        raise ImproperlyConfigured(
+            f"SECRET_KEY is unset and {path} cannot be created ({error.strerror or error}); set SECRET_KEY"
+        ) from None
 
 
 def read_json(path: Path) -> dict:

@@ -15,6 +15,7 @@ from django.core.exceptions import ImproperlyConfigured
 from evalproject.env import (
     database_from_url,
     env_bool,
+    env_choice,
     env_header_pair,
     env_int,
     env_list,
@@ -203,16 +204,20 @@ USE_X_FORWARDED_HOST = env_bool("USE_X_FORWARDED_HOST", default=False)
 # throttles and the lockout identify clients by this address.
 NUM_PROXIES = env_int("NUM_PROXIES", 0, minimum=0)
 
-# The cache holds throttle and lockout counters, which every web process must share: Redis when
-# CACHE_URL is set, else the broker's Redis on a team server, else process memory (one process).
-CACHE_URL = os.environ.get("CACHE_URL", "") or (
-    CELERY_BROKER_URL if CELERY_BROKER_URL.startswith(("redis://", "rediss://")) else ""
-)
+# The cache holds the throttle and lockout counters. Every web process should share them: set
+# CACHE_URL to a Redis database of its own (not the broker's: clearing a cache empties its database).
+# Unset, each process counts in its own memory, which is right for the embedded default's one process.
+CACHE_URL = os.environ.get("CACHE_URL", "")
 if CACHE_URL and not CACHE_URL.startswith(("redis://", "rediss://", "unix://")):
-    raise ImproperlyConfigured(f"CACHE_URL={CACHE_URL!r} is not a Redis URL; use redis://host:6379/1")
+    raise ImproperlyConfigured(f"CACHE_URL={CACHE_URL!r} is not a Redis URL; use e.g. redis://host:6379/1")
 CACHES = {
     "default": (
-        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
+        {
+            # Fails open: Redis away means no counting for a while, never a 500 (evalproject.cache).
+            "BACKEND": "evalproject.cache.FailOpenRedisCache",
+            "LOCATION": CACHE_URL,
+            "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
+        }
         if CACHE_URL
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
     )
@@ -241,11 +246,17 @@ LOGGING = {
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
-    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    "root": {
+        "handlers": ["console"],
+        "level": env_choice("LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")),
+    },
     "loggers": {
         "django.db.backends": {"level": "WARNING"},
         # One INFO line per HTTP request the client makes: noise on a command's normal run.
         "httpx": {"level": "WARNING"},
         "httpcore": {"level": "WARNING"},
+        # "Task ... succeeded" belongs in a worker's log; in-process tasks (no broker) report through
+        # the command or request that ran them.
+        **({} if CELERY_BROKER_URL else {"celery.app.trace": {"level": "WARNING"}}),
     },
 }

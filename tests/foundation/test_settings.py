@@ -1,5 +1,6 @@
 """Settings come from the environment and fail loudly on a bad value."""
 
+import os
 import shutil
 import stat
 import subprocess
@@ -18,6 +19,7 @@ from evalproject.env import (
     env_rate,
     env_size,
 )
+from evalproject.local_secrets import local_secret_key
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
@@ -127,6 +129,8 @@ def test_a_fresh_clone_creates_a_user_and_token_with_no_variable_set(fresh_clone
     again = _manage("create_api_token", "x", cwd=fresh_clone)
     assert again.returncode == 0, again.stderr
     assert secret_key.read_text() == first_key
+    superuser = _manage("createsuperuser", "--noinput", "--username", "root", "--email", "", cwd=fresh_clone)
+    assert superuser.returncode == 0, superuser.stderr
 
 
 def test_the_secret_key_file_is_ignored_by_git():
@@ -151,6 +155,8 @@ def test_the_team_server_mode_still_requires_a_secret_key(tmp_path):
         ("UPLOAD_MAX_BYTES", "12Q"),
         ("SECURE_HSTS_SECONDS", "a year"),
         ("CSRF_TRUSTED_ORIGINS", "eval.example.org"),
+        ("CACHE_URL", "memcached://127.0.0.1:11211"),
+        ("LOG_LEVEL", "LOUD"),
     ],
 )
 def test_a_bad_value_stops_manage_py_with_one_line_naming_the_variable(variable, value):
@@ -184,3 +190,40 @@ def test_a_bad_value_stops_the_worker_and_the_web_server_with_one_line(command):
     assert errors == [
         "configuration error: DEBUG='maybe' is not a boolean; use 1/0, true/false, yes/no or on/off"
     ]
+
+
+def test_a_bad_value_stops_scripts_demo_with_one_line_naming_it():
+    result = subprocess.run(
+        ["scripts/demo", "--no-serve"],
+        env={**os.environ, "DEBUG": "maybe"},
+        capture_output=True,
+        text=True,
+        cwd=PROJECT_ROOT,
+        timeout=300,
+    )
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert [line for line in result.stderr.splitlines() if "DEBUG" in line] == [
+        "configuration error: DEBUG='maybe' is not a boolean; use 1/0, true/false, yes/no or on/off"
+    ]
+
+
+def test_the_embedded_default_serves_this_machine_without_debug(fresh_clone):
+    shown = _manage(
+        "shell", "-c", "from django.conf import settings; print(settings.DEBUG, settings.ALLOWED_HOSTS)",
+        cwd=fresh_clone,
+    )  # fmt: skip
+    assert shown.stdout.strip().splitlines()[-1] == "False ['127.0.0.1', 'localhost', '[::1]']", shown.stderr
+
+
+def test_an_unwritable_project_folder_asks_for_a_secret_key_in_one_line(tmp_path):
+    not_a_folder = tmp_path / "project"
+    not_a_folder.write_text("")  # as unusable as a read-only folder, even for root
+    with pytest.raises(ImproperlyConfigured, match="cannot be created .*; set SECRET_KEY"):
+        local_secret_key(not_a_folder / ".local-secrets")
+
+
+def test_the_local_secret_key_is_made_once_and_read_back(tmp_path):
+    first = local_secret_key(tmp_path / ".local-secrets")
+    assert len(first) >= 50
+    assert local_secret_key(tmp_path / ".local-secrets") == first

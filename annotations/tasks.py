@@ -4,6 +4,7 @@ transient database error; `run_job_task` is that skeleton, shared by every app's
 from __future__ import annotations
 
 import logging
+import os
 import socket
 import time
 from collections.abc import Callable
@@ -24,6 +25,9 @@ from annotations.services.jobs import (
 )
 
 logger = logging.getLogger("annotations.jobs")
+
+# Test hook: seconds to sleep between reading and writing, so a test can break an import in the middle.
+IMPORT_DELAY_ENV = "EVALPROJECT_TEST_IMPORT_DELAY"
 
 # Backoff between retries after a database error, capped: a restart takes seconds, a failover a minute.
 RETRY_BACKOFF_MAX_SECONDS = 30
@@ -88,7 +92,16 @@ def _fail_unreachable(job_id: int, claim_token: str | None, retries: int) -> str
 @shared_task(bind=True, name="annotations.import_job_run", max_retries=None)
 def import_job_run_task(self, job_id: int, resume_token: str | None = None) -> str:
     """Run an import job. Safe to deliver twice: the service claims the job before doing anything."""
-    return run_job_task(self, import_job_run, job_id=job_id, resume_token=resume_token)
+    delay = float(os.environ.get(IMPORT_DELAY_ENV) or 0)
+
+    def service(*, job_id: int, resume_token: str | None) -> str:
+        return import_job_run(
+            job_id=job_id,
+            resume_token=resume_token,
+            after_read=(lambda: time.sleep(delay)) if delay > 0 else None,
+        )
+
+    return run_job_task(self, service, job_id=job_id, resume_token=resume_token)
 
 
 job_kind_register(JobKind.IMPORT, task=import_job_run_task, on_retry=import_job_retry_check)

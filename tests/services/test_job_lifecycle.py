@@ -230,3 +230,18 @@ def test_costs_that_add_up_past_the_largest_float_leave_the_total_empty_with_a_w
     assert job["status"] == "succeeded", job["errors"]
     assert any(w["field"] == "cost_usd" and "largest number" in w["message"] for w in job["warnings"])
     assert alice_client.get(f"/api/v1/runs/{posted_run['id']}/").json()["totals"]["cost_usd"] is None
+
+
+def test_two_dispatchers_send_a_lost_job_once(
+    posted_run, alice_client, broker_down, monkeypatch, settings, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        job_id = alice_client.post(f"/api/v1/runs/{posted_run['id']}/finalize/").json()["job"]["id"]
+    sent = []
+    monkeypatch.setattr(score_run, "delay", lambda job_id: sent.append(job_id))
+    later = timezone.now() + timedelta(seconds=settings.JOB_DISPATCH_SECONDS + 1)
+
+    first, second = jobs_dispatch(now=later), jobs_dispatch(now=later)
+
+    assert (first.sent, second.sent, sent) == (1, 0, [job_id])
+    assert Job.objects.get(pk=job_id).enqueued_at == later

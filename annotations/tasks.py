@@ -12,7 +12,6 @@ from collections.abc import Callable
 from celery import shared_task
 from django.conf import settings
 from django.db import connection
-from django.utils import timezone
 
 from annotations.models import Job, JobKind, JobState
 from annotations.services.imports import import_job_retry_check, import_job_run
@@ -20,6 +19,7 @@ from annotations.services.jobs import (
     TRANSIENT_DATABASE_ERRORS,
     JobInterrupted,
     internal_error,
+    job_claim,
     job_finish,
     job_kind_register,
 )
@@ -34,12 +34,15 @@ RETRY_BACKOFF_MAX_SECONDS = 30
 
 
 @shared_task(name="annotations.job_heartbeat")
-def job_heartbeat(job_id: int) -> str:
-    """Mark a job done by this worker: proves end to end that a worker reaches the database."""
+def job_worker_probe(job_id: int) -> str:
+    """Finish a job in this worker: proves end to end that a worker reaches the database."""
     hostname = socket.gethostname()
-    Job.objects.filter(pk=job_id).update(
-        state=JobState.SUCCEEDED, result={"worker": hostname}, finished_at=timezone.now()
-    )
+    kind = Job.objects.filter(pk=job_id).values_list("kind", flat=True).first()
+    job = job_claim(job_id=job_id, kind=kind) if kind else None
+    if job is not None:
+        job_finish(
+            job_id=job_id, state=JobState.SUCCEEDED, claim_token=job.claim_token, result={"worker": hostname}
+        )
     return hostname
 
 

@@ -29,7 +29,7 @@ from annotations.models import (
 )
 from annotations.roles import Role
 from annotations.selectors.jobs import jobs_redacted
-from annotations.services.jobs import job_retry
+from annotations.services.jobs import job_retry, problem_dict
 
 
 class ViewOnlyAdmin(admin.ModelAdmin):
@@ -259,6 +259,10 @@ class JobAdmin(ViewOnlyAdmin):
 
 
 def _problems_text(problems: list) -> str:
-    return "\n".join(
-        str(ImportProblem(**problem)) if isinstance(problem, dict) else str(problem) for problem in problems
-    )
+    """One line per problem, with its place: `letters.jsonl:3, document 'd1': message`."""
+    lines = []
+    for problem in problems:
+        shaped = problem_dict(problem)
+        shaped["documents"] = tuple(shaped.get("documents", ()))
+        lines.append(str(ImportProblem(**shaped)))
+    return "\n".join(lines)

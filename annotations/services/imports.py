@@ -18,7 +18,7 @@ import json
 import logging
 import tempfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path, PurePath
 
 from django.conf import settings
@@ -124,10 +124,13 @@ def _label_map_overrides(label_map: str | bytes | dict | None) -> dict[str, str]
     return json.loads(raw)
 
 
-def import_job_run(*, job_id: int, resume_token: str | None = None) -> str:
+def import_job_run(
+    *, job_id: int, resume_token: str | None = None, after_read: Callable[[], None] | None = None
+) -> str:
     """Run an import job to its end; returns the job's final state, or "skipped" when not claimed.
 
     A database error propagates as JobInterrupted, for the task to retry (`run_job_task`).
+    `after_read` is called between reading the file and writing the gold (a test hook).
     """
     job = job_claim(job_id=job_id, kind=JobKind.IMPORT, resume_token=resume_token)
     if job is None:
@@ -135,7 +138,7 @@ def import_job_run(*, job_id: int, resume_token: str | None = None) -> str:
     progress = JobProgress(job.pk)
     with job_heartbeat(job), job_interruptible(job):
         try:
-            return _run(job, progress)
+            return _run(job, progress, after_read=after_read)
         except InputValidationError as error:
             _finish(job, JobState.FAILED, errors=as_problem_dicts(error.problems))
             return JobState.FAILED
@@ -164,7 +167,7 @@ def import_job_retry_check(job: Job) -> None:
         )
 
 
-def _run(job: Job, progress: JobProgress) -> str:
+def _run(job: Job, progress: JobProgress, *, after_read: Callable[[], None] | None) -> str:
     project = job.project
     params = job.params
     file_name = params.get("file_name") or Path(job.input_file.name).name
@@ -205,6 +208,8 @@ def _run(job: Job, progress: JobProgress) -> str:
                 limits=_archive_limits(),
                 progress=lambda done: progress.set(done, 0),
             )
+    if after_read is not None:
+        after_read()
     read_warnings = as_problem_dicts(gold.warnings)
     with transaction.atomic():
         outcome = gold_import(

@@ -92,7 +92,9 @@ def _fail_unreachable(job_id: int, claim_token: str | None, retries: int) -> str
     return JobState.FAILED
 
 
-@shared_task(bind=True, name="annotations.import_job_run", max_retries=None)
+# ignore_result: the job row holds the outcome. It also spares sending a subscription to the result
+# backend, which retries for 20 s when Redis is down; the API must answer at once.
+@shared_task(bind=True, name="annotations.import_job_run", max_retries=None, ignore_result=True)
 def import_job_run_task(self, job_id: int, resume_token: str | None = None) -> str:
     """Run an import job. Safe to deliver twice: the service claims the job before doing anything."""
     delay = float(os.environ.get(IMPORT_DELAY_ENV) or 0)

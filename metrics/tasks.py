@@ -17,7 +17,8 @@ from metrics.services.scoring import scoring_job_failed, scoring_job_retry_check
 DELAY_ENV = "EVALPROJECT_TEST_SCORING_DELAY"
 
 
-@shared_task(bind=True, name="metrics.score_run", max_retries=None)
+# ignore_result: the job row holds the outcome (see annotations.tasks.import_job_run_task).
+@shared_task(bind=True, name="metrics.score_run", max_retries=None, ignore_result=True)
 def score_run(self, job_id: int, resume_token: str | None = None) -> str:
     delay = float(os.environ.get(DELAY_ENV) or 0)
 

@@ -185,9 +185,9 @@ def _send(job_id: int, kind: str) -> bool:
         return True
     try:
         task.delay(job_id)
-    except Exception:
+    except Exception as error:
         # The broker is down (or refused): the job stays queued and the dispatcher sends it later.
-        logger.warning("job %s: could not send its task; the dispatcher will send it", job_id, exc_info=True)
+        logger.warning("job %s: could not send its task (%r); the dispatcher will send it", job_id, error)
         with contextlib.suppress(Exception):
             Job.objects.filter(pk=job_id, state=JobState.QUEUED).update(enqueued_at=None)
         return False

@@ -128,6 +128,8 @@ REST_FRAMEWORK = {
         "rest_framework.permissions.IsAuthenticated",
         "annotations.permissions.ReadOnlyTokenCannotWrite",
     ],
+    # JSON only (imports add multipart), through the parser that refuses what the database would.
+    "DEFAULT_PARSER_CLASSES": ["evalproject.api.BoundedJSONParser"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_PAGINATION_CLASS": "evalproject.pagination.KeysetPagination",

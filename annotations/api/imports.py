@@ -12,10 +12,12 @@ from rest_framework.views import APIView
 
 from annotations.api.common import PayloadTooLarge
 from annotations.api.jobs import JobOutputSerializer
+from annotations.models import GoldVersion
 from annotations.roles import Role
 from annotations.selectors import project_get_for_user
 from annotations.services import UploadTooLarge, import_job_create
 from annotations.services.gold_read import FORMATS
+from evalproject.validation import ChoiceField, JSONTextField
 
 # The request carries the file plus the form's other fields and boundaries: a file just under the
 # limit must not be refused for them. The file's own size is checked exactly once it is parsed.
@@ -27,13 +29,23 @@ class ImportCreateApi(APIView):
 
     class InputSerializer(serializers.Serializer):
         file = serializers.FileField(help_text=f"At most {settings.UPLOAD_MAX_BYTES} bytes.")
-        format = serializers.ChoiceField(choices=FORMATS, default="auto")
-        label_map = serializers.CharField(
-            required=False, allow_blank=True, help_text='JSON object {"raw label": "CANONICAL_TYPE"}.'
+        format = ChoiceField(choices=FORMATS, default="auto")
+        label_map = JSONTextField(
+            required=False,
+            allow_blank=True,
+            help_text='JSON object {"raw label": "CANONICAL_TYPE"}, merged over the default label map.',
         )
         annotator = serializers.CharField(
-            required=False, allow_blank=True, help_text="The INCEpTION user whose annotations are the gold."
+            required=False,
+            allow_blank=True,
+            max_length=GoldVersion._meta.get_field("annotator").max_length,
+            help_text="The INCEpTION user whose annotations are the gold.",
         )
+
+        def validate_label_map(self, value):
+            if value is not None and not isinstance(value, dict):
+                raise serializers.ValidationError('must be a JSON object {"raw label": "CANONICAL_TYPE"}')
+            return value
 
     @extend_schema(
         operation_id="imports_create",

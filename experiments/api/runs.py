@@ -14,18 +14,32 @@ from rest_framework.views import APIView
 from annotations.roles import Role
 from annotations.selectors import project_get_for_user
 from evalproject.pagination import KeysetPagination
+from evalproject.validation import MAX_JSON_DEPTH, json_problems, raise_json_problems
 from experiments.models import ExperimentRun, RunKind, RunSource
 from experiments.selectors import run_get_for_user, run_list
 from experiments.services import run_create
+from experiments.services.runs import run_config_parse
 
 
 class ConfigField(serializers.Field):
-    """The configuration as a JSON object or as YAML text."""
+    """The configuration as a JSON object or as YAML text; either must be storable as JSON."""
 
     def to_internal_value(self, data):
-        if data is None or isinstance(data, (dict, str)):
+        if data is None:
             return data
-        raise serializers.ValidationError("must be an object or YAML text")
+        if isinstance(data, str):
+            try:
+                config, _ = run_config_parse(data)
+            except RecursionError:
+                raise serializers.ValidationError(
+                    f"the YAML is nested deeper than {MAX_JSON_DEPTH} levels"
+                ) from None
+        elif isinstance(data, dict):
+            config = data
+        else:
+            raise serializers.ValidationError("must be an object or YAML text")
+        raise_json_problems(json_problems(config))
+        return data
 
     def to_representation(self, value):
         return value

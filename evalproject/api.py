@@ -1,16 +1,17 @@
-"""API-wide pieces: the exception handler and the JSON parser every JSON body goes through."""
+"""API-wide pieces: the exception handler, and the base view and schema that declare each operation's
+query parameters once. The JSON parser is in `evalproject.parsers`."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from django.core.exceptions import ValidationError as DjangoValidationError
-from rest_framework import serializers, status
-from rest_framework.exceptions import ParseError
-from rest_framework.parsers import JSONParser, get_encoding
+from drf_spectacular.openapi import AutoSchema
+from drf_spectacular.utils import OpenApiParameter
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
-
-from evalproject.validation import JsonProblem, json_loads_checked
 
 
 def exception_handler(exc, context):
@@ -21,45 +22,57 @@ def exception_handler(exc, context):
     return drf_exception_handler(exc, context)
 
 
-class InvalidJSONBody(ParseError):
-    """A JSON body the database could not store: 400 with `errors`, each naming the field (a path from
-    the body's root) and, inside a document, its `document_id`."""
-
-    status_code = status.HTTP_400_BAD_REQUEST
-    default_code = "invalid_json"
-
-    def __init__(self, problems: list[JsonProblem]):
-        message = "The JSON body cannot be stored: " + "; ".join(
-            f"{problem.path or '(body)'}: {problem.message}" for problem in problems[:3]
-        )
-        super().__init__(detail=message, code=self.default_code)
-        self.detail = {
-            "detail": message,
-            "code": self.default_code,
-            "errors": [problem.as_dict() for problem in problems],
-        }
+PAGE_PARAMETERS = [
+    OpenApiParameter("cursor", str, description="Opaque cursor from `next` or `previous`."),
+    OpenApiParameter("page_size", int, description="Rows per page, up to 1,000 (default 100)."),
+]
 
 
-class BoundedJSONParser(JSONParser):
-    """DRF's JSON parser, refusing with a 400 what the database would refuse with a 500.
+class ApiView(APIView):
+    """The base of every API view: the query parameters a method takes are declared once, and drive
+    both the check here and the OpenAPI description (`ApiSchema`).
 
-    NaN and Infinity are read (rather than refused as DRF does) so that the 400 can name where they are,
-    like 1e309, which reads as an infinity. A document too deep for `json.loads` (RecursionError) is
-    a 400 naming the path where it passed MAX_JSON_DEPTH.
+    `query_serializers` maps a method ("get") to the serializer of its query parameters; `paginated_methods`
+    names the methods that answer a keyset page (they also take `cursor` and `page_size`). A query
+    parameter a method does not declare answers 400 listing those it does: a misspelt filter would
+    otherwise return every row.
     """
 
-    def parse(self, stream, media_type=None, parser_context=None) -> Any:
-        if stream is None:
-            return {}
-        encoding = get_encoding(parser_context or {})
-        try:
-            text = stream.read().decode(encoding)
-        except (UnicodeDecodeError, LookupError) as error:
-            raise ParseError(f"JSON parse error - the body is not {encoding} text: {error}") from None
-        try:
-            data, problems = json_loads_checked(text)
-        except ValueError as error:
-            raise ParseError(f"JSON parse error - {error}") from None
-        if problems:
-            raise InvalidJSONBody(problems)
-        return data
+    query_serializers: ClassVar[dict[str, type[serializers.Serializer]]] = {}
+    paginated_methods: ClassVar[tuple[str, ...]] = ()
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)
+        method = "get" if request.method == "HEAD" else request.method.lower()
+        known = set(query_parameter_names(type(self), method))
+        unknown = sorted(set(request.query_params) - known)
+        if unknown:
+            expected = ", ".join(sorted(known)) or "none"
+            raise serializers.ValidationError(
+                {name: [f"unknown query parameter; this operation takes: {expected}."] for name in unknown}
+            )
+
+
+def query_parameter_names(view_class: type, method: str) -> list[str]:
+    """The query parameters `method` of `view_class` declares."""
+    names = []
+    serializer_class = getattr(view_class, "query_serializers", {}).get(method)
+    if serializer_class is not None:
+        names.extend(serializer_class().fields)
+    if method in getattr(view_class, "paginated_methods", ()):
+        names.extend(parameter.name for parameter in PAGE_PARAMETERS)
+    return names
+
+
+class ApiSchema(AutoSchema):
+    """drf-spectacular's schema, plus the query parameters each `ApiView` method declares."""
+
+    def get_override_parameters(self) -> list:
+        parameters = list(super().get_override_parameters())
+        method = self.method.lower()
+        serializer_class = getattr(self.view, "query_serializers", {}).get(method)
+        if serializer_class is not None:
+            parameters.insert(0, serializer_class)
+        if method in getattr(self.view, "paginated_methods", ()):
+            parameters.extend(PAGE_PARAMETERS)
+        return parameters

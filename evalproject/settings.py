@@ -129,8 +129,8 @@ REST_FRAMEWORK = {
         "annotations.permissions.ReadOnlyTokenCannotWrite",
     ],
     # JSON only (imports add multipart), through the parser that refuses what the database would.
-    "DEFAULT_PARSER_CLASSES": ["evalproject.api.BoundedJSONParser"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_PARSER_CLASSES": ["evalproject.parsers.BoundedJSONParser"],
+    "DEFAULT_SCHEMA_CLASS": "evalproject.api.ApiSchema",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_PAGINATION_CLASS": "evalproject.pagination.KeysetPagination",
     "PAGE_SIZE": 100,

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from django.conf import settings
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from annotations.api.common import PayloadTooLarge
 from annotations.api.jobs import JobOutputSerializer
@@ -17,6 +16,7 @@ from annotations.roles import Role
 from annotations.selectors import project_get_for_user
 from annotations.services import UploadTooLarge, import_job_create
 from annotations.services.gold_read import FORMATS
+from evalproject.api import ApiView
 from evalproject.validation import ChoiceField, JSONTextField
 
 # The request carries the file plus the form's other fields and boundaries: a file just under the
@@ -24,12 +24,18 @@ from evalproject.validation import ChoiceField, JSONTextField
 FORM_ALLOWANCE_BYTES = 64 * 1024
 
 
-class ImportCreateApi(APIView):
+class ImportCreateApi(ApiView):
     parser_classes = [MultiPartParser, FormParser]
 
     class InputSerializer(serializers.Serializer):
-        file = serializers.FileField(help_text=f"At most {settings.UPLOAD_MAX_BYTES} bytes.")
-        format = ChoiceField(choices=FORMATS, default="auto")
+        file = serializers.FileField(
+            help_text=f"The gold or prompt file, or a zip of them; at most {settings.UPLOAD_MAX_BYTES} bytes."
+        )
+        format = ChoiceField(
+            choices=FORMATS,
+            default="auto",
+            help_text="`auto` tells JSONL, INCEpTION CAS JSON, EPPI JSON and the prompt CSV apart by content.",
+        )
         label_map = JSONTextField(
             required=False,
             allow_blank=True,
@@ -51,6 +57,13 @@ class ImportCreateApi(APIView):
         operation_id="imports_create",
         request={"multipart/form-data": InputSerializer},
         responses={202: JobOutputSerializer},
+        examples=[
+            OpenApiExample(
+                "Span gold as JSONL, with a label of its own",
+                value={"file": "letters.jsonl", "format": "jsonl", "label_map": '{"patient": "PERSON_NAME"}'},
+                request_only=True,
+            )
+        ],
     )
     def post(self, request: Request, slug: str) -> Response:
         """Import gold (JSONL, CAS, EPPI) or the attribute schema (prompt CSV). Annotators and up."""

@@ -146,6 +146,12 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # One name per choice set that several serializers share.
+    "ENUM_NAME_OVERRIDES": {
+        "RunKindEnum": "experiments.models.RunKind",
+        "RunSourceEnum": "experiments.models.RunSource",
+        "RunStatusEnum": "experiments.models.RunStatus",
+    },
 }
 
 LOGGING = {

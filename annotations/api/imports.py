@@ -27,7 +27,7 @@ FORM_ALLOWANCE_BYTES = 64 * 1024
 class ImportCreateApi(ApiView):
     parser_classes = [MultiPartParser, FormParser]
 
-    class InputSerializer(serializers.Serializer):
+    class ImportInputSerializer(serializers.Serializer):
         file = serializers.FileField(
             help_text=f"The gold or prompt file, or a zip of them; at most {settings.UPLOAD_MAX_BYTES} bytes."
         )
@@ -55,13 +55,14 @@ class ImportCreateApi(ApiView):
 
     @extend_schema(
         operation_id="imports_create",
-        request={"multipart/form-data": InputSerializer},
+        request={"multipart/form-data": ImportInputSerializer},
         responses={202: JobOutputSerializer},
         examples=[
             OpenApiExample(
                 "Span gold as JSONL, with a label of its own",
                 value={"file": "letters.jsonl", "format": "jsonl", "label_map": '{"patient": "PERSON_NAME"}'},
                 request_only=True,
+                media_type="multipart/form-data",
             )
         ],
     )
@@ -76,7 +77,7 @@ class ImportCreateApi(ApiView):
                 and content_length > settings.UPLOAD_MAX_BYTES + FORM_ALLOWANCE_BYTES
             ):
                 raise UploadTooLarge(content_length)
-            serializer = self.InputSerializer(data=request.data)
+            serializer = self.ImportInputSerializer(data=request.data)
             serializer.is_valid(raise_exception=True)
             data = serializer.validated_data
             job = import_job_create(

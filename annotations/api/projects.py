@@ -109,7 +109,9 @@ class ProjectListCreateApi(ApiView):
     class CreateInputSerializer(serializers.Serializer):
         name = serializers.CharField(max_length=200, help_text="A name for people.")
         slug = serializers.SlugField(max_length=100, help_text="The project's id in URLs; unique.")
-        description = serializers.CharField(required=False, allow_blank=True, default="")
+        description = serializers.CharField(
+            required=False, allow_blank=True, default="", help_text="What the project evaluates, for people."
+        )
         settings = SettingsSerializer(
             required=False, help_text="Scoring settings; omitted ones keep defaults."
         )
@@ -196,7 +198,9 @@ class ProjectListCreateApi(ApiView):
 class ProjectDetailApi(ApiView):
     class UpdateInputSerializer(serializers.Serializer):
         name = serializers.CharField(max_length=200, required=False, help_text="A name for people.")
-        description = serializers.CharField(required=False, allow_blank=True)
+        description = serializers.CharField(
+            required=False, allow_blank=True, help_text="What the project evaluates, for people."
+        )
         settings = SettingsSerializer(required=False, help_text="Merged over the current settings.")
         strategy = ChoiceField(
             choices=EvaluationStrategy.values,

@@ -14,7 +14,7 @@ from rest_framework.response import Response
 
 from annotations.roles import Role
 from evalproject.api import ApiView
-from evalproject.validation import text_problem
+from evalproject.validation import ChoiceField, text_problem
 from experiments.models import IdempotencyKey
 from experiments.prediction_batches import MAX_DOCUMENTS_PER_BATCH
 from experiments.selectors import run_get_for_user
@@ -33,7 +33,7 @@ class PredictionProblemOutput(serializers.Serializer):
 
 class PostedDocumentOutput(serializers.Serializer):
     document_id = serializers.CharField()
-    status = serializers.ChoiceField(choices=["created", "unchanged", "replaced"])
+    status = ChoiceField(choices=["created", "unchanged", "replaced"])
 
 
 class PredictionCountsOutput(serializers.Serializer):
@@ -75,7 +75,7 @@ ATTRIBUTE_EXAMPLE = {
 
 
 class PredictionsApi(ApiView):
-    class InputSerializer(serializers.Serializer):
+    class PredictionBatchInputSerializer(serializers.Serializer):
         # Each document is checked by the prediction readers in the service, so every problem of every
         # document is reported at once with its index; here only the envelope.
         documents = serializers.ListField(
@@ -87,16 +87,16 @@ class PredictionsApi(ApiView):
             "optional `status`, `error`, `input_tokens`, `output_tokens`, `cost_usd`, `timings`.",
         )
 
-    class QuerySerializer(serializers.Serializer):
+    class PredictionQuerySerializer(serializers.Serializer):
         replace = serializers.BooleanField(
             default=False, help_text="Replace documents posted before with other content (else 409)."
         )
 
-    query_serializers = {"post": QuerySerializer}
+    query_serializers = {"post": PredictionQuerySerializer}
 
     @extend_schema(
         operation_id="predictions_create",
-        request=InputSerializer,
+        request=PredictionBatchInputSerializer,
         parameters=[
             OpenApiParameter(
                 IDEMPOTENCY_HEADER,
@@ -115,9 +115,9 @@ class PredictionsApi(ApiView):
         """Post a batch of predictions, checked whole and stored whole or not at all (400 lists every
         problem by document). Pipelines and managers."""
         run = run_get_for_user(user=request.user, run_id=run_id, required=Role.PIPELINE)
-        query = self.QuerySerializer(data=request.query_params)
+        query = self.PredictionQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
-        data = self.InputSerializer(data=request.data)
+        data = self.PredictionBatchInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         key = request.headers.get(IDEMPOTENCY_HEADER) or None
         why = None if key is None else text_problem(key, max_length=IDEMPOTENCY_KEY_MAX_LENGTH)

@@ -135,13 +135,13 @@ class RunDetailOutput(RunOutput):
 
 
 class RunListCreateApi(ApiView):
-    class InputSerializer(serializers.Serializer):
+    class RunCreateInputSerializer(serializers.Serializer):
         name = serializers.CharField(max_length=200, help_text="A name for people; need not be unique.")
         kind = ChoiceField(
-            choices=RunKind.values, help_text="`spans` (de-identification) or `attributes` (data extraction)."
+            choices=RunKind.choices, help_text="`spans` (de-identification) or `attributes` (data extraction)."
         )
         source = ChoiceField(
-            choices=RunSource.values,
+            choices=RunSource.choices,
             default=RunSource.LLM,
             help_text="`llm` for a pipeline; `human` for a second annotator, scored the same way.",
         )
@@ -175,8 +175,8 @@ class RunListCreateApi(ApiView):
         )
 
     class FilterSerializer(serializers.Serializer):
-        kind = ChoiceField(choices=RunKind.values, required=False, help_text="Only runs of this kind.")
-        status = ChoiceField(choices=RunStatus.values, required=False, help_text="Only runs in this status.")
+        kind = ChoiceField(choices=RunKind.choices, required=False, help_text="Only runs of this kind.")
+        status = ChoiceField(choices=RunStatus.choices, required=False, help_text="Only runs in this status.")
 
     class Pagination(KeysetPagination):
         ordering = "-id"
@@ -197,7 +197,7 @@ class RunListCreateApi(ApiView):
 
     @extend_schema(
         operation_id="runs_create",
-        request=InputSerializer,
+        request=RunCreateInputSerializer,
         responses={201: RunDetailOutput},
         examples=[
             OpenApiExample(
@@ -227,7 +227,7 @@ class RunListCreateApi(ApiView):
     def post(self, request: Request, slug: str) -> Response:
         """Create an open run; post its predictions, then finalize it. Pipelines and managers."""
         project = project_get_for_user(user=request.user, slug=slug, required=Role.PIPELINE)
-        data = self.InputSerializer(data=request.data)
+        data = self.RunCreateInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         run = run_create(project=project, user=request.user, **data.validated_data)
         return Response(RunDetailOutput(run).data, status=status.HTTP_201_CREATED)

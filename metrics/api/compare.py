@@ -55,7 +55,7 @@ class RunComparisonOutput(serializers.Serializer):
 
 
 class RunCompareApi(ApiView):
-    class QuerySerializer(serializers.Serializer):
+    class CompareQuerySerializer(serializers.Serializer):
         a = serializers.IntegerField(min_value=1, max_value=BIGINTEGER_MAX, help_text="The baseline run.")
         b = serializers.IntegerField(
             min_value=1, max_value=BIGINTEGER_MAX, help_text="The run compared to it."
@@ -86,12 +86,12 @@ class RunCompareApi(ApiView):
                 raise serializers.ValidationError("must be between 0 and 1 (exclusive)")
             return value
 
-    query_serializers = {"get": QuerySerializer}
+    query_serializers = {"get": CompareQuerySerializer}
 
     @extend_schema(operation_id="runs_compare", responses=RunComparisonOutput)
     def get(self, request: Request) -> Response:
         """Compare two scored runs of one project on the same gold version. Every member from viewer up."""
-        query = self.QuerySerializer(data=request.query_params)
+        query = self.CompareQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         data = query.validated_data
         run_a = run_get_for_user(user=request.user, run_id=data["a"])

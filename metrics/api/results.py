@@ -188,14 +188,12 @@ class RunComparisonApi(ApiView):
             help_text="`csv` streams every matching row as the comparison export, unpaginated.",
         )
 
-        def validate_match_status(self, value: str) -> str:
-            kind = self.context["kind"]
-            if value not in MATCH_STATUSES[kind]:
-                expected = ", ".join(status or '""' for status in MATCH_STATUSES[kind])
-                raise serializers.ValidationError(
-                    f'"{value}" is not a match status of a {kind} run; expected one of: {expected}.'
-                )
-            return value
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            # The valid statuses, and the error listing them, are those of the run's kind.
+            kind = self.context.get("kind")
+            if kind is not None:
+                self.fields["match_status"].choices = MATCH_STATUSES[kind]
 
     class Pagination(KeysetPagination):
         ordering = "id"

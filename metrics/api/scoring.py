@@ -14,7 +14,7 @@ from experiments.selectors import run_get_for_user
 from metrics.services import scoring_request
 
 
-class JobOutput(serializers.ModelSerializer):
+class ScoringJobOutput(serializers.ModelSerializer):
     class Meta:
         model = Job
         fields = ["id", "kind", "state", "progress_done", "progress_total", "params", "created_at"]
@@ -22,7 +22,7 @@ class JobOutput(serializers.ModelSerializer):
 
 class ScoringRequestOutput(serializers.Serializer):
     run = serializers.IntegerField()
-    job = JobOutput(help_text="The scoring job; follow it at job_url until it succeeds or fails.")
+    job = ScoringJobOutput(help_text="The scoring job; follow it at job_url until it succeeds or fails.")
     job_url = serializers.CharField()
 
 
@@ -73,5 +73,5 @@ class RunRescoreApi(ApiView):
 
 def _accepted(run_id: int, job: Job) -> Response:
     job.refresh_from_db()  # in-process tasks (the embedded default) have already run it
-    body = {"run": run_id, "job": JobOutput(job).data, "job_url": f"/api/v1/jobs/{job.pk}/"}
+    body = {"run": run_id, "job": ScoringJobOutput(job).data, "job_url": f"/api/v1/jobs/{job.pk}/"}
     return Response(body, status=status.HTTP_202_ACCEPTED)

@@ -130,6 +130,10 @@ REST_FRAMEWORK = {
     ],
     # JSON only (imports add multipart), through the parser that refuses what the database would.
     "DEFAULT_PARSER_CLASSES": ["evalproject.parsers.BoundedJSONParser"],
+    "DEFAULT_RENDERER_CLASSES": [
+        "evalproject.renderers.JSONAnswerRenderer",
+        "rest_framework.renderers.BrowsableAPIRenderer",
+    ],
     "DEFAULT_SCHEMA_CLASS": "evalproject.api.ApiSchema",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_PAGINATION_CLASS": "evalproject.pagination.KeysetPagination",

@@ -138,7 +138,8 @@ class RunListCreateApi(ApiView):
     class RunCreateInputSerializer(serializers.Serializer):
         name = serializers.CharField(max_length=200, help_text="A name for people; need not be unique.")
         kind = ChoiceField(
-            choices=RunKind.choices, help_text="`spans` (de-identification) or `attributes` (data extraction)."
+            choices=RunKind.choices,
+            help_text="`spans` (de-identification) or `attributes` (data extraction).",
         )
         source = ChoiceField(
             choices=RunSource.choices,

@@ -9,13 +9,14 @@ from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers
-from rest_framework.renderers import BaseRenderer, JSONRenderer
+from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from annotations.api.common import paginated
 from evalproject.api import ApiView
 from evalproject.pagination import KeysetPagination
+from evalproject.renderers import JSONAnswerRenderer
 from evalproject.validation import BIGINTEGER_MAX, ChoiceField
 from experiments.models import RunKind
 from experiments.selectors import run_get_for_user
@@ -198,7 +199,7 @@ class RunComparisonApi(ApiView):
     class Pagination(KeysetPagination):
         ordering = "id"
 
-    renderer_classes = [JSONRenderer, CSVRenderer]
+    renderer_classes = [JSONAnswerRenderer, CSVRenderer]
     query_serializers = {"get": FilterSerializer}
     paginated_methods = ("get",)
 

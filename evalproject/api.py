@@ -44,6 +44,8 @@ class ApiView(APIView):
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)
         method = "get" if request.method == "HEAD" else request.method.lower()
+        if not hasattr(self, method):
+            return  # the method is not allowed: that (405) is the answer, whatever the parameters
         known = set(query_parameter_names(type(self), method))
         unknown = sorted(set(request.query_params) - known)
         if unknown:

@@ -16,10 +16,12 @@ from hypothesis import strategies as st
 
 from annotations.models import Document, EvaluationStrategy, Membership, Project, ProjectPhase
 from annotations.roles import Role
+from experiments.models import ExperimentRun
 from tests.api.runs_support import (
     EXTRACTION,
     SPANS,
     create_run,
+    finalize,
     load_extraction_gold,
     load_span_gold,
     post_documents,
@@ -109,8 +111,7 @@ gate_check = objects_with(
     }
 )
 
-# (method, URL, the body's fields) of every JSON write endpoint; {span_run} and {attribute_run} are
-# filled in with the runs the fixture makes.
+# (method, URL, the body's fields) of every JSON write endpoint; the runs are those of the fixture.
 ENDPOINTS = {
     "projects_create": (
         "post",
@@ -181,17 +182,23 @@ ENDPOINTS = {
     "splits_accept": ("post", "/api/v1/projects/split/splits/accept/", {"reason": texts}),
     "splits_reject": ("post", "/api/v1/projects/split/splits/reject/", {"reason": texts}),
     "runs_finalize": ("post", "/api/v1/runs/{attribute_run}/finalize/", {"allow_empty": json_values}),
-    "runs_rescore": ("post", "/api/v1/runs/{span_run}/rescore/", {}),
-    "runs_gate": ("post", "/api/v1/runs/{attribute_run}/gate/", {"checks": st.lists(gate_check, max_size=3)}),
+    "runs_rescore": ("post", "/api/v1/runs/{scored_run}/rescore/", {}),
+    "runs_gate": ("post", "/api/v1/runs/{scored_run}/gate/", {"checks": st.lists(gate_check, max_size=3)}),
 }
 
 
 @pytest.fixture
-def runs(project, alice, alice_client) -> dict[str, int]:
-    """An attribute run and a span run with predictions in alice's project, and a dev_val_test project."""
+def runs(project, alice, alice_client, django_capture_on_commit_callbacks) -> dict[str, int]:
+    """In alice's project: an open attribute run and an open span run with predictions, and a scored
+    attribute run; and a dev_val_test project, `split`, with six documents."""
     load_extraction_gold(project)
+    predictions = read_jsonl(EXTRACTION / "llm.jsonl")
+    scored_run = create_run(alice_client, prompts=prompts_as_run_prompts())
+    post_documents(alice_client, scored_run["id"], predictions)
+    with django_capture_on_commit_callbacks(execute=True):
+        finalize(alice_client, scored_run["id"])
     attribute_run = create_run(alice_client, prompts=prompts_as_run_prompts())
-    post_documents(alice_client, attribute_run["id"], read_jsonl(EXTRACTION / "llm.jsonl"))
+    post_documents(alice_client, attribute_run["id"], predictions)
     load_span_gold(project)
     span_run = create_run(alice_client, kind="spans")
     post_documents(alice_client, span_run["id"], read_jsonl(SPANS / "spans_predictions.jsonl"))
@@ -205,7 +212,12 @@ def runs(project, alice, alice_client) -> dict[str, int]:
     Membership.objects.create(project=split, user=alice, role=Role.MANAGER)
     for number in range(6):
         Document.objects.create(project=split, external_id=f"s-{number}", text=f"Letter {number}.")
-    return {"attribute_run": attribute_run["id"], "span_run": span_run["id"]}
+    return {
+        "attribute_run": attribute_run["id"],
+        "span_run": span_run["id"],
+        "scored_run": scored_run["id"],
+        "scoring_job": ExperimentRun.objects.get(pk=scored_run["id"]).scoring_job_id,
+    }
 
 
 def json_text(value) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiExample, extend_schema
+from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -70,10 +70,21 @@ class ProjectOutputSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
 
 
-class ProjectDetailOutputSerializer(ProjectOutputSerializer):
-    attributes = serializers.SerializerMethodField()
-    entity_types = serializers.SerializerMethodField()
+class AttributeOutputSerializer(serializers.Serializer):
+    attribute_id = serializers.CharField()
+    label = serializers.CharField()
+    type = serializers.CharField(help_text="BOOL, STRING, INTEGER, FLOAT, LIST or DICT.")
+    prompt = serializers.CharField()
+    scored = serializers.BooleanField(help_text="False for an attribute without a prompt.")
 
+
+class ProjectDetailOutputSerializer(ProjectOutputSerializer):
+    attributes = serializers.SerializerMethodField(help_text="The attribute schema (data extraction).")
+    entity_types = serializers.SerializerMethodField(
+        help_text="The canonical span types of the schema and of the current span gold."
+    )
+
+    @extend_schema_field(AttributeOutputSerializer(many=True))
     def get_attributes(self, project) -> list[dict]:
         return [
             {

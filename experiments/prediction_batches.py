@@ -21,14 +21,17 @@ from annotations.importers.extraction_predictions import read_predictions_jsonl
 from annotations.importers.labels import LabelMap, LabelResolver
 from annotations.importers.span_jsonl import iter_jsonl_documents
 from annotations.importers.span_types import SpanAnnotation
+from annotations.models import Attribute, Document
 from evalproject.validation import INTEGER_MAX, text_problem
+from experiments.models import PredictedSpan
 from metrics.engine.attributes.types import PredictionDocument
 
 MAX_DOCUMENTS_PER_BATCH = 1000
-# Column lengths of what a batch stores (Document.external_id, PredictedSpan.entity_type, Attribute.attribute_id).
-DOCUMENT_ID_MAX_LENGTH = 255
-ENTITY_TYPE_MAX_LENGTH = 100
-ATTRIBUTE_ID_MAX_LENGTH = 100
+# Column lengths of what a batch stores. A posted `entity_type` is the raw label (its canonical type is
+# one of the label map's, or OTHER_PII).
+DOCUMENT_ID_MAX_LENGTH = Document._meta.get_field("external_id").max_length
+LABEL_MAX_LENGTH = PredictedSpan._meta.get_field("label").max_length
+ATTRIBUTE_ID_MAX_LENGTH = Attribute._meta.get_field("attribute_id").max_length
 # Per document. A run's totals add these up over its documents into one BIGINT (tokens) or float
 # (cost, seconds): far above any real document, and low enough that millions of them still add up
 # within the column, and that no sum of finite floats overflows to infinity.
@@ -151,9 +154,7 @@ def _document_column_problems(document: Mapping[str, Any]) -> list[tuple[str, st
         for position, entity in enumerate(entities):
             if isinstance(entity, Mapping):
                 prefix = f"entities[{position}]"
-                problems.append(
-                    _text(f"{prefix}.entity_type", entity.get("entity_type"), ENTITY_TYPE_MAX_LENGTH)
-                )
+                problems.append(_text(f"{prefix}.entity_type", entity.get("entity_type"), LABEL_MAX_LENGTH))
                 problems.append(_number(f"{prefix}.start", entity.get("start"), INTEGER_MAX))
                 problems.append(_number(f"{prefix}.end", entity.get("end"), INTEGER_MAX))
     annotations = document.get("annotations")

@@ -2,7 +2,6 @@
 
 from django.urls import path
 
-from annotations.api.documents import DocumentListApi
 from annotations.api.imports import ImportCreateApi
 from annotations.api.jobs import JobDetailApi, JobRetryApi, ProjectJobListApi
 from annotations.api.members import MemberListUpsertApi
@@ -12,7 +11,6 @@ urlpatterns = [
     path("projects/", ProjectListCreateApi.as_view(), name="project-list"),
     path("projects/<slug:slug>/", ProjectDetailApi.as_view(), name="project-detail"),
     path("projects/<slug:slug>/members/", MemberListUpsertApi.as_view(), name="project-members"),
-    path("projects/<slug:slug>/documents/", DocumentListApi.as_view(), name="project-documents"),
     path("projects/<slug:slug>/imports/", ImportCreateApi.as_view(), name="project-imports"),
     path("projects/<slug:slug>/jobs/", ProjectJobListApi.as_view(), name="project-jobs"),
     path("jobs/<int:job_id>/", JobDetailApi.as_view(), name="job-detail"),

@@ -170,7 +170,13 @@ REST_FRAMEWORK = {
         "rest_framework.permissions.IsAuthenticated",
         "annotations.permissions.ReadOnlyTokenCannotWrite",
     ],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # JSON only (imports add multipart), through the parser that refuses what the database would.
+    "DEFAULT_PARSER_CLASSES": ["evalproject.parsers.BoundedJSONParser"],
+    "DEFAULT_RENDERER_CLASSES": [
+        "evalproject.renderers.JSONAnswerRenderer",
+        "rest_framework.renderers.BrowsableAPIRenderer",
+    ],
+    "DEFAULT_SCHEMA_CLASS": "evalproject.api.ApiSchema",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_PAGINATION_CLASS": "evalproject.pagination.KeysetPagination",
     "PAGE_SIZE": 100,
@@ -186,6 +192,12 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # One name per choice set that several serializers share.
+    "ENUM_NAME_OVERRIDES": {
+        "RunKindEnum": "experiments.models.RunKind",
+        "RunSourceEnum": "experiments.models.RunSource",
+        "RunStatusEnum": "experiments.models.RunStatus",
+    },
 }
 
 # --- Deployment hardening (ops) ------------------------------------------------------------------

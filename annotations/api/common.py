@@ -4,14 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from drf_spectacular.utils import OpenApiParameter, inline_serializer
+from drf_spectacular.utils import inline_serializer
 from rest_framework import serializers, status
 from rest_framework.exceptions import APIException
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from evalproject.api import PAGE_PARAMETERS
 from evalproject.pagination import KeysetPagination
+
+__all__ = ["PAGE_PARAMETERS", "PayloadTooLarge", "paginated", "paginated_response"]
 
 
 class PayloadTooLarge(APIException):
@@ -52,9 +55,3 @@ def paginated(serializer_class: type[serializers.Serializer], name: str) -> seri
             "results": serializer_class(many=True),
         },
     )
-
-
-PAGE_PARAMETERS = [
-    OpenApiParameter("cursor", str, description="Opaque cursor from `next` or `previous`."),
-    OpenApiParameter("page_size", int, description="Rows per page, up to 1,000 (default 100)."),
-]

@@ -31,7 +31,7 @@ from annotations.services.jobs import (
     job_heartbeat,
     job_interruptible,
 )
-from experiments.models import ExperimentRun, RunKind, RunStage, RunStatus
+from experiments.models import ExperimentRun, RunDocument, RunKind, RunStage, RunStatus
 from experiments.splits import (
     SplitRuleViolation,
     split_check_can_score,
@@ -51,10 +51,13 @@ DEFAULT_CHUNK_DOCUMENTS = 500
 
 
 @transaction.atomic
-def scoring_request(*, run: ExperimentRun, user: AbstractBaseUser | None, rescore: bool = False) -> Job:
+def scoring_request(
+    *, run: ExperimentRun, user: AbstractBaseUser | None, rescore: bool = False, allow_empty: bool = False
+) -> Job:
     """Close the run (finalize) or ask for a new scoring (rescore) and queue the scoring job.
 
-    Finalize takes an open run; rescore a scored or failed one (after a gold or settings change; the
+    Finalize takes an open run with predictions, or without any when `allow_empty` (every gold item
+    then counts as missed); rescore a scored or failed one (after a gold or settings change; the
     earlier scorings stay readable). The gold version is fixed now, in the job's parameters.
     Raises ScoringNotAllowed or SplitRuleViolation (409).
     """
@@ -74,6 +77,14 @@ def scoring_request(*, run: ExperimentRun, user: AbstractBaseUser | None, rescor
             f"Project {run.project.slug!r} has no {run.kind} gold yet: import gold, then finalize.",
             details={"run": run.pk, "kind": run.kind},
             code="no_gold",
+        )
+    if not rescore and not allow_empty and not RunDocument.objects.filter(run=run).exists():
+        # An empty run scores recall 0 (and, for spans, 100% leakage): almost always a pipeline that
+        # posted nowhere, not a result.
+        raise ScoringNotAllowed(
+            f"Run {run.pk} has no predictions: post them first, or finalize with allow_empty=true.",
+            details={"run": run.pk},
+            code="no_predictions",
         )
     job = Job.objects.create(
         kind=JobKind.SCORING,

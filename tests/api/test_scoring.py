@@ -92,6 +92,24 @@ def test_an_open_run_cannot_be_rescored(posted_run, alice_client):
     assert "finalize it first" in response.json()["detail"]
 
 
+def test_finalize_of_a_run_without_predictions_is_a_conflict_unless_asked_for(
+    project, alice_client, django_capture_on_commit_callbacks
+):
+    load_extraction_gold(project)
+    run = create_run(alice_client, prompts=prompts_as_run_prompts())
+
+    refused = alice_client.post(f"/api/v1/runs/{run['id']}/finalize/")
+    with django_capture_on_commit_callbacks(execute=True):
+        allowed = alice_client.post(
+            f"/api/v1/runs/{run['id']}/finalize/", {"allow_empty": True}, format="json"
+        )
+
+    assert refused.status_code == 409
+    assert refused.json()["code"] == "no_predictions"
+    assert allowed.status_code == 202
+    assert alice_client.get(f"/api/v1/runs/{run['id']}/").json()["status"] == "scored"
+
+
 def test_finalize_without_gold_is_a_conflict_naming_the_reason(project, alice_client):
     run = create_run(alice_client, kind="spans")
 

@@ -145,6 +145,7 @@ def test_wait_raises_when_the_scoring_failed(project, alice_key, wsgi, django_ca
         ExperimentRun.objects.filter(pk=run["id"]).update(
             config={"custom_evaluation_metrics": ["no_such_metric"]}
         )
+        client.post_predictions(run, read_jsonl(EXTRACTION / "llm.jsonl"))
         with django_capture_on_commit_callbacks(execute=True):
             client.finalize(run)
         with pytest.raises(RunFailed) as failure:

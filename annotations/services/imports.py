@@ -47,6 +47,7 @@ from annotations.services.gold_read import (
     read_spans,
 )
 from annotations.services.projects import attributes_upsert
+from annotations.signals import job_finished
 from evalproject.tasks import enqueue_after_commit
 from metrics.engine.attributes.types import AttributeType
 
@@ -284,3 +285,5 @@ def _finish(
         finished_at=timezone.now(),
         **progress_fields,
     )
+    job.refresh_from_db()
+    transaction.on_commit(lambda: job_finished.send(sender=Job, job=job))

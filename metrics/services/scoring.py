@@ -23,6 +23,7 @@ from django.utils import timezone
 from annotations.importers.errors import InputValidationError
 from annotations.models import Attribute, Document, GoldVersion, Job, JobKind, JobState
 from annotations.selectors import gold_version_current
+from annotations.signals import job_finished
 from evalproject.tasks import enqueue_after_commit
 from experiments.models import ExperimentRun, RunKind, RunStage, RunStatus
 from experiments.splits import (
@@ -181,6 +182,8 @@ def _store(*, job_id: int, run: ExperimentRun, gold_version: GoldVersion, result
         },
         warnings=result.warnings[:1000],
     )
+    job.refresh_from_db()
+    transaction.on_commit(lambda: job_finished.send(sender=Job, job=job))
     return JobState.SUCCEEDED
 
 
@@ -191,3 +194,5 @@ def _fail(*, job_id: int, run: ExperimentRun, errors: list[str]) -> None:
     )
     if updated:
         ExperimentRun.objects.filter(pk=run.pk, status=RunStatus.SCORING).update(status=RunStatus.FAILED)
+        job = Job.objects.get(pk=job_id)
+        transaction.on_commit(lambda: job_finished.send(sender=Job, job=job))

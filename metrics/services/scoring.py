@@ -20,7 +20,7 @@ from django.db import transaction
 from django.db.models import F, Max
 from django.utils import timezone
 
-from annotations.importers.errors import InputValidationError
+from annotations.importers.errors import ImportProblem, InputValidationError
 from annotations.models import Attribute, Document, GoldVersion, Job, JobKind, JobState
 from annotations.selectors import gold_version_current
 from annotations.signals import job_finished
@@ -180,7 +180,7 @@ def _store(*, job_id: int, run: ExperimentRun, gold_version: GoldVersion, result
             "comparison_rows": len(result.rows),
             "metric_values": len(result.metric_values),
         },
-        warnings=result.warnings[:1000],
+        warnings=_problem_dicts(result.warnings[:1000]),
     )
     job.refresh_from_db()
     transaction.on_commit(lambda: job_finished.send(sender=Job, job=job))
@@ -190,9 +190,18 @@ def _store(*, job_id: int, run: ExperimentRun, gold_version: GoldVersion, result
 @transaction.atomic
 def _fail(*, job_id: int, run: ExperimentRun, errors: list[str]) -> None:
     updated = Job.objects.filter(pk=job_id, state=JobState.RUNNING).update(
-        state=JobState.FAILED, finished_at=timezone.now(), errors=errors[:1000]
+        state=JobState.FAILED, finished_at=timezone.now(), errors=_problem_dicts(errors[:1000])
     )
     if updated:
         ExperimentRun.objects.filter(pk=run.pk, status=RunStatus.SCORING).update(status=RunStatus.FAILED)
         job = Job.objects.get(pk=job_id)
         transaction.on_commit(lambda: job_finished.send(sender=Job, job=job))
+
+
+def _problem_dicts(problems: list) -> list[dict]:
+    """Job problems in the one shape GET /jobs/{id}/ serialises (ImportProblem.as_dict); scorers give
+    plain strings for some."""
+    return [
+        problem if isinstance(problem, dict) else ImportProblem(str(problem)).as_dict()
+        for problem in problems
+    ]

@@ -186,7 +186,7 @@ def test_a_failed_scoring_fails_the_run_with_the_reason_and_it_can_be_rescored(
     run = bob_client.get(f"/api/v1/runs/{posted_run['id']}/").json()
     assert run["status"] == "failed"
     assert run["progress"]["state"] == "failed"
-    assert "no_such_metric" in run["progress"]["errors"][0]
+    assert "no_such_metric" in run["progress"]["errors"][0]["message"]
 
     ExperimentRun.objects.filter(pk=posted_run["id"]).update(config={})
     with django_capture_on_commit_callbacks(execute=True):

@@ -103,7 +103,15 @@ def attribute_flow(client: Client, demo: Path, slug: str, artefacts: Path) -> di
     client.finalize(second)
     comparison = client.compare(run, second)
     gate = client.gate(
-        second, [{"metric": "accuracy_given_prediction", "attribute": first_attribute, "min": 0.3, "on": "lower_bound"}]
+        second,
+        [
+            {
+                "metric": "accuracy_given_prediction",
+                "attribute": first_attribute,
+                "min": 0.3,
+                "on": "lower_bound",
+            }
+        ],
     )
     bundle = client.download_artefacts(run, artefacts / f"{slug}.zip")
     return {

@@ -56,6 +56,9 @@ def test_a_fresh_environment_installs_the_client_and_runs_the_whole_flow(
     key = api_token_create(user=alice)[1]
 
     no_django = subprocess.run([str(python), "-c", "import django"], capture_output=True, cwd=tmp_path)
+    gate_help = subprocess.run(
+        [str(python.parent / "evalproject-gate"), "--help"], capture_output=True, text=True
+    )
     flow = subprocess.run(
         [
             str(python), str(PROJECT_ROOT / "examples" / "whole_flow.py"),
@@ -67,6 +70,7 @@ def test_a_fresh_environment_installs_the_client_and_runs_the_whole_flow(
     )  # fmt: skip
 
     assert no_django.returncode != 0, "the fresh environment must not hold Django"
+    assert gate_help.returncode == 0 and "threshold file" in gate_help.stdout
     assert flow.returncode == 0, flow.stderr[-3000:]
     summary = json.loads(flow.stdout)
     spans, attributes = summary["spans"], summary["attributes"]

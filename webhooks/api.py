@@ -47,7 +47,7 @@ class DeliveryOutputSerializer(serializers.Serializer):
 
 
 class WebhookListCreateApi(APIView):
-    class InputSerializer(serializers.Serializer):
+    class WebhookCreateInputSerializer(serializers.Serializer):
         url = serializers.URLField(
             max_length=500, help_text="An http or https URL; redirects are not followed."
         )
@@ -70,7 +70,7 @@ class WebhookListCreateApi(APIView):
 
     @extend_schema(
         operation_id="webhooks_create",
-        request=InputSerializer,
+        request=WebhookCreateInputSerializer,
         responses={201: WebhookCreatedOutputSerializer},
         examples=[
             OpenApiExample(
@@ -83,7 +83,7 @@ class WebhookListCreateApi(APIView):
     def post(self, request: Request, slug: str) -> Response:
         """Register a URL called when an import or scoring job of the project ends. Managers only."""
         project = project_get_for_user(user=request.user, slug=slug, required=Role.MANAGER)
-        serializer = self.InputSerializer(data=request.data)
+        serializer = self.WebhookCreateInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         webhook = webhook_create(project=project, user=request.user, **serializer.validated_data)
         return Response(WebhookCreatedOutputSerializer(webhook).data, status=status.HTTP_201_CREATED)

@@ -256,3 +256,25 @@ def test_compare_sends_both_runs_and_the_options():
     with client_for(server) as client:
         client.compare({"id": 1}, 2, paired=False)
     assert dict(server.requests[0].url.params) == {"a": "1", "b": "2", "paired": "false"}
+
+
+def test_posting_draws_a_progress_bar_when_asked(capsys):
+    def store(request: httpx.Request) -> httpx.Response:
+        documents = json.loads(request.content)["documents"]
+        return httpx.Response(
+            201, json={"counts": {"created": len(documents), "unchanged": 0, "replaced": 0}}
+        )
+
+    server = FakeServer({("POST", "/api/v1/runs/3/predictions/"): store})
+    with client_for(server, progress=True) as client:
+        client.post_predictions(3, [{"document_id": str(n)} for n in range(4)], batch_size=2)
+
+    drawn = capsys.readouterr().err
+    assert "2/4" in drawn and "4/4" in drawn and drawn.endswith("\n")
+
+
+def test_no_progress_bar_when_stderr_is_not_a_terminal(capsys):
+    server = FakeServer({("POST", "/api/v1/runs/3/predictions/"): (201, {"counts": {"created": 1}})})
+    with client_for(server) as client:
+        client.post_predictions(3, [{"document_id": "a"}])
+    assert capsys.readouterr().err == ""

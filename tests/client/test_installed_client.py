@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from pytest_django.live_server_helper import LiveServer
 
 from annotations.services import api_token_create
 from tests.conftest import PROJECT_ROOT
@@ -46,15 +47,23 @@ def fresh_environment_with_the_client(folder: Path) -> Path:
     return python
 
 
+@pytest.fixture
+def server(transactional_db):
+    """A live server for this test only. pytest-django's `live_server` lives for the whole session,
+    and its thread would stay up under later tests that check no other thread runs (forking scorers)."""
+    live = LiveServer("localhost")
+    try:
+        yield live
+    finally:
+        live.stop()
+
+
 def lines(path: Path) -> int:
     return sum(1 for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
 
 
 @pytest.mark.slow
-@pytest.mark.django_db(transaction=True)
-def test_a_fresh_environment_installs_the_client_and_runs_the_whole_flow(
-    live_server, alice, settings, tmp_path
-):
+def test_a_fresh_environment_installs_the_client_and_runs_the_whole_flow(server, alice, settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
     python = fresh_environment_with_the_client(tmp_path / "venv")
     key = api_token_create(user=alice)[1]
@@ -66,7 +75,7 @@ def test_a_fresh_environment_installs_the_client_and_runs_the_whole_flow(
     flow = subprocess.run(
         [
             str(python), str(PROJECT_ROOT / "examples" / "whole_flow.py"),
-            "--url", live_server.url, "--token", key,
+            "--url", server.url, "--token", key,
             "--demo", str(PROJECT_ROOT / "demo"), "--artefacts", str(tmp_path),
         ],
         capture_output=True, text=True, cwd=tmp_path, timeout=900,

@@ -68,6 +68,7 @@ INSTALLED_APPS = [
     "annotations",
     "experiments",
     "metrics",
+    "webhooks",
 ]
 
 MIDDLEWARE = [
@@ -160,6 +161,14 @@ JOB_MAX_ATTEMPTS = env_int("JOB_MAX_ATTEMPTS", 5, minimum=1)
 JOB_DATABASE_RETRIES = env_int("JOB_DATABASE_RETRIES", 6, minimum=0)
 # A job lists this many warnings (and errors); the rest are counted in a last one.
 JOB_PROBLEMS_LISTED = env_int("JOB_PROBLEMS_LISTED", 100, minimum=1)
+# Webhooks: each attempt waits at most WEBHOOK_TIMEOUT_SECONDS; a failed one is retried after
+# WEBHOOK_RETRY_SECONDS, doubled each time, WEBHOOK_MAX_ATTEMPTS attempts in all.
+WEBHOOK_TIMEOUT_SECONDS = env_int("WEBHOOK_TIMEOUT_SECONDS", 5, minimum=1)
+WEBHOOK_RETRY_SECONDS = env_int("WEBHOOK_RETRY_SECONDS", 30, minimum=1)
+WEBHOOK_MAX_ATTEMPTS = env_int("WEBHOOK_MAX_ATTEMPTS", 5, minimum=1)
+# The URL people and programs reach the server at (e.g. https://eval.example.org): links in webhook
+# events are absolute under it, and paths (/api/v1/jobs/7/) when it is empty.
+PUBLIC_BASE_URL = os.environ.get("PUBLIC_BASE_URL", "")
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

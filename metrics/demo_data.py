@@ -19,13 +19,13 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.wsgi import get_wsgi_application
 from django.db.models import Q
 from django.utils import timezone
+from evalproject_client import Client
 
 from annotations.importers.labels import LabelMap
 from annotations.importers.sources import ArchiveLimits
 from annotations.models import ApiToken, Attribute, Project
 from annotations.services import api_token_create, attributes_upsert, gold_import, project_create
 from annotations.services.gold_read import read_attribute_gold, read_prompts, read_spans
-from evalproject.client import Client
 from experiments.models import ExperimentRun, RunStatus
 from metrics.engine.attributes.types import AttributeType
 
@@ -148,8 +148,8 @@ def demo_runs(*, token: str, base_url: str, log: Callable[[str], None]) -> list[
             run = client.create_run(slug, **fields)
             counts = client.post_predictions(run, documents)
             log(f"{slug}: run {run['id']} created, predictions posted {counts}")
-            client.finalize(run)
-            scored = client.wait(run, timeout=300, progress=False)
+            client.finalize(run, timeout=300, progress=False)
+            scored = client.run(run)
             results.append(DemoRun(slug, scored, client.metrics(run), reused=False))
     return results
 

@@ -42,10 +42,10 @@ from annotations.services.gold_read import (
     read_prompts,
     read_spans,
 )
+from annotations.services.job_problems import internal_error
 from annotations.services.jobs import (
     TRANSIENT_DATABASE_ERRORS,
     JobNotRetryable,
-    internal_error,
     job_claim,
     job_enqueue,
     job_finish,

@@ -13,6 +13,7 @@ from rest_framework.views import APIView
 
 from annotations.roles import Role
 from annotations.selectors import project_get_for_user
+from annotations.selectors.jobs import jobs_redacted
 from evalproject.pagination import KeysetPagination
 from experiments.models import ExperimentRun, RunKind, RunSource
 from experiments.selectors import run_get_for_user, run_list
@@ -70,7 +71,8 @@ class RunOutput(serializers.ModelSerializer):
             "state": job.state,
             "done": job.progress_done,
             "total": job.progress_total,
-            "errors": job.errors,
+            # Redacted as the job itself is served (no held-back document named).
+            "errors": jobs_redacted([job])[0].errors,
         }
 
     def get_totals(self, run: ExperimentRun) -> dict:

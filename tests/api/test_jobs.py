@@ -297,3 +297,20 @@ def test_an_import_warning_about_an_unknown_label_in_a_held_back_document_is_wit
     for client in (alice_client, bob_client):
         served = json.dumps(client.get(f"/api/v1/jobs/{job.pk}/").json())
         assert "SecretDiagnosisLabel" not in served and "letter-3" not in served
+
+
+def test_a_runs_scoring_errors_are_redacted_as_its_job_is(held_back_project, alice, alice_client):
+    from experiments.models import ExperimentRun
+
+    run = create_run(alice_client, kind="spans")
+    job = Job.objects.create(
+        kind="scoring",
+        project=held_back_project,
+        state=JobState.FAILED,
+        errors=[{"message": "bad span in 'letter-3'", "document_id": "letter-3"}],
+    )
+    ExperimentRun.objects.filter(pk=run["id"]).update(scoring_job=job, status="failed")
+
+    progress = alice_client.get(f"/api/v1/runs/{run['id']}/").json()["progress"]
+
+    assert "letter-3" not in json.dumps(progress)

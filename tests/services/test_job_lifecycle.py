@@ -299,3 +299,18 @@ def test_the_dispatcher_leaves_alone_a_silent_job_whose_row_its_worker_holds(pro
         release.set()
         writer.join()
     assert jobs_dispatch().requeued == 1  # once the lock is gone, a silent job is queued again
+
+
+def test_the_dispatcher_sends_again_a_queued_job_whose_message_was_lost(
+    posted_run, alice_client, monkeypatch, settings, django_capture_on_commit_callbacks
+):
+    """Redis restarted without persistence: the job was sent, then its message vanished."""
+    with django_capture_on_commit_callbacks(execute=False):
+        job_id = finalize(alice_client, posted_run["id"])["job"]["id"]
+    sent_at = timezone.now()
+    Job.objects.filter(pk=job_id).update(enqueued_at=sent_at)
+
+    assert jobs_dispatch(now=sent_at + timedelta(seconds=settings.JOB_REQUEUE_SECONDS - 1)).sent == 0
+    assert jobs_dispatch(now=sent_at + timedelta(seconds=settings.JOB_REQUEUE_SECONDS + 1)).sent == 1
+
+    assert Job.objects.get(pk=job_id).state == JobState.SUCCEEDED

@@ -302,7 +302,7 @@ def test_the_dispatcher_leaves_alone_a_silent_job_whose_row_its_worker_holds(pro
 
 
 def test_the_dispatcher_sends_again_a_queued_job_whose_message_was_lost(
-    posted_run, alice_client, monkeypatch, settings, django_capture_on_commit_callbacks
+    posted_run, alice_client, settings, django_capture_on_commit_callbacks
 ):
     """Redis restarted without persistence: the job was sent, then its message vanished."""
     with django_capture_on_commit_callbacks(execute=False):

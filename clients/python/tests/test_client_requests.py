@@ -302,3 +302,18 @@ def test_create_run_reads_a_yaml_config_file_and_a_prompt_csv(tmp_path: Path):
         }
     ]
     assert (body["name"], body["kind"], body["model"]) == ("v1", "attributes", "small")
+
+
+def test_next_pages_are_asked_of_the_clients_server_whatever_host_the_link_names():
+    inner = "http://10.0.0.7:8000/api/v1/runs/3/comparison/?cursor=abc"
+    server = FakeServer(
+        {
+            ("GET", "/api/v1/runs/3/comparison/"): [
+                (200, {"next": inner, "results": [{"position": 0}]}),
+                (200, {"next": None, "results": [{"position": 1}]}),
+            ]
+        }
+    )
+    with client_for(server) as client:
+        assert [row["position"] for row in client.comparison_rows(3)] == [0, 1]
+    assert str(server.requests[1].url) == "http://eval.test/api/v1/runs/3/comparison/?cursor=abc"

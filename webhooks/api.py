@@ -51,7 +51,9 @@ class WebhookListCreateApi(APIView):
         url = serializers.URLField(
             max_length=500, help_text="An http or https URL; redirects are not followed."
         )
-        description = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+        description = serializers.CharField(
+            max_length=200, required=False, allow_blank=True, default="", help_text="What the webhook is for."
+        )
 
     @extend_schema(
         operation_id="webhooks_list",

@@ -7,6 +7,7 @@ class AnnotationsConfig(AppConfig):
     verbose_name = "Projects, documents and gold"
 
     def ready(self) -> None:
-        # Registered at start: services queue it by name (a service importing its task module would
-        # close an import cycle), and Celery's autodiscovery imports task modules late.
+        # evalproject.lockout connects the counter of failed logins (user_login_failed) that the lockout
+        # reads; the tasks module registers the kinds of jobs this app runs (annotations.services.jobs).
+        import evalproject.lockout  # noqa: F401
         from annotations import tasks  # noqa: F401

@@ -7,6 +7,6 @@ class MetricsConfig(AppConfig):
     verbose_name = "Scores and comparison rows"
 
     def ready(self) -> None:
-        # Registered at start: services queue them by name (a service importing its task module
-        # would close an import cycle), and autodiscovery imports metrics.tasks alone, and late.
+        # The tasks module registers the kinds of jobs this app runs (annotations.services.jobs);
+        # the chunk tasks are registered at start too, since autodiscovery imports metrics.tasks alone.
         from metrics import tasks, tasks_chunks  # noqa: F401

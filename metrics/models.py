@@ -117,10 +117,13 @@ class ComparisonRow(models.Model):
 
 class ScoringChunk(models.Model):
     """The partial result of one chunk of a scoring job scored by a Celery chunk task, until the job's
-    final task merges them (and deletes them). Written once per (job, chunk): a chunk task that is
-    delivered again overwrites its own row, so a lost task is retried alone."""
+    final task merges them (and deletes them). Written once per (job, chunk) under the job's current
+    claim (`claim_token`): a chunk task that is delivered again overwrites its own row, so a lost task
+    is retried alone; the rows of an earlier claim (a job the dispatcher reclaimed) are deleted when
+    the new claim fans out, and a late task of that claim writes nothing."""
 
     job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="scoring_chunks")
+    claim_token = models.CharField(max_length=32)
     index = models.PositiveIntegerField()
     documents = models.PositiveIntegerField()
     # The pickled partial result (metrics.pipeline): written and read by this code only.

@@ -1,5 +1,7 @@
-"""Celery tasks of a scoring fanned out over the workers (see metrics.services.chunked_scoring):
-thin, they call one service each, and a chunk task is retried alone on a transient database error."""
+"""Celery tasks of a scoring fanned out over the workers (see metrics.services.chunked_scoring): thin,
+they call one service each. Both run inside the scoring job's claim (`resume_token`, the claim token
+the scoring task passed on) and retry a database error like every job's task (`run_job_task`); a chunk
+task is retried alone."""
 
 from __future__ import annotations
 
@@ -7,34 +9,43 @@ import os
 import time
 
 from celery import shared_task
-from django.db import InterfaceError, OperationalError
 
+from annotations.tasks import run_job_task
 from metrics.services.chunked_scoring import scoring_chunk_score, scoring_chunks_merge
 from metrics.tasks import DELAY_ENV
 
 
-@shared_task(
-    name="metrics.score_chunk",
-    autoretry_for=(OperationalError, InterfaceError),
-    retry_backoff=True,
-    max_retries=5,
-)
+@shared_task(bind=True, name="metrics.score_chunk", max_retries=None)
 def score_chunk(
-    job_id: int, index: int, first_position: int, document_ids: list[str], allowed_types: list[str] | None
+    self,
+    index: int,
+    first_position: int,
+    document_ids: list[str],
+    allowed_types: list[str] | None,
+    *,
+    job_id: int,
+    resume_token: str,
 ) -> int:
-    documents = scoring_chunk_score(
-        job_id=job_id,
-        index=index,
-        first_position=first_position,
-        document_ids=document_ids,
-        allowed_types=allowed_types,
-    )
+    def service(*, job_id: int, resume_token: str) -> int:
+        return scoring_chunk_score(
+            job_id=job_id,
+            claim_token=resume_token,
+            index=index,
+            first_position=first_position,
+            document_ids=document_ids,
+            allowed_types=allowed_types,
+        )
+
+    documents = run_job_task(self, service, job_id=job_id, resume_token=resume_token)
     delay = float(os.environ.get(DELAY_ENV) or 0)
     if delay > 0:  # test hook: a chunk stored but not yet acknowledged, for a worker to die in
         time.sleep(delay)
     return documents
 
 
-@shared_task(name="metrics.merge_chunks")
-def merge_chunks(chunk_results: list[int], *, job_id: int, chunks: int) -> str:
-    return scoring_chunks_merge(job_id=job_id, chunks=chunks)
+@shared_task(bind=True, name="metrics.merge_chunks", max_retries=None, ignore_result=True)
+def merge_chunks(self, chunk_results: list[int], *, job_id: int, resume_token: str) -> str:
+    def service(*, job_id: int, resume_token: str) -> str:
+        return scoring_chunks_merge(job_id=job_id, claim_token=resume_token, chunks=len(chunk_results))
+
+    return run_job_task(self, service, job_id=job_id, resume_token=resume_token)

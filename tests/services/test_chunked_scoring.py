@@ -4,10 +4,16 @@ the same report, metric values and comparison rows, whatever the chunk size."""
 
 from __future__ import annotations
 
-import pytest
+import pickle
 
+import pytest
+from django.db import OperationalError
+
+from annotations import tasks as annotations_tasks
 from annotations.models import Job
 from metrics.models import ComparisonRow, MetricValue, Scoring, ScoringChunk
+from metrics.services import chunked_scoring
+from metrics.services.chunked_scoring import scoring_chunk_score, scoring_chunks_merge
 from tests.api.runs_support import (
     EXTRACTION,
     SPANS,
@@ -119,3 +125,127 @@ def test_an_attribute_run_scored_by_a_chord_stores_what_one_process_stores(
             columns.pop("extraction_run_id")
     assert chord == one
     assert one["rows"] and one["values"]
+
+
+def span_run_finalized_but_not_started(client, capture, monkeypatch, settings, *, chunk: int):
+    """A span run finalized with SCORING_EXECUTOR=celery whose scoring job is queued, its message held
+    back: run the returned callbacks to send it."""
+    settings.SCORING_EXECUTOR = "celery"
+    monkeypatch.setenv("SCORING_CHUNK_DOCUMENTS", str(chunk))
+    run = create_run(client, kind="spans")
+    assert post_documents(client, run["id"], read_jsonl(SPANS / "spans_predictions.jsonl")).status_code == 201
+    with capture(execute=False) as callbacks:
+        job_id = finalize(client, run["id"])["job"]["id"]
+    return run["id"], job_id, callbacks
+
+
+def send(callbacks) -> None:
+    for callback in callbacks:
+        callback()
+
+
+def test_the_chunks_of_an_earlier_claim_are_deleted_before_the_new_claim_fans_out(
+    project, alice_client, django_capture_on_commit_callbacks, monkeypatch, settings
+):
+    load_span_gold(project)
+    run_id, job_id, callbacks = span_run_finalized_but_not_started(
+        alice_client, django_capture_on_commit_callbacks, monkeypatch, settings, chunk=1
+    )
+    # What a claim the dispatcher gave up for dead left behind: two chunks, stored (one past the end).
+    for index in (0, 10_000):
+        ScoringChunk.objects.create(
+            job_id=job_id, claim_token="a" * 32, index=index, documents=1, partial=pickle.dumps(None)
+        )
+
+    send(callbacks)
+
+    job = Job.objects.get(pk=job_id)
+    assert job.state == "succeeded", job.errors
+    assert job.claim_token != "a" * 32
+    scoring = Scoring.objects.get(run_id=run_id)
+    assert job.progress_done == job.progress_total == len(scoring.document_ids)  # no chunk counted twice
+    assert not ScoringChunk.objects.filter(job_id=job_id).exists()
+
+
+def test_a_chunk_task_or_a_merge_of_a_claim_that_is_not_the_jobs_writes_nothing(
+    project, alice_client, django_capture_on_commit_callbacks, monkeypatch, settings
+):
+    load_span_gold(project)
+    run_id, job_id, callbacks = span_run_finalized_but_not_started(
+        alice_client, django_capture_on_commit_callbacks, monkeypatch, settings, chunk=1
+    )
+    Job.objects.filter(pk=job_id).update(state="running", claim_token="b" * 32)
+    document_id = read_jsonl(SPANS / "spans_predictions.jsonl")[0]["document_id"]
+
+    stored = scoring_chunk_score(
+        job_id=job_id,
+        claim_token="a" * 32,
+        index=0,
+        first_position=0,
+        document_ids=[document_id],
+        allowed_types=None,
+    )
+    state = scoring_chunks_merge(job_id=job_id, claim_token="a" * 32, chunks=0)
+
+    assert (stored, state) == (0, "running")
+    assert not ScoringChunk.objects.filter(job_id=job_id).exists()
+    assert not Scoring.objects.filter(run_id=run_id).exists()
+    assert Job.objects.get(pk=job_id).progress_done == 0
+
+
+def test_a_chunk_task_that_meets_a_database_error_is_retried_and_the_job_stores_one_scoring(
+    project, alice_client, django_capture_on_commit_callbacks, monkeypatch, settings
+):
+    load_span_gold(project)
+    run_id, job_id, callbacks = span_run_finalized_but_not_started(
+        alice_client, django_capture_on_commit_callbacks, monkeypatch, settings, chunk=2
+    )
+    failures = iter([OperationalError("the server closed the connection unexpectedly")])
+    real = chunked_scoring.span_chunk_score
+
+    def flaky(**kwargs):
+        error = next(failures, None)
+        if error is not None:
+            raise error
+        return real(**kwargs)
+
+    monkeypatch.setattr(chunked_scoring, "span_chunk_score", flaky)
+    monkeypatch.setattr(annotations_tasks.time, "sleep", lambda seconds: None)
+
+    send(callbacks)
+
+    job = Job.objects.get(pk=job_id)
+    assert job.state == "succeeded", job.errors
+    assert next(failures, None) is None
+    scoring = Scoring.objects.get(run_id=run_id)
+    assert job.progress_done == job.progress_total == len(scoring.document_ids)
+    assert ComparisonRow.objects.filter(scoring=scoring).count() == len(
+        set(ComparisonRow.objects.filter(scoring=scoring).values_list("position", flat=True))
+    )
+
+
+def test_a_chunk_task_that_meets_bad_input_fails_the_job_and_its_run_and_leaves_no_chunk(
+    project, alice_client, django_capture_on_commit_callbacks, monkeypatch, settings
+):
+    load_span_gold(project)
+    run_id, job_id, callbacks = span_run_finalized_but_not_started(
+        alice_client, django_capture_on_commit_callbacks, monkeypatch, settings, chunk=1
+    )
+    calls = iter(range(100))
+    real = chunked_scoring.span_chunk_score
+
+    def bad_second_chunk(**kwargs):
+        if next(calls) == 1:
+            raise ValueError("span 3 of document 'x' ends past its text")
+        return real(**kwargs)
+
+    monkeypatch.setattr(chunked_scoring, "span_chunk_score", bad_second_chunk)
+
+    send(callbacks)
+
+    job = Job.objects.get(pk=job_id)
+    assert job.state == "failed"
+    assert [error["message"] for error in job.errors] == ["span 3 of document 'x' ends past its text"]
+    assert alice_client.get(f"/api/v1/runs/{run_id}/").json()["status"] == "failed"
+    assert not ScoringChunk.objects.filter(job_id=job_id).exists()
+    assert not Scoring.objects.filter(run_id=run_id).exists()

@@ -42,6 +42,8 @@ def pin_path_parameters(case, runs: dict[str, int]) -> None:  # noqa: F811
         parameters["run_id"] = runs["attribute_run"] if writes else runs["scored_run"]
     if "job_id" in parameters:
         parameters["job_id"] = runs["scoring_job"]
+    if "webhook_id" in parameters:
+        parameters["webhook_id"] = runs["webhook"]
 
 
 @schema.parametrize()

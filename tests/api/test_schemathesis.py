@@ -7,9 +7,13 @@ Examples are bounded so the whole run stays under two minutes on a busy machine.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 import schemathesis
+from django.core.signals import request_finished, request_started
 from django.core.wsgi import get_wsgi_application
+from django.db import close_old_connections
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
 
@@ -19,6 +23,19 @@ from tests.api.test_no_server_errors import runs  # noqa: F401 (a fixture)
 pytestmark = pytest.mark.django_db
 
 EXAMPLES_PER_OPERATION = 5
+
+
+@pytest.fixture(autouse=True)
+def requests_keep_the_test_connection() -> Iterator[None]:
+    """The app runs in-process: as with Django's test client, a request must not close the test's
+    database connection, whose transaction holds every row (PostgreSQL would lose them)."""
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    try:
+        yield
+    finally:
+        request_started.connect(close_old_connections)
+        request_finished.connect(close_old_connections)
 
 
 @pytest.fixture

@@ -25,10 +25,11 @@ pytestmark = pytest.mark.django_db
 EXAMPLES_PER_OPERATION = 5
 
 
-@pytest.fixture(autouse=True)
-def requests_keep_the_test_connection() -> Iterator[None]:
+@pytest.fixture
+def requests_keep_the_test_connection(runs) -> Iterator[None]:  # noqa: F811
     """The app runs in-process: as with Django's test client, a request must not close the test's
-    database connection, whose transaction holds every row (PostgreSQL would lose them)."""
+    database connection, whose transaction holds every row (PostgreSQL would lose them). After `runs`,
+    whose test-client requests connect the signals again."""
     request_started.disconnect(close_old_connections)
     request_finished.disconnect(close_old_connections)
     try:
@@ -71,7 +72,12 @@ def pin_path_parameters(case, runs: dict[str, int]) -> None:  # noqa: F811
         HealthCheck.filter_too_much,
     ],
 )
-def test_no_operation_answers_a_server_error(case, runs, alice_token):  # noqa: F811
+def test_no_operation_answers_a_server_error(
+    case,
+    runs,  # noqa: F811
+    alice_token,
+    requests_keep_the_test_connection,
+):
     pin_path_parameters(case, runs)
 
     case.call_and_validate(headers={"Authorization": f"Token {alice_token}"}, checks=[not_a_server_error])

@@ -32,7 +32,7 @@ from tests.services.test_gold_import_fixtures import upload
 
 pytestmark = pytest.mark.django_db
 
-EXAMPLES_PER_ENDPOINT = 20
+EXAMPLES_PER_ENDPOINT = 30
 
 texts = st.text(alphabet=st.characters(codec=None), max_size=30) | st.sampled_from(
     ["", "\x00", "a\x00b", "\ud800", "x" * 300, "spans", "attributes", "letters", "1001", "PERSON_NAME"]

@@ -16,7 +16,7 @@ from evalproject.validation import (
     text_problem,
 )
 
-storable_text = st.text(alphabet=st.characters(exclude_characters="\x00"), max_size=20)
+storable_text = st.text(alphabet=st.characters(codec="utf-8", exclude_characters="\x00"), max_size=20)
 storable_json = st.recursive(
     st.none()
     | st.booleans()

@@ -33,7 +33,7 @@ from webhooks.services import webhook_create
 
 pytestmark = pytest.mark.django_db
 
-EXAMPLES_PER_ENDPOINT = 20
+EXAMPLES_PER_ENDPOINT = 30
 
 texts = st.text(alphabet=st.characters(codec=None), max_size=30) | st.sampled_from(
     ["", "\x00", "a\x00b", "\ud800", "x" * 300, "spans", "attributes", "letters", "1001", "PERSON_NAME"]
@@ -41,7 +41,7 @@ texts = st.text(alphabet=st.characters(codec=None), max_size=30) | st.sampled_fr
 numbers = (
     st.integers(min_value=-(2**70), max_value=2**70)
     | st.floats(allow_nan=True, allow_infinity=True)
-    | st.sampled_from([0, 1, -1, 2**31, 2**62, 2**63, 10**20, 1e308, 1.7e308])
+    | st.sampled_from([0, 1, -1, 2**31, 2**62, 2**63, 10**20, 10**400, -(10**400), 1e308, 1.7e308])
 )
 scalars = st.none() | st.booleans() | numbers | texts
 json_values = st.recursive(

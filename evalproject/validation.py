@@ -6,8 +6,8 @@ on SQLite would answer 500 in production. The JSON parser (`evalproject.api.Boun
 serializer fields below and the prediction readers all ask these two questions:
 
 - `text_problem`: is this string fit for a text column (no NUL, no lone surrogate, not too long)?
-- `json_problems`: is this value fit for a jsonb column (finite numbers, bounded depth, strings and keys
-  fit for text)?
+- `json_problems`: is this value fit for a jsonb column (finite numbers that a float can hold, bounded
+  depth, strings and keys fit for text)?
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +31,8 @@ MAX_PROBLEMS = 20
 # The ranges of the integer columns (models.IntegerField and models.BigIntegerField on PostgreSQL).
 INTEGER_MAX = 2**31 - 1
 BIGINTEGER_MAX = 2**63 - 1
+
+FLOAT_MAX = sys.float_info.max
 
 _UNSTORABLE_CHARACTER = re.compile("[\x00\ud800-\udfff]")
 
@@ -90,6 +93,11 @@ def _walk(value: Any, root: str, max_depth: int) -> Iterator[JsonProblem]:
         elif isinstance(item, float):
             if not math.isfinite(item):
                 yield JsonProblem(path, f"must be a finite number, not {item!r}", document_id)
+        elif isinstance(item, int) and abs(item) > FLOAT_MAX:
+            # Scoring and the gate compute in floats: an integer no float can hold would overflow there.
+            yield JsonProblem(
+                path, "must be a finite number a float can hold (at most about 1.8e308)", document_id
+            )
         elif isinstance(item, (dict, list)):
             if depth >= max_depth:
                 yield JsonProblem(path, f"is nested deeper than {max_depth} levels", document_id)

@@ -61,6 +61,9 @@ def test_a_chunk_task_lost_with_its_worker_is_scored_again_alone(project, alice)
         doomed.send_signal(signal.SIGKILL)
         doomed.wait(timeout=10)
         assert Job.objects.get(pk=job_id).state == "running"
+        # A worker delivers again the messages left unacknowledged past the visibility timeout when it
+        # starts, then only every 100 s: the rescuer starts once the lost chunk's message is overdue.
+        time.sleep(VISIBILITY_TIMEOUT_SECONDS + 1)
 
         rescuer = start_celery_worker("rescuer-chunks", extra_env=COMMON_ENVIRONMENT)
         job = _wait_for(

@@ -115,7 +115,12 @@ def _document_from_record(
     )
     if spans is None:
         return None
-    return SpanDocument(document_id, text, spans, source, line)
+    # Several annotators' versions of a document are several lines, each naming its annotator.
+    annotator = record.get("annotator")
+    if annotator is not None and (type(annotator) is not str or not annotator):
+        problems.error("must be a non-empty string (the annotator's name)", field="annotator", **where)
+        return None
+    return SpanDocument(document_id, text, spans, source, line, annotator=annotator)
 
 
 def _spans(

@@ -24,6 +24,16 @@ from metrics.engine.attributes.types import USE_TYPE_DEFAULT
 class SettingsSerializer(serializers.Serializer):
     edit_distance_match_threshold = serializers.FloatField(min_value=0.0, max_value=1.0, required=False)
     number_format = serializers.ChoiceField(choices=NumberFormat.values, required=False)
+    gold_annotator = serializers.CharField(
+        max_length=150,
+        required=False,
+        allow_blank=True,
+        help_text="In an import with several annotators, the one (or the curation user) whose annotations "
+        "are gold; the others become human runs.",
+    )
+    rescore_on_new_gold = serializers.BooleanField(
+        required=False, help_text="Re-score every scored run when a new gold version is imported."
+    )
 
 
 class AttributeInputSerializer(serializers.Serializer):

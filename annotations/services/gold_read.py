@@ -58,6 +58,9 @@ class GoldImport:
     documents: list[ImportedDocument]
     annotator: str = ""
     warnings: list[ImportProblem] = field(default_factory=list)
+    # The annotations of every annotator but the gold one (several-annotator exports), by annotator:
+    # they become human runs, scored against this gold like any model.
+    other_annotators: dict[str, list[ImportedDocument]] = field(default_factory=dict)
 
 
 def detect_format(path: Path, declared: str) -> str:
@@ -160,11 +163,25 @@ def read_spans(
         )
         for document in chosen
     ]
+    others: dict[str, list[ImportedDocument]] = {}
+    if annotator:
+        for document in documents:
+            if document.annotator is not None and document.annotator != annotator:
+                others.setdefault(document.annotator, []).append(
+                    ImportedDocument(
+                        external_id=document.document_id,
+                        text=document.text,
+                        name=None,
+                        gold_hash=span_gold_hash(document.spans),
+                        spans=document.spans,
+                    )
+                )
     return GoldImport(
         kind=GoldKind.SPANS,
         documents=imported,
         annotator=annotator or "",
         warnings=[_renamed(problem, path, display_name) for problem in corpus.warnings],
+        other_annotators=dict(sorted(others.items())),
     )
 
 

@@ -222,7 +222,7 @@ def _run(job: Job, progress: JobProgress) -> str:
                 path,
                 display_name=file_name,
                 label_map=LabelMap.default().merged_with(params.get("label_map") or {}, source="label_map"),
-                annotator=params.get("annotator"),
+                annotator=params.get("annotator") or project.settings.get("gold_annotator") or None,
                 limits=_archive_limits(),
                 progress=lambda done: progress.set(done, 0),
             )

@@ -9,6 +9,7 @@ from celery import shared_task
 
 from evalproject.env import env_int
 from metrics.services import scoring_run
+from metrics.services.agreement import agreement_job_run
 
 # Test hook: seconds to sleep after each chunk, so a test can kill a worker in the middle of a scoring.
 DELAY_ENV = "EVALPROJECT_TEST_SCORING_DELAY"
@@ -22,3 +23,8 @@ def score_run(job_id: int) -> str:
         chunk_documents=env_int("SCORING_CHUNK_DOCUMENTS", 500, minimum=1),
         after_chunk=(lambda: time.sleep(delay)) if delay > 0 else None,
     )
+
+
+@shared_task(name="metrics.agreement_run")
+def agreement_run_task(job_id: int) -> str:
+    return agreement_job_run(job_id=job_id)

@@ -13,7 +13,7 @@ from experiments.selectors import run_get_for_user
 from metrics.comparisons import CHANGED_ROWS_SHOWN, runs_compare
 from metrics.engine.uncertainty import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
 from metrics.intervals import IntervalSettings
-from metrics.selectors import scoring_get
+from metrics.selectors import gold_status_for_scoring, human_ceiling_for_run, scoring_get
 
 MAX_RESAMPLES = 20_000
 
@@ -42,14 +42,25 @@ class RunCompareApi(APIView):
         data = query.validated_data
         run_a = run_get_for_user(user=request.user, run_id=data["a"])
         run_b = run_get_for_user(user=request.user, run_id=data["b"])
+        scoring_a = scoring_get(run=run_a, number=data.get("scoring_a"))
+        scoring_b = scoring_get(run=run_b, number=data.get("scoring_b"))
         body = runs_compare(
             run_a=run_a,
-            scoring_a=scoring_get(run=run_a, number=data.get("scoring_a")),
+            scoring_a=scoring_a,
             run_b=run_b,
-            scoring_b=scoring_get(run=run_b, number=data.get("scoring_b")),
+            scoring_b=scoring_b,
             changed_limit=data["changed_limit"],
             paired=IntervalSettings(level=data["level"], resamples=data["resamples"], seed=data["seed"])
             if data["paired"]
             else None,
         )
+        body["gold_status"] = {
+            "a": gold_status_for_scoring(scoring=scoring_a),
+            "b": gold_status_for_scoring(scoring=scoring_b),
+        }
+        if data["paired"]:
+            body["human_ceiling"] = {
+                "a": human_ceiling_for_run(run=run_a, scoring=scoring_a),
+                "b": human_ceiling_for_run(run=run_b, scoring=scoring_b),
+            }
         return Response(body)

@@ -16,7 +16,14 @@ from evalproject.pagination import KeysetPagination
 from experiments.selectors import run_get_for_user
 from metrics.exports import comparison_csv_stream, comparison_header
 from metrics.models import ComparisonRow, MetricValue
-from metrics.selectors import comparison_row_list, metric_value_list, scoring_get, scoring_list
+from metrics.selectors import (
+    comparison_row_list,
+    gold_status_for_scoring,
+    human_ceiling_for_run,
+    metric_value_list,
+    scoring_get,
+    scoring_list,
+)
 
 
 class ScoringQuery(serializers.Serializer):
@@ -35,7 +42,13 @@ class RunMetricsApi(APIView):
     def get(self, request: Request, run_id: int) -> Response:
         run = run_get_for_user(user=request.user, run_id=run_id)
         scoring = _scoring_for(request, run, with_report=True)
-        response = Response(scoring.report)
+        # The report as stored, with what the reader needs beside its numbers: whether a newer gold
+        # exists, and the human ceiling (`?human_ceiling=false` leaves the paired tests out).
+        body = dict(scoring.report)
+        body["gold_status"] = gold_status_for_scoring(scoring=scoring)
+        if request.query_params.get("human_ceiling", "true").lower() not in ("false", "0", "no"):
+            body["human_ceiling"] = human_ceiling_for_run(run=run, scoring=scoring)
+        response = Response(body)
         response["X-Scoring"] = str(scoring.number)
         response["X-Gold-Version"] = str(scoring.gold_version.number)
         return response
@@ -55,16 +68,25 @@ class RunMetricValuesApi(APIView):
         scoring = _scoring_for(request, run)
         values = metric_value_list(scoring=scoring)
         return Response(
-            {"run": run.pk, "scoring": scoring.number, "values": MetricValueOutput(values, many=True).data}
+            {
+                "run": run.pk,
+                "scoring": scoring.number,
+                "gold_status": gold_status_for_scoring(scoring=scoring),
+                "values": MetricValueOutput(values, many=True).data,
+            }
         )
 
 
 class ScoringOutput(serializers.Serializer):
     number = serializers.IntegerField()
     gold_version = serializers.IntegerField(source="gold_version.number")
+    gold_status = serializers.SerializerMethodField()
     settings = serializers.JSONField()
     documents = serializers.SerializerMethodField()
     created_at = serializers.DateTimeField()
+
+    def get_gold_status(self, scoring) -> dict:
+        return gold_status_for_scoring(scoring=scoring)
 
     def get_documents(self, scoring) -> int:
         return len(scoring.document_ids)

@@ -179,9 +179,13 @@ def human_ceiling(
     }
 
 
-def _unit(kind: str, count: int) -> str:
+def _change(kind: str, difference: int) -> str:
+    """ "12 more spans", "1 fewer value", "as many spans (changed in place)"."""
     noun = "span" if kind == GoldKind.SPANS else "value"
-    return f"{count} {noun}{'s' if abs(count) != 1 else ''}"
+    if difference == 0:
+        return f"as many {noun}s (changed in place)"
+    count = abs(difference)
+    return f"{count} {'more' if difference > 0 else 'fewer'} {noun}{'s' if count != 1 else ''}"
 
 
 def _rows(counts: dict[str, Any]) -> int:
@@ -223,7 +227,7 @@ def gold_status(scoring: Scoring) -> dict[str, Any]:
         latest = GoldVersion.objects.get(project_id=used.project_id, kind=used.kind, number=latest_number)
         # Counted without the held-back documents: their gold is no one's to learn about, not even its size.
         difference = _visible_rows(latest) - _visible_rows(used)
-    change = f"{_unit(used.kind, abs(difference))} {'more' if difference >= 0 else 'fewer'}"
+    change = _change(used.kind, difference)
     status["rows_difference"] = difference
     status["text"] = f"scored on gold v{used.number}; v{latest_number} has {change}"
     return status

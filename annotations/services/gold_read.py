@@ -28,7 +28,7 @@ from annotations.importers.sources import ArchiveLimits
 from annotations.importers.span_types import SpanAnnotation, SpanCorpus, SpanDocument
 from annotations.importers.spans import iter_span_documents, select_annotator
 from annotations.models import GoldKind
-from metrics.engine.attributes.types import AttributeType, GoldAnnotation
+from metrics.engine.attributes.types import AttributeType, GoldAnnotation, GoldDocument
 
 FORMATS = ("auto", "jsonl", "cas", "eppi", "prompts_csv")
 # How far into a file `auto` looks to tell CAS from EPPI JSON: both are one big object, and the key
@@ -186,24 +186,80 @@ def read_spans(
 
 
 def read_attribute_gold(
-    path: Path, *, display_name: str, eppi: bool, attribute_types: Mapping[str, AttributeType]
+    path: Path,
+    *,
+    display_name: str,
+    eppi: bool,
+    attribute_types: Mapping[str, AttributeType],
+    annotator: str | None = None,
 ) -> GoldImport:
-    """Attribute gold from native JSONL or an EPPI Reviewer export."""
+    """Attribute gold from native JSONL or an EPPI Reviewer export.
+
+    JSONL whose lines name an `annotator` may hold several annotators' values for a document: those
+    of `annotator` are the gold (the only one's when there is one), the others `other_annotators`.
+    """
     if eppi:
         gold = read_eppi_gold(path, attribute_types=attribute_types, name=display_name)
     else:
-        gold = read_gold_jsonl(path, name=display_name)
-    imported = [
-        ImportedDocument(
-            external_id=document.document_id,
-            text=document.text,
-            name=document.name,
-            gold_hash=attribute_gold_hash(document.annotations),
-            values=document.annotations,
+        gold = read_gold_jsonl(path, name=display_name, by_annotator=_names_annotators(path))
+    imported = [_imported_values(document) for document in gold.documents]
+    if gold.annotators is None:
+        return GoldImport(kind=GoldKind.ATTRIBUTES, documents=imported, warnings=list(gold.warnings))
+    names = sorted(set(gold.annotators))
+    if annotator is None and len(names) > 1:
+        raise InputValidationError(
+            ImportProblem(
+                f"gold holds several annotators ({', '.join(names)}); choose one with the annotator field "
+                "(or the project setting gold_annotator)",
+                file=display_name,
+                field="annotator",
+            )
         )
-        for document in gold.documents
-    ]
-    return GoldImport(kind=GoldKind.ATTRIBUTES, documents=imported, warnings=list(gold.warnings))
+    chosen = annotator or names[0]
+    if chosen not in names:
+        raise InputValidationError(
+            ImportProblem(
+                f"no annotator {chosen!r} in gold; annotators: {', '.join(names)}",
+                file=display_name,
+                field="annotator",
+            )
+        )
+    others: dict[str, list[ImportedDocument]] = {}
+    for document, name in zip(imported, gold.annotators, strict=True):
+        if name != chosen:
+            others.setdefault(name, []).append(document)
+    return GoldImport(
+        kind=GoldKind.ATTRIBUTES,
+        documents=[
+            document for document, name in zip(imported, gold.annotators, strict=True) if name == chosen
+        ],
+        annotator=chosen,
+        warnings=list(gold.warnings),
+        other_annotators=others,
+    )
+
+
+def _imported_values(document: GoldDocument) -> ImportedDocument:
+    return ImportedDocument(
+        external_id=document.document_id,
+        text=document.text,
+        name=document.name,
+        gold_hash=attribute_gold_hash(document.annotations),
+        values=document.annotations,
+    )
+
+
+def _names_annotators(path: Path) -> bool:
+    """True when the first record of an attribute JSONL file names its annotator."""
+    with path.open("rb") as stream:
+        for raw in stream:
+            if raw.strip():
+                try:
+                    record = json.loads(raw)
+                except (json.JSONDecodeError, UnicodeDecodeError):
+                    return False  # the reader reports the bad line with its number
+                return isinstance(record, dict) and "annotator" in record
+    return False
 
 
 def read_prompts(path: Path, *, display_name: str) -> PromptSet:

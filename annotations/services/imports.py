@@ -215,7 +215,11 @@ def _run(job: Job, progress: JobProgress) -> str:
                 )
             }
             gold = read_attribute_gold(
-                path, display_name=file_name, eppi=file_format == "eppi", attribute_types=types
+                path,
+                display_name=file_name,
+                eppi=file_format == "eppi",
+                attribute_types=types,
+                annotator=params.get("annotator") or project.settings.get("gold_annotator") or None,
             )
         else:
             gold = read_spans(

@@ -23,7 +23,7 @@ from django.db import transaction
 
 from annotations.models import Document, GoldVersion, Project
 from annotations.services.gold_read import GoldImport, ImportedDocument
-from experiments.models import ExperimentRun, RunSource, RunStage, RunStatus
+from experiments.models import ExperimentRun, RunKind, RunSource, RunStage, RunStatus
 from experiments.prediction_batches import MAX_DOCUMENTS_PER_BATCH
 from experiments.services.predictions import predictions_ingest
 from experiments.services.runs import configuration_hash, run_create
@@ -82,20 +82,37 @@ def _record(
             ).values_list("external_id", flat=True)
         )
         documents = [document for document in documents if document.external_id in allowed]
-    posted = [
-        {
+    posted = [_posted(document, kind) for document in documents]
+    for start in range(0, len(posted), MAX_DOCUMENTS_PER_BATCH):
+        predictions_ingest(run=run, documents=posted[start : start + MAX_DOCUMENTS_PER_BATCH])
+    scoring_request(run=run, user=user)
+    return run
+
+
+def _posted(document: ImportedDocument, kind: str) -> dict:
+    """The document as a pipeline would post it: spans, or values with the text the annotator read."""
+    if kind == RunKind.SPANS:
+        return {
             "document_id": document.external_id,
             "entities": [
                 {"start": span.start, "end": span.end, "entity_type": span.entity_type}
                 for span in document.spans
             ],
         }
-        for document in documents
-    ]
-    for start in range(0, len(posted), MAX_DOCUMENTS_PER_BATCH):
-        predictions_ingest(run=run, documents=posted[start : start + MAX_DOCUMENTS_PER_BATCH])
-    scoring_request(run=run, user=user)
-    return run
+    posted: dict = {
+        "document_id": document.external_id,
+        "annotations": [
+            {
+                "attribute_id": attribute_id,
+                "output_data": annotation.output_data,
+                "additional_text": annotation.additional_text,
+            }
+            for attribute_id, annotation in document.values.items()
+        ],
+    }
+    if document.text is not None:
+        posted["context"] = document.text
+    return posted
 
 
 def _annotations_hash(documents: list[ImportedDocument]) -> str:

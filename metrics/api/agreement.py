@@ -5,6 +5,8 @@ Members from viewer up read; annotators and up start a job. A non-member gets 40
 
 from __future__ import annotations
 
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
@@ -18,6 +20,7 @@ from metrics.services.agreement import agreement_job_create, agreement_latest
 
 
 class ProjectAgreementApi(APIView):
+    @extend_schema(operation_id="project_agreement_retrieve", responses={200: OpenApiTypes.OBJECT})
     def get(self, request: Request, slug: str) -> Response:
         """The latest agreement between the project's annotators (held-back documents left out)."""
         project = project_get_for_user(user=request.user, slug=slug, required=Role.VIEWER)
@@ -28,6 +31,9 @@ class ProjectAgreementApi(APIView):
             )
         return Response({"job": job.pk, "computed_at": job.finished_at, **job.result})
 
+    @extend_schema(
+        operation_id="project_agreement_create", request=None, responses={202: OpenApiTypes.OBJECT}
+    )
     def post(self, request: Request, slug: str) -> Response:
         """Compute the agreement between the project's annotators: a job, read at `job_url`."""
         project = project_get_for_user(user=request.user, slug=slug, required=Role.ANNOTATOR)

@@ -3,12 +3,15 @@ by document, with a summary. `?kind=spans|attributes` when the project has gold 
 
 from __future__ import annotations
 
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotations.api.common import PAGE_PARAMETERS
 from annotations.models import GoldKind, GoldVersion
 from annotations.roles import Role
 from annotations.selectors import project_get_for_user
@@ -23,6 +26,14 @@ class GoldVersionDiffApi(APIView):
     class Pagination(KeysetPagination):
         ordering = "id"
 
+    @extend_schema(
+        operation_id="gold_version_diff",
+        parameters=[
+            OpenApiParameter("kind", str, enum=GoldKind.values, description="spans or attributes"),
+            *PAGE_PARAMETERS,
+        ],
+        responses={200: OpenApiTypes.OBJECT},
+    )
     def get(self, request: Request, slug: str, a: int, b: int) -> Response:
         project = project_get_for_user(user=request.user, slug=slug, required=Role.VIEWER)
         query = self.QuerySerializer(data=request.query_params)

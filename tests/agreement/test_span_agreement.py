@@ -139,3 +139,19 @@ def test_an_annotator_missing_from_a_document_is_missing_there_for_alpha():
     ]
     assert result["pairs"][2]["f1_exact"] is None
     assert result["pairs"][0]["f1_exact_ci"] is None  # intervals off
+
+
+def test_on_large_inputs_alpha_from_the_coincidence_sums_equals_the_packages(monkeypatch):
+    from metrics.engine.agreement import spans as span_module
+
+    monkeypatch.setattr(span_module, "LIBRARY_ALPHA_MAX_UNITS", 0)
+    corpus = load_span_corpus(InMemorySource("export.zip", export_zip()))
+    result = span_agreement(annotated_documents(corpus.documents), settings=BootstrapSettings(resamples=0))
+    annotators = ["alice", "bob", "carol"]
+    labels = sorted({label for annotator in annotators for label in _labels(annotator)})
+    reliability = np.array(
+        [[labels.index(label) for label in _labels(annotator)] for annotator in annotators]
+    )
+    expected = krippendorff.alpha(reliability_data=reliability, level_of_measurement="nominal")
+    assert result["overall"]["krippendorff_alpha_chars_computed_by"] == "coincidence_sums"
+    assert result["overall"]["krippendorff_alpha_chars"] == pytest.approx(expected, abs=1e-12)

@@ -10,6 +10,7 @@ from sklearn.metrics import cohen_kappa_score
 
 from annotations.models import GoldAttributeValue
 from experiments.models import ExperimentRun, RunSource, RunStatus
+from tests.api.runs_support import create_run, finalize, post_documents
 from tests.services.test_gold_import_fixtures import (
     media_root,  # noqa: F401 (a fixture)
     upload,
@@ -86,3 +87,28 @@ def test_the_agreement_covers_the_attributes(imported, alice_client, django_capt
     )
     assert entry["value"] == pytest.approx(expected, abs=1e-12)
     assert entry["percent_agreement"] == pytest.approx(3 / 4)
+
+
+def test_an_attribute_run_shows_the_human_ceiling_per_attribute(
+    imported, alice_client, bob_client, django_capture_on_commit_callbacks
+):
+    run = create_run(alice_client, kind="attributes", name="always smoker")
+    documents = [
+        {
+            "document_id": document_id,
+            "context": f"Letter {document_id}.",
+            "annotations": [{"attribute_id": "smoker", "output_data": True}],
+        }
+        for document_id in SMOKER["alice"]
+    ]
+    assert post_documents(alice_client, run["id"], documents).status_code in (200, 201)
+    with django_capture_on_commit_callbacks(execute=True):
+        finalize(alice_client, run["id"])
+    ceiling = bob_client.get(f"/api/v1/runs/{run['id']}/metrics/").json()["human_ceiling"]
+    (entry,) = ceiling["metrics"]
+    assert (entry["scope_key"], entry["name"]) == ("smoker", "accuracy")
+    assert entry["model"]["value"] == pytest.approx(2 / 4)
+    (bob,) = entry["annotators"]
+    assert bob["name"] == "bob" and bob["value"] == pytest.approx(3 / 4)
+    assert bob["paired"]["delta"] == pytest.approx(2 / 4 - 3 / 4)
+    assert entry["text"].startswith("smoker accuracy 0.50")

@@ -111,3 +111,19 @@ def test_spans_and_attributes_together_are_refused(tmp_path: Path):
     with pytest.raises(CommandError) as refused:
         _run("--input", "x", "--gold", "y", "--prompts", "z", "--output", str(tmp_path / "a.json"))
     assert refused.value.returncode == 2
+
+
+def test_a_missing_attribute_file_is_one_line_and_exit_2(tmp_path: Path):
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text("")
+    with pytest.raises(CommandError) as refused:
+        _run(
+            "--gold",
+            str(gold),
+            "--prompts",
+            str(tmp_path / "missing.csv"),
+            "--output",
+            str(tmp_path / "a.json"),
+        )
+    assert refused.value.returncode == 2
+    assert str(refused.value) == f"--prompts {tmp_path / 'missing.csv'}: no such file"

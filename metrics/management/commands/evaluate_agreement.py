@@ -86,6 +86,9 @@ class Command(BaseCommand):
             raise _bad("--gold and --prompts go together (attribute agreement needs both)")
         if spans is None and options["label_map"]:
             raise _bad("--label-map applies to spans (--input) only")
+        for flag, path in (("--gold", gold), ("--prompts", prompts)):
+            if path and not Path(path).is_file():
+                raise _bad(f"{flag} {path}: no such file")
         if not output.parent.is_dir():
             raise _bad(f"output folder {output.parent} does not exist")
         if output.exists() and not options["overwrite"]:

@@ -59,10 +59,11 @@ class GoldImportOutcome:
 EMPTY_TEXT_HASH = Document.hash_text("")
 
 # Called in the import's transaction once its gold is written: `(project=, gold_version=, created=,
-# gold=, user=)`, `created` False when the import changed nothing. The metrics app registers the human
-# runs of the other annotators and the re-scoring of runs on a new version from its AppConfig.ready():
-# annotations must not import metrics (dependencies point one way).
-GoldImportedHook = Callable[..., None]
+# gold=, user=)`, `created` False when the import changed nothing; what a hook returns (problem dicts)
+# joins the import's warnings. The metrics app registers the human runs of the other annotators and
+# the re-scoring of runs on a new version from its AppConfig.ready(): annotations must not import
+# metrics (dependencies point one way).
+GoldImportedHook = Callable[..., list[dict] | None]
 _gold_imported_hooks: list[GoldImportedHook] = []
 
 
@@ -98,13 +99,14 @@ def gold_import(
             else None
         )
         for hook in _gold_imported_hooks:
-            hook(
+            warnings = hook(
                 project=project,
                 gold_version=version,
                 created=not outcome.result["unchanged"],
                 gold=gold,
                 user=user,
             )
+            outcome.warnings.extend(warnings or [])
         return outcome
 
 

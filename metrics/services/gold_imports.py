@@ -23,12 +23,12 @@ from django.db import transaction
 
 from annotations.models import Document, GoldVersion, Project
 from annotations.services.gold_read import GoldImport, ImportedDocument
+from experiments.errors import RunRuleError
 from experiments.models import ExperimentRun, RunKind, RunSource, RunStage, RunStatus
 from experiments.prediction_batches import MAX_DOCUMENTS_PER_BATCH
 from experiments.services.predictions import predictions_ingest
 from experiments.services.runs import configuration_hash, run_create
 from experiments.splits import SplitRuleViolation, split_document_ids_in_stage
-from metrics.errors import ScoringNotAllowed
 from metrics.services.scoring import scoring_request
 
 logger = logging.getLogger("metrics.gold_imports")
@@ -41,9 +41,10 @@ def human_runs_record(
     created: bool,
     gold: GoldImport,
     user: AbstractBaseUser | None,
-) -> list[ExperimentRun]:
-    """One finalized human run per annotator other than the gold one; returns the runs created."""
-    runs = []
+) -> list[dict]:
+    """One finalized human run per annotator other than the gold one; returns warnings (for the import
+    job) naming the annotators whose run could not be recorded, and why."""
+    warnings = []
     for annotator, documents in gold.other_annotators.items():
         config = {"annotator": annotator, "annotations_hash": _annotations_hash(documents)}
         if ExperimentRun.objects.filter(
@@ -55,12 +56,21 @@ def human_runs_record(
         ).exists():
             continue
         try:
-            # A savepoint: a split rule that refuses this annotator's run leaves the import whole.
+            # A savepoint: a rule that refuses this annotator's run leaves the import whole.
             with transaction.atomic():
-                runs.append(_record(project, annotator, config, documents, gold.kind, user))
-        except (SplitRuleViolation, ScoringNotAllowed) as refusal:
+                _record(project, annotator, config, documents, gold.kind, user)
+        except (RunRuleError, SplitRuleViolation) as refusal:
             logger.warning("human run of %s in %s not recorded: %s", annotator, project.slug, refusal)
-    return runs
+            warnings.append(
+                {
+                    "message": f"annotator {annotator!r}: no human run recorded ({refusal.detail})",
+                    "file": None,
+                    "line": None,
+                    "document_id": None,
+                    "field": "annotator",
+                }
+            )
+    return warnings
 
 
 def _record(
@@ -127,12 +137,12 @@ def runs_rescore_on_new_gold(
     created: bool,
     gold: GoldImport,
     user: AbstractBaseUser | None,
-) -> list[int]:
-    """Queue a rescore of every scored run of the new version's kind; returns their ids."""
+) -> list[dict]:
+    """Queue a rescore of every scored run of the new version's kind (nothing to warn about: a run the
+    split rules keep as it is, such as the final test run, is meant to stay)."""
     settings = Project.objects.filter(pk=project.pk).values_list("settings", flat=True).get() or {}
     if not created or not settings.get("rescore_on_new_gold"):
         return []
-    rescored = []
     runs = (
         ExperimentRun.objects.filter(
             project=project, kind=gold_version.kind, status=RunStatus.SCORED, is_final=False
@@ -144,7 +154,6 @@ def runs_rescore_on_new_gold(
         try:
             with transaction.atomic():
                 scoring_request(run=run, user=user, rescore=True)
-            rescored.append(run.pk)
-        except (SplitRuleViolation, ScoringNotAllowed) as refusal:
+        except (RunRuleError, SplitRuleViolation) as refusal:
             logger.info("run %s not rescored on gold v%s: %s", run.pk, gold_version.number, refusal)
-    return rescored
+    return []

@@ -126,3 +126,17 @@ def test_human_runs_are_scored_exactly_like_model_runs(
     human_values, model_values = values(human.pk), values(run["id"])
     assert human_values and human_values == model_values
     assert human_values[("overall", "", "micro.spans_exact.typed.f1")][0] < 1.0
+
+
+def test_an_annotator_the_split_rules_refuse_a_run_is_a_warning_and_the_gold_is_imported(
+    project, alice_client, django_capture_on_commit_callbacks
+):
+    # In validation only the chosen configuration may run: an annotator's run is refused.
+    project.strategy, project.phase, project.chosen_config_hash = "dev_val_test", "validation", "chosen"
+    project.save()
+    job = import_export(alice_client, django_capture_on_commit_callbacks, annotator="alice")
+    assert job["status"] == "succeeded", job["errors"]
+    assert gold_spans(project) == spans_of("alice")
+    refused = [warning["message"] for warning in job["warnings"] if warning["field"] == "annotator"]
+    assert len(refused) == 2 and refused[0].startswith("annotator 'bob': no human run recorded")
+    assert not ExperimentRun.objects.filter(project=project).exists()

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.db.models import Exists, F, OuterRef, QuerySet, Subquery
 
-from annotations.models import Attribute, Document, GoldVersion
-from experiments.models import ExperimentRun, RunSource
+from annotations.models import Attribute, Document, GoldVersion, Project
+from experiments.models import ExperimentRun, RunKind, RunSource, RunStatus
 from experiments.splits import split_exclude_hidden
 from metrics.errors import ScoringNotFound
 from metrics.models import ComparisonRow, MetricValue, Scoring
@@ -116,14 +116,16 @@ def gold_status_for_scoring(*, scoring: Scoring) -> dict:
     return gold_status(scoring)
 
 
-def project_leaderboard(*, project, kind: str, with_ceiling: bool = True) -> list[dict]:
+def project_leaderboard(*, project: Project, kind: str, with_ceiling: bool = True) -> list[dict]:
     """The project's scored pipeline runs of `kind`, newest first, each with its latest scoring's
     headline metric values, its gold status and (unless `with_ceiling` is False) its human ceiling."""
     from metrics.human_ceiling import ATTRIBUTE_HEADLINE, SPAN_HEADLINES
 
-    names = [name for name, _ in SPAN_HEADLINES] if kind == "spans" else [ATTRIBUTE_HEADLINE[0]]
+    names = [name for name, _ in SPAN_HEADLINES] if kind == RunKind.SPANS else [ATTRIBUTE_HEADLINE[0]]
     rows = []
-    runs = ExperimentRun.objects.filter(project=project, kind=kind, status="scored").exclude(source="human")
+    runs = ExperimentRun.objects.filter(project=project, kind=kind, status=RunStatus.SCORED).exclude(
+        source=RunSource.HUMAN
+    )
     for run in runs.order_by("-created_at", "-pk"):
         scoring = (
             Scoring.objects.filter(run=run, is_complete=True)

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db.models import Q
+
 from annotations.models import (
     EvaluationStrategy,
     GoldAttributeValue,
@@ -30,7 +32,7 @@ from annotations.models import (
 from experiments.models import ExperimentRun, RunSource
 from experiments.splits import split_exclude_hidden
 from metrics.intervals import DEFAULT_INTERVALS, IntervalSettings
-from metrics.models import MetricScope, MetricValue, Scoring
+from metrics.models import HumanCeilingPair, MetricScope, MetricValue, Scoring
 
 SPAN_HEADLINES = (
     ("micro.chars.all.f1", "F1 (characters)"),
@@ -48,11 +50,16 @@ def _figure(value: float | None, low: float | None, high: float | None) -> str:
     return f"{value:.2f} [{low:.2f}, {high:.2f}]"
 
 
-def _values(scoring: Scoring, keys: list[tuple[str, str, str]]) -> dict[tuple[str, str, str], MetricValue]:
+def _values(
+    scoring_ids: list[int], keys: list[tuple[str, str, str]]
+) -> dict[tuple[int, str, str, str], MetricValue]:
+    """The headline values of the scorings, by (scoring id, scope, scope_key, name), in one query."""
     wanted = {name for _, _, name in keys}
     return {
-        (value.scope, value.scope_key, value.name): value
-        for value in MetricValue.objects.filter(scoring=scoring, name__in=wanted)
+        (value.scoring_id, value.scope, value.scope_key, value.name): value
+        for value in MetricValue.objects.filter(scoring_id__in=scoring_ids, name__in=wanted).only(
+            "scoring_id", "scope", "scope_key", "name", "value", "ci_low", "ci_high"
+        )
     }
 
 
@@ -77,33 +84,82 @@ def _paired_result(report: dict[str, Any], key: tuple[str, str, str]) -> dict[st
 
 
 def human_scorings(run: ExperimentRun, scoring: Scoring) -> list[tuple[ExperimentRun, Scoring]]:
-    """Each other human run of the project with its latest scoring on `scoring`'s gold version."""
-    pairs = []
-    humans = (
-        ExperimentRun.objects.filter(project_id=run.project_id, kind=run.kind, source=RunSource.HUMAN)
-        .exclude(pk=run.pk)
-        .order_by("name", "pk")
-    )
-    for human in humans:
-        found = (
-            Scoring.objects.filter(run=human, gold_version_id=scoring.gold_version_id, is_complete=True)
-            .select_related("gold_version")
-            .defer("report")
-            .order_by("-number")
-            .first()
+    """Each other human run of the project with its latest scoring on `scoring`'s gold version, by name."""
+    found = (
+        Scoring.objects.filter(
+            run__project_id=run.project_id,
+            run__kind=run.kind,
+            run__source=RunSource.HUMAN,
+            gold_version_id=scoring.gold_version_id,
+            is_complete=True,
         )
-        if found is not None:
-            pairs.append((human, found))
-    return pairs
+        .exclude(run_id=run.pk)
+        .select_related("run", "gold_version")
+        .defer("report", "document_ids", "run__config")
+        .order_by("run__name", "run_id", "-number")
+    )
+    latest: dict[int, Scoring] = {}
+    for human_scoring in found:
+        latest.setdefault(human_scoring.run_id, human_scoring)
+    return [(human_scoring.run, human_scoring) for human_scoring in latest.values()]
+
+
+def _settings_key(settings: IntervalSettings) -> dict[str, Any]:
+    return {"level": settings.level, "resamples": settings.resamples, "seed": settings.seed}
+
+
+def _pair_key(key: tuple[str, str, str]) -> str:
+    return "|".join(key)
+
+
+def _paired_figures(
+    run: ExperimentRun,
+    scoring: Scoring,
+    humans: list[tuple[ExperimentRun, Scoring]],
+    keys: list[tuple[str, str, str]],
+    settings: IntervalSettings,
+) -> dict[int, dict[str, Any]]:
+    """Per human scoring id: the stored paired test of `scoring` against it (HumanCeilingPair),
+    computed and stored first when missing. Paired tests cost a second each; reads cost a query."""
+    from metrics.comparisons import paired_comparison  # it reads the scoring services; import late
+
+    wanted = _settings_key(settings)
+    stored = {
+        pair.human_scoring_id: pair.result
+        for pair in HumanCeilingPair.objects.filter(
+            scoring_id=scoring.pk, human_scoring_id__in=[human_scoring.pk for _, human_scoring in humans]
+        )
+        if pair.settings == wanted
+    }
+    computed = []
+    for human, human_scoring in humans:
+        if human_scoring.pk in stored:
+            continue
+        report = paired_comparison(
+            run_a=human, scoring_a=human_scoring, run_b=run, scoring_b=scoring, settings=settings
+        )
+        result = {
+            "documents_compared": report.get("documents_compared"),
+            "metrics": {_pair_key(key): _paired_result(report, key) for key in keys},
+        }
+        stored[human_scoring.pk] = result
+        computed.append(
+            HumanCeilingPair(
+                scoring_id=scoring.pk, human_scoring_id=human_scoring.pk, settings=wanted, result=result
+            )
+        )
+    if computed and settings == DEFAULT_INTERVALS:
+        # Two readers may compute the same pair at once: the first stored stays.
+        HumanCeilingPair.objects.bulk_create(computed, ignore_conflicts=True)
+    return stored
 
 
 def human_ceiling(
     run: ExperimentRun, scoring: Scoring, *, settings: IntervalSettings = DEFAULT_INTERVALS
 ) -> dict[str, Any] | None:
     """The human ceiling of `run`'s `scoring` (module docstring); None when no human run was scored on
-    its gold version."""
-    from metrics.comparisons import paired_comparison  # it reads the scoring services; import late
-
+    its gold version. The paired tests are stored (HumanCeilingPair): computed when the later of the
+    two runs is scored (`human_ceiling_store`), else on the first read."""
     if getattr(scoring, "has_human_scorings", True) is False:
         return None  # known from the scoring's own query (metrics.selectors.with_gold_context)
     humans = human_scorings(run, scoring)
@@ -111,18 +167,13 @@ def human_ceiling(
         return None
     headlines = _headline_keys(run, scoring)
     keys = [key for key, _ in headlines]
-    model_values = _values(scoring, keys)
     settings = settings if settings.resamples > 0 else DEFAULT_INTERVALS
-    reports = {
-        human.pk: paired_comparison(
-            run_a=human, scoring_a=human_scoring, run_b=run, scoring_b=scoring, settings=settings
-        )
-        for human, human_scoring in humans
-    }
-    human_values = {human.pk: _values(human_scoring, keys) for human, human_scoring in humans}
+    model_values = _values([scoring.pk], keys)
+    human_values = _values([human_scoring.pk for _, human_scoring in humans], keys)
+    figures = _paired_figures(run, scoring, humans, keys, settings)
     metrics = []
     for key, label in headlines:
-        model = model_values.get(key)
+        model = model_values.get((scoring.pk, *key))
         entry: dict[str, Any] = {
             "scope": key[0],
             "scope_key": key[1],
@@ -138,8 +189,9 @@ def human_ceiling(
             f"{label} {_figure(entry['model']['value'], entry['model']['ci_low'], entry['model']['ci_high'])}"
         ]
         for human, human_scoring in humans:
-            value = human_values[human.pk].get(key)
-            paired = _paired_result(reports[human.pk], key) or {}
+            value = human_values.get((human_scoring.pk, *key))
+            pair = figures[human_scoring.pk]
+            paired = pair["metrics"].get(_pair_key(key)) or {}
             high = paired.get("ci_high")
             delta = paired.get("delta")
             entry["annotators"].append(
@@ -157,7 +209,7 @@ def human_ceiling(
                         "ci_low": paired.get("ci_low"),
                         "ci_high": high,
                         "p_value": paired.get("p_value"),
-                        "documents_compared": reports[human.pk].get("documents_compared"),
+                        "documents_compared": pair.get("documents_compared"),
                     },
                     "model_below": None if delta is None or high is None else bool(high < 0),
                 }
@@ -177,6 +229,36 @@ def human_ceiling(
         ],
         "metrics": metrics,
     }
+
+
+def human_ceiling_store(*, scoring: Scoring) -> int:
+    """Compute and store the paired tests a newly stored scoring takes part in; return how many were
+    computed. A model run's scoring: against each human run's latest scoring on the same gold version.
+    A human run's: also each other run's latest scoring on that version against it."""
+    run = scoring.run
+    before = HumanCeilingPair.objects.filter(Q(scoring=scoring) | Q(human_scoring=scoring)).count()
+    human_ceiling(run, scoring)
+    if run.source == RunSource.HUMAN:
+        others = (
+            Scoring.objects.filter(
+                run__project_id=run.project_id,
+                run__kind=run.kind,
+                gold_version_id=scoring.gold_version_id,
+                is_complete=True,
+            )
+            .exclude(run_id=run.pk)
+            .select_related("run", "gold_version")
+            .defer("report", "document_ids")
+            .order_by("run_id", "-number")
+        )
+        latest: dict[int, Scoring] = {}
+        for other in others:
+            latest.setdefault(other.run_id, other)
+        for other in latest.values():
+            if other.run.scorings.filter(is_complete=True, number__gt=other.number).exists():
+                continue  # the run was rescored on another version since: its ceiling reads that one
+            human_ceiling(other.run, other)
+    return HumanCeilingPair.objects.filter(Q(scoring=scoring) | Q(human_scoring=scoring)).count() - before
 
 
 def _change(kind: str, difference: int) -> str:

@@ -13,19 +13,25 @@ stored result can be shown to every member.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import F
-from django.utils import timezone
 
 from annotations.importers.errors import InputValidationError
 from annotations.models import Document, GoldKind, Job, JobKind, JobState, Project
 from annotations.selectors import attribute_specs, gold_attribute_documents, gold_span_documents
 from annotations.selectors.gold import gold_version_current
-from evalproject.tasks import enqueue_after_commit
+from annotations.services.jobs import (
+    TRANSIENT_DATABASE_ERRORS,
+    internal_error,
+    job_claim,
+    job_enqueue,
+    job_finish,
+    job_heartbeat,
+    job_interruptible,
+)
 from experiments.models import ExperimentRun, RunSource
 from experiments.splits import split_hidden_document_ids
 from metrics.agreement import attribute_ratings, bootstrap_settings
@@ -42,43 +48,52 @@ class NoAnnotatorsToCompare(Exception):
 
 @transaction.atomic
 def agreement_job_create(*, project: Project, user: AbstractBaseUser | None) -> Job:
-    """Queue an agreement job for the project (run after this transaction commits)."""
-    from metrics.tasks import agreement_run_task  # the task module imports this one
-
+    """Queue an agreement job for the project (sent after this transaction commits)."""
     job = Job.objects.create(
         kind=JobKind.AGREEMENT,
         project=project,
         created_by=user if user is not None and user.is_authenticated else None,
     )
-    enqueue_after_commit(agreement_run_task, job.pk)
+    job_enqueue(job)
     return job
 
 
-def agreement_job_run(*, job_id: int, intervals: IntervalSettings = DEFAULT_INTERVALS) -> str:
-    """Run an agreement job to its end; returns its final state (or "skipped" when not claimed)."""
-    claimed = Job.objects.filter(pk=job_id, kind=JobKind.AGREEMENT, state=JobState.QUEUED).update(
-        state=JobState.RUNNING, started_at=timezone.now(), attempts=F("attempts") + 1
-    )
-    if not claimed:
-        return "skipped"
-    job = Job.objects.select_related("project").get(pk=job_id)
-    try:
-        result = project_agreement(project=job.project, intervals=intervals)
-    except (NoAnnotatorsToCompare, InputValidationError, ValueError) as error:
-        problems = error.problems if isinstance(error, InputValidationError) else [str(error)]
-        _finish(job_id, JobState.FAILED, errors=[{"message": str(problem)} for problem in problems])
-        return JobState.FAILED
-    except Exception:
-        logger.exception("agreement job %s failed", job_id)
-        _finish(job_id, JobState.FAILED, errors=[{"message": "internal error; see the worker log"}])
-        return JobState.FAILED
-    _finish(job_id, JobState.SUCCEEDED, result=result)
+def agreement_job_run(
+    *, job_id: int, resume_token: str | None = None, intervals: IntervalSettings = DEFAULT_INTERVALS
+) -> str:
+    """Run an agreement job to its end; return the job's final state (its current state when this
+    caller did not claim it). A database error propagates as JobInterrupted, for the task to retry."""
+    job = job_claim(job_id=job_id, kind=JobKind.AGREEMENT, resume_token=resume_token)
+    if job is None:
+        return Job.objects.filter(pk=job_id).values_list("state", flat=True).first() or "missing"
+    with job_heartbeat(job), job_interruptible(job):
+        try:
+            result = project_agreement(project=job.project, intervals=intervals)
+        except (NoAnnotatorsToCompare, InputValidationError, ValueError) as error:
+            problems = error.problems if isinstance(error, InputValidationError) else [str(error)]
+            _finish(job, JobState.FAILED, errors=problems)
+            return JobState.FAILED
+        except TRANSIENT_DATABASE_ERRORS:
+            raise
+        except Exception:
+            # The traceback goes to the log under an error id; the job shows the id only.
+            _finish(job, JobState.FAILED, errors=[internal_error(job_id, log=logger)])
+            return JobState.FAILED
+        # The warnings stay in the result (agreement.json's contract) and are the job's warnings too.
+        _finish(job, JobState.SUCCEEDED, result=result, warnings=result.get("warnings", []))
     return JobState.SUCCEEDED
 
 
-def _finish(job_id: int, state: str, *, result: dict | None = None, errors: list[dict] | None = None) -> None:
-    Job.objects.filter(pk=job_id, state=JobState.RUNNING).update(
-        state=state, result=result or {}, errors=errors or [], finished_at=timezone.now()
+def _finish(
+    job: Job, state: str, *, result: dict | None = None, warnings: Iterable = (), errors: Iterable = ()
+) -> None:
+    job_finish(
+        job_id=job.pk,
+        state=state,
+        claim_token=job.claim_token,
+        result=result,
+        warnings=warnings,
+        errors=errors,
     )
 
 

@@ -127,3 +127,21 @@ def test_a_missing_attribute_file_is_one_line_and_exit_2(tmp_path: Path):
         )
     assert refused.value.returncode == 2
     assert str(refused.value) == f"--prompts {tmp_path / 'missing.csv'}: no such file"
+
+
+def test_a_file_of_the_wrong_kind_is_named_in_one_line_and_exit_2(tmp_path: Path):
+    attribute_gold = tmp_path / "gold.jsonl"
+    attribute_gold.write_text(json.dumps({"document_id": "d", "annotator": "anna", "attributes": {}}) + "\n")
+    output = tmp_path / "agreement.json"
+    with pytest.raises(CommandError) as refused:
+        _run("--input", str(attribute_gold), "--output", str(output))
+    assert refused.value.returncode == 2
+    assert str(refused.value).startswith(f"--input {attribute_gold}: this is an attribute gold JSONL file")
+    assert not output.exists()
+
+
+def test_help_explains_the_formats_with_an_example(capsys):
+    with pytest.raises(SystemExit):
+        call_command("evaluate_agreement", "--help")
+    text = capsys.readouterr().out
+    assert "Example:" in text and "--overwrite" in text and "evaluate_agreement --input" in text

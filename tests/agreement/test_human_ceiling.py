@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from experiments.models import ExperimentRun, RunSource
-from metrics.models import MetricValue, Scoring
+from metrics import comparisons
+from metrics.models import HumanCeilingPair, MetricValue, Scoring
 from metrics.selectors import human_ceiling_for_run, project_leaderboard
 from tests.agreement.test_several_annotators_import import import_export
 from tests.api.runs_support import create_run, finalize, post_documents
@@ -74,3 +75,33 @@ def test_without_human_runs_there_is_no_ceiling(project, alice_client, django_ca
         finalize(alice_client, run["id"])
     assert human_ceiling_for_run(run=ExperimentRun.objects.get(pk=run["id"])) is None
     assert alice_client.get(f"/api/v1/runs/{run['id']}/metrics/").json()["human_ceiling"] is None
+
+
+def test_the_paired_tests_are_stored_when_the_run_is_scored(silent_pipeline):
+    scoring = Scoring.objects.get(run_id=silent_pipeline)
+    pairs = HumanCeilingPair.objects.filter(scoring=scoring)
+    assert sorted(pair.human_scoring.run.name for pair in pairs) == ["bob", "carol"]
+
+
+def test_reading_the_ceiling_computes_no_paired_test(silent_pipeline, bob_client, monkeypatch):
+    before = bob_client.get(f"/api/v1/runs/{silent_pipeline}/metrics/").json()["human_ceiling"]
+
+    def refuse(**kwargs):
+        raise AssertionError("a paired test was computed on a read")
+
+    monkeypatch.setattr(comparisons, "paired_comparison", refuse)
+
+    assert bob_client.get(f"/api/v1/runs/{silent_pipeline}/metrics/").json()["human_ceiling"] == before
+
+
+def test_a_human_run_scored_later_stores_its_pair_with_the_models_scoring(
+    silent_pipeline, alice_client, django_capture_on_commit_callbacks
+):
+    human = ExperimentRun.objects.get(source=RunSource.HUMAN, name="bob")
+    with django_capture_on_commit_callbacks(execute=True):
+        assert alice_client.post(f"/api/v1/runs/{human.pk}/rescore/").status_code == 202
+    rescored = Scoring.objects.filter(run=human).order_by("-number").first()
+    assert rescored.number == 2
+    assert HumanCeilingPair.objects.filter(
+        scoring=Scoring.objects.get(run_id=silent_pipeline), human_scoring=rescored
+    ).exists()

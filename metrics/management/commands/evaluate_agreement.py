@@ -10,15 +10,24 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, DjangoHelpFormatter
+from django.core.management.base import BaseCommand, CommandError
 
 from annotations.importers.errors import InputValidationError
 from annotations.models import NumberFormat
 from metrics.agreement import evaluate_attribute_agreement_paths, evaluate_span_agreement_path
-from metrics.management.commands.evaluate_spans import write_json_atomically
 from metrics.management.interval_options import add_interval_arguments, interval_settings_from_options
+from metrics.management.offline_files import (
+    ATTRIBUTE_GOLD_FILES,
+    BAD_INPUT,
+    PROMPT_FILES,
+    SPAN_FILES,
+    OfflineHelpFormatter,
+    add_overwrite_argument,
+    output_slot,
+    require_input_kind,
+    write_json_atomically,
+)
 
-INVALID_INPUT_STATUS = 2
 PROBLEMS_SHOWN = 50
 
 DESCRIPTION = """\
@@ -40,13 +49,14 @@ alpha (interval) for INTEGER and FLOAT, and percent_agreement beside each.
 
 Every figure has a cluster-bootstrap confidence interval over documents beside it (<name>_ci).
 Documents only one annotator worked on are listed (single_annotator_documents) and left out.
-Invalid input stops with exit status 2 and a list of the problems; no file is written. An existing
-output file is kept unless --overwrite is given.
+Invalid input (malformed files, a file of another kind such as an EPPI export given as --input)
+stops with exit status 2 and a list of the problems; no file is written. An existing output is refused
+(exit status 2) unless --overwrite is given.
+
+Example:
+  manage.py evaluate_agreement --input inception-export.zip --output agreement.json
+  manage.py evaluate_agreement --gold gold.jsonl --prompts prompts.csv --output agreement.json --overwrite
 """
-
-
-class _HelpFormatter(DjangoHelpFormatter, argparse.RawDescriptionHelpFormatter):
-    """Django's ordering of options, with the description's paragraphs kept as written."""
 
 
 class Command(BaseCommand):
@@ -54,7 +64,7 @@ class Command(BaseCommand):
     requires_system_checks: list[str] = []
 
     def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> argparse.ArgumentParser:
-        return super().create_parser(prog_name, subcommand, formatter_class=_HelpFormatter, **kwargs)
+        return super().create_parser(prog_name, subcommand, formatter_class=OfflineHelpFormatter, **kwargs)
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--input", metavar="EXPORT", help="span annotations: file, directory or .zip")
@@ -74,7 +84,7 @@ class Command(BaseCommand):
             help="attributes: how numbers are written (default en: 1,250.5)",
         )
         parser.add_argument("--output", required=True, metavar="AGREEMENT_JSON", help="where to write")
-        parser.add_argument("--overwrite", action="store_true", help="replace an existing output file")
+        add_overwrite_argument(parser)
         add_interval_arguments(parser, what="confidence intervals (stored beside each figure as <name>_ci)")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -89,35 +99,45 @@ class Command(BaseCommand):
         for flag, path in (("--gold", gold), ("--prompts", prompts)):
             if path and not Path(path).is_file():
                 raise _bad(f"{flag} {path}: no such file")
-        if not output.parent.is_dir():
-            raise _bad(f"output folder {output.parent} does not exist")
-        if output.exists() and not options["overwrite"]:
-            raise _bad(f"{output} exists; give --overwrite to replace it")
+        require_input_kind(
+            spans,
+            option="--input",
+            expected=SPAN_FILES,
+            wanted="span data (span JSONL or INCEpTION CAS JSON)",
+        )
+        require_input_kind(
+            gold, option="--gold", expected=ATTRIBUTE_GOLD_FILES, wanted="attribute gold (JSONL or EPPI)"
+        )
+        require_input_kind(prompts, option="--prompts", expected=PROMPT_FILES, wanted="a prompt CSV")
+        with output_slot(output, overwrite=options["overwrite"]):
+            report = self._evaluate(options)
+            write_json_atomically(output, report)
+        self.stdout.write(format_summary(report))
+        for warning in report["warnings"]:
+            self.stderr.write(f"warning: {warning.get('message')}")
+        self.stdout.write(f"Agreement written to {output}")
+
+    def _evaluate(self, options: dict[str, Any]) -> dict[str, Any]:
+        spans, gold, prompts = options["input"], options["gold"], options["prompts"]
         intervals = interval_settings_from_options(options)
         try:
             if spans:
-                report = evaluate_span_agreement_path(
+                return evaluate_span_agreement_path(
                     spans, label_map_path=options["label_map"], intervals=intervals
                 )
-            else:
-                report = evaluate_attribute_agreement_paths(
-                    gold, prompts, number_format=options["number_format"], intervals=intervals
-                )
+            return evaluate_attribute_agreement_paths(
+                gold, prompts, number_format=options["number_format"], intervals=intervals
+            )
         except InputValidationError as error:
             count = len(error.problems)
             raise _bad(
                 f"invalid input, {count} problem{'s' if count != 1 else ''} found; nothing written:\n"
                 f"{error.summary(limit=PROBLEMS_SHOWN)}"
             ) from None
-        write_json_atomically(output, report)
-        self.stdout.write(format_summary(report))
-        for warning in report["warnings"]:
-            self.stderr.write(f"warning: {warning.get('message')}")
-        self.stdout.write(f"Agreement written to {output}")
 
 
 def _bad(message: str) -> CommandError:
-    return CommandError(message, returncode=INVALID_INPUT_STATUS)
+    return CommandError(message, returncode=BAD_INPUT)
 
 
 def _figure(value: float | None, interval: dict | None) -> str:

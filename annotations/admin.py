@@ -29,7 +29,8 @@ from annotations.models import (
 )
 from annotations.roles import Role
 from annotations.selectors.jobs import jobs_redacted
-from annotations.services.jobs import job_retry, problem_dict
+from annotations.services.job_problems import problem_dict
+from annotations.services.jobs import job_retry
 
 
 class ViewOnlyAdmin(admin.ModelAdmin):

@@ -15,10 +15,10 @@ from django.db import connection
 
 from annotations.models import Job, JobKind, JobState
 from annotations.services.imports import import_job_retry_check, import_job_run
+from annotations.services.job_problems import internal_error
 from annotations.services.jobs import (
     TRANSIENT_DATABASE_ERRORS,
     JobInterrupted,
-    internal_error,
     job_claim,
     job_finish,
     job_kind_register,

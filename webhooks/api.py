@@ -54,7 +54,7 @@ class WebhookListCreateApi(ApiView):
             max_length=500, help_text="An http or https URL; redirects are not followed."
         )
         description = serializers.CharField(
-            max_length=200, required=False, allow_blank=True, default="", help_text="A note for people."
+            max_length=200, required=False, allow_blank=True, default="", help_text="What the webhook is for."
         )
 
     @extend_schema(

@@ -42,10 +42,11 @@ from annotations.services.gold_read import (
     read_prompts,
     read_spans,
 )
+from annotations.services.job_problems import internal_error
 from annotations.services.jobs import (
     TRANSIENT_DATABASE_ERRORS,
+    JobClaimLost,
     JobNotRetryable,
-    internal_error,
     job_claim,
     job_enqueue,
     job_finish,
@@ -149,6 +150,8 @@ def import_job_run(
             ]
             _finish(job, JobState.FAILED, errors=as_problem_dicts(problems))
             return JobState.FAILED
+        except JobClaimLost:
+            return "skipped"  # given up for dead, this worker wrote nothing that stays
         except TRANSIENT_DATABASE_ERRORS:
             raise
         except Exception:
@@ -185,9 +188,10 @@ def _run(job: Job, progress: JobProgress, *, after_read: Callable[[], None] | No
                     "attributes_unchanged": len(outcome["unchanged"]),
                     "attributes_not_scored": [spec.attribute_id for spec in prompt_set.skipped],
                 }
-                _finish(
+                if not _finish(
                     job, JobState.SUCCEEDED, result=result, warnings=as_problem_dicts(prompt_set.warnings)
-                )
+                ):
+                    raise JobClaimLost(job.pk)
             return JobState.SUCCEEDED
         if file_format == "eppi" or (file_format == "jsonl" and jsonl_kind(path) == GoldKind.ATTRIBUTES):
             types = {
@@ -219,13 +223,14 @@ def _run(job: Job, progress: JobProgress, *, after_read: Callable[[], None] | No
         outcome = gold_import(
             project=project, gold=gold, user=job.created_by, source=file_name, progress=progress
         )
-        _finish(
+        if not _finish(
             job,
             JobState.SUCCEEDED,
             result=outcome.result,
             warnings=read_warnings + outcome.warnings,
             progress=progress,
-        )
+        ):
+            raise JobClaimLost(job.pk)  # the gold written above rolls back with this transaction
     return JobState.SUCCEEDED
 
 
@@ -258,12 +263,13 @@ def _finish(
     warnings: list[dict] | None = None,
     errors: list[dict] | None = None,
     progress: JobProgress | None = None,
-) -> None:
+) -> bool:
+    """Finish the job for this worker's claim; False when the claim was taken over."""
     # A finished job shows its work complete; a failed one where it stopped (as last reported).
     complete = None
     if progress is not None and state == JobState.SUCCEEDED:
         complete = max(progress.total, progress.done)
-    job_finish(
+    return job_finish(
         job_id=job.pk,
         state=state,
         claim_token=job.claim_token,

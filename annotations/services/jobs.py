@@ -14,9 +14,7 @@ The job row is the source of truth, the broker only a doorbell (a transactional 
 - `job_finish` is the one terminal transition (`succeeded` or `failed`): it writes the outcome only for
   the current claim, and sends `job_finished` after the commit.
 
-One problem shape everywhere: the dict of `ImportProblem.as_dict` (`message`, `file`, `line`,
-`document_id`, `field`, and `documents` when it concerns several). Imports, scoring and exports store
-their warnings and errors in that shape, so every reader (API, admin, clients) reads one shape.
+Warnings and errors are stored in the one problem shape (`annotations.services.job_problems`).
 """
 
 from __future__ import annotations
@@ -43,60 +41,10 @@ from rest_framework.exceptions import APIException
 
 from annotations.importers.errors import ImportProblem
 from annotations.models import Job, JobState
+from annotations.services.job_problems import problems_capped
 from annotations.signals import job_finished
 
 logger = logging.getLogger("annotations.jobs")
-
-# A problem about many documents lists at most this many of them (messages name fewer).
-DOCUMENTS_LISTED = 100
-
-
-# -- problems ------------------------------------------------------------------------------------
-
-
-def problem_dict(problem: ImportProblem | dict | str) -> dict[str, Any]:
-    """`problem` in the one problem shape; a bare string becomes a problem with only a message."""
-    if isinstance(problem, ImportProblem):
-        return problem.as_dict()
-    if isinstance(problem, dict):
-        shaped = ImportProblem(str(problem.get("message", ""))).as_dict()
-        shaped.update({key: problem[key] for key in shaped if key in problem})
-        if problem.get("documents"):
-            shaped["documents"] = list(problem["documents"])
-        return shaped
-    return ImportProblem(str(problem)).as_dict()
-
-
-def problem_dicts(problems: Iterable[ImportProblem | dict | str]) -> list[dict[str, Any]]:
-    return [problem_dict(problem) for problem in problems]
-
-
-def problems_capped(problems: Iterable[ImportProblem | dict | str], *, what: str) -> list[dict[str, Any]]:
-    """The first JOB_PROBLEMS_LISTED problems, each listing at most DOCUMENTS_LISTED documents, and a
-    last problem counting the rest: 50,000 distinct unknown labels must not make a 12 MB job row."""
-    listed = settings.JOB_PROBLEMS_LISTED
-    shaped: list[dict[str, Any]] = []
-    rest = 0
-    for problem in problems:
-        if len(shaped) >= listed:
-            rest += 1
-            continue
-        item = problem_dict(problem)
-        if len(item.get("documents", ())) > DOCUMENTS_LISTED:
-            item["documents"] = item["documents"][:DOCUMENTS_LISTED]
-        shaped.append(item)
-    if rest:
-        shaped.append(problem_dict(f"... and {rest} more {what}, not listed"))
-    return shaped
-
-
-def internal_error(job_id: int, *, log: logging.Logger = logger) -> dict[str, Any]:
-    """Log the exception being handled with its traceback under a new error id; return the problem a
-    user sees, which names the id and nothing of the traceback. Call it inside an `except` block."""
-    error_id = uuid.uuid4().hex
-    log.exception("job %s failed: internal error %s", job_id, error_id)
-    return problem_dict(f"internal error {error_id}; see the worker log")
-
 
 # -- transient failures ----------------------------------------------------------------------------
 
@@ -108,6 +56,10 @@ TRANSIENT_DATABASE_ERRORS: tuple[type[Exception], ...] = (
     psycopg.OperationalError,
     psycopg.InterfaceError,
 )
+
+
+class JobClaimLost(Exception):
+    """This worker was given up for dead and its job went on without it: what it wrote rolls back."""
 
 
 class JobInterrupted(Exception):
@@ -267,7 +219,6 @@ def job_finish(
     warnings: Iterable[ImportProblem | dict | str] = (),
     errors: Iterable[ImportProblem | dict | str] = (),
     complete_progress: int | None = None,
-    only_if: Q | None = None,
 ) -> bool:
     """The one terminal transition: the job becomes `succeeded` or `failed` with its outcome.
 
@@ -278,8 +229,6 @@ def job_finish(
     """
     assert state in (JobState.SUCCEEDED, JobState.FAILED)
     jobs = Job.objects.filter(pk=job_id, state=JobState.RUNNING, claim_token=claim_token)
-    if only_if is not None:
-        jobs = jobs.filter(only_if)
     fields: dict[str, Any] = {
         "state": state,
         "finished_at": timezone.now(),
@@ -316,38 +265,16 @@ def jobs_dispatch(*, now: datetime | None = None) -> DispatchReport:
     now = now or timezone.now()
     report = DispatchReport()
     stale_before = now - timedelta(seconds=settings.JOB_STALE_SECONDS)
-    stale = (
-        Job.objects.filter(state=JobState.RUNNING)
-        .filter(_last_sign_before(stale_before))
-        .values_list("pk", "kind", "attempts", "claim_token")
-    )
-    for job_id, kind, attempts, token in stale:
+    stale = Job.objects.filter(state=JobState.RUNNING).filter(_last_sign_before(stale_before))
+    for job_id, kind in stale.values_list("pk", "kind"):
         if _handler(kind) is None:
             continue
-        if attempts >= settings.JOB_MAX_ATTEMPTS:
-            stopped = problem_dict(
-                f"the job was stopped {attempts} times (its worker died or lost the database each time); "
-                "see the worker log, then retry it"
-            )
-            if job_finish(
-                job_id=job_id,
-                state=JobState.FAILED,
-                claim_token=token,
-                errors=[stopped],
-                only_if=_last_sign_before(stale_before),
-            ):
-                logger.error("job %s failed after %s attempts", job_id, attempts)
-                report.failed += 1
-            continue
-        requeued = (
-            Job.objects.filter(pk=job_id, state=JobState.RUNNING, claim_token=token)
-            .filter(_last_sign_before(stale_before))
-            .update(state=JobState.QUEUED, enqueued_at=now, heartbeat_at=None)
-        )
-        if requeued:
-            logger.warning("job %s: its worker stopped beating; queued again (attempt %s)", job_id, attempts)
+        outcome = _reclaim(job_id, stale_before=stale_before, now=now)
+        if outcome == JobState.QUEUED:
             report.requeued += 1
             report.sent += _send(job_id, kind)
+        elif outcome == JobState.FAILED:
+            report.failed += 1
     unsent_before = now - timedelta(seconds=settings.JOB_DISPATCH_SECONDS)
     untaken_before = now - timedelta(seconds=settings.JOB_REQUEUE_SECONDS)
     due = Job.objects.filter(state=JobState.QUEUED).filter(
@@ -362,6 +289,31 @@ def jobs_dispatch(*, now: datetime | None = None) -> DispatchReport:
         ) and _send(job_id, kind):
             report.sent += 1
     return report
+
+
+@transaction.atomic
+def _reclaim(job_id: int, *, stale_before: datetime, now: datetime) -> str | None:
+    """Queue a silent running job again, or fail it after JOB_MAX_ATTEMPTS; None when it is not stale."""
+    # skip_locked: a row that its worker holds locked (a scoring writing its results) is alive.
+    job = (
+        Job.objects.select_for_update(skip_locked=True)
+        .filter(pk=job_id, state=JobState.RUNNING)
+        .filter(_last_sign_before(stale_before))
+        .first()
+    )
+    if job is None:
+        return None
+    if job.attempts >= settings.JOB_MAX_ATTEMPTS:
+        stopped = (
+            f"the job was stopped {job.attempts} times (its worker died or lost the database each time); "
+            "see the worker log, then retry it"
+        )
+        job_finish(job_id=job_id, state=JobState.FAILED, claim_token=job.claim_token, errors=[stopped])
+        logger.error("job %s failed after %s attempts", job_id, job.attempts)
+        return JobState.FAILED
+    Job.objects.filter(pk=job_id).update(state=JobState.QUEUED, enqueued_at=now, heartbeat_at=None)
+    logger.warning("job %s: its worker stopped beating; queued again (attempt %s)", job_id, job.attempts)
+    return JobState.QUEUED
 
 
 def _last_sign_before(moment: datetime) -> Q:

@@ -14,6 +14,7 @@ from rest_framework.response import Response
 from annotations.api.common import paginated
 from annotations.roles import Role
 from annotations.selectors import project_get_for_user
+from annotations.selectors.jobs import jobs_redacted
 from evalproject.api import ApiView
 from evalproject.pagination import KeysetPagination
 from evalproject.validation import (
@@ -114,7 +115,8 @@ class RunOutput(serializers.ModelSerializer):
             "state": job.state,
             "done": job.progress_done,
             "total": job.progress_total,
-            "errors": job.errors,
+            # Redacted as the job itself is served (no held-back document named).
+            "errors": jobs_redacted([job])[0].errors,
         }
 
     @extend_schema_field(RunTotalsOutput)

@@ -23,9 +23,9 @@ from annotations.importers.errors import InputValidationError
 from annotations.models import Document, GoldKind, Job, JobKind, JobState, Project
 from annotations.selectors import attribute_specs, gold_attribute_documents, gold_span_documents
 from annotations.selectors.gold import gold_version_current
+from annotations.services.job_problems import internal_error
 from annotations.services.jobs import (
     TRANSIENT_DATABASE_ERRORS,
-    internal_error,
     job_claim,
     job_enqueue,
     job_finish,

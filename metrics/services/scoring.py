@@ -21,10 +21,10 @@ from django.utils import timezone
 from annotations.importers.errors import InputValidationError
 from annotations.models import Attribute, Document, GoldVersion, Job, JobKind, JobState
 from annotations.selectors import gold_version_current
+from annotations.services.job_problems import internal_error
 from annotations.services.jobs import (
     TRANSIENT_DATABASE_ERRORS,
     JobNotRetryable,
-    internal_error,
     job_claim,
     job_enqueue,
     job_finish,

@@ -20,6 +20,7 @@ from annotations.services import project_create
 from experiments.splits import split_assign_development
 from tests.api.runs_support import (
     EXTRACTION,
+    SPANS,
     create_run,
     finalize,
     load_extraction_gold,
@@ -274,3 +275,42 @@ def test_an_import_with_thousands_of_unknown_labels_lists_a_hundred_and_counts_t
     assert job["status"] == "succeeded", job["errors"]
     assert len(job["warnings"]) == 101
     assert job["warnings"][-1]["message"] == "... and 2400 more warnings, not listed"
+
+
+def test_an_import_warning_about_an_unknown_label_in_a_held_back_document_is_withheld(
+    held_back_project, alice_client, bob_client, settings, tmp_path, django_capture_on_commit_callbacks
+):
+    settings.MEDIA_ROOT = tmp_path
+    letters = {line["document_id"]: line for line in read_jsonl(SPANS / "spans_gold.jsonl")}
+    secret = letters["letter-3"]
+    secret["entities"] = [*secret["entities"], {"start": 0, "end": 5, "entity_type": "SecretDiagnosisLabel"}]
+    content = "\n".join(json.dumps(line, ensure_ascii=False) for line in letters.values()).encode()
+    with django_capture_on_commit_callbacks(execute=True):
+        response = alice_client.post(
+            "/api/v1/projects/letters/imports/",
+            {"file": upload("letters.jsonl", content), "format": "jsonl"},
+            format="multipart",
+        )
+    job = Job.objects.get(pk=response.json()["id"])
+    assert "SecretDiagnosisLabel" in json.dumps(job.warnings)  # stored whole, for after acceptance
+
+    for client in (alice_client, bob_client):
+        served = json.dumps(client.get(f"/api/v1/jobs/{job.pk}/").json())
+        assert "SecretDiagnosisLabel" not in served and "letter-3" not in served
+
+
+def test_a_runs_scoring_errors_are_redacted_as_its_job_is(held_back_project, alice, alice_client):
+    from experiments.models import ExperimentRun
+
+    run = create_run(alice_client, kind="spans")
+    job = Job.objects.create(
+        kind="scoring",
+        project=held_back_project,
+        state=JobState.FAILED,
+        errors=[{"message": "bad span in 'letter-3'", "document_id": "letter-3"}],
+    )
+    ExperimentRun.objects.filter(pk=run["id"]).update(scoring_job=job, status="failed")
+
+    progress = alice_client.get(f"/api/v1/runs/{run['id']}/").json()["progress"]
+
+    assert "letter-3" not in json.dumps(progress)

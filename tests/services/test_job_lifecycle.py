@@ -4,10 +4,11 @@ claimed once, finished once with `job_finished`, retried after database errors, 
 from __future__ import annotations
 
 import logging
+import threading
 from datetime import timedelta
 
 import pytest
-from django.db import OperationalError
+from django.db import OperationalError, connection, transaction
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerDown
 
@@ -244,3 +245,72 @@ def test_two_dispatchers_send_a_lost_job_once(
     first, second = jobs_dispatch(now=later), jobs_dispatch(now=later)
 
     assert (first.sent, second.sent, sent) == (1, 0, [job_id])
+
+
+def test_an_import_whose_worker_was_given_up_for_dead_writes_no_gold(project, alice, settings, tmp_path):
+    """Its job was queued again and claimed by another worker while it read: its write rolls back."""
+    from annotations.models import GoldVersion
+    from annotations.services import import_job_run
+
+    settings.MEDIA_ROOT = tmp_path
+    job = Job(kind="import", project=project, created_by=alice, params={"file_name": "letters.jsonl"})
+    job.input_file.save("slow/letters.jsonl", upload("letters.jsonl", letters_jsonl()), save=False)
+    job.save()
+
+    def taken_over_meanwhile():
+        Job.objects.filter(pk=job.pk).update(claim_token="the-next-worker")
+
+    assert import_job_run(job_id=job.pk, after_read=taken_over_meanwhile) == "skipped"
+    assert not GoldVersion.objects.filter(project=project).exists()
+    assert Job.objects.get(pk=job.pk).state == JobState.RUNNING  # the next worker's to finish
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_dispatcher_leaves_alone_a_silent_job_whose_row_its_worker_holds(project, settings):
+    """A scoring writing its results holds its job row locked for a while, and its heartbeat waits on
+    that lock: the worker is alive, and the job is not queued again (PostgreSQL)."""
+    if connection.vendor != "postgresql":
+        pytest.fail("this test needs PostgreSQL (row locks): run the suite through scripts/test")
+    silent_since = timezone.now() - timedelta(seconds=settings.JOB_STALE_SECONDS + 1)
+    job = Job.objects.create(
+        kind="scoring",
+        project=project,
+        state=JobState.RUNNING,
+        claim_token="alive",
+        heartbeat_at=silent_since,
+    )
+    locked, release = threading.Event(), threading.Event()
+
+    def write_results() -> None:
+        try:
+            with transaction.atomic():
+                Job.objects.select_for_update().get(pk=job.pk)
+                locked.set()
+                release.wait(30)
+        finally:
+            connection.close()
+
+    writer = threading.Thread(target=write_results)
+    writer.start()
+    try:
+        assert locked.wait(30)
+        assert jobs_dispatch().requeued == 0
+    finally:
+        release.set()
+        writer.join()
+    assert jobs_dispatch().requeued == 1  # once the lock is gone, a silent job is queued again
+
+
+def test_the_dispatcher_sends_again_a_queued_job_whose_message_was_lost(
+    posted_run, alice_client, settings, django_capture_on_commit_callbacks
+):
+    """Redis restarted without persistence: the job was sent, then its message vanished."""
+    with django_capture_on_commit_callbacks(execute=False):
+        job_id = finalize(alice_client, posted_run["id"])["job"]["id"]
+    sent_at = timezone.now()
+    Job.objects.filter(pk=job_id).update(enqueued_at=sent_at)
+
+    assert jobs_dispatch(now=sent_at + timedelta(seconds=settings.JOB_REQUEUE_SECONDS - 1)).sent == 0
+    assert jobs_dispatch(now=sent_at + timedelta(seconds=settings.JOB_REQUEUE_SECONDS + 1)).sent == 1
+
+    assert Job.objects.get(pk=job_id).state == JobState.SUCCEEDED

@@ -278,3 +278,42 @@ def test_no_progress_bar_when_stderr_is_not_a_terminal(capsys):
     with client_for(server) as client:
         client.post_predictions(3, [{"document_id": "a"}])
     assert capsys.readouterr().err == ""
+
+
+def test_create_run_reads_a_yaml_config_file_and_a_prompt_csv(tmp_path: Path):
+    config = tmp_path / "config.yaml"
+    config.write_text("model: small\ntemperature: 0\n")
+    prompts = tmp_path / "prompts.csv"
+    prompts.write_text(
+        "prompt,output_data_type,attribute_id,attribute_label\nRandomised?,bool,201,Randomised\n"
+    )
+    server = FakeServer({("POST", "/api/v1/projects/p/runs/"): (201, {"id": 4})})
+    with client_for(server) as client:
+        client.create_run("p", "v1", "attributes", config=config, prompts=prompts, model="small")
+
+    body = json.loads(server.requests[0].content)
+    assert body["config"] == "model: small\ntemperature: 0\n"
+    assert body["prompts"] == [
+        {
+            "prompt": "Randomised?",
+            "output_data_type": "bool",
+            "attribute_id": "201",
+            "attribute_label": "Randomised",
+        }
+    ]
+    assert (body["name"], body["kind"], body["model"]) == ("v1", "attributes", "small")
+
+
+def test_next_pages_are_asked_of_the_clients_server_whatever_host_the_link_names():
+    inner = "http://10.0.0.7:8000/api/v1/runs/3/comparison/?cursor=abc"
+    server = FakeServer(
+        {
+            ("GET", "/api/v1/runs/3/comparison/"): [
+                (200, {"next": inner, "results": [{"position": 0}]}),
+                (200, {"next": None, "results": [{"position": 1}]}),
+            ]
+        }
+    )
+    with client_for(server) as client:
+        assert [row["position"] for row in client.comparison_rows(3)] == [0, 1]
+    assert str(server.requests[1].url) == "http://eval.test/api/v1/runs/3/comparison/?cursor=abc"

@@ -410,8 +410,12 @@ class Client:
             yield from page["results"]
             if not page.get("next"):
                 return
-            # `next` is absolute and already holds the cursor and the filters.
-            page = self._request("GET", page["next"], retry=True).json()
+            # `next` already holds the cursor and the filters. Only its path and query are followed: behind
+            # a proxy the server may name itself by an inner host or scheme the client cannot reach.
+            following = httpx.URL(page["next"])
+            page = self._request(
+                "GET", self._http.base_url.join(following.raw_path.decode()), retry=True
+            ).json()
 
 
 def _batches(documents: Iterable[Mapping[str, Any]], size: int) -> Iterator[list[Mapping[str, Any]]]:

@@ -6,13 +6,17 @@ from __future__ import annotations
 import json
 
 import pytest
+from django.db import OperationalError
 
+from annotations import tasks as annotations_tasks
 from annotations.importers.sources import InMemorySource
 from annotations.importers.spans import load_span_corpus
-from annotations.models import Document, EvaluationStrategy, ProjectPhase
+from annotations.models import Document, EvaluationStrategy, Job, ProjectPhase
+from annotations.signals import job_finished
 from experiments.splits import split_assign_development, split_hidden_document_ids
 from metrics.agreement import annotated_documents
 from metrics.engine.agreement import span_agreement
+from metrics.services import agreement as agreement_services
 from tests.agreement.export import TEXTS, export_zip
 from tests.agreement.test_several_annotators_import import import_export
 from tests.services.test_gold_import_fixtures import media_root  # noqa: F401 (a fixture)
@@ -93,3 +97,45 @@ def test_held_back_documents_never_enter_the_agreement(
     assert held_back not in json.dumps(body, default=str)
     visible_shared = {"doc-1", "doc-2"} - hidden
     assert body["spans"]["overall"]["documents"] == len(visible_shared)
+
+
+def test_the_agreement_job_ends_through_the_job_system(
+    project, alice, alice_client, django_capture_on_commit_callbacks
+):
+    finished = []
+
+    def receiver(sender, job, **kwargs):
+        finished.append((job.kind, job.state))
+
+    job_finished.connect(receiver)
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            response = alice_client.post(AGREEMENT)
+    finally:
+        job_finished.disconnect(receiver)
+    job = Job.objects.get(pk=response.data["job"]["id"])
+
+    assert finished == [("agreement", "failed")]
+    assert job.attempts == 1 and job.claim_token
+    assert set(job.errors[0]) == {"message", "file", "line", "document_id", "field"}
+
+
+def test_a_database_error_retries_the_agreement_job_resuming_its_claim(
+    project, alice_client, django_capture_on_commit_callbacks, monkeypatch
+):
+    import_export(alice_client, django_capture_on_commit_callbacks, annotator="alice")
+    calls = []
+    real = agreement_services.project_agreement
+
+    def flaky(**kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise OperationalError("the server closed the connection")
+        return real(**kwargs)
+
+    monkeypatch.setattr(agreement_services, "project_agreement", flaky)
+    monkeypatch.setattr(annotations_tasks.time, "sleep", lambda seconds: None)
+
+    job = compute(alice_client, django_capture_on_commit_callbacks)
+
+    assert len(calls) == 2 and job["attempts"] == 1

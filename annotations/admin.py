@@ -3,7 +3,8 @@
 Every changelist selects its related rows in the same query (list_select_related or annotations),
 so a page costs the same number of queries whatever its rows; tests pin those numbers. Gold is
 view-only here: a version is immutable once written (scores name it), and changes go through an
-import, which makes a new version.
+import, which makes a new version. Staff who are not superusers see only their projects' rows
+(`admin_access`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from django.contrib import admin
 from django.db.models import Count, QuerySet
 from django.http import HttpRequest
 
+from annotations.admin_access import ProjectScopedAdminMixin, ReadOnlyAdminMixin
 from annotations.models import (
     ApiToken,
     Attribute,
@@ -27,19 +29,6 @@ from annotations.models import (
 )
 
 
-class ViewOnlyAdmin(admin.ModelAdmin):
-    """Readable by staff with the view permission; written only by the services."""
-
-    def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
-
-
 def _is_changelist(request: HttpRequest) -> bool:
     return bool(request.resolver_match and request.resolver_match.url_name.endswith("_changelist"))
 
@@ -51,7 +40,8 @@ class MembershipInline(admin.TabularInline):
 
 
 @admin.register(Project)
-class ProjectAdmin(admin.ModelAdmin):
+class ProjectAdmin(ProjectScopedAdminMixin, admin.ModelAdmin):
+    project_path = "pk"
     list_display = ["slug", "name", "strategy", "phase", "member_count", "created_by", "created_at"]
     list_filter = ["strategy", "phase"]
     list_select_related = ["created_by"]
@@ -68,7 +58,7 @@ class ProjectAdmin(admin.ModelAdmin):
 
 
 @admin.register(Membership)
-class MembershipAdmin(admin.ModelAdmin):
+class MembershipAdmin(ProjectScopedAdminMixin, admin.ModelAdmin):
     list_display = ["project", "user", "role", "created_at"]
     list_filter = ["role", "project"]
     list_select_related = ["project", "user"]
@@ -84,13 +74,18 @@ class ApiTokenAdmin(admin.ModelAdmin):
     search_fields = ["user__username", "name", "prefix"]
     readonly_fields = ["user", "prefix", "key_hash", "created_at", "last_used_at"]
 
+    def get_queryset(self, request: HttpRequest) -> QuerySet[ApiToken]:
+        # Tokens belong to users, not projects: staff other than superusers see their own.
+        tokens = super().get_queryset(request)
+        return tokens if request.user.is_superuser else tokens.filter(user_id=request.user.pk)
+
     def has_add_permission(self, request: HttpRequest) -> bool:
         # A key is shown once, at creation: use `manage.py create_api_token`, which prints it.
         return False
 
 
 @admin.register(Document)
-class DocumentAdmin(admin.ModelAdmin):
+class DocumentAdmin(ProjectScopedAdminMixin, admin.ModelAdmin):
     list_display = ["external_id", "name", "project", "created_at"]
     list_filter = ["project"]
     list_select_related = ["project"]
@@ -108,7 +103,7 @@ class DocumentAdmin(admin.ModelAdmin):
 
 
 @admin.register(EntityType)
-class EntityTypeAdmin(admin.ModelAdmin):
+class EntityTypeAdmin(ProjectScopedAdminMixin, admin.ModelAdmin):
     list_display = ["name", "label", "project"]
     list_filter = ["project"]
     list_select_related = ["project"]
@@ -116,7 +111,7 @@ class EntityTypeAdmin(admin.ModelAdmin):
 
 
 @admin.register(Attribute)
-class AttributeAdmin(admin.ModelAdmin):
+class AttributeAdmin(ProjectScopedAdminMixin, admin.ModelAdmin):
     list_display = ["attribute_id", "label", "type", "scored", "project", "position"]
     list_filter = ["project", "type"]
     list_select_related = ["project"]
@@ -128,7 +123,7 @@ class AttributeAdmin(admin.ModelAdmin):
 
 
 @admin.register(GoldVersion)
-class GoldVersionAdmin(ViewOnlyAdmin):
+class GoldVersionAdmin(ReadOnlyAdminMixin, ProjectScopedAdminMixin, admin.ModelAdmin):
     list_display = [
         "project",
         "kind",
@@ -150,7 +145,8 @@ class GoldVersionAdmin(ViewOnlyAdmin):
 
 
 @admin.register(GoldVersionDocument)
-class GoldVersionDocumentAdmin(ViewOnlyAdmin):
+class GoldVersionDocumentAdmin(ReadOnlyAdminMixin, ProjectScopedAdminMixin, admin.ModelAdmin):
+    project_path = "gold_version__project"
     list_display = ["document", "gold_version", "content_hash"]
     list_filter = ["gold_version__project", "gold_version__kind"]
     list_select_related = ["document", "gold_version", "gold_version__project"]
@@ -158,7 +154,8 @@ class GoldVersionDocumentAdmin(ViewOnlyAdmin):
 
 
 @admin.register(GoldSpan)
-class GoldSpanAdmin(ViewOnlyAdmin):
+class GoldSpanAdmin(ReadOnlyAdminMixin, ProjectScopedAdminMixin, admin.ModelAdmin):
+    project_path = "gold_version__project"
     list_display = ["document", "start", "end", "entity_type", "label", "gold_version"]
     list_filter = ["entity_type", "gold_version__project"]
     list_select_related = ["document", "gold_version", "gold_version__project"]
@@ -166,7 +163,8 @@ class GoldSpanAdmin(ViewOnlyAdmin):
 
 
 @admin.register(GoldAttributeValue)
-class GoldAttributeValueAdmin(ViewOnlyAdmin):
+class GoldAttributeValueAdmin(ReadOnlyAdminMixin, ProjectScopedAdminMixin, admin.ModelAdmin):
+    project_path = "gold_version__project"
     list_display = ["document", "attribute", "output_data", "citation_page", "gold_version"]
     list_filter = ["gold_version__project"]
     list_select_related = ["document", "attribute", "gold_version", "gold_version__project"]

@@ -42,6 +42,8 @@ class RunStage(models.TextChoices):
 class ExperimentRun(models.Model):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="runs")
     name = models.CharField(max_length=200)
+    # Notes for people (what changed in this run); the one field besides the name editable in the admin.
+    description = models.TextField(blank=True)
     kind = models.CharField(max_length=20, choices=RunKind.choices)
     source = models.CharField(max_length=20, choices=RunSource.choices, default=RunSource.LLM)
     config = models.JSONField(default=dict, blank=True, help_text="Snapshot of the pipeline configuration.")

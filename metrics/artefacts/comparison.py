@@ -74,13 +74,18 @@ def comparison_cells(row: ComparisonRow) -> list:
         _value_cell(row.llm_extraction),
         ("'" + reasoning if reasoning[0] in t else reasoning) if reasoning else "",
         ("'" + llm_text if llm_text[0] in t else llm_text) if llm_text else "",
-        f"{row.human_verbatim_fuzzy_match_pct:.2f}",
-        f"{row.llm_verbatim_fuzzy_match_pct:.2f}",
+        _percentage(row.human_verbatim_fuzzy_match_pct),
+        _percentage(row.llm_verbatim_fuzzy_match_pct),
         _BOOL[row.gold_value_in_citation],
         _BOOL[row.gold_value_in_context],
         "" if status is None else status.value,
     ]
     return [escape_line_starts(text) if text.__class__ is str else text for text in cells]
+
+
+def _percentage(value: float | None) -> str:
+    """Two decimals; blank when there was no context to score against."""
+    return "" if value is None else f"{value:.2f}"
 
 
 def _value_cell(value: object) -> str | int | float:
@@ -120,13 +125,13 @@ def _text_cells(row: ComparisonRow, percentages: dict[float, str]) -> list[str]:
     human_pct, llm_pct = row.human_verbatim_fuzzy_match_pct, row.llm_verbatim_fuzzy_match_pct
     human_pct_cell = percentages.get(human_pct)
     if human_pct_cell is None:
-        human_pct_cell = f"{human_pct:.2f}"
-        if human_pct > 0:
+        human_pct_cell = _percentage(human_pct)
+        if human_pct is not None and human_pct > 0:
             percentages[human_pct] = human_pct_cell
     llm_pct_cell = percentages.get(llm_pct)
     if llm_pct_cell is None:
-        llm_pct_cell = f"{llm_pct:.2f}"
-        if llm_pct > 0:
+        llm_pct_cell = _percentage(llm_pct)
+        if llm_pct is not None and llm_pct > 0:
             percentages[llm_pct] = llm_pct_cell
     return [
         ("'" + document_id if document_id[0] in t else document_id) if document_id else "",

@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from annotations.models import Job, JobState
 from annotations.services.imports import import_job_run
+from annotations.services.uploads import uploads_sweep
 
 
 @shared_task(name="annotations.job_heartbeat")
@@ -33,3 +34,9 @@ def job_heartbeat(job_id: int) -> str:
 def import_job_run_task(job_id: int) -> str:
     """Run an import job. Safe to deliver twice: the service claims the job before doing anything."""
     return import_job_run(job_id=job_id)
+
+
+@shared_task(name="annotations.uploads_sweep")
+def uploads_sweep_task() -> dict[str, int]:
+    """Delete the uploads past their retention (for a periodic schedule; see docs/data-lifecycle.md)."""
+    return uploads_sweep()

@@ -47,6 +47,7 @@ from annotations.services.gold_read import (
     read_spans,
 )
 from annotations.services.projects import attributes_upsert
+from annotations.services.uploads import upload_discard, uploads_sweep
 from evalproject.tasks import enqueue_after_commit
 from metrics.engine.attributes.types import AttributeType
 
@@ -152,6 +153,20 @@ def import_job_run(*, job_id: int) -> str:
             return JobState.FAILED
         finally:
             progress.close()
+            _uploads_tidy(job_id)
+
+
+def _uploads_tidy(job_id: int) -> None:
+    """The ended job's upload goes (or waits out its retention), and so do older ones past theirs.
+
+    After the outcome is committed, and never able to change it: a failure here is logged, and the
+    next job's tidy or sweep deletes what this one left.
+    """
+    try:
+        upload_discard(job_id=job_id)
+        uploads_sweep()
+    except Exception:
+        logger.exception("deleting the uploads after import job %s failed", job_id)
 
 
 @contextlib.contextmanager

@@ -1,7 +1,8 @@
 """The runs API: create a run, list a project's runs, read one run.
 
 A pipeline (role `pipeline` or above) creates runs; every member from viewer up reads them; a
-non-member gets 404, as for a run that does not exist.
+manager deletes them (not the final test result); a non-member gets 404, as for a run that does not
+exist.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from annotations.selectors import project_get_for_user
 from evalproject.pagination import KeysetPagination
 from experiments.models import ExperimentRun, RunKind, RunSource
 from experiments.selectors import run_get_for_user, run_list
-from experiments.services import run_create
+from experiments.services import run_create, run_delete
 
 
 class ConfigField(serializers.Field):
@@ -124,3 +125,9 @@ class RunDetailApi(APIView):
     def get(self, request: Request, run_id: int) -> Response:
         run = run_get_for_user(user=request.user, run_id=run_id)
         return Response(RunDetailOutput(run).data)
+
+    def delete(self, request: Request, run_id: int) -> Response:
+        """A manager deletes a run with its predictions and results; never the final test result (409)."""
+        run = run_get_for_user(user=request.user, run_id=run_id, required=Role.MANAGER)
+        run_delete(run=run, user=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)

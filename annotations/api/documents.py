@@ -1,4 +1,5 @@
-"""A project's documents, filtered and keyset-paginated; texts only when asked for."""
+"""A project's documents, filtered and keyset-paginated; texts only when asked for. A manager removes
+documents from the gold (DELETE), which makes a new gold version."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from rest_framework.views import APIView
 from annotations.api.common import PAGE_PARAMETERS, paginated, paginated_response
 from annotations.roles import Role
 from annotations.selectors import document_list, project_get_for_user
+from annotations.services.gold_remove import gold_documents_remove
 
 
 class DocumentOutputSerializer(serializers.Serializer):
@@ -59,3 +61,23 @@ class DocumentListApi(APIView):
         )
         output = DocumentWithTextOutputSerializer if query["include_text"] else DocumentOutputSerializer
         return paginated_response(queryset=documents, serializer_class=output, request=request, view=self)
+
+    class RemoveInputSerializer(serializers.Serializer):
+        document_ids = serializers.ListField(
+            child=serializers.CharField(max_length=255), allow_empty=False, max_length=10_000
+        )
+
+    @extend_schema(
+        operation_id="documents_remove_from_gold",
+        request=RemoveInputSerializer,
+        description="Remove documents from the gold: a new gold version of each kind that held them. "
+        "The documents and older versions stay.",
+    )
+    def delete(self, request: Request, slug: str) -> Response:
+        project = project_get_for_user(user=request.user, slug=slug, required=Role.MANAGER)
+        data = self.RemoveInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        versions = gold_documents_remove(
+            project=project, external_ids=data.validated_data["document_ids"], user=request.user
+        )
+        return Response({"gold_versions": versions})

@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from annotations.models import Job, JobState
 from annotations.services.imports import import_job_run
+from annotations.services.purge import project_purge_run
 from annotations.services.uploads import uploads_sweep
 
 
@@ -40,3 +41,14 @@ def import_job_run_task(job_id: int) -> str:
 def uploads_sweep_task() -> dict[str, int]:
     """Delete the uploads past their retention (for a periodic schedule; see docs/data-lifecycle.md)."""
     return uploads_sweep()
+
+
+@shared_task(
+    name="annotations.project_purge",
+    autoretry_for=(OperationalError, InterfaceError),
+    retry_backoff=True,
+    max_retries=5,
+)
+def project_purge_task(job_id: int) -> str:
+    """Run a project's purge job (claimed first, so a second delivery does nothing)."""
+    return project_purge_run(job_id=job_id)

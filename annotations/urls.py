@@ -7,6 +7,7 @@ from annotations.api.imports import ImportCreateApi
 from annotations.api.jobs import JobDetailApi, ProjectJobListApi
 from annotations.api.members import MemberListUpsertApi
 from annotations.api.projects import ProjectDetailApi, ProjectListCreateApi
+from annotations.api.purge import ProjectPurgeApi
 
 urlpatterns = [
     path("projects/", ProjectListCreateApi.as_view(), name="project-list"),
@@ -15,5 +16,6 @@ urlpatterns = [
     path("projects/<slug:slug>/documents/", DocumentListApi.as_view(), name="project-documents"),
     path("projects/<slug:slug>/imports/", ImportCreateApi.as_view(), name="project-imports"),
     path("projects/<slug:slug>/jobs/", ProjectJobListApi.as_view(), name="project-jobs"),
+    path("projects/<slug:slug>/purge/", ProjectPurgeApi.as_view(), name="project-purge"),
     path("jobs/<int:job_id>/", JobDetailApi.as_view(), name="job-detail"),
 ]

@@ -26,6 +26,7 @@ from annotations.models import (
     Job,
     Membership,
     Project,
+    ProjectPurge,
 )
 
 
@@ -207,3 +208,26 @@ class JobAdmin(admin.ModelAdmin):
     def has_add_permission(self, request: HttpRequest) -> bool:
         # Jobs are made by the operations they run (imports, scoring, exports).
         return False
+
+
+@admin.register(ProjectPurge)
+class ProjectPurgeAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    """The audit of purged projects: superusers only (the projects are gone, so no member sees it)."""
+
+    list_display = ["slug", "requested_by_username", "requested_at", "finished_at"]
+    search_fields = ["slug", "requested_by_username"]
+    readonly_fields = [
+        "slug",
+        "project_id_purged",
+        "requested_by_username",
+        "requested_at",
+        "finished_at",
+        "counts",
+    ]
+    exclude = ["requested_by", "job"]
+
+    def has_view_permission(self, request: HttpRequest, obj=None) -> bool:
+        return request.user.is_superuser
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return request.user.is_superuser

@@ -101,7 +101,10 @@ def project_purge_run(*, job_id: int) -> str:
     }
     finished = timezone.now()
     Job.objects.filter(pk=job_id).update(state=JobState.SUCCEEDED, result=summary, finished_at=finished)
-    ProjectPurge.objects.filter(job_id=job_id).update(counts=summary, finished_at=finished)
+    # A record already finished (the project was purged by an earlier attempt) keeps its counts.
+    ProjectPurge.objects.filter(job_id=job_id, finished_at__isnull=True).update(
+        counts=summary, finished_at=finished
+    )
     logger.info(
         "project %s purged (job %s): %s rows and %s files deleted",
         slug,

@@ -3,7 +3,7 @@ documents from the gold (DELETE), which makes a new gold version."""
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -62,20 +62,28 @@ class DocumentListApi(APIView):
         output = DocumentWithTextOutputSerializer if query["include_text"] else DocumentOutputSerializer
         return paginated_response(queryset=documents, serializer_class=output, request=request, view=self)
 
-    class RemoveInputSerializer(serializers.Serializer):
+    class DocumentsRemoveInputSerializer(serializers.Serializer):
         document_ids = serializers.ListField(
             child=serializers.CharField(max_length=255), allow_empty=False, max_length=10_000
         )
 
     @extend_schema(
         operation_id="documents_remove_from_gold",
-        request=RemoveInputSerializer,
+        request=DocumentsRemoveInputSerializer,
+        responses=inline_serializer(
+            "DocumentsRemoved",
+            {
+                "gold_versions": serializers.ListField(
+                    child=serializers.DictField(), help_text="Each new version's counts."
+                )
+            },
+        ),
         description="Remove documents from the gold: a new gold version of each kind that held them. "
         "The documents and older versions stay.",
     )
     def delete(self, request: Request, slug: str) -> Response:
         project = project_get_for_user(user=request.user, slug=slug, required=Role.MANAGER)
-        data = self.RemoveInputSerializer(data=request.data)
+        data = self.DocumentsRemoveInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         versions = gold_documents_remove(
             project=project, external_ids=data.validated_data["document_ids"], user=request.user

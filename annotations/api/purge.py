@@ -13,12 +13,12 @@ from annotations.services.purge import project_get_for_purge, project_purge_requ
 
 
 class ProjectPurgeApi(APIView):
-    class InputSerializer(serializers.Serializer):
+    class PurgeInputSerializer(serializers.Serializer):
         confirm = serializers.CharField(max_length=100, help_text="The project's slug, to confirm.")
 
     @extend_schema(
         operation_id="project_purge",
-        request=InputSerializer,
+        request=PurgeInputSerializer,
         responses={202: JobOutputSerializer},
         description="Delete the project, its documents, gold, runs, results and uploaded files, as a job. "
         "Only its creator or a superuser; `confirm` must be the slug. An audit record (who, when, slug, "
@@ -26,7 +26,7 @@ class ProjectPurgeApi(APIView):
     )
     def post(self, request: Request, slug: str) -> Response:
         project = project_get_for_purge(user=request.user, slug=slug)
-        data = self.InputSerializer(data=request.data)
+        data = self.PurgeInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         job = project_purge_request(
             project=project, user=request.user, confirm=data.validated_data["confirm"]

@@ -12,4 +12,5 @@ urlpatterns = [
     path("api/v1/", include("annotations.urls")),
     path("api/v1/", include("experiments.urls")),
     path("api/v1/", include("metrics.urls")),
+    path("api/v1/", include("webhooks.urls")),
 ]

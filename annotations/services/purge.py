@@ -3,9 +3,12 @@
 The annotated set is patient data, so its owner (the project's creator) or a superuser can delete all
 of it. `project_purge_request` checks the confirmation (the project's slug), writes the audit record
 (`ProjectPurge`: who, when, slug; no content) and queues a purge job; `project_purge_run` is what the
-task calls. It claims the job, detaches the job from the project (so both outlive it), deletes the
-rows, then the uploaded files once the deletion is committed, and writes the counts on the job and
-the audit record. The log says who purged which slug and how many rows went, never any content.
+task calls. It claims the job (`annotations.services.jobs`: heartbeat, retry after a database error,
+reclaimed by the dispatcher if its worker dies), detaches the job from the project (so both outlive
+it), deletes the rows, then the uploaded files once the deletion is committed, and finishes the job
+with the counts (`job_finish`), writing them on the audit record in the same transaction. The log says
+who purged which slug and how many rows went, never any content. A file left behind by a worker that
+died between the two steps belongs to no job any more: `uploads_sweep` deletes it as an orphan.
 
 The rows go through Django's deletion collector (every cascade of every app, without this app
 importing the apps above it): first the project's runs, whose scorings protect the gold versions
@@ -23,9 +26,16 @@ from django.db import transaction
 from django.http import Http404
 from django.utils import timezone
 
-from annotations.importers.errors import ImportProblem
 from annotations.models import Job, JobKind, JobState, Membership, Project, ProjectPurge
-from evalproject.tasks import enqueue_after_commit
+from annotations.services.jobs import (
+    TRANSIENT_DATABASE_ERRORS,
+    internal_error,
+    job_claim,
+    job_enqueue,
+    job_finish,
+    job_heartbeat,
+    job_interruptible,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -51,8 +61,6 @@ def project_get_for_purge(*, user: AbstractBaseUser, slug: str) -> Project:
 @transaction.atomic
 def project_purge_request(*, project: Project, user: AbstractBaseUser, confirm: str) -> Job:
     """Queue the purge of `project`, confirmed by its slug; ValidationError when the slug differs."""
-    from annotations.tasks import project_purge_task  # tasks import services; avoid the cycle
-
     if confirm != project.slug:
         raise ValidationError({"confirm": f"type the project's slug ({project.slug!r}) to confirm the purge"})
     job = Job.objects.create(
@@ -69,42 +77,47 @@ def project_purge_request(*, project: Project, user: AbstractBaseUser, confirm: 
         job=job,
     )
     logger.info("purge of project %s requested by user %s (job %s)", project.slug, user.pk, job.pk)
-    enqueue_after_commit(project_purge_task, job.pk)
+    job_enqueue(job)
     return job
 
 
-def project_purge_run(*, job_id: int) -> str:
-    """Run a purge job to its end; returns the job's state, or "skipped" when it was not claimed."""
-    claimed = Job.objects.filter(pk=job_id, kind=JobKind.PURGE, state=JobState.QUEUED).update(
-        state=JobState.RUNNING, started_at=timezone.now(), attempts=1
-    )
-    if claimed != 1:
+def project_purge_run(*, job_id: int, resume_token: str | None = None) -> str:
+    """Run a purge job to its end; returns the job's state, or "skipped" when it was not claimed.
+
+    A database error propagates as JobInterrupted, for the task to retry (`run_job_task`).
+    """
+    job = job_claim(job_id=job_id, kind=JobKind.PURGE, resume_token=resume_token)
+    if job is None:
         return "skipped"
-    job = Job.objects.get(pk=job_id)
     slug = job.params["slug"]
-    try:
-        counts, files = _purge_rows(job)
-    except Exception:
-        # Nothing was deleted (one transaction); the traceback is for the operators.
-        logger.exception("purge of project %s (job %s) failed", slug, job_id)
-        Job.objects.filter(pk=job_id).update(
-            state=JobState.FAILED,
-            errors=[ImportProblem("the purge failed and deleted nothing; see the worker log").as_dict()],
-            finished_at=timezone.now(),
-        )
-        return JobState.FAILED
-    files_deleted = _delete_files(files)
-    summary = {
-        "rows": dict(sorted(counts.items())),
-        "rows_total": sum(counts.values()),
-        "files": files_deleted,
-    }
-    finished = timezone.now()
-    Job.objects.filter(pk=job_id).update(state=JobState.SUCCEEDED, result=summary, finished_at=finished)
-    # A record already finished (the project was purged by an earlier attempt) keeps its counts.
-    ProjectPurge.objects.filter(job_id=job_id, finished_at__isnull=True).update(
-        counts=summary, finished_at=finished
-    )
+    with job_heartbeat(job), job_interruptible(job):
+        try:
+            counts, files = _purge_rows(job)
+        except TRANSIENT_DATABASE_ERRORS:
+            raise
+        except Exception:
+            # Nothing was deleted (one transaction); the traceback is for the operators, by its id.
+            problem = internal_error(job_id, log=logger)
+            problem["message"] = f"the purge failed and deleted nothing ({problem['message']})"
+            job_finish(job_id=job_id, state=JobState.FAILED, claim_token=job.claim_token, errors=[problem])
+            return JobState.FAILED
+        files_deleted = _delete_files(files)
+        summary = {
+            "rows": dict(sorted(counts.items())),
+            "rows_total": sum(counts.values()),
+            "files": files_deleted,
+        }
+        with transaction.atomic():
+            finished = job_finish(
+                job_id=job_id, state=JobState.SUCCEEDED, claim_token=job.claim_token, result=summary
+            )
+            # A record already finished (the project was purged by an earlier attempt) keeps its counts.
+            if finished:
+                ProjectPurge.objects.filter(job_id=job_id, finished_at__isnull=True).update(
+                    counts=summary, finished_at=timezone.now()
+                )
+    if not finished:
+        return "skipped"  # the claim was lost (the dispatcher re-queued the job): the next attempt ends it
     logger.info(
         "project %s purged (job %s): %s rows and %s files deleted",
         slug,

@@ -1,5 +1,6 @@
 """Uploads are patient data: deleted when their import job ends, or once UPLOAD_RETENTION_HOURS have
-passed after it, by a sweep that runs at every job's end and from `manage.py purge_uploads`."""
+passed after it, by a sweep that runs at every job's end, in every worker's dispatcher and from
+`manage.py purge_uploads`. A failed import whose upload is gone cannot be retried."""
 
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ from django.utils import timezone
 
 from annotations.models import Job, JobState
 from annotations.services.imports import import_job_create
+from annotations.services.jobs import JobNotRetryable, job_retry
 from annotations.services.uploads import uploads_sweep
+from evalproject.celery import uploads_sweep_when_due
 from tests.services.test_gold_import_fixtures import letters_jsonl, media_root, upload  # noqa: F401
 
 pytestmark = pytest.mark.usefixtures("media_root")
@@ -98,3 +101,30 @@ def test_purge_uploads_deletes_orphaned_files_once_they_are_old(project, setting
     assert not old.exists()
     assert young.exists()  # an upload whose request may still be running
     assert "1 orphaned file(s) deleted" in out.getvalue()
+
+
+def test_the_dispatcher_sweeps_when_due_and_not_at_every_pass(
+    project, alice, settings, django_capture_on_commit_callbacks
+):
+    settings.UPLOAD_RETENTION_HOURS = 1
+    settings.UPLOADS_SWEEP_SECONDS = 600
+    job = run_import(project, alice, letters_jsonl(), django_capture_on_commit_callbacks)
+    Job.objects.filter(pk=job.pk).update(finished_at=timezone.now() - timedelta(hours=2))
+
+    swept_at = uploads_sweep_when_due(time.monotonic() - 60)
+    assert len(files_under(settings.MEDIA_ROOT)) == 1  # swept a minute ago: not yet
+
+    assert uploads_sweep_when_due(None) > swept_at
+    assert files_under(settings.MEDIA_ROOT) == []
+    job.refresh_from_db()
+    assert job.input_file.name == ""
+
+
+def test_a_failed_import_whose_upload_is_gone_cannot_be_retried(
+    project, alice, settings, django_capture_on_commit_callbacks
+):
+    job = run_import(project, alice, b'{"document_id": "d1"}\n', django_capture_on_commit_callbacks)
+    assert job.state == JobState.FAILED
+
+    with pytest.raises(JobNotRetryable, match="UPLOAD_RETENTION_HOURS"):
+        job_retry(job=job, user=alice)

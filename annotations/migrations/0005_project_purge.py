@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotations', '0002_goldversiondocument'),
+        ('annotations', '0004_job_outbox_claim_and_heartbeat'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -7,9 +7,13 @@ Examples are bounded so the whole run stays under two minutes on a busy machine.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 import schemathesis
+from django.core.signals import request_finished, request_started
 from django.core.wsgi import get_wsgi_application
+from django.db import close_old_connections
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
 
@@ -19,6 +23,19 @@ from tests.api.test_no_server_errors import runs  # noqa: F401 (a fixture)
 pytestmark = pytest.mark.django_db
 
 EXAMPLES_PER_OPERATION = 5
+
+
+@pytest.fixture
+def keep_the_test_connection() -> Iterator[None]:
+    """As Django's test client does, requests must not close the test's database connection (its
+    transaction holds every row): through WSGI, a request's end closes a connection not in autocommit."""
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    try:
+        yield
+    finally:
+        request_started.connect(close_old_connections)
+        request_finished.connect(close_old_connections)
 
 
 @pytest.fixture
@@ -54,7 +71,7 @@ def pin_path_parameters(case, runs: dict[str, int]) -> None:  # noqa: F811
         HealthCheck.filter_too_much,
     ],
 )
-def test_no_operation_answers_a_server_error(case, runs, alice_token):  # noqa: F811
+def test_no_operation_answers_a_server_error(case, runs, alice_token, keep_the_test_connection):  # noqa: F811
     pin_path_parameters(case, runs)
 
     case.call_and_validate(headers={"Authorization": f"Token {alice_token}"}, checks=[not_a_server_error])

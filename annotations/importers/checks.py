@@ -1,5 +1,8 @@
 """Checks that a value read from a file can be stored: text fit for the database, finite numbers.
 
+The API checks request bodies for the same (`evalproject.validation`, which reads `text_fault` and
+`JSON_MAX_DEPTH` from here: the API may import the importers, never the other way round).
+
 A file can be well-formed and still hold what no column takes: a NUL character (PostgreSQL refuses
 it in text and in JSON), a text longer than its column, NaN or a number beyond the float range
 (`1e309` reads as infinity, which JSON cannot write back), or JSON nested deeper than anyone
@@ -23,7 +26,7 @@ from metrics.engine.attributes.types import GoldDocument
 # Deeper JSON than this in one value is refused: real gold values are flat lists and objects, and
 # the parsers and the database's JSON functions recurse (Python's json fails near 1,000 levels).
 JSON_MAX_DEPTH = 64
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_UNSTORABLE_CHARACTER = re.compile("[\x00\ud800-\udfff]")
 # What a parser's RecursionError means to the user.
 NESTED_TOO_DEEPLY = f"JSON nested too deeply to read (the limit is {JSON_MAX_DEPTH} levels)"
 
@@ -40,18 +43,42 @@ class ColumnLimits:
     attribute_label: int | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class TextFault:
+    """Why a string cannot be stored as text: `kind` is "nul" or "surrogate" (at character `at`), or
+    "length" (`length` characters, over `max_length`)."""
+
+    kind: str
+    at: int = 0
+    character: str = ""
+    length: int = 0
+    max_length: int | None = None
+
+
+def text_fault(value: str, *, max_length: int | None = None) -> TextFault | None:
+    """The one check that a string fits a text column (PostgreSQL refuses NUL, UTF-8 has no lone
+    surrogates, a column has a length), or None when it does. Importers and the API (`evalproject.
+    validation`) phrase the answer each for their readers."""
+    bad = _UNSTORABLE_CHARACTER.search(value)
+    if bad is not None:
+        kind = "nul" if bad.group() == "\x00" else "surrogate"
+        return TextFault(kind, at=bad.start(), character=bad.group())
+    if max_length is not None and len(value) > max_length:
+        return TextFault("length", length=len(value), max_length=max_length)
+    return None
+
+
 def text_problem(value: str, *, max_length: int | None = None) -> str | None:
     """Why `value` cannot be stored as text (a NUL character, a lone surrogate, too long), or None."""
-    nul = value.find("\x00")
-    if nul >= 0:
-        return f"contains a NUL character (\\x00) at position {nul}, which cannot be stored"
-    surrogate = _SURROGATE.search(value)
-    if surrogate is not None:
+    fault = text_fault(value, max_length=max_length)
+    if fault is None:
+        return None
+    if fault.kind == "nul":
+        return f"contains a NUL character (\\x00) at position {fault.at}, which cannot be stored"
+    if fault.kind == "surrogate":
         # JSON's "\ud800" escape reads as half of a UTF-16 pair, which no UTF-8 text can hold.
-        return f"contains a lone surrogate (U+{ord(surrogate.group()):04X}) at position {surrogate.start()}"
-    if max_length is not None and len(value) > max_length:
-        return f"is {len(value)} characters long; the limit is {max_length}"
-    return None
+        return f"contains a lone surrogate (U+{ord(fault.character):04X}) at position {fault.at}"
+    return f"is {fault.length} characters long; the limit is {fault.max_length}"
 
 
 def number_problem(value: float) -> str | None:

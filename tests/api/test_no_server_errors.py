@@ -195,6 +195,12 @@ ENDPOINTS = {
     ),
     "webhooks_ping": ("post", "/api/v1/projects/letters/webhooks/{webhook}/ping/", {}),
     "jobs_retry": ("post", "/api/v1/jobs/{scoring_job}/retry/", {}),
+    "documents_remove_from_gold": (
+        "delete",
+        "/api/v1/projects/letters/documents/",
+        {"document_ids": st.lists(st.sampled_from(["letter-1", "1001"]) | texts, max_size=3)},
+    ),
+    "project_purge": ("post", "/api/v1/projects/split/purge/", {"confirm": st.just("split") | texts}),
 }
 # The operation each endpoint above calls, where its name is not the operation's; the import form
 # (`imports_create`) has its own test below.
@@ -244,7 +250,7 @@ def test_every_json_write_operation_is_covered(client):
         operation["operationId"]
         for item in schema["paths"].values()
         for method, operation in item.items()
-        if method in {"post", "put", "patch"}
+        if method in {"post", "put", "patch"} or (method == "delete" and "requestBody" in operation)
     }
 
     assert writes - {"imports_create"} == {OPERATION_OF.get(name, name) for name in ENDPOINTS}

@@ -54,7 +54,11 @@ class WebhookListCreateApi(ApiView):
             max_length=500, help_text="An http or https URL; redirects are not followed."
         )
         description = serializers.CharField(
-            max_length=200, required=False, allow_blank=True, default="", help_text="What the webhook is for."
+            max_length=200,
+            required=False,
+            allow_blank=True,
+            default="",
+            help_text="What the receiver is, for people (e.g. CI).",
         )
 
     @extend_schema(
@@ -121,7 +125,8 @@ class WebhookPingApi(ApiView):
         },
     )
     def post(self, request: Request, slug: str, webhook_id: int) -> Response:
-        """Send a `ping` event to the webhook (delivered and retried like any event). Managers only."""
+        """Send a `ping` event to the webhook (delivered and retried like any event). Takes no body.
+        Managers only."""
         project = project_get_for_user(user=request.user, slug=slug, required=Role.MANAGER)
         webhook = webhook_get(project=project, webhook_id=webhook_id)
         event_id = webhook_ping(webhook=webhook)

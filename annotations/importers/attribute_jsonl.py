@@ -28,6 +28,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from annotations.importers.checks import (
+    NESTED_TOO_DEEPLY,
+    ColumnLimits,
+    annotator_problem,
+    gold_document_problems,
+)
 from annotations.importers.errors import ImportProblem, ProblemCollector
 from annotations.importers.json_lines import NOT_PARSED, parse_json_bytes
 from annotations.importers.sources import InMemorySource
@@ -116,6 +122,9 @@ def iter_json_objects(
                 problems.error(
                     f"malformed JSON: {error.msg} (column {error.colno})", file=file, line=line_number
                 )
+                continue
+            except RecursionError:
+                problems.error(NESTED_TOO_DEEPLY, file=file, line=line_number)
                 continue
         if not isinstance(value, dict):
             problems.error(
@@ -214,11 +223,18 @@ class GoldSet:
         return [document.document_id for document in self.documents]
 
 
-def read_gold_jsonl(source: InputSource, *, name: str | None = None, by_annotator: bool = False) -> GoldSet:
+def read_gold_jsonl(
+    source: InputSource,
+    *,
+    name: str | None = None,
+    by_annotator: bool = False,
+    limits: ColumnLimits | None = None,
+) -> GoldSet:
     """Read native gold JSONL; raise InputValidationError listing every problem found.
 
     `by_annotator`: every line names its `annotator` (a non-empty string), and a document may occur
     once per annotator (agreement between annotators); `GoldSet.annotators` says whose each is.
+    With `limits` (the server's columns), a value the database cannot store is a problem too.
     """
     file = source_name(source, name)
     problems = ProblemCollector()
@@ -231,9 +247,10 @@ def read_gold_jsonl(source: InputSource, *, name: str | None = None, by_annotato
             annotator = None
             if by_annotator:
                 annotator = record.get("annotator")
-                if type(annotator) is not str or not annotator:
+                why = annotator_problem(annotator)
+                if why is not None:
                     problems.error(
-                        "required; a non-empty string (the annotator's name)",
+                        "required; a non-empty string (the annotator's name)" if annotator is None else why,
                         file=file,
                         line=line,
                         document_id=document_id,
@@ -259,15 +276,16 @@ def read_gold_jsonl(source: InputSource, *, name: str | None = None, by_annotato
             text = optional_string(record, "text", file, line, problems, document_id=document_id)
             annotations = _read_annotations(record, file, line, document_id, problems)
             if document_id is not None and annotations is not None:
-                documents.append(
-                    GoldDocument(
-                        document_id=document_id,
-                        name=document_name,
-                        external_id=external_id or document_id,
-                        text=text,
-                        annotations=annotations,
-                    )
+                document = GoldDocument(
+                    document_id=document_id,
+                    name=document_name,
+                    external_id=external_id or document_id,
+                    text=text,
+                    annotations=annotations,
                 )
+                if limits is not None:
+                    problems.errors.extend(gold_document_problems(document, limits, file=file, line=line))
+                documents.append(document)
                 annotators.append(annotator or "")
     problems.raise_if_errors()
     return GoldSet(

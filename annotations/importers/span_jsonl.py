@@ -12,6 +12,7 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any, BinaryIO
 
+from annotations.importers.checks import NESTED_TOO_DEEPLY, annotator_problem
 from annotations.importers.errors import ImportProblem, ProblemCollector
 from annotations.importers.json_lines import NOT_PARSED, parse_json_bytes
 from annotations.importers.labels import LabelResolver
@@ -73,6 +74,9 @@ def iter_jsonl_lines(
                 f"malformed JSON: {error.msg} (column {error.colno})", file=source, line=line_number
             )
             continue
+        except RecursionError:
+            problems.error(NESTED_TOO_DEEPLY, file=source, line=line_number)
+            continue
         document = _document_from_record(
             record, source=source, line=line_number, role=role, labels=labels, problems=problems
         )
@@ -117,8 +121,9 @@ def _document_from_record(
         return None
     # Several annotators' versions of a document are several lines, each naming its annotator.
     annotator = record.get("annotator")
-    if annotator is not None and (type(annotator) is not str or not annotator):
-        problems.error("must be a non-empty string (the annotator's name)", field="annotator", **where)
+    why = None if annotator is None else annotator_problem(annotator)
+    if why is not None:
+        problems.error(why, field="annotator", **where)
         return None
     return SpanDocument(document_id, text, spans, source, line, annotator=annotator)
 

@@ -29,10 +29,11 @@ from tests.api.runs_support import (
     read_jsonl,
 )
 from tests.services.test_gold_import_fixtures import upload
+from webhooks.services import webhook_create
 
 pytestmark = pytest.mark.django_db
 
-EXAMPLES_PER_ENDPOINT = 20
+EXAMPLES_PER_ENDPOINT = 30
 
 texts = st.text(alphabet=st.characters(codec=None), max_size=30) | st.sampled_from(
     ["", "\x00", "a\x00b", "\ud800", "x" * 300, "spans", "attributes", "letters", "1001", "PERSON_NAME"]
@@ -40,7 +41,7 @@ texts = st.text(alphabet=st.characters(codec=None), max_size=30) | st.sampled_fr
 numbers = (
     st.integers(min_value=-(2**70), max_value=2**70)
     | st.floats(allow_nan=True, allow_infinity=True)
-    | st.sampled_from([0, 1, -1, 2**31, 2**62, 2**63, 10**20, 1e308, 1.7e308])
+    | st.sampled_from([0, 1, -1, 2**31, 2**62, 2**63, 10**20, 10**400, -(10**400), 1e308, 1.7e308])
 )
 scalars = st.none() | st.booleans() | numbers | texts
 json_values = st.recursive(
@@ -196,13 +197,33 @@ ENDPOINTS = {
     ),
     "project_agreement_create": ("post", "/api/v1/projects/letters/agreement/", {}),
     "runs_gate": ("post", "/api/v1/runs/{scored_run}/gate/", {"checks": st.lists(gate_check, max_size=3)}),
+    "webhooks_create": (
+        "post",
+        "/api/v1/projects/letters/webhooks/",
+        {
+            "url": st.sampled_from(["https://ci.example.org/hook", "ftp://example.org/"]) | texts,
+            "description": texts,
+        },
+    ),
+    "webhooks_ping": ("post", "/api/v1/projects/letters/webhooks/{webhook}/ping/", {}),
+    "jobs_retry": ("post", "/api/v1/jobs/{scoring_job}/retry/", {}),
+    "documents_remove_from_gold": (
+        "delete",
+        "/api/v1/projects/letters/documents/",
+        {"document_ids": st.lists(st.sampled_from(["letter-1", "1001"]) | texts, max_size=3)},
+    ),
+    "project_purge": ("post", "/api/v1/projects/split/purge/", {"confirm": st.just("split") | texts}),
 }
+# The operation each endpoint above calls, where its name is not the operation's; the import form
+# (`imports_create`) has its own test below.
+OPERATION_OF = {"predictions_attributes": "predictions_create", "predictions_spans": "predictions_create"}
 
 
 @pytest.fixture
-def runs(project, alice, alice_client, django_capture_on_commit_callbacks) -> dict[str, int]:
-    """In alice's project: an open attribute run and an open span run with predictions, and a scored
-    attribute run; and a dev_val_test project, `split`, with six documents."""
+def runs(project, alice, alice_client, django_capture_on_commit_callbacks, settings) -> dict[str, int]:
+    """In alice's project: an open attribute run and an open span run with predictions, a scored
+    attribute run, and a webhook whose receiver refuses connections at once (a ping is tried once); and
+    a dev_val_test project, `split`, with six documents."""
     load_extraction_gold(project)
     predictions = read_jsonl(EXTRACTION / "llm.jsonl")
     scored_run = create_run(alice_client, prompts=prompts_as_run_prompts())
@@ -224,12 +245,27 @@ def runs(project, alice, alice_client, django_capture_on_commit_callbacks) -> di
     Membership.objects.create(project=split, user=alice, role=Role.MANAGER)
     for number in range(6):
         Document.objects.create(project=split, external_id=f"s-{number}", text=f"Letter {number}.")
+    settings.WEBHOOK_MAX_ATTEMPTS = 1
+    webhook = webhook_create(project=project, user=alice, url="http://127.0.0.1:9/refused")
     return {
+        "webhook": webhook.pk,
         "attribute_run": attribute_run["id"],
         "span_run": span_run["id"],
         "scored_run": scored_run["id"],
         "scoring_job": ExperimentRun.objects.get(pk=scored_run["id"]).scoring_job_id,
     }
+
+
+def test_every_json_write_operation_is_covered(client):
+    schema = client.get("/api/schema/", {"format": "json"}).json()
+    writes = {
+        operation["operationId"]
+        for item in schema["paths"].values()
+        for method, operation in item.items()
+        if method in {"post", "put", "patch"} or (method == "delete" and "requestBody" in operation)
+    }
+
+    assert writes - {"imports_create"} == {OPERATION_OF.get(name, name) for name in ENDPOINTS}
 
 
 def json_text(value) -> str:

@@ -26,11 +26,10 @@ EXAMPLES_PER_OPERATION = 5
 
 
 @pytest.fixture
-def connection_kept_across_requests(runs) -> Iterator[None]:  # noqa: F811
-    """As Django's test client does: a WSGI request starts and ends by closing "old" connections, and
-    the test's connection, inside the test's transaction, looks old (autocommit off). SQLite's
-    in-memory test database ignores the close; on PostgreSQL every later query would fail. After
-    `runs`: the test client connects the closing again after each of its requests."""
+def requests_keep_the_test_connection(runs) -> Iterator[None]:  # noqa: F811
+    """The app runs in-process: as with Django's test client, a request must not close the test's
+    database connection, whose transaction holds every row (PostgreSQL would lose them). After `runs`,
+    whose test-client requests connect the signals again."""
     request_started.disconnect(close_old_connections)
     request_finished.disconnect(close_old_connections)
     try:
@@ -61,6 +60,8 @@ def pin_path_parameters(case, runs: dict[str, int]) -> None:  # noqa: F811
         parameters["run_id"] = runs["attribute_run"] if writes else runs["scored_run"]
     if "job_id" in parameters:
         parameters["job_id"] = runs["scoring_job"]
+    if "webhook_id" in parameters:
+        parameters["webhook_id"] = runs["webhook"]
 
 
 @schema.parametrize()
@@ -77,7 +78,7 @@ def test_no_operation_answers_a_server_error(
     case,
     runs,  # noqa: F811
     alice_token,
-    connection_kept_across_requests,
+    requests_keep_the_test_connection,
 ):
     pin_path_parameters(case, runs)
 

@@ -22,9 +22,11 @@ from typing import Any
 
 from rest_framework import serializers
 
+from annotations.importers.checks import JSON_MAX_DEPTH, text_fault
+
 # Deeper than any configuration or DICT value seen (under 10 levels), and far below Python's recursion
-# limit, which json.dumps, yaml and repr still meet when they walk the value later.
-MAX_JSON_DEPTH = 64
+# limit, which json.dumps, yaml and repr still meet when they walk the value later. The importers' limit.
+MAX_JSON_DEPTH = JSON_MAX_DEPTH
 # A value's problems are reported up to this many; the rest are counted.
 MAX_PROBLEMS = 20
 
@@ -34,19 +36,18 @@ BIGINTEGER_MAX = 2**63 - 1
 
 FLOAT_MAX = sys.float_info.max
 
-_UNSTORABLE_CHARACTER = re.compile("[\x00\ud800-\udfff]")
-
 
 def text_problem(value: str, *, max_length: int | None = None) -> str | None:
-    """Why `value` cannot be stored in a text column of `max_length` characters, or None when it can."""
-    bad = _UNSTORABLE_CHARACTER.search(value)
-    if bad is not None:
-        if bad.group() == "\x00":
-            return f"must not contain the NUL character (\\u0000, at character {bad.start()})"
-        return f"must be valid Unicode (a lone surrogate at character {bad.start()})"
-    if max_length is not None and len(value) > max_length:
-        return f"must be at most {max_length} characters long (it has {len(value)})"
-    return None
+    """Why `value` cannot be stored in a text column of `max_length` characters, or None when it can
+    (the importers' check, `annotations.importers.checks.text_fault`, phrased for a request field)."""
+    fault = text_fault(value, max_length=max_length)
+    if fault is None:
+        return None
+    if fault.kind == "nul":
+        return f"must not contain the NUL character (\\u0000, at character {fault.at})"
+    if fault.kind == "surrogate":
+        return f"must be valid Unicode (a lone surrogate at character {fault.at})"
+    return f"must be at most {fault.max_length} characters long (it has {fault.length})"
 
 
 @dataclass(frozen=True)

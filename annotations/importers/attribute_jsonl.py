@@ -28,6 +28,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from annotations.importers.checks import (
+    NESTED_TOO_DEEPLY,
+    ColumnLimits,
+    annotator_problem,
+    gold_document_problems,
+)
 from annotations.importers.errors import ImportProblem, ProblemCollector
 from annotations.importers.json_lines import NOT_PARSED, parse_json_bytes
 from annotations.importers.sources import InMemorySource
@@ -113,6 +119,9 @@ def iter_json_objects(
                     f"malformed JSON: {error.msg} (column {error.colno})", file=file, line=line_number
                 )
                 continue
+            except RecursionError:
+                problems.error(NESTED_TOO_DEEPLY, file=file, line=line_number)
+                continue
         if not isinstance(value, dict):
             problems.error(
                 f"expected a JSON object, found {json_type_name(value)}", file=file, line=line_number
@@ -187,31 +196,59 @@ class GoldSet:
     # attribute_id -> name, when the format defines attributes (EPPI code sets).
     attribute_names: dict[str, str] = field(default_factory=dict)
     warnings: list[ImportProblem] = field(default_factory=list)
+    # Read `by_annotator`: the `annotator` of each of `documents`, in the same order.
+    annotators: list[str] | None = None
 
     def document_ids(self) -> list[str]:
         return [document.document_id for document in self.documents]
 
 
-def read_gold_jsonl(source: InputSource, *, name: str | None = None) -> GoldSet:
-    """Read native gold JSONL; raise InputValidationError listing every problem found."""
+def read_gold_jsonl(
+    source: InputSource,
+    *,
+    name: str | None = None,
+    by_annotator: bool = False,
+    limits: ColumnLimits | None = None,
+) -> GoldSet:
+    """Read native gold JSONL; raise InputValidationError listing every problem found.
+
+    `by_annotator`: every line names its `annotator` (a non-empty string), and a document may occur
+    once per annotator (agreement between annotators); `GoldSet.annotators` says whose each is.
+    With `limits` (the server's columns), a value the database cannot store is a problem too.
+    """
     file = source_name(source, name)
     problems = ProblemCollector()
     documents: list[GoldDocument] = []
-    first_line: dict[str, int] = {}
+    annotators: list[str] = []
+    first_line: dict[tuple[str, str | None], int] = {}
     with open_binary(source) as stream:
         for line, record in iter_json_objects(stream, file, problems):
             document_id = read_document_id(record, file, line, problems)
-            if document_id is not None:
-                if document_id in first_line:
+            annotator = None
+            if by_annotator:
+                annotator = record.get("annotator")
+                why = annotator_problem(annotator)
+                if why is not None:
                     problems.error(
-                        f"duplicate document_id (first on line {first_line[document_id]})",
+                        "required; a non-empty string (the annotator's name)" if annotator is None else why,
+                        file=file,
+                        line=line,
+                        document_id=document_id,
+                        field="annotator",
+                    )
+                    continue
+            if document_id is not None:
+                key = (document_id, annotator)
+                if key in first_line:
+                    problems.error(
+                        f"duplicate document_id (first on line {first_line[key]})",
                         file=file,
                         line=line,
                         document_id=document_id,
                         field="document_id",
                     )
                     continue
-                first_line[document_id] = line
+                first_line[key] = line
             document_name = optional_string(record, "name", file, line, problems, document_id=document_id)
             external_id = optional_string(
                 record, "external_id", file, line, problems, document_id=document_id
@@ -219,17 +256,21 @@ def read_gold_jsonl(source: InputSource, *, name: str | None = None) -> GoldSet:
             text = optional_string(record, "text", file, line, problems, document_id=document_id)
             annotations = _read_annotations(record, file, line, document_id, problems)
             if document_id is not None and annotations is not None:
-                documents.append(
-                    GoldDocument(
-                        document_id=document_id,
-                        name=document_name,
-                        external_id=external_id or document_id,
-                        text=text,
-                        annotations=annotations,
-                    )
+                document = GoldDocument(
+                    document_id=document_id,
+                    name=document_name,
+                    external_id=external_id or document_id,
+                    text=text,
+                    annotations=annotations,
                 )
+                if limits is not None:
+                    problems.errors.extend(gold_document_problems(document, limits, file=file, line=line))
+                documents.append(document)
+                annotators.append(annotator or "")
     problems.raise_if_errors()
-    return GoldSet(documents=documents, warnings=problems.warnings)
+    return GoldSet(
+        documents=documents, warnings=problems.warnings, annotators=annotators if by_annotator else None
+    )
 
 
 def _read_annotations(

@@ -12,6 +12,7 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any, BinaryIO
 
+from annotations.importers.checks import NESTED_TOO_DEEPLY, annotator_problem
 from annotations.importers.errors import ImportProblem, ProblemCollector
 from annotations.importers.json_lines import NOT_PARSED, parse_json_bytes
 from annotations.importers.labels import LabelResolver
@@ -73,6 +74,9 @@ def iter_jsonl_lines(
                 f"malformed JSON: {error.msg} (column {error.colno})", file=source, line=line_number
             )
             continue
+        except RecursionError:
+            problems.error(NESTED_TOO_DEEPLY, file=source, line=line_number)
+            continue
         document = _document_from_record(
             record, source=source, line=line_number, role=role, labels=labels, problems=problems
         )
@@ -115,7 +119,13 @@ def _document_from_record(
     )
     if spans is None:
         return None
-    return SpanDocument(document_id, text, spans, source, line)
+    # Several annotators' versions of a document are several lines, each naming its annotator.
+    annotator = record.get("annotator")
+    why = None if annotator is None else annotator_problem(annotator)
+    if why is not None:
+        problems.error(why, field="annotator", **where)
+        return None
+    return SpanDocument(document_id, text, spans, source, line, annotator=annotator)
 
 
 def _spans(

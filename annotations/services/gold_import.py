@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -57,6 +57,21 @@ class GoldImportOutcome:
 
 
 EMPTY_TEXT_HASH = Document.hash_text("")
+
+# Called in the import's transaction once its gold is written: `(project=, gold_version=, created=,
+# gold=, user=)`, `created` False when the import changed nothing; what a hook returns (problem dicts)
+# joins the import's warnings. The metrics app registers the human runs of the other annotators and
+# the re-scoring of runs on a new version from its AppConfig.ready(): annotations must not import
+# metrics (dependencies point one way).
+GoldImportedHook = Callable[..., list[dict] | None]
+_gold_imported_hooks: list[GoldImportedHook] = []
+
+
+def register_gold_imported_hook(hook: GoldImportedHook) -> None:
+    if hook not in _gold_imported_hooks:
+        _gold_imported_hooks.append(hook)
+
+
 # GoldAttributeValue.citation_page is a display column; the full details are kept beside it.
 CITATION_PAGE_MAX = GoldAttributeValue._meta.get_field("citation_page").max_length
 
@@ -77,7 +92,22 @@ def gold_import(
         # One import per project at a time: version numbers and the carried-over gold must come
         # from the version that is current when this one is written.
         Project.objects.select_for_update().get(pk=project.pk)
-        return _write(project=project, gold=gold, user=user, source=source, progress=progress)
+        outcome = _write(project=project, gold=gold, user=user, source=source, progress=progress)
+        version = (
+            GoldVersion.objects.get(project=project, kind=gold.kind, number=outcome.result["gold_version"])
+            if _gold_imported_hooks
+            else None
+        )
+        for hook in _gold_imported_hooks:
+            warnings = hook(
+                project=project,
+                gold_version=version,
+                created=not outcome.result["unchanged"],
+                gold=gold,
+                user=user,
+            )
+            outcome.warnings.extend(warnings or [])
+        return outcome
 
 
 def _write(
@@ -161,7 +191,9 @@ def _write(
         ((version.pk, ids[document.external_id], document.gold_hash) for document in documents),
     )
     carried = (
-        _carry_over(previous=current, version=version) if current is not None else {"documents": 0, "rows": 0}
+        carry_over_gold(previous=current, version=version)
+        if current is not None
+        else {"documents": 0, "rows": 0}
     )
     if gold.kind == GoldKind.SPANS:
         rows = bulk_insert(
@@ -197,7 +229,7 @@ def _write(
         "rows_imported": rows,
         "rows_carried_over": carried["rows"],
     }
-    version.content_hash = _version_hash(version)
+    version.content_hash = version_content_hash(version)
     version.counts = counts
     version.save(update_fields=["content_hash", "counts"])
     return GoldImportOutcome(result={"unchanged": False, **counts}, warnings=skipped_warnings)
@@ -280,14 +312,23 @@ def _attribute_ids(project: Project, gold: GoldImport) -> tuple[dict[str, int], 
     return known, warnings
 
 
-def _carry_over(*, previous: GoldVersion, version: GoldVersion) -> dict[str, int]:
-    """Copy the previous version's gold of documents this import does not mention, inside the database."""
+def carry_over_gold(
+    *, previous: GoldVersion, version: GoldVersion, removed_document_ids: Sequence[int] = ()
+) -> dict[str, int]:
+    """Copy the previous version's gold of documents this import does not mention, inside the database.
+
+    `removed_document_ids`: documents left out of the new version altogether (`gold_documents_remove`).
+    """
     quote = connection.ops.quote_name
     gvd = quote(GoldVersionDocument._meta.db_table)
     not_in_import = (
         f"NOT EXISTS (SELECT 1 FROM {gvd} mentioned WHERE mentioned.gold_version_id = %s "
         "AND mentioned.document_id = old.document_id)"
     )
+    removed = [int(document_id) for document_id in removed_document_ids]
+    if removed:
+        # Integers only (checked above), so they are written into the query as they are.
+        not_in_import += f" AND old.document_id NOT IN ({', '.join(map(str, removed))})"
     if version.kind == GoldKind.SPANS:
         table, columns = GoldSpan._meta.db_table, ["document_id", "start", "end", "entity_type", "label"]
     else:
@@ -372,7 +413,7 @@ def _value_rows(
             _report(progress, done + index, total)
 
 
-def _version_hash(version: GoldVersion) -> str:
+def version_content_hash(version: GoldVersion) -> str:
     """Hash of the whole version: its documents' external ids and per-document gold hashes, sorted."""
     digest = hashlib.sha256()
     rows = (

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from annotations.importers.attribute_jsonl import read_gold_jsonl
+from annotations.importers.checks import ColumnLimits, gold_document_problems, span_document_problems
 from annotations.importers.eppi import read_eppi_gold
 from annotations.importers.errors import ImportProblem, InputValidationError, ProblemCollector
 from annotations.importers.labels import LabelMap, LabelResolver
@@ -27,8 +28,8 @@ from annotations.importers.prompts_csv import PromptSet, read_prompts_csv
 from annotations.importers.sources import ArchiveLimits
 from annotations.importers.span_types import SpanAnnotation, SpanCorpus, SpanDocument
 from annotations.importers.spans import iter_span_documents, select_annotator
-from annotations.models import GoldKind
-from metrics.engine.attributes.types import AttributeType, GoldAnnotation
+from annotations.models import Attribute, Document, GoldKind, GoldSpan
+from metrics.engine.attributes.types import AttributeType, GoldAnnotation, GoldDocument
 
 FORMATS = ("auto", "jsonl", "cas", "eppi", "prompts_csv")
 # How far into a file `auto` looks to tell CAS from EPPI JSON: both are one big object, and the key
@@ -58,6 +59,9 @@ class GoldImport:
     documents: list[ImportedDocument]
     annotator: str = ""
     warnings: list[ImportProblem] = field(default_factory=list)
+    # The annotations of every annotator but the gold one (several-annotator exports), by annotator:
+    # they become human runs, scored against this gold like any model.
+    other_annotators: dict[str, list[ImportedDocument]] = field(default_factory=dict)
 
 
 def detect_format(path: Path, declared: str) -> str:
@@ -96,7 +100,7 @@ def jsonl_kind(path: Path) -> str:
             if raw.strip():
                 try:
                     record = json.loads(raw)
-                except (json.JSONDecodeError, UnicodeDecodeError):
+                except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
                     break  # the span reader reports the bad line with its number
                 if isinstance(record, dict) and "attributes" in record and "entities" not in record:
                     return GoldKind.ATTRIBUTES
@@ -118,7 +122,12 @@ def read_spans(
     labels = LabelResolver(label_map, input_name=display_name)
     documents: list[SpanDocument] = []
     seen: dict[tuple[str, str | None], SpanDocument] = {}
+    columns = column_limits()
     for document in iter_span_documents(path, role="gold", labels=labels, limits=limits, problems=problems):
+        unfit = span_document_problems(document, columns)
+        if unfit:
+            problems.errors.extend(unfit)
+            continue
         first = seen.setdefault((document.document_id, document.annotator), document)
         if first is not document:
             problems.error(
@@ -160,37 +169,132 @@ def read_spans(
         )
         for document in chosen
     ]
+    others: dict[str, list[ImportedDocument]] = {}
+    if annotator:
+        for document in documents:
+            if document.annotator is not None and document.annotator != annotator:
+                others.setdefault(document.annotator, []).append(
+                    ImportedDocument(
+                        external_id=document.document_id,
+                        text=document.text,
+                        name=None,
+                        gold_hash=span_gold_hash(document.spans),
+                        spans=document.spans,
+                    )
+                )
     return GoldImport(
         kind=GoldKind.SPANS,
         documents=imported,
         annotator=annotator or "",
         warnings=[_renamed(problem, path, display_name) for problem in corpus.warnings],
+        other_annotators=dict(sorted(others.items())),
     )
 
 
 def read_attribute_gold(
-    path: Path, *, display_name: str, eppi: bool, attribute_types: Mapping[str, AttributeType]
+    path: Path,
+    *,
+    display_name: str,
+    eppi: bool,
+    attribute_types: Mapping[str, AttributeType],
+    annotator: str | None = None,
 ) -> GoldImport:
-    """Attribute gold from native JSONL or an EPPI Reviewer export."""
+    """Attribute gold from native JSONL or an EPPI Reviewer export.
+
+    JSONL whose lines name an `annotator` may hold several annotators' values for a document: those
+    of `annotator` are the gold (the only one's when there is one), the others `other_annotators`.
+    """
+    columns = column_limits()
     if eppi:
         gold = read_eppi_gold(path, attribute_types=attribute_types, name=display_name)
+        # An export has no lines: each problem names its document and field.
+        unfit = [
+            problem
+            for document in gold.documents
+            for problem in gold_document_problems(document, columns, file=display_name)
+        ]
+        if unfit:
+            raise InputValidationError(unfit)
     else:
-        gold = read_gold_jsonl(path, name=display_name)
-    imported = [
-        ImportedDocument(
-            external_id=document.document_id,
-            text=document.text,
-            name=document.name,
-            gold_hash=attribute_gold_hash(document.annotations),
-            values=document.annotations,
+        gold = read_gold_jsonl(path, name=display_name, by_annotator=_names_annotators(path), limits=columns)
+    imported = [_imported_values(document) for document in gold.documents]
+    if gold.annotators is None:
+        return GoldImport(kind=GoldKind.ATTRIBUTES, documents=imported, warnings=list(gold.warnings))
+    names = sorted(set(gold.annotators))
+    if annotator is None and len(names) > 1:
+        raise InputValidationError(
+            ImportProblem(
+                f"gold holds several annotators ({', '.join(names)}); choose one with the annotator field "
+                "(or the project setting gold_annotator)",
+                file=display_name,
+                field="annotator",
+            )
         )
-        for document in gold.documents
-    ]
-    return GoldImport(kind=GoldKind.ATTRIBUTES, documents=imported, warnings=list(gold.warnings))
+    chosen = annotator or names[0]
+    if chosen not in names:
+        raise InputValidationError(
+            ImportProblem(
+                f"no annotator {chosen!r} in gold; annotators: {', '.join(names)}",
+                file=display_name,
+                field="annotator",
+            )
+        )
+    others: dict[str, list[ImportedDocument]] = {}
+    for document, name in zip(imported, gold.annotators, strict=True):
+        if name != chosen:
+            others.setdefault(name, []).append(document)
+    return GoldImport(
+        kind=GoldKind.ATTRIBUTES,
+        documents=[
+            document for document, name in zip(imported, gold.annotators, strict=True) if name == chosen
+        ],
+        annotator=chosen,
+        warnings=list(gold.warnings),
+        other_annotators=others,
+    )
+
+
+def _imported_values(document: GoldDocument) -> ImportedDocument:
+    return ImportedDocument(
+        external_id=document.document_id,
+        text=document.text,
+        name=document.name,
+        gold_hash=attribute_gold_hash(document.annotations),
+        values=document.annotations,
+    )
+
+
+def _names_annotators(path: Path) -> bool:
+    """True when the first record of an attribute JSONL file names its annotator."""
+    with path.open("rb") as stream:
+        for raw in stream:
+            if raw.strip():
+                try:
+                    record = json.loads(raw)
+                except (json.JSONDecodeError, UnicodeDecodeError):
+                    return False  # the reader reports the bad line with its number
+                return isinstance(record, dict) and "annotator" in record
+    return False
 
 
 def read_prompts(path: Path, *, display_name: str) -> PromptSet:
-    return read_prompts_csv(path, name=display_name)
+    return read_prompts_csv(path, name=display_name, limits=column_limits())
+
+
+def column_limits() -> ColumnLimits:
+    """The longest text each column of the gold and schema tables takes, from the model fields."""
+
+    def longest(model, name: str) -> int:
+        return model._meta.get_field(name).max_length
+
+    return ColumnLimits(
+        document_id=longest(Document, "external_id"),
+        document_name=longest(Document, "name"),
+        entity_type=longest(GoldSpan, "entity_type"),
+        label=longest(GoldSpan, "label"),
+        attribute_id=longest(Attribute, "attribute_id"),
+        attribute_label=longest(Attribute, "label"),
+    )
 
 
 def span_gold_hash(spans: list[SpanAnnotation]) -> str:

@@ -14,10 +14,10 @@ from typing import Any
 from annotations.models import GoldVersion
 from annotations.selectors import attribute_specs
 from annotations.selectors.gold import gold_attribute_documents, gold_version_external_ids
-from experiments.models import ExperimentRun
+from experiments.models import DocumentStatus, ExperimentRun, RunDocument
 from metrics.artefacts import metrics_report
 from metrics.engine.attributes import attribute_result, resolve_custom_metrics
-from metrics.engine.attributes.comparison import skipped_attribute_ids
+from metrics.engine.attributes.comparison import no_context_warning, skipped_attribute_ids
 from metrics.engine.attributes.types import (
     COMPARISON_COLUMNS,
     AttributeSpec,
@@ -140,6 +140,14 @@ def attribute_scoring_result(
         notes.append(
             f"{len(ignored)} posted document(s) are not in gold version {gold_version.number} and are ignored"
         )
+    without_context = set(
+        RunDocument.objects.filter(run=run, status=DocumentStatus.OK, context__isnull=True).values_list(
+            "document__external_id", flat=True
+        )
+    )
+    notes += no_context_warning(
+        [document_id for document_id in plan.document_ids if document_id in without_context]
+    )
     intervals = run_interval_settings(run.config)
     report = metrics_report(
         evaluation,

@@ -98,7 +98,14 @@ attribute_input = objects_with(
         "missing_default": json_values,
     }
 )
-project_settings = objects_with({"edit_distance_match_threshold": numbers, "number_format": texts})
+project_settings = objects_with(
+    {
+        "edit_distance_match_threshold": numbers,
+        "number_format": texts,
+        "gold_annotator": texts,
+        "rescore_on_new_gold": json_values,
+    }
+)
 gate_check = objects_with(
     {
         "metric": st.sampled_from(["accuracy", "micro.chars.all.recall"]) | texts,
@@ -183,7 +190,12 @@ ENDPOINTS = {
     "splits_accept": ("post", "/api/v1/projects/split/splits/accept/", {"reason": texts}),
     "splits_reject": ("post", "/api/v1/projects/split/splits/reject/", {"reason": texts}),
     "runs_finalize": ("post", "/api/v1/runs/{attribute_run}/finalize/", {"allow_empty": json_values}),
-    "runs_rescore": ("post", "/api/v1/runs/{scored_run}/rescore/", {}),
+    "runs_rescore": (
+        "post",
+        "/api/v1/runs/{scored_run}/rescore/",
+        {"gold_version": st.sampled_from(["latest", 1, 2]) | numbers | texts},
+    ),
+    "project_agreement_create": ("post", "/api/v1/projects/letters/agreement/", {}),
     "runs_gate": ("post", "/api/v1/runs/{scored_run}/gate/", {"checks": st.lists(gate_check, max_size=3)}),
     "webhooks_create": (
         "post",
@@ -195,6 +207,12 @@ ENDPOINTS = {
     ),
     "webhooks_ping": ("post", "/api/v1/projects/letters/webhooks/{webhook}/ping/", {}),
     "jobs_retry": ("post", "/api/v1/jobs/{scoring_job}/retry/", {}),
+    "documents_remove_from_gold": (
+        "delete",
+        "/api/v1/projects/letters/documents/",
+        {"document_ids": st.lists(st.sampled_from(["letter-1", "1001"]) | texts, max_size=3)},
+    ),
+    "project_purge": ("post", "/api/v1/projects/split/purge/", {"confirm": st.just("split") | texts}),
 }
 # The operation each endpoint above calls, where its name is not the operation's; the import form
 # (`imports_create`) has its own test below.
@@ -244,7 +262,7 @@ def test_every_json_write_operation_is_covered(client):
         operation["operationId"]
         for item in schema["paths"].values()
         for method, operation in item.items()
-        if method in {"post", "put", "patch"}
+        if method in {"post", "put", "patch"} or (method == "delete" and "requestBody" in operation)
     }
 
     assert writes - {"imports_create"} == {OPERATION_OF.get(name, name) for name in ENDPOINTS}

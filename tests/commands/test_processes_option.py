@@ -5,6 +5,7 @@ single process writes. A value below 1 is refused with exit status 2, naming the
 from __future__ import annotations
 
 import io
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -101,3 +102,31 @@ def test_a_process_count_below_one_or_not_a_number_exits_with_status_2(tmp_path:
     assert completed.returncode == 2
     assert "--processes" in completed.stderr
     assert not (tmp_path / "results.json").exists()
+
+
+def test_documents_without_context_are_counted_in_one_warning_whatever_the_processes(tmp_path: Path) -> None:
+    lines = [json.loads(line) for line in (EXTRACTION / "llm.jsonl").read_text(encoding="utf-8").splitlines()]
+    lines[0]["context"] = None
+    del lines[1]["context"]
+    predictions = tmp_path / "llm.jsonl"
+    predictions.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    common = [
+        "--gold",
+        str(EXTRACTION / "gold_eppi.json"),
+        "--prompts",
+        str(EXTRACTION / "prompts.csv"),
+        "--predictions",
+        str(predictions),
+        "--config",
+        str(EXTRACTION / "config.yaml"),
+        "--run-id",
+        "r",
+    ]
+    command("evaluate_extraction", *common, "--output-dir", str(tmp_path / "one"))
+    command("evaluate_extraction", *common, "--output-dir", str(tmp_path / "two"), "--processes", "2")
+
+    for name in ("goldstandard_llm_comparison.csv", "evaluation.log", "metrics.json"):
+        assert (tmp_path / "two" / name).read_bytes() == (tmp_path / "one" / name).read_bytes(), name
+    log = (tmp_path / "two" / "evaluation.log").read_text(encoding="utf-8")
+    assert log.count("document(s) have a prediction without a context") == 1
+    assert "2 document(s) have a prediction without a context" in log

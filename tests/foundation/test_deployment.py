@@ -1,4 +1,4 @@
-"""With the documented production variables set, `manage.py check --deploy` raises no security warning,
+"""With the documented production variables set, `manage.py check --deploy` raises no warning at all,
 and the API throttles anonymous and authenticated callers."""
 
 import secrets
@@ -32,7 +32,7 @@ PRODUCTION = {
 
 def _check_deploy(variables: dict[str, str]) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "manage.py", "check", "--deploy", "--tag", "security", "--fail-level", "WARNING"],
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
         env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", **variables},
         capture_output=True,
         text=True,

@@ -6,6 +6,8 @@ from collections.abc import Callable, Mapping, Sequence
 
 from metrics.engine.attributes.comparison import (
     compare_documents,
+    documents_without_context,
+    no_context_warning,
     skipped_attribute_ids,
     unscored_document_ids,
 )
@@ -63,7 +65,7 @@ def evaluate_extraction(
         run_id=run_id,
         attributes=attributes,
         rows=rows,
-        row_warnings=warnings,
+        row_warnings=no_context_warning(documents_without_context(gold_documents, predictions)) + warnings,
         unscored=unscored,
         extra_predictions=extra,
         settings=settings,

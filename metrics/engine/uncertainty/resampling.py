@@ -20,8 +20,8 @@ from threadpoolctl import ThreadpoolController
 # Entries of one weight block: about 8 MB as 64-bit floats (the draws are made a row at a time). The
 # draws do not depend on the block size (one generator, drawn block after block), only memory does;
 # the sums did not either, to the last bit (20,000 documents with float columns; blocks of 4, 2, 1.5,
-# 1 and 0.5 million entries compared). 1 million, not 4: a split extraction run resamples beside its
-# other process (metrics.extraction_shards), and the block is part of their joint peak.
+# 1 and 0.5 million entries compared). 1 million, not 4: a run scored in several processes
+# (--processes) may resample beside the others' work, and the block is part of their joint peak.
 _BLOCK_ENTRIES = 1_000_000
 # But at least this many resamples a block, up to 4 million entries: each block's product reads the
 # whole count table, and on 100,000 documents blocks of 20 resamples made it 15% slower than 40.

@@ -8,7 +8,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('annotations', '0004_job_outbox_claim_and_heartbeat'),
-        ('metrics', '0003_comparison_single_filter_indexes'),
+        ('metrics', '0004_human_ceiling_pair'),
     ]
 
     operations = [

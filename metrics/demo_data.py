@@ -1,4 +1,5 @@
-"""The demo's main job on the embedded default: two projects, their gold, a scored run each.
+"""The demo's main job on the embedded default: two projects, their gold, two scored runs each (a
+better and a worse pipeline, so the leaderboard and the compare page have something to show).
 
 Everything goes through the code a team uses: the import services for gold, and the API, through the
 Python client, for runs and predictions (in-process over httpx's WSGI transport, so no server needs to
@@ -100,7 +101,7 @@ def _prompts(path: Path) -> list[dict]:
 
 
 def demo_runs(*, token: str, base_url: str, log: Callable[[str], None]) -> list[DemoRun]:
-    """Post, score and read one run per demo project through the client (in-process)."""
+    """Post, score and read two runs per demo project through the client (in-process)."""
     transport = httpx.WSGITransport(app=get_wsgi_application())
     specs: list[tuple[str, dict[str, Any], list[dict]]] = [
         (
@@ -110,11 +111,25 @@ def demo_runs(*, token: str, base_url: str, log: Callable[[str], None]) -> list[
             _read_jsonl(DEMO_DATA / "deid" / "predictions.jsonl"),
         ),
         (
+            DEID_SLUG,
+            {"name": "demo: transformer de-identifier v2", "kind": "spans", "model": "demo-transformer",
+             "provider": "demo", "config": {"pipeline": "demo-transformer", "restrict_to_gt_types": False}},
+            _read_jsonl(DEMO_DATA / "deid" / "predictions_v2.jsonl"),
+        ),
+        (
             TRIALS_SLUG,
             {"name": "demo: small LLM extraction", "kind": "attributes", "model": "demo-llm-small", "provider": "demo",
              "config": (DEMO_DATA / "extraction" / "config.yaml").read_text(encoding="utf-8"),
              "prompts": _prompts(DEMO_DATA / "extraction" / "prompts.csv")},
             _read_jsonl(DEMO_DATA / "extraction" / "predictions.jsonl"),
+        ),
+        (
+            TRIALS_SLUG,
+            {"name": "demo: large LLM extraction", "kind": "attributes", "model": "demo-llm-large", "provider": "demo",
+             "config": (DEMO_DATA / "extraction" / "config.yaml").read_text(encoding="utf-8")
+                       .replace("demo-llm-small", "demo-llm-large"),
+             "prompts": _prompts(DEMO_DATA / "extraction" / "prompts.csv")},
+            _read_jsonl(DEMO_DATA / "extraction" / "predictions_large.jsonl"),
         ),
     ]  # fmt: skip
     results = []

@@ -30,6 +30,10 @@ class Command(BaseCommand):
         user.set_password(password)
         user.save()
         base = f"http://127.0.0.1:{port}"
+        # The first lines a person needs: where to look, and how to log in.
+        self.stdout.write(f"Dashboard:  {base}/")
+        self.stdout.write(f"Demo admin: {DEMO_ADMIN}  password: {password}")
+        self.stdout.flush()
 
         deid, trials = demo_projects(user=user)
         token = demo_token(user=user)
@@ -44,7 +48,7 @@ class Command(BaseCommand):
             self.stdout.write(f"  comparison: {base}/api/v1/runs/{run['id']}/comparison/?format=csv")
             self.stdout.write(f"  artefacts:  {base}/api/v1/runs/{run['id']}/artefacts.zip")
         self.stdout.write("")
-        self.stdout.write(f"Demo admin: {DEMO_ADMIN}  password: {password}")
+        self.stdout.write(f"Dashboard:  {base}/  (log in as {DEMO_ADMIN}, password above)")
         self.stdout.write(f"API token:  {token}   (Authorization: Token <key>)")
         self.stdout.write(f"Admin:      {base}/admin/")
         self.stdout.write(f"Health:     {base}/health/")

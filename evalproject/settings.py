@@ -44,10 +44,13 @@ INSTALLED_APPS = [
     "annotations",
     "experiments",
     "metrics",
+    "web",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Static files (the pages' CSS and JS, Swagger UI) from the app itself, with DEBUG=0 too.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "evalproject.middleware.RequestIdMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -94,6 +97,13 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", BASE_DIR / "staticfiles"))
+# The embedded default runs without collectstatic: whitenoise serves the apps' static folders directly.
+WHITENOISE_USE_FINDERS = True
+
+# The web pages (web/): session login; every page sends anonymous users here.
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "web:home"
+LOGOUT_REDIRECT_URL = "login"
 MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", BASE_DIR / "media"))
 
 # Uploads: the limit applies to one uploaded file (an import); bigger requests get 413.

@@ -1,0 +1,115 @@
+"""`/`: the user's projects. `/projects/<slug>/`: runs, leaderboard, split panel and gold versions."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import reverse
+
+from annotations.roles import Role
+from annotations.selectors import attribute_specs, gold_version_list, project_get_for_user
+from experiments.selectors import run_list
+from experiments.splits import split_status
+from web.charts import IntervalPoint, interval_chart
+from web.formatting import number
+from web.headlines import Headline, headline_choices, headline_from_values
+from web.pages import page
+from web.selectors import (
+    headline_values,
+    latest_scorings,
+    project_kind,
+    project_summaries,
+    runs_with_config,
+)
+
+
+@page
+def home(request: HttpRequest) -> HttpResponse:
+    return render(request, "web/home.html", {"projects": project_summaries(user=request.user)})
+
+
+def _leaderboard_point(run, headline: Headline | None) -> IntervalPoint:
+    label = f"#{run.pk} {run.name}"
+    href = reverse("web:run", args=[run.pk])
+    if headline is None:
+        return IntervalPoint(label, None, href=href, note=f"not scored ({run.status})")
+    if headline.value is None and headline.given_prediction is not None:
+        given = headline.given_prediction
+        missing = f"{headline.n_missing} missing predictions; " if headline.n_missing else ""
+        return IntervalPoint(
+            label,
+            given.value,
+            given.low,
+            given.high,
+            href=href,
+            note=f"(null: {missing}given a prediction)",
+            emphasised=False,
+        )
+    return IntervalPoint(label, headline.value, headline.low, headline.high, href=href)
+
+
+def _rank(point: IntervalPoint) -> tuple[int, float]:
+    # Runs with a headline first, best first; then those shown given a prediction; unscored last.
+    if point.value is None:
+        return (2, 0.0)
+    return (0 if point.emphasised else 1, -point.value)
+
+
+@page
+def project_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    project = project_get_for_user(user=request.user, slug=slug, required=Role.VIEWER)
+    kind = project_kind(project=project)
+    scored_attributes = [
+        (spec.attribute_id, spec.label) for spec in attribute_specs(project=project) if spec.is_scored
+    ]
+    choices = headline_choices(kind=kind, attributes=scored_attributes)
+    chosen = next((choice for choice in choices if choice.key == request.GET.get("metric")), None)
+    chosen = chosen or (choices[0] if choices else None)
+
+    runs = list(run_list(project=project).order_by("-id"))
+    scorings = latest_scorings(runs=runs)
+    values = headline_values(scorings=scorings.values(), choice=chosen) if chosen else {}
+    rows = []
+    points = []
+    for run in runs:
+        scoring = scorings.get(run.pk)
+        headline = (
+            headline_from_values(chosen, values.get(scoring.pk, {}))
+            if scoring is not None and chosen
+            else None
+        )
+        rows.append({"run": run, "scoring": scoring, "headline": headline})
+        points.append(_leaderboard_point(run, headline))
+    points.sort(key=_rank)
+    chart = (
+        interval_chart(
+            points,
+            title=f"Runs ranked by {chosen.label}, with 95% confidence intervals",
+            legend="Hollow dot: the headline is null (missing predictions); shown given a prediction.",
+        )
+        if chosen and runs
+        else None
+    )
+    status = split_status(project=project)
+    chosen_runs = (
+        runs_with_config(project=project, config_hash=status["chosen_config_hash"])
+        if status["chosen_config_hash"]
+        else []
+    )
+    return render(
+        request,
+        "web/project.html",
+        {
+            "project": project,
+            "kind": kind,
+            "choices": choices,
+            "chosen": chosen,
+            "rows": rows,
+            "leaderboard": chart,
+            "split": status,
+            "chosen_runs": chosen_runs,
+            "gold_versions": gold_version_list(project=project).order_by("-number"),
+            "scored_runs": [row["run"] for row in rows if row["scoring"] is not None],
+            "number": number,
+        },
+    )

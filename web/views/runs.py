@@ -1,0 +1,206 @@
+"""`/runs/<id>/`: headline, leakage (span runs, first), breakdown chart, live progress, comparison rows.
+
+The comparison rows are the API's: the same filter serializer, the same selector (held-back documents
+excluded there) and the same keyset pagination, so a page of the table is a page of
+`GET /api/v1/runs/{id}/comparison/` with the same query.
+"""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import reverse
+from django.utils.http import urlencode
+from rest_framework.request import Request
+
+from evalproject.pagination import KeysetPagination
+from experiments.models import ExperimentRun, RunKind
+from experiments.selectors import run_get_for_user
+from metrics.api.results import RunComparisonApi
+from metrics.errors import ScoringNotFound
+from metrics.models import MetricScope, Scoring
+from metrics.selectors import comparison_row_list, metric_value_list, scoring_get
+from web.charts import MATCH_STATUS_CATEGORIES, Bar, IntervalPoint, interval_chart, stacked_bar_chart
+from web.headlines import (
+    ATTRIBUTE_MEASURE,
+    SPAN_HEADLINES,
+    Headline,
+    HeadlineChoice,
+    headline_from_values,
+    values_by_key,
+)
+from web.pages import page
+from web.selectors import leaked_document_ids, match_status_counts
+
+SPAN_RUN_HEADLINES = ("micro.chars.all.f1", "micro.chars.all.recall", "micro.chars.all.precision")
+ROWS_PER_PAGE = 50
+SPAN_MATCH_STATUSES = ("exact", "overlap", "missed", "spurious")
+ATTRIBUTE_MATCH_STATUSES = (
+    "exact_match",
+    "near_match",
+    "extraction_error_good_source",
+    "extraction_error_bad_source",
+    "missing_prediction",
+    "invalid_gold",
+)
+FILTER_NAMES = ("match_status", "attribute", "document", "entity_type")
+
+
+class RowPagination(KeysetPagination):
+    page_size = ROWS_PER_PAGE
+
+
+def _span_summary(values: dict) -> dict:
+    headlines = [
+        headline_from_values(
+            HeadlineChoice(name, SPAN_HEADLINES[name], MetricScope.OVERALL, "", name), values
+        )
+        for name in SPAN_RUN_HEADLINES
+    ]
+
+    def overall(name: str):
+        value = values.get((MetricScope.OVERALL, "", name))
+        return None if value is None else value
+
+    leak = {
+        "documents_leaked": overall("leakage.any_char.documents_leaked"),
+        "rate": overall("leakage.any_char.rate_documents_with_gold"),
+        "gold_spans_affected": overall("leakage.any_char.gold_spans_affected"),
+        "leaked_characters": overall("leakage.any_char.leaked_characters"),
+        "entity_missed": overall("leakage.entity_missed.documents_leaked"),
+        "documents": overall("documents_with_gold"),
+    }
+    types = sorted({key for scope, key, _ in values if scope == MetricScope.ENTITY_TYPE})
+    per_type = []
+    for entity_type in types:
+
+        def typed(name: str, entity_type: str = entity_type):
+            return values.get((MetricScope.ENTITY_TYPE, entity_type, name))
+
+        recall = typed("char_recall")
+        per_type.append(
+            {
+                "entity_type": entity_type,
+                "gold": typed("gold"),
+                "predicted": typed("predicted"),
+                "char_recall": recall,
+                "precision": typed("chars_typed.precision"),
+                "recall": typed("chars_typed.recall"),
+                "f1": typed("chars_typed.f1"),
+                "overlap_recall": typed("spans_overlap.recall"),
+            }
+        )
+    points = [
+        IntervalPoint(
+            row["entity_type"],
+            None if row["char_recall"] is None else row["char_recall"].value,
+            None if row["char_recall"] is None else row["char_recall"].ci_low,
+            None if row["char_recall"] is None else row["char_recall"].ci_high,
+            note="" if row["char_recall"] is not None and row["char_recall"].value is not None else "no gold",
+        )
+        for row in per_type
+    ]
+    chart = interval_chart(
+        points, title="Character recall per entity type (any predicted type), with 95% confidence intervals"
+    )
+    return {"headlines": headlines, "leak": leak, "per_type": per_type, "chart": chart}
+
+
+def _attribute_summary(values: dict, labels: dict[str, str], distribution: dict[str, dict[str, int]]) -> dict:
+    attribute_ids = [key for key in labels if (MetricScope.ATTRIBUTE, key, "n_gold_instances") in values]
+    headlines: list[tuple[str, Headline]] = []
+    points = []
+    for attribute_id in attribute_ids:
+        choice = HeadlineChoice(
+            attribute_id, labels[attribute_id], MetricScope.ATTRIBUTE, attribute_id, ATTRIBUTE_MEASURE
+        )
+        headline = headline_from_values(choice, values)
+        headlines.append((attribute_id, headline))
+        if headline.value is None and headline.given_prediction is not None:
+            given = headline.given_prediction
+            points.append(
+                IntervalPoint(
+                    labels[attribute_id],
+                    given.value,
+                    given.low,
+                    given.high,
+                    note="(given a prediction)",
+                    emphasised=False,
+                )
+            )
+        else:
+            points.append(IntervalPoint(labels[attribute_id], headline.value, headline.low, headline.high))
+    chart = interval_chart(
+        points,
+        title="Accuracy per attribute, with 95% confidence intervals",
+        legend="Hollow dot: accuracy is null (missing predictions); shown given a prediction.",
+    )
+    bars = [Bar(labels[attribute_id], distribution.get(attribute_id, {})) for attribute_id in attribute_ids]
+    distribution_chart = stacked_bar_chart(
+        bars, categories=MATCH_STATUS_CATEGORIES, title="Comparison rows per match status, per attribute"
+    )
+    return {"headlines": headlines, "chart": chart, "distribution_chart": distribution_chart}
+
+
+def _progress(run: ExperimentRun) -> dict | None:
+    job = run.scoring_job
+    if job is None:
+        return None
+    return {"job": job.pk, "state": job.state, "done": job.progress_done, "total": job.progress_total}
+
+
+def _comparison_table(request: HttpRequest, run: ExperimentRun, scoring: Scoring) -> dict:
+    wanted = {name: request.GET[name] for name in FILTER_NAMES if request.GET.get(name)}
+    filters = RunComparisonApi.FilterSerializer(data=wanted)
+    filters.is_valid(raise_exception=True)
+    data = filters.validated_data
+    rows = comparison_row_list(
+        run=run,
+        scoring=scoring,
+        attribute=data.get("attribute"),
+        match_status=data.get("match_status"),
+        document=data.get("document"),
+        entity_type=data.get("entity_type"),
+    ).select_related("attribute", "document")
+    paginator = RowPagination()
+    page_rows = paginator.paginate_queryset(rows, Request(request))
+    query = urlencode(wanted)
+    return {
+        "rows": page_rows,
+        "filters": wanted,
+        "next": paginator.get_next_link(),
+        "previous": paginator.get_previous_link(),
+        "csv": reverse("run-comparison", args=[run.pk]) + "?format=csv" + (f"&{query}" if query else ""),
+        "api": reverse("run-comparison", args=[run.pk]) + (f"?{query}" if query else ""),
+    }
+
+
+@page
+def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
+    run = run_get_for_user(user=request.user, run_id=run_id)
+    try:
+        scoring = scoring_get(run=run)
+    except ScoringNotFound:
+        scoring = None
+    context = {
+        "run": run,
+        "scoring": scoring,
+        "progress": _progress(run),
+        "is_spans": run.kind == RunKind.SPANS,
+    }
+    labels = dict(run.project.attributes.values_list("attribute_id", "label"))
+    if scoring is not None:
+        values = values_by_key(metric_value_list(scoring=scoring))
+        table = _comparison_table(request, run, scoring)
+        context["table"] = table
+        if run.kind == RunKind.SPANS:
+            context["spans"] = _span_summary(values)
+            context["leaked_documents"] = leaked_document_ids(scoring=scoring)
+            context["match_statuses"] = SPAN_MATCH_STATUSES
+            context["entity_types"] = [row["entity_type"] for row in context["spans"]["per_type"]]
+        else:
+            distribution = match_status_counts(rows=comparison_row_list(run=run, scoring=scoring))
+            context["attributes"] = _attribute_summary(values, labels, distribution)
+            context["match_statuses"] = ATTRIBUTE_MATCH_STATUSES
+        context["attribute_choices"] = labels
+    return render(request, "web/run.html", context)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import warnings
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
@@ -97,8 +98,10 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", BASE_DIR / "staticfiles"))
-# The embedded default runs without collectstatic: whitenoise serves the apps' static folders directly.
+# The embedded default runs without collectstatic: whitenoise serves the apps' static folders directly
+# (and then has no STATIC_ROOT to read, which is not worth a warning at every start).
 WHITENOISE_USE_FINDERS = True
+warnings.filterwarnings("ignore", message="No directory at", module="whitenoise.base")
 
 # The web pages (web/): session login; every page sends anonymous users here.
 LOGIN_URL = "login"

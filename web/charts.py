@@ -34,8 +34,8 @@ GREY = "#6b6b6b"
 INK = "#1f2328"
 
 ROW_HEIGHT = 26
-LABEL_WIDTH = 230
-VALUE_WIDTH = 150
+LABEL_WIDTH = 260
+VALUE_WIDTH = 330
 FONT = "font-family:system-ui,-apple-system,'Segoe UI',sans-serif;font-size:12px"
 
 
@@ -96,13 +96,15 @@ def interval_chart(
     title: str,
     domain: tuple[float, float] | None = (0.0, 1.0),
     reference: float | None = None,
-    width: int = 720,
+    width: int = 1080,
     legend: str = "",
 ) -> SafeString:
     """Dots with confidence-interval whiskers, one row per point, on a shared horizontal axis.
 
-    `domain` None fits the axis to the data (and to `reference`); `reference` draws a vertical line
-    (0 for a forest plot of deltas). `emphasised` False draws a hollow dot (e.g. not significant).
+    `domain` None fits the axis to the data (and to `reference`, kept in the middle); `reference`
+    draws a vertical line (0 for a forest plot of deltas). A fitted axis of values inside [0, 1] stays
+    inside it. `emphasised` False draws a hollow dot (e.g. not significant); `legend` is written
+    under the axis only when some dot is hollow.
     """
     plot_left, plot_right = LABEL_WIDTH, width - VALUE_WIDTH
     top = 22
@@ -115,8 +117,11 @@ def interval_chart(
         if reference is not None:
             reach = max(abs(low - reference), abs(high - reference)) or 1.0
             low, high = reference - reach * 1.1, reference + reach * 1.1
-        elif low == high:
-            low, high = low - 1, high + 1
+        else:
+            pad = (high - low) * 0.1 or 0.05
+            low, high = low - pad, high + pad
+            if low >= -pad and high <= 1 + pad:
+                low, high = max(0.0, math.floor(low * 20) / 20), min(1.0, math.ceil(high * 20) / 20)
         domain = (low, high)
     low, high = domain
 
@@ -176,7 +181,7 @@ def interval_chart(
             f'<text x="{plot_right + 10}" y="{y + 4:.1f}" fill="{INK if point.value is not None else GREY}">'
             f"{escape(text)}</text></g>"
         )
-    if legend:
+    if legend and any(not point.emphasised for point in points if point.value is not None):
         parts.append(f'<text x="{plot_left}" y="{height - 2}" fill="{GREY}">{escape(legend)}</text>')
     parts.append("</svg>")
     return mark_safe("".join(parts))  # noqa: S308 (every text inside was escaped above)
@@ -207,12 +212,12 @@ def _fill(categories: Sequence[Category], index: int) -> str:
 
 
 def stacked_bar_chart(
-    bars: Sequence[Bar], *, categories: Sequence[Category], title: str, width: int = 720
+    bars: Sequence[Bar], *, categories: Sequence[Category], title: str, width: int = 1080
 ) -> SafeString:
     """One horizontal bar per item, split into `categories` by share; counts in tooltips and legend."""
     plot_left, plot_right = LABEL_WIDTH, width - 70
     top = 8
-    legend_rows = math.ceil(len(categories) / 3)
+    legend_rows = math.ceil(len(categories) / 4)
     height = top + ROW_HEIGHT * max(len(bars), 1) + 10 + legend_rows * 20
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="100%" '
@@ -240,10 +245,10 @@ def stacked_bar_chart(
             f'<text x="{plot_right + 8}" y="{y + ROW_HEIGHT / 2 + 4}" fill="{GREY}">n={total:,}</text>'
         )
     legend_top = top + ROW_HEIGHT * max(len(bars), 1) + 10
-    column = (width - 20) / 3
+    column = (width - 20) / 4
     for index, category in enumerate(categories):
-        lx = 10 + column * (index % 3)
-        ly = legend_top + 20 * (index // 3)
+        lx = 10 + column * (index % 4)
+        ly = legend_top + 20 * (index // 4)
         parts.append(
             f'<rect x="{lx:.1f}" y="{ly}" width="14" height="14" fill="{_fill(categories, index)}" '
             f'stroke="{GREY}" stroke-width="0.5"/>'

@@ -15,6 +15,14 @@ def number(value, digits: int = 2) -> str:
 
 
 @register.filter
+def count(value) -> str:
+    """A count stored as a float metric value (10.0) as the whole number it is."""
+    if value is None:
+        return "–"
+    return f"{int(value):,}"
+
+
+@register.filter
 def p_value(value) -> str:
     return formatting.p_value(value)
 

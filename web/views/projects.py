@@ -11,7 +11,6 @@ from annotations.selectors import attribute_specs, gold_version_list, project_ge
 from experiments.selectors import run_list
 from experiments.splits import split_status
 from web.charts import IntervalPoint, interval_chart
-from web.formatting import number
 from web.headlines import Headline, headline_choices, headline_from_values
 from web.pages import page
 from web.selectors import (
@@ -85,6 +84,7 @@ def project_detail(request: HttpRequest, slug: str) -> HttpResponse:
         interval_chart(
             points,
             title=f"Runs ranked by {chosen.label}, with 95% confidence intervals",
+            domain=None,
             legend="Hollow dot: the headline is null (missing predictions); shown given a prediction.",
         )
         if chosen and runs
@@ -110,6 +110,5 @@ def project_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "chosen_runs": chosen_runs,
             "gold_versions": gold_version_list(project=project).order_by("-number"),
             "scored_runs": [row["run"] for row in rows if row["scoring"] is not None],
-            "number": number,
         },
     )

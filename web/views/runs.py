@@ -13,6 +13,7 @@ from django.urls import reverse
 from django.utils.http import urlencode
 from rest_framework.request import Request
 
+from annotations.models import JobState
 from evalproject.pagination import KeysetPagination
 from experiments.models import ExperimentRun, RunKind
 from experiments.selectors import run_get_for_user
@@ -101,7 +102,9 @@ def _span_summary(values: dict) -> dict:
         for row in per_type
     ]
     chart = interval_chart(
-        points, title="Character recall per entity type (any predicted type), with 95% confidence intervals"
+        points,
+        title="Character recall per entity type (any predicted type), with 95% confidence intervals",
+        domain=None,
     )
     return {"headlines": headlines, "leak": leak, "per_type": per_type, "chart": chart}
 
@@ -133,6 +136,7 @@ def _attribute_summary(values: dict, labels: dict[str, str], distribution: dict[
     chart = interval_chart(
         points,
         title="Accuracy per attribute, with 95% confidence intervals",
+        domain=None,
         legend="Hollow dot: accuracy is null (missing predictions); shown given a prediction.",
     )
     bars = [Bar(labels[attribute_id], distribution.get(attribute_id, {})) for attribute_id in attribute_ids]
@@ -143,10 +147,17 @@ def _attribute_summary(values: dict, labels: dict[str, str], distribution: dict[
 
 
 def _progress(run: ExperimentRun) -> dict | None:
+    """The scoring job while it runs (the page follows it live), or when it failed; else nothing."""
     job = run.scoring_job
-    if job is None:
+    if job is None or job.state == JobState.SUCCEEDED:
         return None
-    return {"job": job.pk, "state": job.state, "done": job.progress_done, "total": job.progress_total}
+    return {
+        "job": job.pk,
+        "state": job.state,
+        "done": job.progress_done,
+        "total": job.progress_total,
+        "errors": job.errors,
+    }
 
 
 def _comparison_table(request: HttpRequest, run: ExperimentRun, scoring: Scoring) -> dict:

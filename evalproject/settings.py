@@ -101,7 +101,7 @@ STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", BASE_DIR / "staticfiles"))
 # The embedded default runs without collectstatic: whitenoise serves the apps' static folders directly
 # (and then has no STATIC_ROOT to read, which is not worth a warning at every start).
 WHITENOISE_USE_FINDERS = True
-warnings.filterwarnings("ignore", message="No directory at", module="whitenoise.base")
+warnings.filterwarnings("ignore", message="No directory at: ", category=UserWarning)
 
 # The web pages (web/): session login; every page sends anonymous users here.
 LOGIN_URL = "login"

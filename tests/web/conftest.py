@@ -2,10 +2,34 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from django.test import Client
 
 from tests.web.support import attribute_story, held_back_story, span_story
+
+# Playwright's sync API keeps an event loop on the main thread for the whole session, and Django
+# refuses database calls from a thread with a running loop. The browser tests touch the database only
+# from the test itself and live_server's thread (no concurrent use), which is the case pytest-playwright
+# documents for Django.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args):
+    """pytest-playwright launches Debian's chromium (scripts/test installs it), never a downloaded build."""
+    return {**browser_type_launch_args, "executable_path": CHROMIUM, "args": CHROMIUM_ARGS}
 
 
 @pytest.fixture

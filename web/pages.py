@@ -11,7 +11,7 @@ from collections.abc import Callable
 from functools import wraps
 
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from rest_framework.exceptions import APIException, ValidationError
 
@@ -44,3 +44,16 @@ def page(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
             )
 
     return login_required(wrapper)
+
+
+def chart_download(request: HttpRequest, charts: dict[str, str | None], filename: str) -> HttpResponse | None:
+    """`?svg=<chart test id>`: that chart of the page as an SVG file (for a paper); None when not asked."""
+    wanted = request.GET.get("svg")
+    if wanted is None:
+        return None
+    chart = charts.get(wanted)
+    if chart is None:
+        raise Http404("This page has no such chart.")
+    response = HttpResponse('<?xml version="1.0" encoding="UTF-8"?>\n' + chart, content_type="image/svg+xml")
+    response["Content-Disposition"] = f'attachment; filename="{filename}-{wanted}.svg"'
+    return response

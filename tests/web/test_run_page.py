@@ -157,3 +157,14 @@ def test_a_finished_run_has_no_progress_panel(bob_browser, spans):
 
 def test_charlie_the_outsider_gets_404(charlie_browser, spans):
     assert charlie_browser.get(f"/runs/{spans.worse}/").status_code == 404
+
+
+def test_each_chart_downloads_as_an_svg_file(bob_browser, attributes):
+    for name in ("breakdown-chart", "match-status-chart"):
+        response = bob_browser.get(f"/runs/{attributes.worse}/?svg={name}")
+
+        assert response.status_code == 200
+        assert response["Content-Type"] == "image/svg+xml"
+        assert f'filename="run-{attributes.worse}-{name}.svg"' in response["Content-Disposition"]
+        assert response.content.startswith(b'<?xml version="1.0" encoding="UTF-8"?>\n<svg xmlns=')
+    assert bob_browser.get(f"/runs/{attributes.worse}/?svg=nothing").status_code == 404

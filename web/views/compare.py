@@ -13,7 +13,7 @@ from metrics.intervals import IntervalSettings
 from metrics.selectors import scoring_get
 from web.charts import IntervalPoint, interval_chart
 from web.headlines import GIVEN_PREDICTION, SPAN_HEADLINES
-from web.pages import page
+from web.pages import chart_download, page
 
 SPAN_OVERALL = ("micro.chars.all.f1", "micro.chars.all.recall", "leakage.any_char.rate_documents_with_gold")
 SPAN_TYPE_MEASURE = "char_recall"
@@ -87,6 +87,9 @@ def compare_runs(request: HttpRequest) -> HttpResponse:
         reference=0.0,
         legend=f"Filled dot: Holm-adjusted p < {SIGNIFICANCE}; hollow: not significant. Right of the line: b higher.",
     )
+    download = chart_download(request, {"delta-chart": chart}, f"compare-{run_a.pk}-{run_b.pk}")
+    if download is not None:
+        return download
     return render(
         request,
         "web/compare.html",

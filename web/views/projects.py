@@ -12,7 +12,7 @@ from experiments.selectors import run_list
 from experiments.splits import split_status
 from web.charts import IntervalPoint, interval_chart
 from web.headlines import Headline, headline_choices, headline_from_values
-from web.pages import page
+from web.pages import chart_download, page
 from web.selectors import (
     headline_values,
     latest_scorings,
@@ -90,6 +90,9 @@ def project_detail(request: HttpRequest, slug: str) -> HttpResponse:
         if chosen and runs
         else None
     )
+    download = chart_download(request, {"leaderboard-chart": chart}, f"{project.slug}")
+    if download is not None:
+        return download
     status = split_status(project=project)
     chosen_runs = (
         runs_with_config(project=project, config_hash=status["chosen_config_hash"])

@@ -30,7 +30,7 @@ from web.headlines import (
     headline_from_values,
     values_by_key,
 )
-from web.pages import page
+from web.pages import chart_download, page
 from web.selectors import leaked_document_ids, match_status_counts
 
 SPAN_RUN_HEADLINES = ("micro.chars.all.f1", "micro.chars.all.recall", "micro.chars.all.precision")
@@ -214,4 +214,12 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
             context["attributes"] = _attribute_summary(values, labels, distribution)
             context["match_statuses"] = ATTRIBUTE_MATCH_STATUSES
         context["attribute_choices"] = labels
+        summary = context.get("spans") or context.get("attributes")
+        charts = {
+            "breakdown-chart": summary["chart"],
+            "match-status-chart": summary.get("distribution_chart"),
+        }
+        download = chart_download(request, charts, f"run-{run.pk}")
+        if download is not None:
+            return download
     return render(request, "web/run.html", context)

@@ -308,7 +308,8 @@ def main() -> int:
                     assert response.status_code == 200
 
             print(f"==> reading the web run page and {args.pages} filtered web pages", file=sys.stderr)
-            with web_session(base, "bench") as web:
+            web = web_session(base, "bench")
+            try:
                 run_page = f"/runs/{run['id']}/"
                 web.get(run_page)  # warm the workers
                 run_page_latencies = timed_pages(web, [run_page] * args.pages)
@@ -319,6 +320,8 @@ def main() -> int:
                         params["match_status"] = rng.choice(STATUSES)
                     filtered.append(f"{run_page}?{urlencode(params)}")
                 filtered_latencies = timed_pages(web, filtered)
+            finally:
+                web.close()
     finally:
         for process in processes:
             process.send_signal(signal.SIGTERM)

@@ -13,7 +13,9 @@ def number(value: float | int | None, digits: int = 2) -> str:
         return "yes" if value else "no"
     if isinstance(value, int):
         return f"{value:,}"
-    return f"{value:.{digits}f}"
+    shown = f"{value:.{digits}f}"
+    # -0.004 rounds to "-0.00": a sign on zero suggests a direction the number does not have.
+    return shown[1:] if shown.startswith("-") and float(shown) == 0 else shown
 
 
 def with_interval(value: float | None, low: float | None, high: float | None, digits: int = 2) -> str:

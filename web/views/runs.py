@@ -15,6 +15,7 @@ from rest_framework.request import Request
 
 from annotations.models import JobState
 from evalproject.pagination import KeysetPagination
+from experiments.api.runs import RunOutput
 from experiments.models import ExperimentRun, RunKind
 from experiments.selectors import run_get_for_user
 from metrics.api.results import RunComparisonApi
@@ -147,17 +148,12 @@ def _attribute_summary(values: dict, labels: dict[str, str], distribution: dict[
 
 
 def _progress(run: ExperimentRun) -> dict | None:
-    """The scoring job while it runs (the page follows it live), or when it failed; else nothing."""
-    job = run.scoring_job
-    if job is None or job.state == JobState.SUCCEEDED:
+    """The API's `progress` of the run while its scoring job runs (the page follows it live) or when
+    it failed; None once it succeeded."""
+    progress = RunOutput().get_progress(run)
+    if progress is None or progress["state"] == JobState.SUCCEEDED:
         return None
-    return {
-        "job": job.pk,
-        "state": job.state,
-        "done": job.progress_done,
-        "total": job.progress_total,
-        "errors": job.errors,
-    }
+    return progress
 
 
 def _comparison_table(request: HttpRequest, run: ExperimentRun, scoring: Scoring) -> dict:

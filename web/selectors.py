@@ -10,14 +10,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.cache import cache
 from django.db.models import Count, OuterRef, QuerySet, Subquery
 from django.http import Http404
 
-from annotations.models import Document, GoldSpan, GoldVersion, Project
+from annotations.models import Attribute, Document, GoldSpan, GoldVersion, Project
 from annotations.selectors import project_list_for_user
 from experiments.models import ExperimentRun, PredictedSpan, PredictedValue, RunDocument
-from experiments.splits import split_hidden_document_ids
-from metrics.models import ComparisonRow, MetricValue, Scoring
+from experiments.splits import split_hidden_document_ids, split_hides_documents
+from metrics.models import MetricValue, Scoring
+from metrics.selectors import comparison_row_list
 from web.headlines import GIVEN_PREDICTION, MISSING, HeadlineChoice
 
 
@@ -97,22 +99,36 @@ def runs_with_config(*, project: Project, config_hash: str) -> QuerySet[Experime
     return ExperimentRun.objects.filter(project=project, config_hash=config_hash).order_by("id")
 
 
-def match_status_counts(*, rows: QuerySet[ComparisonRow]) -> dict[str, dict[str, int]]:
-    """attribute_id -> {match_status: rows} over already-filtered comparison rows.
+def match_status_counts(*, run: ExperimentRun, scoring: Scoring) -> dict[str, dict[str, int]]:
+    """attribute_id -> {match_status: rows} over the scoring's comparison rows that the user may see.
 
-    BOOL rows have no match status; they are counted as "correct (bool)" or "wrong (bool)".
+    BOOL rows have no match status; they are counted as "correct (bool)" or "wrong (bool)". A scoring's
+    rows never change (a rescore makes a new scoring), so while no document is held back the counts
+    are cached per scoring: the GROUP BY reads every row (200,000 in bench/api, about 135 ms).
     """
-    counts: dict[str, dict[str, int]] = {}
+    hides = split_hides_documents(project=run.project)
+    key = f"web:match-status-counts:{scoring.pk}"
+    if not hides:
+        cached = cache.get(key)
+        if cached is not None:
+            return cached
+    attribute_ids = dict(
+        Attribute.objects.filter(project_id=run.project_id).values_list("pk", "attribute_id")
+    )
     grouped = (
-        rows.order_by()
-        .values_list("attribute__attribute_id", "match_status", "is_correct")
+        comparison_row_list(run=run, scoring=scoring)
+        .order_by()
+        .values_list("attribute_id", "match_status", "is_correct")
         .annotate(n=Count("id"))
     )
-    for attribute_id, status, is_correct, n in grouped:
+    counts: dict[str, dict[str, int]] = {}
+    for attribute_pk, status, is_correct, n in grouped:
         if not status:
             status = "correct (bool)" if is_correct else "wrong (bool)"
-        bucket = counts.setdefault(attribute_id, {})
+        bucket = counts.setdefault(attribute_ids.get(attribute_pk, ""), {})
         bucket[status] = bucket.get(status, 0) + n
+    if not hides:
+        cache.set(key, counts, timeout=None)
     return counts
 
 

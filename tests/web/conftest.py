@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 import pytest
+from django.core.cache import cache
 from django.test import Client
 
 from tests.web.support import attribute_story, held_back_story, span_story
@@ -30,6 +31,14 @@ CHROMIUM_ARGS = [
 def browser_type_launch_args(browser_type_launch_args):
     """pytest-playwright launches Debian's chromium (scripts/test installs it), never a downloaded build."""
     return {**browser_type_launch_args, "executable_path": CHROMIUM, "args": CHROMIUM_ARGS}
+
+
+@pytest.fixture(autouse=True)
+def _empty_cache():
+    """Counts are cached per scoring id, and ids repeat across tests on SQLite."""
+    cache.clear()
+    yield
+    cache.clear()
 
 
 @pytest.fixture

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from annotations.models import Job, JobKind, JobState
 from experiments.models import ExperimentRun, RunStatus
@@ -168,3 +170,13 @@ def test_each_chart_downloads_as_an_svg_file(bob_browser, attributes):
         assert f'filename="run-{attributes.worse}-{name}.svg"' in response["Content-Disposition"]
         assert response.content.startswith(b'<?xml version="1.0" encoding="UTF-8"?>\n<svg xmlns=')
     assert bob_browser.get(f"/runs/{attributes.worse}/?svg=nothing").status_code == 404
+
+
+def test_the_match_status_counts_are_read_once_per_scoring(bob_browser, attributes):
+    bob_browser.get(f"/runs/{attributes.worse}/")
+
+    with CaptureQueriesContext(connection) as second:
+        page = bob_browser.get(f"/runs/{attributes.worse}/").content.decode()
+
+    assert not [query for query in second.captured_queries if "GROUP BY" in query["sql"]]
+    assert "exact_match" in page[page.index('data-testid="match-status-chart"') :]

@@ -206,7 +206,7 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
             context["match_statuses"] = SPAN_MATCH_STATUSES
             context["entity_types"] = [row["entity_type"] for row in context["spans"]["per_type"]]
         else:
-            distribution = match_status_counts(rows=comparison_row_list(run=run, scoring=scoring))
+            distribution = match_status_counts(run=run, scoring=scoring)
             context["attributes"] = _attribute_summary(values, labels, distribution)
             context["match_statuses"] = ATTRIBUTE_MATCH_STATUSES
         context["attribute_choices"] = labels

@@ -5,9 +5,12 @@ from __future__ import annotations
 import re
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from annotations.models import Membership
 from annotations.roles import Role
+from tests.web.support import perfect_span_predictions, scored_run
 
 pytestmark = pytest.mark.django_db
 
@@ -76,3 +79,21 @@ def test_an_auditor_gets_403_as_from_the_api(bob, bob_browser, spans):
 
     assert response.status_code == 403
     assert b"viewer role" in response.content
+
+
+def test_the_page_costs_the_same_queries_for_two_runs_or_three(bob_browser, alice_client, spans, commit):
+    with CaptureQueriesContext(connection) as two_runs:
+        bob_browser.get("/projects/letters/")
+    scored_run(
+        alice_client,
+        slug="letters",
+        kind="spans",
+        name="third tagger",
+        documents=perfect_span_predictions(),
+        commit=commit,
+    )
+    with CaptureQueriesContext(connection) as three_runs:
+        page = bob_browser.get("/projects/letters/").content.decode()
+
+    assert "third tagger" in page
+    assert len(three_runs) == len(two_runs)

@@ -14,6 +14,8 @@ from django.conf import settings
 from django.test import Client
 from playwright.sync_api import Page, expect
 
+from annotations.models import Job, JobKind, JobState
+from experiments.models import ExperimentRun
 from tests.web.support import HELD_BACK, attribute_story, held_back_story, span_story
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -184,3 +186,27 @@ def test_no_held_back_document_on_any_page(visits, alice, alice_client):
         assert not [external_id for external_id in HELD_BACK if external_id in content], path
     for external_id in HELD_BACK:
         visits.open(f"/runs/{story.worse}/documents/{external_id}/", status=404)
+
+
+def test_the_progress_of_a_scoring_run_updates_live_and_the_results_show_when_it_ends(
+    visits, project, bob, alice_client
+):
+    story = span_story(project, alice_client, _stories_commit)
+    run = ExperimentRun.objects.get(pk=story.better)
+    finished_job = run.scoring_job
+    job = Job.objects.create(
+        kind=JobKind.SCORING, project=project, state=JobState.RUNNING, progress_done=1, progress_total=4
+    )
+    ExperimentRun.objects.filter(pk=run.pk).update(scoring_job=job)
+    _log_in(visits.page, visits.base, bob)
+    visits.open(f"/runs/{run.pk}/")
+    progress = visits.page.get_by_test_id("progress")
+    expect(progress).to_contain_text("running: 1 of 4 documents")
+
+    Job.objects.filter(pk=job.pk).update(progress_done=3)
+    expect(progress).to_contain_text("running: 3 of 4 documents", timeout=10_000)
+    ExperimentRun.objects.filter(pk=run.pk).update(scoring_job=finished_job)
+
+    expect(progress).to_have_count(0, timeout=10_000)
+    expect(visits.page.get_by_test_id("headline")).to_contain_text("character F1")
+    assert visits.errors == [] and visits.foreign_requests() == []

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
+from metrics.engine.attributes.types import MatchStatus
 from web.formatting import number, with_interval
 
 BLUE = "#0072B2"
@@ -259,12 +260,12 @@ def stacked_bar_chart(
 
 
 MATCH_STATUS_CATEGORIES = [
-    Category("exact_match", GREEN),
-    Category("near_match", SKY),
+    Category(MatchStatus.EXACT_MATCH.value, GREEN),
+    Category(MatchStatus.NEAR_MATCH.value, SKY),
     Category("correct (bool)", BLUE),
     Category("wrong (bool)", ORANGE, "cross"),
-    Category("extraction_error_good_source", VERMILLION, "diagonal"),
-    Category("extraction_error_bad_source", YELLOW, "dots"),
-    Category("missing_prediction", "#bdbdbd", "horizontal"),
-    Category("invalid_gold", PURPLE, "cross"),
+    Category(MatchStatus.EXTRACTION_ERROR_GOOD_SOURCE.value, VERMILLION, "diagonal"),
+    Category(MatchStatus.EXTRACTION_ERROR_BAD_SOURCE.value, YELLOW, "dots"),
+    Category(MatchStatus.MISSING_PREDICTION.value, "#bdbdbd", "horizontal"),
+    Category(MatchStatus.INVALID_GOLD.value, PURPLE, "cross"),
 ]

@@ -19,6 +19,7 @@ from experiments.api.runs import RunOutput
 from experiments.models import ExperimentRun, RunKind
 from experiments.selectors import run_get_for_user
 from metrics.api.results import RunComparisonApi
+from metrics.engine.attributes.types import MatchStatus
 from metrics.errors import ScoringNotFound
 from metrics.models import MetricScope, Scoring
 from metrics.selectors import comparison_row_list, metric_value_list, scoring_get
@@ -36,15 +37,9 @@ from web.selectors import leaked_document_ids, match_status_counts
 
 SPAN_RUN_HEADLINES = ("micro.chars.all.f1", "micro.chars.all.recall", "micro.chars.all.precision")
 ROWS_PER_PAGE = 50
+# The outcomes the span scoring writes as strings (metrics/services/span_scoring.py).
 SPAN_MATCH_STATUSES = ("exact", "overlap", "missed", "spurious")
-ATTRIBUTE_MATCH_STATUSES = (
-    "exact_match",
-    "near_match",
-    "extraction_error_good_source",
-    "extraction_error_bad_source",
-    "missing_prediction",
-    "invalid_gold",
-)
+ATTRIBUTE_MATCH_STATUSES = tuple(status.value for status in MatchStatus)
 FILTER_NAMES = ("match_status", "attribute", "document", "entity_type")
 
 

@@ -27,6 +27,16 @@ CHROMIUM_ARGS = [
 ]
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Browser tests run last in the session (after pytest-django's own ordering).
+
+    Playwright keeps its driver, and a thread watching it, for the rest of the session; tests that
+    fork (metrics.engine.forking.can_fork) need the process to have one thread.
+    """
+    items.sort(key=lambda item: item.get_closest_marker("browser") is not None)
+
+
 @pytest.fixture(scope="session")
 def browser_type_launch_args(browser_type_launch_args):
     """pytest-playwright launches Debian's chromium (scripts/test installs it), never a downloaded build."""

@@ -180,3 +180,12 @@ def test_the_match_status_counts_are_read_once_per_scoring(bob_browser, attribut
 
     assert not [query for query in second.captured_queries if "GROUP BY" in query["sql"]]
     assert "exact_match" in page[page.index('data-testid="match-status-chart"') :]
+
+
+def test_a_long_list_of_leaking_documents_is_cut_and_says_how_many_there_are(bob_browser, spans, monkeypatch):
+    monkeypatch.setattr("web.views.runs.LEAKED_SHOWN", 1)
+
+    block = _section(bob_browser.get(f"/runs/{spans.worse}/").content.decode(), "leakage")
+
+    assert block.count(f'href="/runs/{spans.worse}/documents/') == 1
+    assert "The first 1 of" in block and 'href="?match_status=missed#rows"' in block

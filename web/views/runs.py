@@ -37,6 +37,8 @@ from web.selectors import leaked_document_ids, match_status_counts
 
 SPAN_RUN_HEADLINES = ("micro.chars.all.f1", "micro.chars.all.recall", "micro.chars.all.precision")
 ROWS_PER_PAGE = 50
+# A large run can leak in thousands of documents; the rest are one filter away (match_status=missed).
+LEAKED_SHOWN = 300
 # The outcomes the span scoring writes as strings (metrics/services/span_scoring.py).
 SPAN_MATCH_STATUSES = ("exact", "overlap", "missed", "spurious")
 ATTRIBUTE_MATCH_STATUSES = tuple(status.value for status in MatchStatus)
@@ -197,7 +199,9 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         context["table"] = table
         if run.kind == RunKind.SPANS:
             context["spans"] = _span_summary(values)
-            context["leaked_documents"] = leaked_document_ids(scoring=scoring)
+            leaked = leaked_document_ids(scoring=scoring)
+            context["leaked_documents"] = leaked[:LEAKED_SHOWN]
+            context["leaked_total"] = len(leaked)
             context["match_statuses"] = SPAN_MATCH_STATUSES
             context["entity_types"] = [row["entity_type"] for row in context["spans"]["per_type"]]
         else:

@@ -13,8 +13,13 @@ def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalproject.settings")
     if len(sys.argv) > 1 and sys.argv[1] in OFFLINE_COMMANDS:
         os.environ.setdefault("EVALPROJECT_OFFLINE", "1")
+    from django.conf import settings
     from django.core.management import execute_from_command_line
 
+    from evalproject.env import configuration_errors_exit
+
+    with configuration_errors_exit():
+        settings.INSTALLED_APPS  # noqa: B018 (reads the settings: a bad variable stops here, in one line)
     execute_from_command_line(sys.argv)
 
 

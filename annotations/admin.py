@@ -8,10 +8,12 @@ import, which makes a new version.
 
 from __future__ import annotations
 
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.db.models import Count, QuerySet
 from django.http import HttpRequest
+from rest_framework.exceptions import APIException
 
+from annotations.importers.errors import ImportProblem
 from annotations.models import (
     ApiToken,
     Attribute,
@@ -25,6 +27,10 @@ from annotations.models import (
     Membership,
     Project,
 )
+from annotations.roles import Role
+from annotations.selectors.jobs import jobs_redacted
+from annotations.services.job_problems import problem_dict
+from annotations.services.jobs import job_retry
 
 
 class ViewOnlyAdmin(admin.ModelAdmin):
@@ -174,7 +180,13 @@ class GoldAttributeValueAdmin(ViewOnlyAdmin):
 
 
 @admin.register(Job)
-class JobAdmin(admin.ModelAdmin):
+class JobAdmin(ViewOnlyAdmin):
+    """Jobs are made and finished by the operations they run: read-only, with a "retry" action.
+
+    Warnings and errors are redacted as the API redacts them (annotations.selectors.jobs): no one,
+    staff included, sees a held-back document named while it is held back.
+    """
+
     list_display = [
         "id",
         "kind",
@@ -182,13 +194,14 @@ class JobAdmin(admin.ModelAdmin):
         "project",
         "progress_done",
         "progress_total",
+        "attempts",
         "created_by",
         "created_at",
     ]
     list_filter = ["kind", "state", "project"]
     list_select_related = ["project", "created_by"]
     search_fields = ["=id", "project__slug", "created_by__username"]
-    readonly_fields = [
+    fields = readonly_fields = [
         "kind",
         "project",
         "params",
@@ -197,15 +210,60 @@ class JobAdmin(admin.ModelAdmin):
         "progress_done",
         "progress_total",
         "result",
-        "warnings",
-        "errors",
+        "redacted_warnings",
+        "redacted_errors",
         "attempts",
         "created_by",
         "created_at",
+        "enqueued_at",
         "started_at",
+        "heartbeat_at",
         "finished_at",
     ]
+    actions = ["retry"]
 
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        # Jobs are made by the operations they run (imports, scoring, exports).
-        return False
+    def get_object(self, request: HttpRequest, object_id: str, from_field=None):
+        job = super().get_object(request, object_id, from_field)
+        return None if job is None else jobs_redacted([job])[0]
+
+    @admin.display(description="warnings")
+    def redacted_warnings(self, job: Job) -> str:
+        return _problems_text(job.warnings)
+
+    @admin.display(description="errors")
+    def redacted_errors(self, job: Job) -> str:
+        return _problems_text(job.errors)
+
+    def has_retry_permission(self, request: HttpRequest) -> bool:
+        return request.user.is_active and request.user.is_staff
+
+    @admin.action(description="Retry the selected failed or stale jobs", permissions=["retry"])
+    def retry(self, request: HttpRequest, queryset: QuerySet[Job]) -> None:
+        """A superuser retries any job; other staff the jobs of projects they manage."""
+        managed = set(
+            Membership.objects.filter(user=request.user, role=Role.MANAGER).values_list(
+                "project_id", flat=True
+            )
+        )
+        for job in queryset:
+            if not request.user.is_superuser and job.project_id not in managed:
+                self.message_user(
+                    request, f"Job {job.pk}: only a manager of its project may retry it.", messages.ERROR
+                )
+                continue
+            try:
+                job_retry(job=job, user=request.user)
+            except APIException as refusal:  # JobNotRetryable, or a split rule refusing the scoring
+                self.message_user(request, f"Job {job.pk}: {refusal.detail}", messages.ERROR)
+            else:
+                self.message_user(request, f"Job {job.pk} is queued again.", messages.SUCCESS)
+
+
+def _problems_text(problems: list) -> str:
+    """One line per problem, with its place: `letters.jsonl:3, document 'd1': message`."""
+    lines = []
+    for problem in problems:
+        shaped = problem_dict(problem)
+        shaped["documents"] = tuple(shaped.get("documents", ()))
+        lines.append(str(ImportProblem(**shaped)))
+    return "\n".join(lines)

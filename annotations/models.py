@@ -349,10 +349,25 @@ class Job(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # The outbox: when the task's message was last sent (null: never, e.g. the broker was down), and
+    # when the worker running the job last proved it alive. The dispatcher reads both.
+    enqueued_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    # Set by each claim: only the worker holding the current claim may beat or finish the job, so a
+    # worker that was given up for dead and comes back writes nothing.
+    claim_token = models.CharField(max_length=32, blank=True, editable=False)
 
     class Meta:
         ordering = ["-created_at"]
-        indexes = [models.Index(fields=["project", "kind", "state"], name="job_project_kind_state")]
+        indexes = [
+            models.Index(fields=["project", "kind", "state"], name="job_project_kind_state"),
+            # jobs_dispatch: the queued and running jobs, a handful among every job ever run.
+            models.Index(
+                fields=["state"],
+                name="job_unfinished_state",
+                condition=Q(state__in=["queued", "running"]),
+            ),
+        ]
         constraints = [
             models.CheckConstraint(
                 name="job_progress_within_total",

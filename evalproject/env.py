@@ -7,6 +7,9 @@ typo in a deployment stops the process at start-up instead of surfacing as odd b
 from __future__ import annotations
 
 import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -46,6 +49,70 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if raw is None:
         return default
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
+    """One of `choices` (compared without case), e.g. a log level."""
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    value = raw.strip().upper() if all(choice.isupper() for choice in choices) else raw.strip()
+    if value not in choices:
+        raise ImproperlyConfigured(f"{name}={raw!r} is not one of {', '.join(choices)}")
+    return value
+
+
+def env_header_pair(name: str) -> tuple[str, str] | None:
+    """`HEADER,value` (e.g. `X-Forwarded-Proto,https`) as Django's META pair, or None when unset.
+
+    The form of SECURE_PROXY_SSL_HEADER: requests whose HEADER has this value count as HTTPS.
+    """
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return None
+    header, comma, value = raw.partition(",")
+    header, value = header.strip(), value.strip()
+    if not comma or not header or not value or " " in header:
+        raise ImproperlyConfigured(f"{name}={raw!r} is not HEADER,value; use e.g. X-Forwarded-Proto,https")
+    meta_name = header.upper().replace("-", "_")
+    return (meta_name if meta_name.startswith("HTTP_") else f"HTTP_{meta_name}", value)
+
+
+def env_origins(name: str) -> list[str]:
+    """A comma-separated list of origins, each with its scheme: `https://eval.example.org`."""
+    origins = env_list(name, [])
+    for origin in origins:
+        scheme, separator, host = origin.partition("://")
+        if scheme not in ("http", "https") or not separator or not host:
+            raise ImproperlyConfigured(
+                f"{name}={os.environ[name]!r}: {origin!r} is not an origin; use e.g. https://eval.example.org"
+            )
+    return origins
+
+
+def env_rate(name: str, default: str) -> str:
+    """A DRF throttle rate: `N/s`, `N/min`, `N/hour` or `N/day`."""
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    count, slash, period = raw.strip().partition("/")
+    if not slash or not count.isdigit() or period[:1] not in ("s", "m", "h", "d"):
+        raise ImproperlyConfigured(f"{name}={raw!r} is not a rate; use e.g. 120/min, 10/s, 5000/hour")
+    return raw.strip()
+
+
+@contextmanager
+def configuration_errors_exit() -> Iterator[None]:
+    """Turn a bad setting into one line on stderr naming it, and exit status 2 (no traceback).
+
+    Wraps the start of every entry point (manage.py, the WSGI application, the Celery app): settings
+    are read there, and an operator who mistyped a variable needs its name, not 30 lines of stack.
+    """
+    try:
+        yield
+    except ImproperlyConfigured as error:
+        print(f"configuration error: {error}", file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 def env_size(name: str, default: int) -> int:

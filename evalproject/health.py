@@ -2,6 +2,10 @@
 
 200 when everything the configuration needs is up; 503 otherwise. In the embedded default (no
 broker) tasks run in-process, so the broker and worker are reported as "in-process" and count as up.
+
+Anyone may ask (load balancers, monitors), but only a signed-in staff user sees the details (error
+messages, worker names, database vendor): they describe the deployment. Others get "ok" or "fail"
+per component.
 """
 
 from __future__ import annotations
@@ -48,5 +52,8 @@ def health(request):
     database = _check_database()
     broker, worker = _check_broker_and_worker()
     ok = database["ok"] and broker["ok"] and worker["ok"]
-    body = {"status": "ok" if ok else "unavailable", "database": database, "broker": broker, "worker": worker}
+    components = {"database": database, "broker": broker, "worker": worker}
+    if not request.user.is_staff:
+        components = {name: "ok" if state["ok"] else "fail" for name, state in components.items()}
+    body = {"status": "ok" if ok else "unavailable", **components}
     return JsonResponse(body, status=200 if ok else 503)

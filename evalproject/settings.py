@@ -13,11 +13,29 @@ from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
-from evalproject.env import database_from_url, env_bool, env_int, env_list, env_size
+from evalproject.env import (
+    database_from_url,
+    env_bool,
+    env_choice,
+    env_header_pair,
+    env_int,
+    env_list,
+    env_origins,
+    env_rate,
+    env_size,
+)
+from evalproject.local_secrets import local_secret_key
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 DEBUG = env_bool("DEBUG", default=False)
+
+# --- Secret key and hosts (ops) -------------------------------------------------------------------
+# The embedded default (no DATABASE_URL) needs no variable: its secret key is generated once into the
+# git-ignored .local-secrets/ folder and reused. A team server (DATABASE_URL set) must set SECRET_KEY,
+# the same on every web process and worker.
+EMBEDDED_DEFAULT = not os.environ.get("DATABASE_URL")
+LOCAL_SECRETS_DIR = BASE_DIR / ".local-secrets"
 SECRET_KEY = os.environ.get("SECRET_KEY", "")
 if not SECRET_KEY:
     if DEBUG:
@@ -25,11 +43,17 @@ if not SECRET_KEY:
     elif env_bool("EVALPROJECT_OFFLINE"):
         # Set by manage.py for the offline evaluation commands, which sign nothing.
         SECRET_KEY = secrets.token_urlsafe(50)
+    elif EMBEDDED_DEFAULT:
+        SECRET_KEY = local_secret_key(LOCAL_SECRETS_DIR)
     else:
-        raise ImproperlyConfigured("SECRET_KEY is required unless DEBUG=1")
+        raise ImproperlyConfigured("SECRET_KEY is required when DATABASE_URL is set (or with DEBUG=1)")
 
-ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost"] if DEBUG else [])
-CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+# The embedded default serves this machine only (scripts/demo: 127.0.0.1:8000).
+ALLOWED_HOSTS = env_list(
+    "ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"] if DEBUG or EMBEDDED_DEFAULT else []
+)
+CSRF_TRUSTED_ORIGINS = env_origins("CSRF_TRUSTED_ORIGINS")
+# --- end: secret key and hosts --------------------------------------------------------------------
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -45,6 +69,7 @@ INSTALLED_APPS = [
     "annotations",
     "experiments",
     "metrics",
+    "webhooks",
     "web",
 ]
 
@@ -57,6 +82,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "evalproject.lockout.LoginLockoutMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
@@ -86,6 +112,9 @@ DATABASES = {
     )
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# Django's model backend, which checks no password while an address is locked out (evalproject.lockout).
+AUTHENTICATION_BACKENDS = ["evalproject.lockout.LockoutModelBackend"]
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -132,6 +161,28 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 
+# Jobs recover without the broker's visibility timeout (docs/operations.md, "How jobs recover"): a
+# running job's worker beats every JOB_HEARTBEAT_SECONDS; every worker's dispatcher looks every
+# JOB_DISPATCH_SECONDS for running jobs silent for JOB_STALE_SECONDS (re-queued, up to JOB_MAX_ATTEMPTS
+# attempts) and for queued jobs whose message was never sent, or not taken for JOB_REQUEUE_SECONDS.
+JOB_HEARTBEAT_SECONDS = env_int("JOB_HEARTBEAT_SECONDS", 10, minimum=1)
+JOB_STALE_SECONDS = env_int("JOB_STALE_SECONDS", 60, minimum=2)
+JOB_DISPATCH_SECONDS = env_int("JOB_DISPATCH_SECONDS", 15, minimum=1)
+JOB_REQUEUE_SECONDS = env_int("JOB_REQUEUE_SECONDS", 60, minimum=1)
+JOB_MAX_ATTEMPTS = env_int("JOB_MAX_ATTEMPTS", 5, minimum=1)
+# A task that meets a database error (restart, failover) retries this many times with backoff.
+JOB_DATABASE_RETRIES = env_int("JOB_DATABASE_RETRIES", 6, minimum=0)
+# A job lists this many warnings (and errors); the rest are counted in a last one.
+JOB_PROBLEMS_LISTED = env_int("JOB_PROBLEMS_LISTED", 100, minimum=1)
+# Webhooks: each attempt waits at most WEBHOOK_TIMEOUT_SECONDS; a failed one is retried after
+# WEBHOOK_RETRY_SECONDS, doubled each time, WEBHOOK_MAX_ATTEMPTS attempts in all.
+WEBHOOK_TIMEOUT_SECONDS = env_int("WEBHOOK_TIMEOUT_SECONDS", 5, minimum=1)
+WEBHOOK_RETRY_SECONDS = env_int("WEBHOOK_RETRY_SECONDS", 30, minimum=1)
+WEBHOOK_MAX_ATTEMPTS = env_int("WEBHOOK_MAX_ATTEMPTS", 5, minimum=1)
+# The URL people and programs reach the server at (e.g. https://eval.example.org): links in webhook
+# events are absolute under it, and paths (/api/v1/jobs/7/) when it is empty.
+PUBLIC_BASE_URL = os.environ.get("PUBLIC_BASE_URL", "")
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "annotations.authentication.HashedTokenAuthentication",
@@ -141,7 +192,13 @@ REST_FRAMEWORK = {
         "rest_framework.permissions.IsAuthenticated",
         "annotations.permissions.ReadOnlyTokenCannotWrite",
     ],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # JSON only (imports add multipart), through the parser that refuses what the database would.
+    "DEFAULT_PARSER_CLASSES": ["evalproject.parsers.BoundedJSONParser"],
+    "DEFAULT_RENDERER_CLASSES": [
+        "evalproject.renderers.JSONAnswerRenderer",
+        "rest_framework.renderers.BrowsableAPIRenderer",
+    ],
+    "DEFAULT_SCHEMA_CLASS": "evalproject.api.ApiSchema",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_PAGINATION_CLASS": "evalproject.pagination.KeysetPagination",
     "PAGE_SIZE": 100,
@@ -157,13 +214,83 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # One name per choice set that several serializers share.
+    "ENUM_NAME_OVERRIDES": {
+        "RunKindEnum": "experiments.models.RunKind",
+        "RunSourceEnum": "experiments.models.RunSource",
+        "RunStatusEnum": "experiments.models.RunStatus",
+    },
 }
+
+# --- Deployment hardening (ops) ------------------------------------------------------------------
+# Production behind HTTPS sets these (README.md "Configuration", docs/operations.md "Production
+# settings"); `manage.py check --deploy` is then clean. Defaults suit plain HTTP on one machine.
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", default=False)
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", default=False)
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", default=False)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", default=False)
+# Trusted only when set: a proxy that does not overwrite the header would let any client claim HTTPS.
+SECURE_PROXY_SSL_HEADER = env_header_pair("SECURE_PROXY_SSL_HEADER")
+USE_X_FORWARDED_HOST = env_bool("USE_X_FORWARDED_HOST", default=False)
+# How many proxies in front of the app append to X-Forwarded-For; 0 uses the peer's address. The
+# throttles and the lockout identify clients by this address.
+NUM_PROXIES = env_int("NUM_PROXIES", 0, minimum=0)
+
+# The cache holds the throttle and lockout counters. Every web process should share them: set
+# CACHE_URL to a Redis database of its own (not the broker's: clearing a cache empties its database).
+# Unset, each process counts in its own memory, which is right for the embedded default's one process.
+CACHE_URL = os.environ.get("CACHE_URL", "")
+if CACHE_URL and not CACHE_URL.startswith(("redis://", "rediss://", "unix://")):
+    raise ImproperlyConfigured(f"CACHE_URL={CACHE_URL!r} is not a Redis URL; use e.g. redis://host:6379/1")
+CACHES = {
+    "default": (
+        {
+            # Fails open: Redis away means no counting for a while, never a 500 (evalproject.cache).
+            "BACKEND": "evalproject.cache.FailOpenRedisCache",
+            "LOCATION": CACHE_URL,
+            "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
+        }
+        if CACHE_URL
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    )
+}
+
+# Failed API tokens and failed logins, per client address: this many in this window lock it out.
+AUTH_LOCKOUT_FAILURES = env_int("AUTH_LOCKOUT_FAILURES", 10, minimum=1)
+AUTH_LOCKOUT_SECONDS = env_int("AUTH_LOCKOUT_SECONDS", 300, minimum=1)
+
+REST_FRAMEWORK |= {
+    "DEFAULT_THROTTLE_CLASSES": [
+        "rest_framework.throttling.AnonRateThrottle",
+        "rest_framework.throttling.UserRateThrottle",
+    ],
+    # Generous for pipelines posting predictions in batches; tight for callers without credentials.
+    "DEFAULT_THROTTLE_RATES": {
+        "anon": env_rate("API_THROTTLE_ANON", "60/min"),
+        "user": env_rate("API_THROTTLE_USER", "6000/min"),
+    },
+    "NUM_PROXIES": NUM_PROXIES,
+}
+# --- end: deployment hardening --------------------------------------------------------------------
 
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
-    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "WARNING"}},
+    "root": {
+        "handlers": ["console"],
+        "level": env_choice("LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")),
+    },
+    "loggers": {
+        "django.db.backends": {"level": "WARNING"},
+        # One INFO line per HTTP request the client makes: noise on a command's normal run.
+        "httpx": {"level": "WARNING"},
+        "httpcore": {"level": "WARNING"},
+        # "Task ... succeeded" belongs in a worker's log; in-process tasks (no broker) report through
+        # the command or request that ran them.
+        **({} if CELERY_BROKER_URL else {"celery.app.trace": {"level": "WARNING"}}),
+    },
 }

@@ -6,8 +6,8 @@
 
 In a real pipeline, replace `read_predictions` by the loop that calls the model: yield one document
 object per document as soon as it is done (the client batches them, 500 a request) and the
-evaluation server has the run as soon as the pipeline ends. Only `evalproject.client` and httpx are
-needed on the pipeline's side.
+evaluation server has the run as soon as the pipeline ends. Only the client (`pip install
+./clients/python`, which brings httpx) is needed on the pipeline's side.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from evalproject.client import Client
+from evalproject_client import Client
 
 
 def read_prompts(path: Path) -> list[dict]:
@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         counts = client.post_predictions(run, read_predictions(args.predictions))
         print(f"posted: {counts}", file=sys.stderr)
         client.finalize(run)
-        scored = client.wait(run)
+        scored = client.run(run)
         metrics = client.metrics(run)
 
     if args.kind == "attributes":

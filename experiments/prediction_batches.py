@@ -21,9 +21,23 @@ from annotations.importers.extraction_predictions import read_predictions_jsonl
 from annotations.importers.labels import LabelMap, LabelResolver
 from annotations.importers.span_jsonl import iter_jsonl_documents
 from annotations.importers.span_types import SpanAnnotation
+from annotations.models import Attribute, Document
+from evalproject.validation import INTEGER_MAX, text_problem
+from experiments.models import PredictedSpan
 from metrics.engine.attributes.types import PredictionDocument
 
 MAX_DOCUMENTS_PER_BATCH = 1000
+# Column lengths of what a batch stores. A posted `entity_type` is the raw label (its canonical type is
+# one of the label map's, or OTHER_PII).
+DOCUMENT_ID_MAX_LENGTH = Document._meta.get_field("external_id").max_length
+LABEL_MAX_LENGTH = PredictedSpan._meta.get_field("label").max_length
+ATTRIBUTE_ID_MAX_LENGTH = Attribute._meta.get_field("attribute_id").max_length
+# Per document. A run's totals add these up over its documents into one BIGINT (tokens) or float
+# (cost, seconds): far above any real document, and low enough that millions of them still add up
+# within the column, and that no sum of finite floats overflows to infinity.
+TOKENS_MAX = 10**12
+COST_USD_MAX = 10**9
+SECONDS_MAX = 10**9
 _SOURCE = "batch"
 
 
@@ -109,6 +123,65 @@ def read_attribute_batch(documents: Sequence[Any]) -> tuple[list[PostedDocument]
     ]
     warnings = [_problem_dict(problem) for problem in prediction_set.warnings]
     return posted, [], warnings
+
+
+def column_problems(documents: Sequence[Any]) -> list[dict]:
+    """Values the database could not store: texts longer than their column, integers outside it, and
+    numbers whose run totals would overflow. Checked before the readers, which assume offsets fit."""
+    problems = []
+    for index, document in enumerate(documents):
+        if not isinstance(document, Mapping):
+            continue
+        raw_id = document.get("document_id")
+        document_id = str(raw_id) if isinstance(raw_id, (str, int)) and not isinstance(raw_id, bool) else None
+        for field_name, why in _document_column_problems(document):
+            problems.append(document_problem(index, document_id, field_name, why))
+    return problems
+
+
+def _document_column_problems(document: Mapping[str, Any]) -> list[tuple[str, str]]:
+    problems = [_text("document_id", document.get("document_id"), DOCUMENT_ID_MAX_LENGTH)]
+    for key in ("input_tokens", "output_tokens"):
+        problems.append(_number(key, document.get(key), TOKENS_MAX))
+    problems.append(_number("cost_usd", document.get("cost_usd"), COST_USD_MAX))
+    timings = document.get("timings")
+    if isinstance(timings, Mapping):
+        problems.extend(
+            _number(f"timings.{stage}", seconds, SECONDS_MAX) for stage, seconds in timings.items()
+        )
+    entities = document.get("entities")
+    if isinstance(entities, list):
+        for position, entity in enumerate(entities):
+            if isinstance(entity, Mapping):
+                prefix = f"entities[{position}]"
+                problems.append(_text(f"{prefix}.entity_type", entity.get("entity_type"), LABEL_MAX_LENGTH))
+                problems.append(_number(f"{prefix}.start", entity.get("start"), INTEGER_MAX))
+                problems.append(_number(f"{prefix}.end", entity.get("end"), INTEGER_MAX))
+    annotations = document.get("annotations")
+    if isinstance(annotations, list):
+        for position, annotation in enumerate(annotations):
+            if isinstance(annotation, Mapping):
+                problems.append(
+                    _text(
+                        f"annotations[{position}].attribute_id",
+                        annotation.get("attribute_id"),
+                        ATTRIBUTE_ID_MAX_LENGTH,
+                    )
+                )
+    return [problem for problem in problems if problem is not None]
+
+
+def _text(field_name: str, value: Any, max_length: int) -> tuple[str, str] | None:
+    if not isinstance(value, str):
+        return None
+    why = text_problem(value, max_length=max_length)
+    return None if why is None else (field_name, why)
+
+
+def _number(field_name: str, value: Any, maximum: int) -> tuple[str, str] | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or abs(value) <= maximum:
+        return None
+    return (field_name, f"must be at most {maximum:,} in size, found {value!r}")
 
 
 def check_duplicates(documents: Sequence[Any]) -> list[dict]:

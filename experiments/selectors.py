@@ -25,7 +25,11 @@ def run_get_for_user(*, user: AbstractBaseUser, run_id: int, required: str = Rol
     )
     if run is None:
         raise Http404("No such run.")
-    project_check_role(user=user, project=run.project, required=required)
+    try:
+        project_check_role(user=user, project=run.project, required=required)
+    except Http404:
+        # For an outsider the run does not exist, whatever project it belongs to.
+        raise Http404("No such run.") from None
     return run
 
 

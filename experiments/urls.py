@@ -2,9 +2,10 @@
 
 from django.urls import path
 
-from experiments.api import predictions, runs, splits
+from experiments.api import documents, predictions, runs, splits
 
 urlpatterns: list = [
+    path("projects/<slug:slug>/documents/", documents.DocumentListApi.as_view(), name="project-documents"),
     path("projects/<slug:slug>/runs/", runs.RunListCreateApi.as_view(), name="run-list"),
     path("runs/<int:run_id>/", runs.RunDetailApi.as_view(), name="run-detail"),
     path("runs/<int:run_id>/predictions/", predictions.PredictionsApi.as_view(), name="run-predictions"),

@@ -18,13 +18,15 @@ import httpx
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.wsgi import get_wsgi_application
+from django.db.models import Q
+from django.utils import timezone
+from evalproject_client import Client
 
 from annotations.importers.labels import LabelMap
 from annotations.importers.sources import ArchiveLimits
 from annotations.models import ApiToken, Attribute, Project
 from annotations.services import api_token_create, attributes_upsert, gold_import, project_create
 from annotations.services.gold_read import read_attribute_gold, read_prompts, read_spans
-from evalproject.client import Client
 from experiments.models import ExperimentRun, RunStatus
 from metrics.engine.attributes.types import AttributeType
 
@@ -81,8 +83,22 @@ def demo_projects(*, user: AbstractBaseUser) -> tuple[Project, Project]:
     return deid, trials
 
 
-def demo_token(*, user: AbstractBaseUser) -> str:
-    """A fresh demo token (keys are shown once, so earlier demo tokens are replaced)."""
+def demo_token(*, user: AbstractBaseUser, key: str | None = None) -> str:
+    """The demo token: `key` again while it is still a valid demo token of `user`, else a new one.
+
+    Keys are shown once and only their hash is stored, so the caller keeps the key (scripts/demo
+    keeps it in .local-secrets/) and a rerun prints the same, still working, token.
+    """
+    if (
+        key
+        and ApiToken.objects.filter(
+            Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now()),
+            user=user,
+            name=TOKEN_NAME,
+            key_hash=ApiToken.hash_key(key),
+        ).exists()
+    ):
+        return key
     ApiToken.objects.filter(user=user, name=TOKEN_NAME).delete()
     return api_token_create(user=user, name=TOKEN_NAME)[1]
 
@@ -147,8 +163,8 @@ def demo_runs(*, token: str, base_url: str, log: Callable[[str], None]) -> list[
             run = client.create_run(slug, **fields)
             counts = client.post_predictions(run, documents)
             log(f"{slug}: run {run['id']} created, predictions posted {counts}")
-            client.finalize(run)
-            scored = client.wait(run, timeout=300, progress=False)
+            client.finalize(run, timeout=300, progress=False)
+            scored = client.run(run)
             results.append(DemoRun(slug, scored, client.metrics(run), reused=False))
     return results
 

@@ -40,6 +40,7 @@ from metrics.engine.uncertainty.attribute_metrics import (
     attribute_metric_definitions,
     by_attribute,
 )
+from metrics.engine.uncertainty.paired import P_BOOTSTRAP, P_MCNEMAR
 from metrics.engine.uncertainty.span_metrics import span_metric_definitions
 from metrics.extraction_evaluation import evaluate_extraction_inputs, read_extraction_inputs
 from metrics.intervals import DEFAULT_INTERVALS, IntervalSettings, span_count_table
@@ -280,17 +281,18 @@ def _unique(problems: Iterable[ImportProblem]) -> list[ImportProblem]:
 
 def format_comparison_table(report: Mapping[str, Any]) -> str:
     """A fixed-width table of every compared metric: a, b, delta, its interval, p and Holm's p."""
-    header = ["metric", "a", "b", "delta", f"{100 * report['level']:g}% CI of delta", "p", "p (Holm)"]
+    header = ["metric", "a", "b", "delta", f"{100 * report['level']:g}% CI of delta", "p", "p (Holm)", "test"]
     body: list[list[str]] = []
     if report["kind"] == "spans":
+        methods = report.get("p_value_methods") or {}
         for path, result in report["metrics"].items():
-            body.append(_table_row(path, result))
+            body.append(_table_row(path, result, methods.get(path)))
     else:
         for attribute in report["attributes"]:
+            methods = attribute.get("p_value_methods") or {}
             for metric, result in attribute["metrics"].items():
-                body.append(
-                    _table_row(f"{attribute['label']} ({attribute['attribute_id']}): {metric}", result)
-                )
+                name = f"{attribute['label']} ({attribute['attribute_id']}): {metric}"
+                body.append(_table_row(name, result, methods.get(metric)))
     widths = [max(len(row[i]) for row in [header, *body]) for i in range(len(header))]
     lines = [
         "  ".join(text.ljust(width) for text, width in zip(row, widths, strict=True)).rstrip()
@@ -313,7 +315,11 @@ def format_comparison_table(report: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _table_row(name: str, result: Mapping[str, Any]) -> list[str]:
+# How the table names the test behind each p-value (the report's `p_value_methods`).
+P_VALUE_TESTS = {P_BOOTSTRAP: "paired bootstrap", P_MCNEMAR: "McNemar exact"}
+
+
+def _table_row(name: str, result: Mapping[str, Any], p_method: str | None) -> list[str]:
     interval = (
         "-"
         if result["ci_low"] is None or result["ci_high"] is None
@@ -328,6 +334,7 @@ def _table_row(name: str, result: Mapping[str, Any]) -> list[str]:
         interval,
         _p(result["p_value"]),
         _p(result["p_adjusted"]),
+        "-" if result["p_value"] is None or p_method is None else P_VALUE_TESTS.get(p_method, p_method),
     ]
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from annotations.models import Attribute, Document
 from experiments.models import ExperimentRun
@@ -42,6 +42,17 @@ def metric_value_list(*, scoring: Scoring) -> QuerySet[MetricValue]:
     return MetricValue.objects.filter(scoring=scoring).order_by("scope", "scope_key", "name")
 
 
+def _attribute_pks(*, project_id: int, id_or_label: str) -> list[int]:
+    """The attribute whose id is `id_or_label`, or else those whose label it is."""
+    matches = list(
+        Attribute.objects.filter(project_id=project_id)
+        .filter(Q(attribute_id=id_or_label) | Q(label=id_or_label))
+        .values_list("pk", "attribute_id")
+    )
+    by_id = [pk for pk, attribute_id in matches if attribute_id == id_or_label]
+    return by_id or [pk for pk, _ in matches]
+
+
 def comparison_row_list(
     *,
     run: ExperimentRun,
@@ -52,16 +63,12 @@ def comparison_row_list(
     attribute_presence: bool | None = None,
     entity_type: str | None = None,
 ) -> QuerySet[ComparisonRow]:
-    """The scoring's rows, filtered; attribute and document are resolved to keys first, so the page
+    """The scoring's rows, filtered (`attribute` by id or label); attribute and document are resolved to
+    keys first, so the page
     query runs on the (scoring, attribute, match_status, id) and (scoring, document, id) indexes."""
     rows = ComparisonRow.objects.filter(scoring=scoring)
     if attribute:
-        attribute_pk = (
-            Attribute.objects.filter(project_id=run.project_id, attribute_id=attribute)
-            .values_list("pk", flat=True)
-            .first()
-        )
-        rows = rows.filter(attribute_id=attribute_pk) if attribute_pk is not None else rows.none()
+        rows = rows.filter(attribute_id__in=_attribute_pks(project_id=run.project_id, id_or_label=attribute))
     if match_status is not None:
         rows = rows.filter(match_status=match_status)
     if document:

@@ -41,6 +41,18 @@ def _fast_password_hashing(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+@pytest.fixture(autouse=True)
+def _fresh_counters_and_local_secrets(settings, tmp_path):
+    """Throttle and lockout counters live in the cache, and persist across tests otherwise; files the
+    embedded default keeps (the demo's credentials) go to a temporary folder, not the project's."""
+    from django.core.cache import cache
+
+    cache.clear()
+    settings.LOCAL_SECRETS_DIR = tmp_path / "local-secrets"
+    yield
+    cache.clear()
+
+
 def _user(username: str):
     return get_user_model().objects.create_user(username=username, password=f"{username}-password")
 

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiParameter, inline_serializer
+from collections.abc import Callable
+
+from drf_spectacular.utils import inline_serializer
 from rest_framework import serializers, status
 from rest_framework.exceptions import APIException
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from evalproject.api import PAGE_PARAMETERS
 from evalproject.pagination import KeysetPagination
+
+__all__ = ["PAGE_PARAMETERS", "PayloadTooLarge", "paginated", "paginated_response"]
 
 
 class PayloadTooLarge(APIException):
@@ -25,11 +30,17 @@ def paginated_response(
     request: Request,
     view: APIView,
     ordering: str = "id",
+    page_transform: Callable[[list], list] | None = None,
 ) -> Response:
-    """One keyset page of `queryset`, serialised: `{"next", "previous", "results"}`."""
+    """One keyset page of `queryset`, serialised: `{"next", "previous", "results"}`.
+
+    `page_transform` maps the page's objects before they are serialised (e.g. a redaction).
+    """
     paginator = KeysetPagination()
     paginator.ordering = ordering
     page = paginator.paginate_queryset(queryset, request, view=view)
+    if page_transform is not None:
+        page = page_transform(page)
     data = serializer_class(page, many=True).data
     return paginator.get_paginated_response(data)
 
@@ -44,9 +55,3 @@ def paginated(serializer_class: type[serializers.Serializer], name: str) -> seri
             "results": serializer_class(many=True),
         },
     )
-
-
-PAGE_PARAMETERS = [
-    OpenApiParameter("cursor", str, description="Opaque cursor from `next` or `previous`."),
-    OpenApiParameter("page_size", int, description="Rows per page, up to 1,000 (default 100)."),
-]

@@ -1,9 +1,9 @@
-"""Jobs: one job's state, progress, result and problems; a project's jobs."""
+"""Jobs: one job's state, progress, result and problems; a project's jobs; a retry."""
 
 from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema
-from rest_framework import serializers
+from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -11,6 +11,8 @@ from rest_framework.views import APIView
 from annotations.api.common import PAGE_PARAMETERS, paginated, paginated_response
 from annotations.roles import Role
 from annotations.selectors import job_get_for_user, job_list, project_get_for_user
+from annotations.selectors.jobs import jobs_redacted
+from annotations.services.jobs import job_retry
 
 
 class ProblemSerializer(serializers.Serializer):
@@ -38,6 +40,7 @@ class JobOutputSerializer(serializers.Serializer):
     result = serializers.JSONField(help_text="Counts; `unchanged: true` when an import changed nothing.")
     warnings = ProblemSerializer(many=True)
     errors = ProblemSerializer(many=True)
+    attempts = serializers.IntegerField(help_text="How many times a worker took the job.")
     created_at = serializers.DateTimeField()
     started_at = serializers.DateTimeField(allow_null=True)
     finished_at = serializers.DateTimeField(allow_null=True)
@@ -64,4 +67,19 @@ class ProjectJobListApi(APIView):
             request=request,
             view=self,
             ordering="-id",
+            page_transform=jobs_redacted,
         )
+
+
+class JobRetryApi(APIView):
+    @extend_schema(
+        operation_id="jobs_retry",
+        request=None,
+        responses={202: JobOutputSerializer},
+        description="Queue a failed job, or one whose worker stopped (stale), again. Needs the manager "
+        "role; 409 when the job is neither failed nor stale, or its inputs are gone.",
+    )
+    def post(self, request: Request, job_id: int) -> Response:
+        job = job_get_for_user(user=request.user, job_id=job_id, required=Role.MANAGER)
+        job = job_retry(job=job, user=request.user)
+        return Response(JobOutputSerializer(jobs_redacted([job])[0]).data, status=status.HTTP_202_ACCEPTED)

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
-from annotations.api.common import PAGE_PARAMETERS, paginated, paginated_response
+from annotations.api.common import paginated, paginated_response
 from annotations.roles import Role
 from annotations.selectors import membership_list, project_get_for_user
 from annotations.services import membership_upsert
+from evalproject.api import ApiView
+from evalproject.validation import ChoiceField
 
 
 class MemberOutputSerializer(serializers.Serializer):
@@ -20,14 +21,15 @@ class MemberOutputSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
 
 
-class MemberListUpsertApi(APIView):
+class MemberListUpsertApi(ApiView):
+    paginated_methods = ("get",)
+
     class UpsertInputSerializer(serializers.Serializer):
-        username = serializers.CharField(max_length=150)
-        role = serializers.ChoiceField(choices=Role.values)
+        username = serializers.CharField(max_length=150, help_text="An existing user's username.")
+        role = ChoiceField(choices=Role.values, help_text="The member's role in this project.")
 
     @extend_schema(
         operation_id="members_list",
-        parameters=PAGE_PARAMETERS,
         responses=paginated(MemberOutputSerializer, "MemberPage"),
     )
     def get(self, request: Request, slug: str) -> Response:
@@ -43,6 +45,13 @@ class MemberListUpsertApi(APIView):
         operation_id="members_upsert",
         request=UpsertInputSerializer,
         responses={201: MemberOutputSerializer, 200: MemberOutputSerializer},
+        examples=[
+            OpenApiExample(
+                "Give a pipeline's account the pipeline role",
+                value={"username": "pipeline-bot", "role": "pipeline"},
+                request_only=True,
+            )
+        ],
     )
     def post(self, request: Request, slug: str) -> Response:
         """Add a member (201) or change an existing member's role (200). Managers only; safe to retry."""

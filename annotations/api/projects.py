@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
-from annotations.api.common import PAGE_PARAMETERS, paginated, paginated_response
+from annotations.api.common import paginated, paginated_response
 from annotations.models import AttributeType, EvaluationStrategy, NumberFormat
 from annotations.roles import Role
 from annotations.selectors import (
@@ -18,20 +17,36 @@ from annotations.selectors import (
     project_list_for_user,
 )
 from annotations.services import AttributeInput, project_create, project_update
+from evalproject.api import ApiView
+from evalproject.validation import ChoiceField, StorableJSONField
 from metrics.engine.attributes.types import USE_TYPE_DEFAULT
 
 
 class SettingsSerializer(serializers.Serializer):
-    edit_distance_match_threshold = serializers.FloatField(min_value=0.0, max_value=1.0, required=False)
-    number_format = serializers.ChoiceField(choices=NumberFormat.values, required=False)
+    edit_distance_match_threshold = serializers.FloatField(
+        min_value=0.0,
+        max_value=1.0,
+        required=False,
+        help_text="Normalised edit-distance similarity at or above which a STRING value is a near match "
+        "(default 0.90).",
+    )
+    number_format = ChoiceField(
+        choices=NumberFormat.values,
+        required=False,
+        help_text="How numbers in gold, predictions and text are read (decimal and thousands separators).",
+    )
 
 
 class AttributeInputSerializer(serializers.Serializer):
-    attribute_id = serializers.CharField(max_length=100)
-    label = serializers.CharField(max_length=300)
-    type = serializers.CharField(help_text="bool, string, integer, float, list or dict, any case.")
-    prompt = serializers.CharField(allow_blank=True, required=False, default="")
-    missing_default = serializers.JSONField(
+    attribute_id = serializers.CharField(max_length=100, help_text="The id predictions and gold use.")
+    label = serializers.CharField(max_length=300, help_text="A name for people.")
+    type = serializers.CharField(
+        max_length=10, help_text="bool, string, integer, float, list or dict, any case."
+    )
+    prompt = serializers.CharField(
+        allow_blank=True, required=False, default="", help_text="The prompt that extracts it."
+    )
+    missing_default = StorableJSONField(
         required=False, allow_null=True, help_text="Gold value for an absent annotation; omit for the type's."
     )
 
@@ -55,10 +70,21 @@ class ProjectOutputSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
 
 
-class ProjectDetailOutputSerializer(ProjectOutputSerializer):
-    attributes = serializers.SerializerMethodField()
-    entity_types = serializers.SerializerMethodField()
+class AttributeOutputSerializer(serializers.Serializer):
+    attribute_id = serializers.CharField()
+    label = serializers.CharField()
+    type = serializers.CharField(help_text="BOOL, STRING, INTEGER, FLOAT, LIST or DICT.")
+    prompt = serializers.CharField()
+    scored = serializers.BooleanField(help_text="False for an attribute without a prompt.")
 
+
+class ProjectDetailOutputSerializer(ProjectOutputSerializer):
+    attributes = serializers.SerializerMethodField(help_text="The attribute schema (data extraction).")
+    entity_types = serializers.SerializerMethodField(
+        help_text="The canonical span types of the schema and of the current span gold."
+    )
+
+    @extend_schema_field(AttributeOutputSerializer(many=True))
     def get_attributes(self, project) -> list[dict]:
         return [
             {
@@ -88,19 +114,36 @@ def _attribute_inputs(rows: list[dict]) -> list[AttributeInput]:
     ]
 
 
-class ProjectListCreateApi(APIView):
+class ProjectListCreateApi(ApiView):
+    paginated_methods = ("get",)
+
     class CreateInputSerializer(serializers.Serializer):
-        name = serializers.CharField(max_length=200)
-        slug = serializers.SlugField(max_length=100)
-        description = serializers.CharField(required=False, allow_blank=True, default="")
-        settings = SettingsSerializer(required=False)
-        strategy = serializers.ChoiceField(choices=EvaluationStrategy.values, default=EvaluationStrategy.NULL)
-        attributes = AttributeInputSerializer(many=True, required=False, default=list)
-        entity_types = serializers.ListField(child=serializers.CharField(), required=False, default=list)
+        name = serializers.CharField(max_length=200, help_text="A name for people.")
+        slug = serializers.SlugField(max_length=100, help_text="The project's id in URLs; unique.")
+        description = serializers.CharField(
+            required=False, allow_blank=True, default="", help_text="What the project evaluates, for people."
+        )
+        settings = SettingsSerializer(
+            required=False, help_text="Scoring settings; omitted ones keep defaults."
+        )
+        strategy = ChoiceField(
+            choices=EvaluationStrategy.values,
+            default=EvaluationStrategy.NULL,
+            help_text="`null`: every run is scored on every document; `dev_val_test`: development, "
+            "validation and a held-back test split.",
+        )
+        attributes = AttributeInputSerializer(
+            many=True, required=False, default=list, help_text="The attribute schema (data extraction)."
+        )
+        entity_types = serializers.ListField(
+            child=serializers.CharField(max_length=100),
+            required=False,
+            default=list,
+            help_text="Canonical span types (de-identification), any case.",
+        )
 
     @extend_schema(
         operation_id="projects_list",
-        parameters=PAGE_PARAMETERS,
         responses=paginated(ProjectOutputSerializer, "ProjectPage"),
     )
     def get(self, request: Request) -> Response:
@@ -114,6 +157,35 @@ class ProjectListCreateApi(APIView):
         operation_id="projects_create",
         request=CreateInputSerializer,
         responses={201: ProjectDetailOutputSerializer},
+        examples=[
+            OpenApiExample(
+                "A de-identification project",
+                value={
+                    "name": "Discharge letters",
+                    "slug": "letters",
+                    "strategy": "dev_val_test",
+                    "entity_types": ["PERSON_NAME", "OTHER_DATE"],
+                },
+                request_only=True,
+            ),
+            OpenApiExample(
+                "A data-extraction project",
+                value={
+                    "name": "Trial reports",
+                    "slug": "trials",
+                    "settings": {"edit_distance_match_threshold": 0.9},
+                    "attributes": [
+                        {
+                            "attribute_id": "101",
+                            "label": "Randomised",
+                            "type": "bool",
+                            "prompt": "Randomised?",
+                        }
+                    ],
+                },
+                request_only=True,
+            ),
+        ],
     )
     def post(self, request: Request) -> Response:
         """Create a project; you become its manager."""
@@ -134,12 +206,14 @@ class ProjectListCreateApi(APIView):
         return Response(ProjectDetailOutputSerializer(project).data, status=status.HTTP_201_CREATED)
 
 
-class ProjectDetailApi(APIView):
+class ProjectDetailApi(ApiView):
     class UpdateInputSerializer(serializers.Serializer):
-        name = serializers.CharField(max_length=200, required=False)
-        description = serializers.CharField(required=False, allow_blank=True)
-        settings = SettingsSerializer(required=False)
-        strategy = serializers.ChoiceField(
+        name = serializers.CharField(max_length=200, required=False, help_text="A name for people.")
+        description = serializers.CharField(
+            required=False, allow_blank=True, help_text="What the project evaluates, for people."
+        )
+        settings = SettingsSerializer(required=False, help_text="Merged over the current settings.")
+        strategy = ChoiceField(
             choices=EvaluationStrategy.values,
             required=False,
             help_text="May change only while no document is assigned to a split.",
@@ -151,7 +225,16 @@ class ProjectDetailApi(APIView):
         return Response(ProjectDetailOutputSerializer(project).data)
 
     @extend_schema(
-        operation_id="projects_update", request=UpdateInputSerializer, responses=ProjectDetailOutputSerializer
+        operation_id="projects_update",
+        request=UpdateInputSerializer,
+        responses=ProjectDetailOutputSerializer,
+        examples=[
+            OpenApiExample(
+                "Loosen the near-match threshold",
+                value={"settings": {"edit_distance_match_threshold": 0.85}},
+                request_only=True,
+            )
+        ],
     )
     def patch(self, request: Request, slug: str) -> Response:
         """Change the name, description, settings (merged) or strategy. Managers only."""

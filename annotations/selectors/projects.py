@@ -7,7 +7,8 @@ from django.db.models import F, QuerySet
 from django.http import Http404
 from rest_framework.exceptions import PermissionDenied
 
-from annotations.models import EntityType, Membership, Project
+from annotations.importers.labels import CANONICAL_TYPES
+from annotations.models import EntityType, GoldKind, GoldSpan, GoldVersion, Membership, Project
 from annotations.roles import Role, role_allows
 
 
@@ -61,5 +62,14 @@ def membership_list(*, project: Project) -> QuerySet[Membership]:
 
 
 def entity_type_names(*, project: Project) -> list[str]:
-    """The canonical span types of the project's schema, by name."""
-    return list(EntityType.objects.filter(project=project).order_by("name").values_list("name", flat=True))
+    """The canonical span types of the project: those of its schema and those of its current span gold,
+    by name. Only canonical types: a raw label of a held-back document is never named here."""
+    declared = set(EntityType.objects.filter(project=project).values_list("name", flat=True))
+    current = GoldVersion.objects.filter(project=project, kind=GoldKind.SPANS).order_by("-number")[:1]
+    in_gold = set(
+        GoldSpan.objects.filter(gold_version__in=current, entity_type__in=CANONICAL_TYPES)
+        .order_by()
+        .values_list("entity_type", flat=True)
+        .distinct()
+    )
+    return sorted(declared | in_gold)

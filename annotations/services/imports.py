@@ -5,12 +5,10 @@ it) and queues the task after the commit. `import_job_run` is what the task call
 reads the file with the importers, writes through `gold_import` (or updates the attribute schema for
 a prompt CSV), and records the outcome on the job row, which is all the API ever reads.
 
-Claiming: `queued -> running` by a conditional UPDATE; only the worker whose UPDATE changed the row
-goes on, so a task delivered twice imports once. The outcome and the gold are committed in one
-transaction, so a worker that dies mid-import leaves a `running` job and nothing written. On
-PostgreSQL the running worker also holds an advisory lock on the job for as long as it works: a
-redelivered task that finds the job `running` and the lock free knows its worker died, and runs it
-again from the start, which is safe because nothing of the first attempt was committed.
+The job's life (claim, heartbeat, retry after a database error, the one terminal transition) is that
+of every job: `annotations.services.jobs`. The outcome and the gold are committed in one transaction,
+so a worker that dies mid-import leaves a `running` job and nothing written; the dispatcher queues it
+again, and the next attempt starts from the beginning.
 """
 
 from __future__ import annotations
@@ -20,16 +18,14 @@ import json
 import logging
 import tempfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path, PurePath
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.core.files.uploadedfile import UploadedFile
-from django.db import connection, transaction
-from django.db.models import F
-from django.utils import timezone
+from django.db import transaction
 
 from annotations.importers.errors import ImportProblem, InputValidationError
 from annotations.importers.labels import LabelMap, parse_label_map
@@ -46,14 +42,21 @@ from annotations.services.gold_read import (
     read_prompts,
     read_spans,
 )
+from annotations.services.job_problems import internal_error
+from annotations.services.jobs import (
+    TRANSIENT_DATABASE_ERRORS,
+    JobClaimLost,
+    JobNotRetryable,
+    job_claim,
+    job_enqueue,
+    job_finish,
+    job_heartbeat,
+    job_interruptible,
+)
 from annotations.services.projects import attributes_upsert
-from evalproject.tasks import enqueue_after_commit
 from metrics.engine.attributes.types import AttributeType
 
 logger = logging.getLogger(__name__)
-
-# Advisory lock namespace (the first key of pg_try_advisory_lock(int, int)) for running jobs.
-JOB_LOCK_NAMESPACE = 7310
 
 
 class UploadTooLarge(Exception):
@@ -84,8 +87,6 @@ def import_job_create(
 
     The format and label map are checked here, so a bad request fails at once with a 400.
     """
-    from annotations.tasks import import_job_run_task  # tasks import services; avoid the cycle
-
     upload_size_check(upload.size)
     if format not in FORMATS:
         raise ValidationError({"format": f"must be one of {', '.join(FORMATS)}"})
@@ -106,7 +107,7 @@ def import_job_create(
     job.input_file.save(f"{uuid.uuid4().hex}/{original_name}", upload, save=False)
     job.full_clean()
     job.save()
-    enqueue_after_commit(import_job_run_task, job.pk)
+    job_enqueue(job)
     return job
 
 
@@ -124,15 +125,21 @@ def _label_map_overrides(label_map: str | bytes | dict | None) -> dict[str, str]
     return json.loads(raw)
 
 
-def import_job_run(*, job_id: int) -> str:
-    """Run an import job to its end; returns the job's final state, or "skipped" when not claimed."""
-    with _job_lock(job_id) as locked:
-        if not locked or not _claim(job_id):
-            return "skipped"
-        job = Job.objects.select_related("project", "created_by").get(pk=job_id)
-        progress = JobProgress(job.pk)
+def import_job_run(
+    *, job_id: int, resume_token: str | None = None, after_read: Callable[[], None] | None = None
+) -> str:
+    """Run an import job to its end; returns the job's final state, or "skipped" when not claimed.
+
+    A database error propagates as JobInterrupted, for the task to retry (`run_job_task`).
+    `after_read` is called between reading the file and writing the gold (a test hook).
+    """
+    job = job_claim(job_id=job_id, kind=JobKind.IMPORT, resume_token=resume_token)
+    if job is None:
+        return "skipped"
+    progress = JobProgress(job.pk)
+    with job_heartbeat(job), job_interruptible(job):
         try:
-            return _run(job, progress)
+            return _run(job, progress, after_read=after_read)
         except InputValidationError as error:
             _finish(job, JobState.FAILED, errors=as_problem_dicts(error.problems))
             return JobState.FAILED
@@ -143,49 +150,27 @@ def import_job_run(*, job_id: int) -> str:
             ]
             _finish(job, JobState.FAILED, errors=as_problem_dicts(problems))
             return JobState.FAILED
+        except JobClaimLost:
+            return "skipped"  # given up for dead, this worker wrote nothing that stays
+        except TRANSIENT_DATABASE_ERRORS:
+            raise
         except Exception:
-            # Logged with its traceback for the operators; the user gets a plain message.
-            logger.exception("import job %s failed", job_id)
-            _finish(
-                job, JobState.FAILED, errors=[ImportProblem("internal error; see the worker log").as_dict()]
-            )
+            # The traceback goes to the log under an error id; the user gets the id only.
+            _finish(job, JobState.FAILED, errors=[internal_error(job_id, log=logger)])
             return JobState.FAILED
         finally:
             progress.close()
 
 
-@contextlib.contextmanager
-def _job_lock(job_id: int) -> Iterator[bool]:
-    if connection.vendor != "postgresql":
-        yield True
-        return
-    # Session-level: held across the transactions of the run, released if the worker dies.
-    key = job_id % 2**31
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [JOB_LOCK_NAMESPACE, key])
-        locked = cursor.fetchone()[0]
-    try:
-        yield locked
-    finally:
-        if locked:
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [JOB_LOCK_NAMESPACE, key])
+def import_job_retry_check(job: Job) -> None:
+    """An import can run again only while its upload is kept."""
+    if not job.input_file or not job.input_file.storage.exists(job.input_file.name):
+        raise JobNotRetryable(
+            f"The upload of import job {job.pk} is no longer kept: upload the file again as a new import."
+        )
 
 
-def _claim(job_id: int) -> bool:
-    # `running` is claimable only because the caller holds the job's lock: its previous worker died.
-    states = [JobState.QUEUED, JobState.RUNNING] if connection.vendor == "postgresql" else [JobState.QUEUED]
-    claimed = Job.objects.filter(pk=job_id, state__in=states).update(
-        state=JobState.RUNNING,
-        started_at=timezone.now(),
-        attempts=F("attempts") + 1,
-        progress_done=0,
-        progress_total=0,
-    )
-    return claimed == 1
-
-
-def _run(job: Job, progress: JobProgress) -> str:
+def _run(job: Job, progress: JobProgress, *, after_read: Callable[[], None] | None) -> str:
     project = job.project
     params = job.params
     file_name = params.get("file_name") or Path(job.input_file.name).name
@@ -203,9 +188,10 @@ def _run(job: Job, progress: JobProgress) -> str:
                     "attributes_unchanged": len(outcome["unchanged"]),
                     "attributes_not_scored": [spec.attribute_id for spec in prompt_set.skipped],
                 }
-                _finish(
+                if not _finish(
                     job, JobState.SUCCEEDED, result=result, warnings=as_problem_dicts(prompt_set.warnings)
-                )
+                ):
+                    raise JobClaimLost(job.pk)
             return JobState.SUCCEEDED
         if file_format == "eppi" or (file_format == "jsonl" and jsonl_kind(path) == GoldKind.ATTRIBUTES):
             types = {
@@ -226,18 +212,21 @@ def _run(job: Job, progress: JobProgress) -> str:
                 limits=_archive_limits(),
                 progress=lambda done: progress.set(done, 0),
             )
+    if after_read is not None:
+        after_read()
     read_warnings = as_problem_dicts(gold.warnings)
     with transaction.atomic():
         outcome = gold_import(
             project=project, gold=gold, user=job.created_by, source=file_name, progress=progress
         )
-        _finish(
+        if not _finish(
             job,
             JobState.SUCCEEDED,
             result=outcome.result,
             warnings=read_warnings + outcome.warnings,
             progress=progress,
-        )
+        ):
+            raise JobClaimLost(job.pk)  # the gold written above rolls back with this transaction
     return JobState.SUCCEEDED
 
 
@@ -270,17 +259,18 @@ def _finish(
     warnings: list[dict] | None = None,
     errors: list[dict] | None = None,
     progress: JobProgress | None = None,
-) -> None:
+) -> bool:
+    """Finish the job for this worker's claim; False when the claim was taken over."""
     # A finished job shows its work complete; a failed one where it stopped (as last reported).
-    progress_fields = {}
+    complete = None
     if progress is not None and state == JobState.SUCCEEDED:
-        total = max(progress.total, progress.done)
-        progress_fields = {"progress_done": total, "progress_total": total}
-    Job.objects.filter(pk=job.pk).update(
+        complete = max(progress.total, progress.done)
+    return job_finish(
+        job_id=job.pk,
         state=state,
-        result=result or {},
+        claim_token=job.claim_token,
+        result=result,
         warnings=warnings or [],
         errors=errors or [],
-        finished_at=timezone.now(),
-        **progress_fields,
+        complete_progress=complete,
     )

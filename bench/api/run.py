@@ -42,11 +42,11 @@ django.setup()
 
 import httpx  # noqa: E402
 from django.contrib.auth import get_user_model  # noqa: E402
+from evalproject_client import Client  # noqa: E402
 
 from annotations.models import Attribute  # noqa: E402
 from annotations.services import api_token_create, attributes_upsert, gold_import, project_create  # noqa: E402
 from annotations.services.gold_read import read_attribute_gold  # noqa: E402
-from evalproject.client import Client  # noqa: E402
 from metrics.engine.attributes.types import AttributeSpec, AttributeType  # noqa: E402
 
 ATTRIBUTES = [
@@ -273,7 +273,7 @@ def main() -> int:
     processes = start_services(port, log_dir)
     base = f"http://127.0.0.1:{port}"
     try:
-        with Client(base, key, timeout=600) as client:
+        with Client(base, key, timeout=600, poll_seconds=0.25, job_timeout=900) as client:
             print("==> posting, scoring, reading the metrics", file=sys.stderr)
             start = time.perf_counter()
             run = client.create_run(
@@ -284,7 +284,7 @@ def main() -> int:
             )
             posted = time.perf_counter()
             client.finalize(run)
-            scored = client.wait(run, poll_seconds=0.25, timeout=900)
+            scored = client.run(run)
             metrics = client.metrics(run)
             end = time.perf_counter()
             assert counts["created"] == args.documents, counts

@@ -8,19 +8,22 @@ events. A non-member gets 404, as for a project that does not exist.
 from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
-from annotations.api.common import PAGE_PARAMETERS, paginated
+from annotations.api.common import paginated
 from annotations.models import Project
 from annotations.roles import Role
 from annotations.selectors import project_get_for_user
+from evalproject.api import ApiView
 from evalproject.pagination import KeysetPagination
+from evalproject.validation import BIGINTEGER_MAX, INTEGER_MAX, ChoiceField
+from experiments.models import RunStage
 from experiments.splits import (
+    SplitAction,
     split_accept,
     split_assign_development,
     split_current_documents,
@@ -29,6 +32,10 @@ from experiments.splits import (
     split_reject,
     split_run_for_project,
     split_status,
+)
+
+SPLIT_ACTIONS = tuple(
+    value for name, value in vars(SplitAction).items() if name.isupper() and isinstance(value, str)
 )
 
 
@@ -61,22 +68,35 @@ def _transition_response(project: Project, documents: list) -> Response:
     return Response(body, status=status.HTTP_200_OK)
 
 
-class SplitStatusApi(APIView):
+class SplitStatusApi(ApiView):
     @extend_schema(operation_id="splits_status", responses=SplitStatusOutput)
     def get(self, request: Request, slug: str) -> Response:
         project = _project_for_status_readers(request.user, slug)
         return Response(SplitStatusOutput(split_status(project=project)).data)
 
 
-class SplitAssignDevelopmentApi(APIView):
+class SplitAssignDevelopmentApi(ApiView):
     class DevelopmentInputSerializer(serializers.Serializer):
-        n = serializers.IntegerField(min_value=1, required=False)
-        document_ids = serializers.ListField(
-            child=serializers.CharField(max_length=255), allow_empty=False, required=False
+        n = serializers.IntegerField(
+            min_value=1, max_value=INTEGER_MAX, required=False, help_text="How many documents to draw."
         )
-        seed = serializers.IntegerField(min_value=0, required=False)
-        stratify_by = serializers.CharField(max_length=200, required=False)
-        reason = serializers.CharField(required=False, allow_blank=True, default="")
+        document_ids = serializers.ListField(
+            child=serializers.CharField(max_length=255),
+            allow_empty=False,
+            required=False,
+            help_text="Exactly these documents (external ids), instead of a draw.",
+        )
+        seed = serializers.IntegerField(
+            min_value=0, max_value=BIGINTEGER_MAX, required=False, help_text="The draw's seed; needed with n."
+        )
+        stratify_by = serializers.CharField(
+            max_length=200,
+            required=False,
+            help_text="An attribute id: draw proportionally to its gold values.",
+        )
+        reason = serializers.CharField(
+            required=False, allow_blank=True, default="", help_text="Why, for the audit trail."
+        )
 
         def validate(self, data: dict) -> dict:
             if ("n" in data) == ("document_ids" in data):
@@ -91,6 +111,14 @@ class SplitAssignDevelopmentApi(APIView):
         operation_id="splits_assign_development",
         request=DevelopmentInputSerializer,
         responses=SplitTransitionOutput,
+        examples=[
+            OpenApiExample(
+                "Draw 50 documents", value={"n": 50, "seed": 7, "reason": "first round"}, request_only=True
+            ),
+            OpenApiExample(
+                "Name the documents", value={"document_ids": ["letter-1", "letter-2"]}, request_only=True
+            ),
+        ],
     )
     def post(self, request: Request, slug: str) -> Response:
         """Assign documents to development: `n` drawn with `seed` (optionally stratified), or `document_ids`.
@@ -108,18 +136,37 @@ class SplitAssignDevelopmentApi(APIView):
         return _transition_response(project, documents)
 
 
-class SplitMoveToValidationApi(APIView):
+class SplitMoveToValidationApi(ApiView):
     class ValidationInputSerializer(serializers.Serializer):
-        n = serializers.IntegerField(min_value=1)
-        seed = serializers.IntegerField(min_value=0)
-        run = serializers.IntegerField(help_text="The development run whose configuration is validated.")
-        stratify_by = serializers.CharField(max_length=200, required=False)
-        reason = serializers.CharField(required=False, allow_blank=True, default="")
+        n = serializers.IntegerField(
+            min_value=1, max_value=INTEGER_MAX, help_text="How many documents to draw."
+        )
+        seed = serializers.IntegerField(min_value=0, max_value=BIGINTEGER_MAX, help_text="The draw's seed.")
+        run = serializers.IntegerField(
+            min_value=1,
+            max_value=BIGINTEGER_MAX,
+            help_text="The scored development run whose configuration is validated.",
+        )
+        stratify_by = serializers.CharField(
+            max_length=200,
+            required=False,
+            help_text="An attribute id: draw proportionally to its gold values.",
+        )
+        reason = serializers.CharField(
+            required=False, allow_blank=True, default="", help_text="Why, for the audit trail."
+        )
 
     @extend_schema(
         operation_id="splits_move_to_validation",
         request=ValidationInputSerializer,
         responses=SplitTransitionOutput,
+        examples=[
+            OpenApiExample(
+                "Validate run 12 on 20 documents",
+                value={"n": 20, "seed": 11, "run": 12, "reason": "best development F1"},
+                request_only=True,
+            )
+        ],
     )
     def post(self, request: Request, slug: str) -> Response:
         """Validate the configuration of a scored development run on `n` documents not yet assigned."""
@@ -135,11 +182,25 @@ class SplitMoveToValidationApi(APIView):
 
 
 class SplitDecisionInput(serializers.Serializer):
-    reason = serializers.CharField(required=False, allow_blank=True, default="")
+    reason = serializers.CharField(
+        required=False, allow_blank=True, default="", help_text="Why, for the audit trail."
+    )
 
 
-class SplitAcceptApi(APIView):
-    @extend_schema(operation_id="splits_accept", request=SplitDecisionInput, responses=SplitTransitionOutput)
+DECISION_EXAMPLES = [
+    OpenApiExample(
+        "With a reason", value={"reason": "validation F1 within the CI of development"}, request_only=True
+    )
+]
+
+
+class SplitAcceptApi(ApiView):
+    @extend_schema(
+        operation_id="splits_accept",
+        request=SplitDecisionInput,
+        responses=SplitTransitionOutput,
+        examples=DECISION_EXAMPLES,
+    )
     def post(self, request: Request, slug: str) -> Response:
         """Accept: every unassigned document becomes a test document; splits are sealed; the project is finished."""
         project = project_get_for_user(user=request.user, slug=slug, required=Role.MANAGER)
@@ -151,8 +212,13 @@ class SplitAcceptApi(APIView):
         return _transition_response(project, documents)
 
 
-class SplitRejectApi(APIView):
-    @extend_schema(operation_id="splits_reject", request=SplitDecisionInput, responses=SplitTransitionOutput)
+class SplitRejectApi(ApiView):
+    @extend_schema(
+        operation_id="splits_reject",
+        request=SplitDecisionInput,
+        responses=SplitTransitionOutput,
+        examples=DECISION_EXAMPLES,
+    )
     def post(self, request: Request, slug: str) -> Response:
         """Reject: validation documents return to development and the chosen configuration is cleared."""
         project = project_get_for_user(user=request.user, slug=slug, required=Role.MANAGER)
@@ -164,7 +230,7 @@ class SplitRejectApi(APIView):
         return _transition_response(project, documents)
 
 
-class SplitEventListApi(APIView):
+class SplitEventListApi(ApiView):
     class SplitEventOutputSerializer(serializers.Serializer):
         id = serializers.IntegerField()
         created_at = serializers.DateTimeField()
@@ -180,29 +246,37 @@ class SplitEventListApi(APIView):
         run = serializers.IntegerField(source="run_id", allow_null=True)
         counts_after = serializers.DictField(child=serializers.IntegerField())
 
+    class FilterSerializer(serializers.Serializer):
+        document = serializers.CharField(
+            required=False, max_length=255, help_text="Only this document's events (external id)."
+        )
+        action = ChoiceField(
+            choices=SPLIT_ACTIONS, required=False, help_text="Only this action, e.g. access_refused."
+        )
+
+    query_serializers = {"get": FilterSerializer}
+    paginated_methods = ("get",)
+
     @extend_schema(
         operation_id="splits_events",
-        parameters=[
-            *PAGE_PARAMETERS,
-            OpenApiParameter("document", str, description="Only this document's events (external id)."),
-            OpenApiParameter("action", str, description="Only this action, e.g. access_refused."),
-        ],
         responses=paginated(SplitEventOutputSerializer, "SplitEventPage"),
     )
     def get(self, request: Request, slug: str) -> Response:
         """Every split event of the project, oldest first. Auditors and managers."""
         project = project_get_for_user(user=request.user, slug=slug, required=Role.AUDITOR)
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
         events = split_events(
             project=project,
-            document_external_id=request.query_params.get("document"),
-            action=request.query_params.get("action"),
+            document_external_id=filters.validated_data.get("document"),
+            action=filters.validated_data.get("action"),
         )
         paginator = KeysetPagination()
         page = paginator.paginate_queryset(events, request, view=self)
         return paginator.get_paginated_response(self.SplitEventOutputSerializer(page, many=True).data)
 
 
-class SplitDocumentListApi(APIView):
+class SplitDocumentListApi(ApiView):
     """The documents to run on now: id, external id, name and text. Never gold."""
 
     class SplitDocumentOutputSerializer(serializers.Serializer):
@@ -211,21 +285,28 @@ class SplitDocumentListApi(APIView):
         name = serializers.CharField()
         text = serializers.CharField()
 
+    class FilterSerializer(serializers.Serializer):
+        stage = ChoiceField(
+            choices=["current", *RunStage.values],
+            default="current",
+            help_text="`current` (the stage the project's phase opens), development, validation, test or "
+            "all. The test documents are refused (403) while they are held back.",
+        )
+
+    query_serializers = {"get": FilterSerializer}
+    paginated_methods = ("get",)
+
     @extend_schema(
         operation_id="splits_documents",
-        parameters=[
-            *PAGE_PARAMETERS,
-            OpenApiParameter(
-                "stage", str, description="current (default), development, validation, test or all."
-            ),
-        ],
         responses=paginated(SplitDocumentOutputSerializer, "SplitDocumentPage"),
     )
     def get(self, request: Request, slug: str) -> Response:
         project = project_get_for_user(user=request.user, slug=slug, required=Role.VIEWER)
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
         documents = split_current_documents(
             project=project,
-            stage=request.query_params.get("stage", "current"),
+            stage=filters.validated_data["stage"],
             user=request.user,
             request_id=request.request_id,
         )

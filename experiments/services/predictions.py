@@ -34,6 +34,7 @@ from experiments.prediction_batches import (
     MAX_DOCUMENTS_PER_BATCH,
     PostedDocument,
     check_duplicates,
+    column_problems,
     content_hash,
     document_problem,
     read_attribute_batch,
@@ -78,6 +79,13 @@ def predictions_ingest(
         )
     request_hash = batch_request_hash(documents=documents, replace=replace) if idempotency_key else ""
     errors = check_duplicates(documents)
+    too_big = column_problems(documents)
+    if too_big:
+        # The readers assume values fit their columns (offsets below 2**62): refuse before reading.
+        raise PredictionBatchInvalid(
+            f"The batch was refused: {len(errors) + len(too_big)} problem(s); nothing was stored.",
+            details={"errors": sorted(errors + too_big, key=lambda error: error["index"])},
+        )
     if run.kind == RunKind.SPANS:
         posted, read_errors, warnings = read_span_batch(
             documents, label_map=project_label_map(run.project.settings)

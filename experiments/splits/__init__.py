@@ -18,6 +18,7 @@ from experiments.splits.draw import draw, proportional_allocation
 from experiments.splits.errors import SplitAccessRefused, SplitRuleViolation
 from experiments.splits.queries import (
     split_current_documents,
+    split_documents_in,
     split_events,
     split_run_for_project,
     split_status,
@@ -55,6 +56,7 @@ __all__ = [
     "split_counts",
     "split_current_documents",
     "split_document_ids_in_stage",
+    "split_documents_in",
     "split_events",
     "split_exclude_hidden",
     "split_hidden_document_ids",

@@ -49,6 +49,14 @@ def split_hidden_documents_everywhere() -> QuerySet[Document]:
     return Document.objects.filter(project__in=open_projects).exclude(Exists(in_open_split))
 
 
+def split_hidden_external_ids(project: Project, external_ids: set[str]) -> set[str]:
+    """Those of `external_ids` whose documents are hidden now (for redacting job problems)."""
+    if not split_hides_documents(project=project):
+        return set()
+    hidden = split_hidden_documents(project=project).filter(external_id__in=external_ids)
+    return set(hidden.values_list("external_id", flat=True))
+
+
 def split_hidden_document_ids(*, project: Project) -> set[int]:
     """The pks of `split_hidden_documents`."""
     return set(split_hidden_documents(project=project).values_list("pk", flat=True))

@@ -7,7 +7,7 @@ from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 
 from annotations.models import Document, EvaluationStrategy, Project
-from experiments.models import ExperimentRun, RunStage, SplitEvent
+from experiments.models import ExperimentRun, RunStage, Split, SplitAssignment, SplitEvent
 from experiments.splits.access import split_hides_documents, split_log_refused_access
 from experiments.splits.audit import split_counts
 from experiments.splits.errors import SplitAccessRefused, SplitRuleViolation
@@ -41,12 +41,8 @@ def split_current_documents(
     Only stages a new run may have now are served. Asking for the test documents before acceptance is
     an attempt to see what is held back: it is refused (403) and logged.
     """
-    if stage == RunStage.TEST and split_hides_documents(project=project):
-        split_log_refused_access(project=project, user=user, what="test documents", request_id=request_id)
-        raise SplitAccessRefused(
-            f"The test documents of project {project.slug!r} are held back until a configuration is accepted.",
-            details={"stage": stage, "phase": project.phase},
-        )
+    if stage == RunStage.TEST:
+        _refuse_held_back_test_documents(project=project, user=user, request_id=request_id)
     if project.strategy == EvaluationStrategy.NULL:
         allowed = {RunStage.ALL.value}
         default = RunStage.ALL.value
@@ -62,6 +58,35 @@ def split_current_documents(
         )
     ids = split_document_ids_in_stage(project=project, stage=stage)
     return Document.objects.filter(project=project, pk__in=ids).only("pk", "external_id", "name", "text")
+
+
+def split_documents_in(
+    *, project: Project, split: str, user: AbstractBaseUser | None = None, request_id: str = ""
+) -> QuerySet[Document]:
+    """The project's documents assigned to `split` (development, validation or test).
+
+    As for `split_current_documents`, asking for the test documents while they are held back is refused
+    (403) and logged. A project without splits (the null strategy) has none to filter by: a 400.
+    """
+    if split == Split.TEST:
+        _refuse_held_back_test_documents(project=project, user=user, request_id=request_id)
+    if project.strategy == EvaluationStrategy.NULL:
+        raise ValidationError(
+            {"stage": f"project {project.slug!r} uses the null strategy: its documents are in no split"}
+        )
+    in_split = SplitAssignment.objects.filter(project=project, split=split).values("document_id")
+    return Document.objects.filter(project=project, pk__in=in_split)
+
+
+def _refuse_held_back_test_documents(
+    *, project: Project, user: AbstractBaseUser | None, request_id: str
+) -> None:
+    if split_hides_documents(project=project):
+        split_log_refused_access(project=project, user=user, what="test documents", request_id=request_id)
+        raise SplitAccessRefused(
+            f"The test documents of project {project.slug!r} are held back until a configuration is accepted.",
+            details={"stage": Split.TEST.value, "phase": project.phase},
+        )
 
 
 def split_events(

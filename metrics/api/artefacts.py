@@ -3,16 +3,31 @@
 from __future__ import annotations
 
 from django.http import FileResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.request import Request
-from rest_framework.views import APIView
 
+from evalproject.api import ApiView
 from experiments.selectors import run_get_for_user
-from metrics.api.results import _scoring_for
+from metrics.api.results import ScoringQuery, _scoring_for
 from metrics.exports import artefacts_zip
 
 
-class RunArtefactsApi(APIView):
+class RunArtefactsApi(ApiView):
+    query_serializers = {"get": ScoringQuery}
+
+    @extend_schema(
+        operation_id="runs_artefacts",
+        responses={
+            (200, "application/zip"): OpenApiResponse(
+                OpenApiTypes.BINARY,
+                description="A zip of the scoring's artefacts: the report, the comparison CSV, the run "
+                "records and the configuration.",
+            )
+        },
+    )
     def get(self, request: Request, run_id: int) -> FileResponse:
+        """Download every artefact of a scoring as one zip."""
         run = run_get_for_user(user=request.user, run_id=run_id)
         scoring = _scoring_for(request, run, with_report=True)
         handle = artefacts_zip(run=run, scoring=scoring)

@@ -14,15 +14,24 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.http import Http404
-from rest_framework import status
+from drf_spectacular.utils import OpenApiExample, extend_schema
+from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
+from evalproject.api import ApiView
+from evalproject.validation import ChoiceField
 from experiments.errors import RunRuleError
 from experiments.models import ExperimentRun
 from experiments.selectors import run_get_for_user
-from metrics.engine.gate import Check, ThresholdFileError, evaluate_gate, parse_checks
+from metrics.engine.gate import (
+    DIRECTIONS,
+    ON_VALUES,
+    Check,
+    ThresholdFileError,
+    evaluate_gate,
+    parse_checks,
+)
 from metrics.errors import ScoringNotFound
 from metrics.gate_documents import baseline_ids
 from metrics.selectors import scoring_get
@@ -56,8 +65,67 @@ def _baseline_report(*, user: AbstractBaseUser, run_id: str) -> dict[str, Any] |
         return None
 
 
-class RunGateApi(APIView):
+class GateCheckInput(serializers.Serializer):
+    metric = serializers.CharField(help_text="A metric of metrics.json (with `attribute`) or a dotted path.")
+    attribute = serializers.CharField(required=False, help_text="The attribute id (extraction runs).")
+    min = serializers.FloatField(required=False, help_text="Passes when the value is at least this.")
+    max = serializers.FloatField(required=False, help_text="Passes when the value is at most this.")
+    on = ChoiceField(
+        choices=ON_VALUES, required=False, help_text="Which value is held: estimate (default) or a CI bound."
+    )
+    baseline = serializers.CharField(required=False, help_text="A run id: non-inferiority to its estimate.")
+    margin = serializers.FloatField(required=False, min_value=0, help_text="With baseline; default 0.")
+    direction = ChoiceField(
+        choices=DIRECTIONS,
+        required=False,
+        help_text="With baseline: `higher` (default) is better, or `lower`.",
+    )
+
+
+class GateInput(serializers.Serializer):
+    checks = GateCheckInput(many=True, help_text="Each check has `metric` and one of min, max or baseline.")
+
+
+class GateCheckOutput(serializers.Serializer):
+    index = serializers.IntegerField()
+    metric = serializers.CharField()
+    attribute = serializers.CharField(allow_null=True)
+    on = serializers.CharField()
+    comparison = serializers.CharField(help_text='">=" or "<=".')
+    threshold = serializers.FloatField(allow_null=True)
+    observed = serializers.FloatField(allow_null=True)
+    passed = serializers.BooleanField()
+    reason = serializers.CharField()
+    baseline = serializers.CharField(allow_null=True)
+
+
+class GateOutput(serializers.Serializer):
+    passed = serializers.BooleanField(help_text="True when every check passes.")
+    checks = GateCheckOutput(many=True)
+
+
+class RunGateApi(ApiView):
+    @extend_schema(
+        operation_id="runs_gate",
+        request=GateInput,
+        responses={200: GateOutput},
+        examples=[
+            OpenApiExample(
+                "Hold an extraction run's accuracy and a span run's recall",
+                value={
+                    "checks": [
+                        {"metric": "accuracy", "attribute": "101", "min": 0.8, "on": "lower_bound"},
+                        {"metric": "micro.chars.all.recall", "min": 0.95},
+                        {"metric": "micro.chars.all.f1", "baseline": "41", "margin": 0.02},
+                    ]
+                },
+                request_only=True,
+            )
+        ],
+    )
     def post(self, request: Request, run_id: int) -> Response:
+        """Hold the run's latest scoring against thresholds: 200 with the verdict, pass or fail; 400 for
+        a malformed threshold document. Every member from viewer up."""
         run = run_get_for_user(user=request.user, run_id=run_id)
         try:
             checks = parse_checks(request.data)

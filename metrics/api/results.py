@@ -6,21 +6,33 @@ Every member from viewer up reads; a non-member gets 404. `?scoring=N` reads an 
 from __future__ import annotations
 
 from django.http import StreamingHttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers
-from rest_framework.renderers import BaseRenderer, JSONRenderer
+from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
+from annotations.api.common import paginated
+from evalproject.api import ApiView
 from evalproject.pagination import KeysetPagination
+from evalproject.renderers import JSONAnswerRenderer
+from evalproject.validation import BIGINTEGER_MAX, ChoiceField
+from experiments.models import RunKind
 from experiments.selectors import run_get_for_user
+from metrics.engine.attributes.types import MatchStatus
 from metrics.exports import comparison_csv_stream, comparison_header
 from metrics.models import ComparisonRow, MetricValue
 from metrics.selectors import comparison_row_list, metric_value_list, scoring_get, scoring_list
 
 
 class ScoringQuery(serializers.Serializer):
-    scoring = serializers.IntegerField(min_value=1, required=False)
+    scoring = serializers.IntegerField(
+        min_value=1,
+        max_value=BIGINTEGER_MAX,
+        required=False,
+        help_text="A scoring number; the latest if omitted.",
+    )
 
 
 def _scoring_for(request: Request, run, *, with_report: bool = False):
@@ -29,10 +41,22 @@ def _scoring_for(request: Request, run, *, with_report: bool = False):
     return scoring_get(run=run, number=query.validated_data.get("scoring"), with_report=with_report)
 
 
-class RunMetricsApi(APIView):
-    """The report: metrics.json for attribute runs, results.json for span runs."""
+class RunMetricsApi(ApiView):
+    query_serializers = {"get": ScoringQuery}
 
+    @extend_schema(
+        operation_id="runs_metrics",
+        responses={
+            200: {
+                "type": "object",
+                "additionalProperties": True,
+                "description": "metrics.json (attribute runs) or results.json (span runs), as the offline "
+                "commands write them; headers X-Scoring and X-Gold-Version name what was read.",
+            }
+        },
+    )
     def get(self, request: Request, run_id: int) -> Response:
+        """The report: metrics.json for attribute runs, results.json for span runs."""
         run = run_get_for_user(user=request.user, run_id=run_id)
         scoring = _scoring_for(request, run, with_report=True)
         response = Response(scoring.report)
@@ -47,10 +71,18 @@ class MetricValueOutput(serializers.ModelSerializer):
         fields = ["scope", "scope_key", "name", "value", "n", "ci_low", "ci_high", "ci"]
 
 
-class RunMetricValuesApi(APIView):
-    """The flattened metric values of a scoring (what run comparison and dashboards read)."""
+class RunMetricValuesOutput(serializers.Serializer):
+    run = serializers.IntegerField()
+    scoring = serializers.IntegerField()
+    values = MetricValueOutput(many=True)
 
+
+class RunMetricValuesApi(ApiView):
+    query_serializers = {"get": ScoringQuery}
+
+    @extend_schema(operation_id="runs_metric_values", responses=RunMetricValuesOutput)
     def get(self, request: Request, run_id: int) -> Response:
+        """The flattened metric values of a scoring (what run comparison and dashboards read)."""
         run = run_get_for_user(user=request.user, run_id=run_id)
         scoring = _scoring_for(request, run)
         values = metric_value_list(scoring=scoring)
@@ -70,8 +102,15 @@ class ScoringOutput(serializers.Serializer):
         return len(scoring.document_ids)
 
 
-class RunScoringListApi(APIView):
+class RunScoringListOutput(serializers.Serializer):
+    run = serializers.IntegerField()
+    scorings = ScoringOutput(many=True, help_text="Newest first.")
+
+
+class RunScoringListApi(ApiView):
+    @extend_schema(operation_id="runs_scorings", responses=RunScoringListOutput)
     def get(self, request: Request, run_id: int) -> Response:
+        """Every complete scoring of the run, newest first, with the gold version and settings of each."""
         run = run_get_for_user(user=request.user, run_id=run_id)
         scorings = scoring_list(run=run).defer("report")
         return Response({"run": run.pk, "scorings": ScoringOutput(scorings, many=True).data})
@@ -88,36 +127,94 @@ class CSVRenderer(BaseRenderer):
 
 
 class ComparisonRowOutput(serializers.ModelSerializer):
-    columns = serializers.SerializerMethodField()
+    columns = serializers.SerializerMethodField(
+        help_text="Every column of the comparison export, in its order."
+    )
 
     class Meta:
         model = ComparisonRow
         fields = ["id", "position", "match_status", "is_correct", "columns"]
 
+    @extend_schema_field({"type": "object", "additionalProperties": True})
     def get_columns(self, row: ComparisonRow) -> dict:
         # The export's column order (the database keeps JSON objects in its own order).
         header = self.context["header"]
         return {name: row.columns.get(name) for name in header}
 
 
-class RunComparisonApi(APIView):
+# The match statuses of each kind's comparison rows: attribute rows carry the engine's (blank for BOOL,
+# LIST and DICT attributes); span rows those of metrics.services.span_scoring.span_rows.
+MATCH_STATUSES = {
+    RunKind.ATTRIBUTES: (*(status.value for status in MatchStatus), ""),
+    RunKind.SPANS: ("exact", "overlap", "missed", "spurious"),
+}
+
+
+class RunComparisonApi(ApiView):
     class FilterSerializer(serializers.Serializer):
-        scoring = serializers.IntegerField(min_value=1, required=False)
-        attribute = serializers.CharField(required=False)
-        match_status = serializers.CharField(required=False, allow_blank=True)
-        document = serializers.CharField(required=False)
-        entity_type = serializers.CharField(required=False)
-        attribute_presence = serializers.BooleanField(required=False, allow_null=True, default=None)
-        format = serializers.ChoiceField(choices=["json", "csv"], required=False, default="json")
+        scoring = serializers.IntegerField(
+            min_value=1, max_value=BIGINTEGER_MAX, required=False, help_text="A scoring number; the latest."
+        )
+        attribute = serializers.CharField(
+            required=False, max_length=300, help_text="Attribute runs: only this attribute, by id or label."
+        )
+        match_status = ChoiceField(
+            choices=sorted({status for statuses in MATCH_STATUSES.values() for status in statuses}),
+            required=False,
+            allow_blank=True,
+            help_text="Only rows with this match status. Attribute runs: "
+            + ", ".join(
+                status or '"" (BOOL, LIST and DICT rows)' for status in MATCH_STATUSES[RunKind.ATTRIBUTES]
+            )
+            + "; span runs: "
+            + ", ".join(MATCH_STATUSES[RunKind.SPANS])
+            + ".",
+        )
+        document = serializers.CharField(
+            required=False, max_length=255, help_text="Only this document's rows (external id)."
+        )
+        entity_type = serializers.CharField(
+            required=False, max_length=100, help_text="Span runs: only rows of this entity type."
+        )
+        attribute_presence = serializers.BooleanField(
+            required=False,
+            allow_null=True,
+            default=None,
+            help_text="Attribute runs: only rows whose gold has (true) or lacks (false) a value.",
+        )
+        format = ChoiceField(
+            choices=["json", "csv"],
+            required=False,
+            default="json",
+            help_text="`csv` streams every matching row as the comparison export, unpaginated.",
+        )
+
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            # The valid statuses, and the error listing them, are those of the run's kind.
+            kind = self.context.get("kind")
+            if kind is not None:
+                self.fields["match_status"].choices = MATCH_STATUSES[kind]
 
     class Pagination(KeysetPagination):
         ordering = "id"
 
-    renderer_classes = [JSONRenderer, CSVRenderer]
+    renderer_classes = [JSONAnswerRenderer, CSVRenderer]
+    query_serializers = {"get": FilterSerializer}
+    paginated_methods = ("get",)
 
+    @extend_schema(
+        operation_id="runs_comparison",
+        responses={
+            (200, "application/json"): paginated(ComparisonRowOutput, "ComparisonRowPage"),
+            (200, "text/csv"): OpenApiTypes.STR,
+        },
+    )
     def get(self, request: Request, run_id: int):
+        """The comparison rows of a scoring, filtered: JSON pages, or the whole CSV with `format=csv`.
+        Rows of documents held back for the test are never shown."""
         run = run_get_for_user(user=request.user, run_id=run_id)
-        filters = self.FilterSerializer(data=request.query_params)
+        filters = self.FilterSerializer(data=request.query_params, context={"kind": run.kind})
         filters.is_valid(raise_exception=True)
         data = filters.validated_data
         scoring = scoring_get(run=run, number=data.get("scoring"))

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from annotations.importers.errors import ImportProblem
 from annotations.importers.span_types import SpanAnnotation, SpanDocument
 from experiments.models import ExperimentRun, PredictedSpan, PredictedValue, RunDocument
 from metrics.engine.attributes.types import AttributeSpec, PredictedAnnotation, PredictionDocument
@@ -41,13 +42,41 @@ class RunTotals:
         self.durations.extend(float(seconds) for seconds in (timings or {}).values())
 
     def as_fields(self) -> dict[str, Any]:
-        """A total is null when no document reported that figure: a sum of nothing is not 0 dollars."""
+        """A total is null when no document reported that figure: a sum of nothing is not 0 dollars,
+        and when the sum is past the largest float (`problems` says which)."""
         return {
-            "total_cost_usd": math.fsum(self.costs) if self.costs else None,
+            "total_cost_usd": _finite_sum(self.costs),
             "total_input_tokens": sum(self.input_tokens) if self.input_tokens else None,
             "total_output_tokens": sum(self.output_tokens) if self.output_tokens else None,
-            "total_duration_seconds": math.fsum(self.durations) if self.durations else None,
+            "total_duration_seconds": _finite_sum(self.durations),
         }
+
+    def problems(self) -> list[ImportProblem]:
+        """A warning for each total left null because its sum overflows (e.g. `cost_usd: 1.7e308` twice)."""
+        overflowing = [
+            (values, field)
+            for values, field in ((self.costs, "cost_usd"), (self.durations, "timings"))
+            if values and _finite_sum(values) is None
+        ]
+        return [
+            ImportProblem(
+                f"the documents' {field} values add up past the largest number a float holds; "
+                "the run's total is left empty",
+                field=field,
+            )
+            for _, field in overflowing
+        ]
+
+
+def _finite_sum(values: list[float]) -> float | None:
+    """The exactly rounded sum (math.fsum), or None when it overflows or a value is not finite."""
+    if not values:
+        return None
+    try:
+        total = math.fsum(values)
+    except OverflowError:
+        return None
+    return total if math.isfinite(total) else None
 
 
 def run_document_index(run: ExperimentRun) -> dict[str, int]:

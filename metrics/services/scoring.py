@@ -1,30 +1,37 @@
 """Scoring jobs: requested by finalize or rescore, run on a worker, stored exactly once.
 
-Fault tolerance, for a worker killed mid-scoring (acks_late + reject_on_worker_lost redeliver the task):
-- the job is claimed with a conditional UPDATE that accepts `queued` and also a stale `running` left by
-  a dead worker, so the redelivered task goes on;
-- scoring reads only, and every result is written in ONE transaction at the end, which first locks the
-  job row and goes on only while the job is still `running`: a second copy of the task that finishes
-  later finds it `succeeded` and writes nothing. A unique constraint (one scoring per job) stands
-  behind that, and an incomplete scoring of the job, should one exist, is deleted first.
+The job's life (claim, heartbeat, retry after a database error, re-queue after a dead worker, the one
+terminal transition) is that of every job: `annotations.services.jobs`. Exactly once, whatever the
+faults: scoring reads only, and every result is written in ONE transaction at the end, which locks
+the job row and goes on only while this worker holds the job's current claim. It first deletes any
+earlier scoring of the job (a unique constraint allows one per job), so a retried job never leaves
+two sets of metric values or comparison rows.
 """
 
 from __future__ import annotations
 
 import logging
-import traceback
 from collections.abc import Callable
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import F, Max
+from django.db.models import Max
 from django.utils import timezone
 
 from annotations.importers.errors import InputValidationError
 from annotations.models import Attribute, Document, GoldVersion, Job, JobKind, JobState
 from annotations.selectors import gold_version_current
-from evalproject.tasks import enqueue_after_commit
-from experiments.models import ExperimentRun, RunKind, RunStage, RunStatus
+from annotations.services.job_problems import internal_error
+from annotations.services.jobs import (
+    TRANSIENT_DATABASE_ERRORS,
+    JobNotRetryable,
+    job_claim,
+    job_enqueue,
+    job_finish,
+    job_heartbeat,
+    job_interruptible,
+)
+from experiments.models import ExperimentRun, RunDocument, RunKind, RunStage, RunStatus
 from experiments.splits import (
     SplitRuleViolation,
     split_check_can_score,
@@ -44,15 +51,16 @@ DEFAULT_CHUNK_DOCUMENTS = 500
 
 
 @transaction.atomic
-def scoring_request(*, run: ExperimentRun, user: AbstractBaseUser | None, rescore: bool = False) -> Job:
+def scoring_request(
+    *, run: ExperimentRun, user: AbstractBaseUser | None, rescore: bool = False, allow_empty: bool = False
+) -> Job:
     """Close the run (finalize) or ask for a new scoring (rescore) and queue the scoring job.
 
-    Finalize takes an open run; rescore a scored or failed one (after a gold or settings change; the
+    Finalize takes an open run with predictions, or without any when `allow_empty` (every gold item
+    then counts as missed); rescore a scored or failed one (after a gold or settings change; the
     earlier scorings stay readable). The gold version is fixed now, in the job's parameters.
     Raises ScoringNotAllowed or SplitRuleViolation (409).
     """
-    from metrics.tasks import score_run  # the task module imports this one
-
     run = ExperimentRun.objects.select_for_update().select_related("project").get(pk=run.pk)
     allowed = (RunStatus.SCORED, RunStatus.FAILED) if rescore else (RunStatus.OPEN,)
     if run.status not in allowed:
@@ -70,6 +78,14 @@ def scoring_request(*, run: ExperimentRun, user: AbstractBaseUser | None, rescor
             details={"run": run.pk, "kind": run.kind},
             code="no_gold",
         )
+    if not rescore and not allow_empty and not RunDocument.objects.filter(run=run).exists():
+        # An empty run scores recall 0 (and, for spans, 100% leakage): almost always a pipeline that
+        # posted nowhere, not a result.
+        raise ScoringNotAllowed(
+            f"Run {run.pk} has no predictions: post them first, or finalize with allow_empty=true.",
+            details={"run": run.pk},
+            code="no_predictions",
+        )
     job = Job.objects.create(
         kind=JobKind.SCORING,
         project=run.project,
@@ -81,61 +97,72 @@ def scoring_request(*, run: ExperimentRun, user: AbstractBaseUser | None, rescor
     if not rescore:
         run.finalized_at = timezone.now()
     run.save(update_fields=["status", "scoring_job", "finalized_at"])
-    enqueue_after_commit(score_run, job.pk)
+    job_enqueue(job)
     return job
 
 
 def scoring_run(
     *,
     job_id: int,
+    resume_token: str | None = None,
     chunk_documents: int = DEFAULT_CHUNK_DOCUMENTS,
     after_chunk: Callable[[], None] | None = None,
 ) -> str:
-    """Run one scoring job to its end; return the job's final state. Safe to run twice (see module doc)."""
-    claimed = Job.objects.filter(
-        pk=job_id, kind=JobKind.SCORING, state__in=[JobState.QUEUED, JobState.RUNNING]
-    ).update(state=JobState.RUNNING, attempts=F("attempts") + 1, started_at=timezone.now(), progress_done=0)
-    if not claimed:
+    """Run one scoring job to its end; return the job's final state. Safe to run twice (see module doc).
+
+    A database error propagates as JobInterrupted, for the task to retry (`run_job_task`).
+    """
+    job = job_claim(job_id=job_id, kind=JobKind.SCORING, resume_token=resume_token)
+    if job is None:
         return Job.objects.filter(pk=job_id).values_list("state", flat=True).first() or "missing"
-    job = Job.objects.get(pk=job_id)
+    with job_heartbeat(job), job_interruptible(job):
+        try:
+            return _score(job, chunk_documents=chunk_documents, after_chunk=after_chunk)
+        except (InputValidationError, ValueError, SplitRuleViolation) as error:
+            problems = error.problems if isinstance(error, InputValidationError) else [str(error)]
+            _fail(job, errors=problems)
+            return JobState.FAILED
+        except TRANSIENT_DATABASE_ERRORS:
+            raise
+        except Exception:
+            # The traceback goes to the log under an error id; the job and the run show the id only.
+            _fail(job, errors=[internal_error(job_id, log=logger)])
+            return JobState.FAILED
+
+
+def _score(job: Job, *, chunk_documents: int, after_chunk: Callable[[], None] | None) -> str:
     run = ExperimentRun.objects.select_related("project").get(pk=job.params["run_id"])
     gold_version = GoldVersion.objects.get(pk=job.params["gold_version_id"])
 
     def progress(done: int, total: int) -> None:
-        Job.objects.filter(pk=job_id, state=JobState.RUNNING).update(progress_done=done, progress_total=total)
+        Job.objects.filter(pk=job.pk, state=JobState.RUNNING, claim_token=job.claim_token).update(
+            progress_done=done, progress_total=total
+        )
         if after_chunk is not None and done:
             after_chunk()
 
-    try:
-        split_check_can_score(run=run)
-        document_ids = None
-        if run.stage != RunStage.ALL:
-            pks = split_document_ids_in_stage(project=run.project, stage=run.stage)
-            document_ids = set(Document.objects.filter(pk__in=pks).values_list("external_id", flat=True))
-        score = score_span_run if run.kind == RunKind.SPANS else score_attribute_run
-        result = score(
-            run=run,
-            gold_version=gold_version,
-            document_ids=document_ids,
-            chunk_size=chunk_documents,
-            progress=progress,
-        )
-        return _store(job_id=job_id, run=run, gold_version=gold_version, result=result)
-    except (InputValidationError, ValueError, SplitRuleViolation) as error:
-        problems = error.problems if isinstance(error, InputValidationError) else [str(error)]
-        _fail(job_id=job_id, run=run, errors=[str(problem) for problem in problems])
-        return JobState.FAILED
-    except Exception:
-        logger.exception("scoring job %s failed", job_id)
-        _fail(job_id=job_id, run=run, errors=[traceback.format_exc(limit=5)])
-        return JobState.FAILED
+    split_check_can_score(run=run)
+    document_ids = None
+    if run.stage != RunStage.ALL:
+        pks = split_document_ids_in_stage(project=run.project, stage=run.stage)
+        document_ids = set(Document.objects.filter(pk__in=pks).values_list("external_id", flat=True))
+    score = score_span_run if run.kind == RunKind.SPANS else score_attribute_run
+    result = score(
+        run=run,
+        gold_version=gold_version,
+        document_ids=document_ids,
+        chunk_size=chunk_documents,
+        progress=progress,
+    )
+    return _store(job=job, run=run, gold_version=gold_version, result=result)
 
 
 @transaction.atomic
-def _store(*, job_id: int, run: ExperimentRun, gold_version: GoldVersion, result: ScoringResult) -> str:
-    job = Job.objects.select_for_update().get(pk=job_id)
-    if job.state != JobState.RUNNING:
-        return job.state  # another delivery of this task finished it first
+def _store(*, job: Job, run: ExperimentRun, gold_version: GoldVersion, result: ScoringResult) -> str:
+    job_id = job.pk
+    current = Job.objects.select_for_update().get(pk=job_id)
+    if current.state != JobState.RUNNING or current.claim_token != job.claim_token:
+        return current.state  # this worker was given up for dead, and the job went on without it
     locked = ExperimentRun.objects.select_for_update().select_related("project").get(pk=run.pk)
     Scoring.objects.filter(job_id=job_id).delete()
     number = (Scoring.objects.filter(run=locked).aggregate(last=Max("number"))["last"] or 0) + 1
@@ -161,16 +188,18 @@ def _store(*, job_id: int, run: ExperimentRun, gold_version: GoldVersion, result
     comparison_rows_write(
         scoring=scoring, rows=result.rows, document_pks=document_pks, attribute_pks=attribute_pks
     )
-    for name, value in run_totals(locked).as_fields().items():
+    totals = run_totals(locked)
+    for name, value in totals.as_fields().items():
         setattr(locked, name, value)
     locked.status = RunStatus.SCORED
     locked.gold_version = gold_version
     locked.save()
     split_on_run_scored(run=locked)
-    Job.objects.filter(pk=job_id).update(
+    job_finish(
+        job_id=job_id,
         state=JobState.SUCCEEDED,
-        finished_at=timezone.now(),
-        progress_done=F("progress_total"),
+        claim_token=job.claim_token,
+        complete_progress=0,
         result={
             "run": locked.pk,
             "scoring": number,
@@ -179,15 +208,33 @@ def _store(*, job_id: int, run: ExperimentRun, gold_version: GoldVersion, result
             "comparison_rows": len(result.rows),
             "metric_values": len(result.metric_values),
         },
-        warnings=result.warnings[:1000],
+        warnings=[*totals.problems(), *result.warnings],
     )
     return JobState.SUCCEEDED
 
 
-@transaction.atomic
-def _fail(*, job_id: int, run: ExperimentRun, errors: list[str]) -> None:
-    updated = Job.objects.filter(pk=job_id, state=JobState.RUNNING).update(
-        state=JobState.FAILED, finished_at=timezone.now(), errors=errors[:1000]
+def _fail(job: Job, *, errors: list) -> None:
+    job_finish(job_id=job.pk, state=JobState.FAILED, claim_token=job.claim_token, errors=errors)
+
+
+def scoring_job_failed(job: Job) -> None:
+    """A scoring job failed (job_finish calls this in its transaction): its run fails with it."""
+    ExperimentRun.objects.filter(scoring_job_id=job.pk, status=RunStatus.SCORING).update(
+        status=RunStatus.FAILED
     )
-    if updated:
-        ExperimentRun.objects.filter(pk=run.pk, status=RunStatus.SCORING).update(status=RunStatus.FAILED)
+
+
+def scoring_job_retry_check(job: Job) -> None:
+    """Before a retry of a scoring job (job_retry's transaction): its run is scoring again.
+
+    Only the run's latest scoring job is retried; once the run was scored, a rescore is the way.
+    """
+    run = ExperimentRun.objects.select_for_update().filter(scoring_job_id=job.pk).first()
+    if run is None or run.status not in (RunStatus.FAILED, RunStatus.SCORING):
+        raise JobNotRetryable(
+            f"Job {job.pk} is not the pending scoring of its run: rescore the run instead.",
+        )
+    split_check_can_score(run=run)
+    if run.status != RunStatus.SCORING:
+        run.status = RunStatus.SCORING
+        run.save(update_fields=["status"])

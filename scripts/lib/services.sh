@@ -4,6 +4,9 @@
 # Source this file, then call `services_start`. It exports DATABASE_URL and CELERY_BROKER_URL and
 # registers a trap that stops both servers and removes their data when the calling shell exits,
 # whatever the reason. PostgreSQL refuses to run as root, so when we are root it runs as `postgres`.
+# The fault suite (tests/faults) stops and starts the servers itself, with what `services_start`
+# also exports: SERVICES_PG_BINDIR, SERVICES_PGDATA, SERVICES_PG_OPTIONS, SERVICES_PG_USER (empty
+# when pg_ctl runs as the current user), SERVICES_REDIS_PORT and SERVICES_ROOT.
 
 services_free_port() {
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
@@ -57,15 +60,15 @@ services_start() {
     SERVICES_PGDATA="$SERVICES_ROOT/pgdata"
     mkdir -p "$SERVICES_PGDATA"
     [ "$(id -u)" -eq 0 ] && chown postgres:postgres "$SERVICES_PGDATA"
-    local pg_port redis_port
+    local pg_port redis_port pg_options
     pg_port=$(services_free_port)
     services_as_pg_user "$SERVICES_PG_BINDIR/initdb" -D "$SERVICES_PGDATA" -E UTF8 --locale=C.UTF-8 \
         -U postgres --auth=trust >"$SERVICES_ROOT/initdb.log" 2>&1 \
         || { cat "$SERVICES_ROOT/initdb.log" >&2; return 1; }
     # fsync off: the data is thrown away at exit, and durability costs the test suite minutes.
+    pg_options="-c listen_addresses=127.0.0.1 -p $pg_port -k $SERVICES_PGDATA -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
     services_as_pg_user "$SERVICES_PG_BINDIR/pg_ctl" -D "$SERVICES_PGDATA" -w -l "$SERVICES_PGDATA/server.log" \
-        -o "-c listen_addresses=127.0.0.1 -p $pg_port -k $SERVICES_PGDATA -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200" \
-        start >/dev/null || { cat "$SERVICES_PGDATA/server.log" >&2; return 1; }
+        -o "$pg_options" start >/dev/null || { cat "$SERVICES_PGDATA/server.log" >&2; return 1; }
     services_as_pg_user "$SERVICES_PG_BINDIR/createdb" -h 127.0.0.1 -p "$pg_port" -U postgres evalproject
 
     redis_port=$(services_free_port)
@@ -78,6 +81,9 @@ services_start() {
         sleep 0.1
     done
 
+    export SERVICES_PG_BINDIR SERVICES_PGDATA SERVICES_REDIS_PORT SERVICES_ROOT
+    export SERVICES_PG_OPTIONS="$pg_options"
+    if [ "$(id -u)" -eq 0 ]; then export SERVICES_PG_USER=postgres; else export SERVICES_PG_USER=""; fi
     export DATABASE_URL="postgres://postgres@127.0.0.1:$pg_port/evalproject"
     export CELERY_BROKER_URL="redis://127.0.0.1:$redis_port/0"
     echo "==> PostgreSQL on 127.0.0.1:$pg_port, Redis on 127.0.0.1:$redis_port" >&2

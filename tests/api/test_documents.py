@@ -109,3 +109,64 @@ def test_listing_documents_costs_the_same_queries_for_3_or_30(
         response = bob_client.get(DOCUMENTS, {"has_gold": "false", "include_text": "1"})
 
     assert len(response.data["results"]) == documents
+
+
+@pytest.fixture
+def split_letters(project, alice):
+    """alice's project under dev_val_test: ten letters, four drawn for development."""
+    from annotations.models import EvaluationStrategy, ProjectPhase
+    from experiments.splits import split_assign_development
+
+    project.strategy = EvaluationStrategy.DEV_VAL_TEST
+    project.phase = ProjectPhase.DEVELOPMENT
+    project.save()
+    add_documents(project, 10)
+    return split_assign_development(project=project, actor=alice, n=4, seed=3)
+
+
+def test_stage_filters_the_documents_by_split(split_letters, bob_client):
+    response = bob_client.get(DOCUMENTS, {"stage": "development"})
+
+    assert response.status_code == 200
+    assert sorted(d["external_id"] for d in response.data["results"]) == sorted(
+        d.external_id for d in split_letters
+    )
+    assert bob_client.get(DOCUMENTS, {"stage": "validation"}).data["results"] == []
+
+
+def test_the_test_documents_are_refused_before_acceptance_and_the_attempt_is_logged(
+    split_letters, bob, bob_client
+):
+    from experiments.models import SplitEvent
+
+    response = bob_client.get(DOCUMENTS, {"stage": "test"})
+
+    assert response.status_code == 403
+    assert SplitEvent.objects.filter(action="access_refused", actor=bob).exists()
+
+
+def test_an_unknown_stage_lists_the_valid_ones(split_letters, bob_client):
+    response = bob_client.get(DOCUMENTS, {"stage": "testing"})
+
+    assert response.status_code == 400
+    assert response.json()["stage"] == [
+        '"testing" is not a valid choice; expected one of: development, validation, test.'
+    ]
+
+
+def test_a_project_without_splits_has_no_stage_to_filter_by(project, bob_client):
+    add_documents(project, 1)
+
+    response = bob_client.get(DOCUMENTS, {"stage": "development"})
+
+    assert response.status_code == 400
+    assert "stage" in response.json()
+
+
+def test_an_unknown_query_parameter_is_a_400_not_every_document(project, bob_client):
+    add_documents(project, 2)
+
+    response = bob_client.get(DOCUMENTS, {"stge": "test"})
+
+    assert response.status_code == 400
+    assert "stge" in response.json()

@@ -205,3 +205,21 @@ def test_anyone_signed_in_may_start_a_project_of_their_own_but_not_anonymously(p
         403,
     )
     assert not Project.objects.filter(slug="nobodys").exists()
+
+
+def test_after_a_span_gold_import_the_project_shows_the_gold_entity_types(project, bob_client):
+    from tests.api.runs_support import load_span_gold
+
+    load_span_gold(project)
+
+    assert bob_client.get(LETTERS).json()["entity_types"] == [
+        "ADDRESS",
+        "AGE",
+        "DATE_OF_BIRTH",
+        "EMAIL",
+        "ID_NUMBER",
+        "ORGANIZATION",
+        "OTHER_DATE",
+        "PERSON_NAME",
+        "PHONE",
+    ]

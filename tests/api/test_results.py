@@ -175,6 +175,44 @@ def test_comparison_rows_filter_by_attribute_status_document_and_presence(attrib
     assert bob_client.get(url + "?attribute=nope").json()["results"] == []
 
 
+def test_the_attribute_filter_takes_an_attribute_id_or_its_label(attribute_run, bob_client):
+    url = f"/api/v1/runs/{attribute_run['id']}/comparison/"
+
+    by_label = bob_client.get(url, {"attribute": "Country"}).json()["results"]
+
+    assert by_label == bob_client.get(url, {"attribute": "102"}).json()["results"]
+    assert len(by_label) == 3
+
+
+def test_an_invalid_match_status_is_a_400_listing_the_valid_ones_of_the_run_kind(
+    attribute_run, span_run, bob_client
+):
+    attribute_answer = bob_client.get(
+        f"/api/v1/runs/{attribute_run['id']}/comparison/", {"match_status": "span"}
+    )
+    span_answer = bob_client.get(
+        f"/api/v1/runs/{span_run['id']}/comparison/", {"match_status": "exact_match"}
+    )
+
+    assert attribute_answer.status_code == span_answer.status_code == 400
+    assert attribute_answer.json()["match_status"] == [
+        '"span" is not a valid choice; expected one of: invalid_gold, missing_prediction, exact_match, '
+        'near_match, extraction_error_bad_source, extraction_error_good_source, "".'
+    ]
+    assert span_answer.json()["match_status"] == [
+        '"exact_match" is not a valid choice; expected one of: exact, overlap, missed, spurious.'
+    ]
+
+
+@pytest.mark.parametrize("query", [{"is_correct": "false"}, {"bogus": "1"}])
+def test_an_unknown_filter_is_a_400_rather_than_every_row(attribute_run, bob_client, query):
+    response = bob_client.get(f"/api/v1/runs/{attribute_run['id']}/comparison/", query)
+
+    assert response.status_code == 400
+    [name] = query
+    assert "unknown query parameter" in response.json()[name][0]
+
+
 def test_span_comparison_rows_give_each_gold_span_its_outcome(span_run, bob_client):
     rows = bob_client.get(f"/api/v1/runs/{span_run['id']}/comparison/?document=letter-1").json()["results"]
 

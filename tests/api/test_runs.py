@@ -158,3 +158,14 @@ def test_the_run_list_costs_the_same_queries_for_3_or_30_runs(project, alice_cli
         create_run(alice_client, kind="spans", name=f"more {index}")
 
     assert count_queries() == baseline
+
+
+def test_a_run_of_a_project_charlie_is_not_in_is_no_such_run_not_no_such_project(
+    project, alice_client, charlie_client
+):
+    run = create_run(alice_client, kind="spans")
+
+    for url in (f"/api/v1/runs/{run['id']}/", f"/api/v1/runs/{run['id']}/metrics/"):
+        response = charlie_client.get(url)
+        assert response.status_code == 404
+        assert response.json() == {"detail": "No such run."}

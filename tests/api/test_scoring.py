@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
+from django.conf import settings
+from django.utils import timezone
 
 from annotations.models import Job
 from metrics.models import ComparisonRow, MetricValue, Scoring
@@ -88,6 +92,24 @@ def test_an_open_run_cannot_be_rescored(posted_run, alice_client):
     assert "finalize it first" in response.json()["detail"]
 
 
+def test_finalize_of_a_run_without_predictions_is_a_conflict_unless_asked_for(
+    project, alice_client, django_capture_on_commit_callbacks
+):
+    load_extraction_gold(project)
+    run = create_run(alice_client, prompts=prompts_as_run_prompts())
+
+    refused = alice_client.post(f"/api/v1/runs/{run['id']}/finalize/")
+    with django_capture_on_commit_callbacks(execute=True):
+        allowed = alice_client.post(
+            f"/api/v1/runs/{run['id']}/finalize/", {"allow_empty": True}, format="json"
+        )
+
+    assert refused.status_code == 409
+    assert refused.json()["code"] == "no_predictions"
+    assert allowed.status_code == 202
+    assert alice_client.get(f"/api/v1/runs/{run['id']}/").json()["status"] == "scored"
+
+
 def test_finalize_without_gold_is_a_conflict_naming_the_reason(project, alice_client):
     run = create_run(alice_client, kind="spans")
 
@@ -153,20 +175,36 @@ def test_a_scoring_job_run_again_after_it_finished_writes_nothing_more(
     assert ComparisonRow.objects.filter(run_id=posted_run["id"]).count() == 12
 
 
-def test_a_stale_running_job_is_claimed_again_and_finishes_once(
+def test_a_redelivered_task_leaves_a_running_job_to_its_worker(
     posted_run, alice_client, django_capture_on_commit_callbacks
 ):
-    """What a redelivered task finds after its worker died: the job still `running`."""
+    """What a redelivered task finds while the first delivery runs: the job `running`, not its own."""
     from metrics.services import scoring_run
 
     with django_capture_on_commit_callbacks(execute=False):
         body = finalize(alice_client, posted_run["id"])
+    Job.objects.filter(pk=body["job"]["id"]).update(state="running", attempts=1, claim_token="first")
+
+    assert scoring_run(job_id=body["job"]["id"]) == "running"
+    assert not Scoring.objects.filter(run_id=posted_run["id"]).exists()
+
+
+def test_a_stale_running_job_is_queued_again_by_the_dispatcher_and_finishes_once(
+    posted_run, alice_client, django_capture_on_commit_callbacks
+):
+    """What the dispatcher finds after a worker died: the job `running`, its heartbeat old."""
+    from annotations.services.jobs import jobs_dispatch
+
+    with django_capture_on_commit_callbacks(execute=False):
+        body = finalize(alice_client, posted_run["id"])
+    silent_since = timezone.now() - timedelta(seconds=settings.JOB_STALE_SECONDS + 1)
     Job.objects.filter(pk=body["job"]["id"]).update(
-        state="running", attempts=1, progress_done=2, progress_total=4
+        state="running", attempts=1, claim_token="dead", heartbeat_at=silent_since, progress_total=4
     )
 
-    assert scoring_run(job_id=body["job"]["id"]) == "succeeded"
+    report = jobs_dispatch(now=timezone.now() + timedelta(seconds=settings.JOB_DISPATCH_SECONDS + 1))
 
+    assert (report.requeued, report.sent) == (1, 1)
     job = Job.objects.get(pk=body["job"]["id"])
     assert (job.state, job.attempts) == ("succeeded", 2)
     assert Scoring.objects.filter(run_id=posted_run["id"]).count() == 1
@@ -186,7 +224,7 @@ def test_a_failed_scoring_fails_the_run_with_the_reason_and_it_can_be_rescored(
     run = bob_client.get(f"/api/v1/runs/{posted_run['id']}/").json()
     assert run["status"] == "failed"
     assert run["progress"]["state"] == "failed"
-    assert "no_such_metric" in run["progress"]["errors"][0]
+    assert "no_such_metric" in run["progress"]["errors"][0]["message"]
 
     ExperimentRun.objects.filter(pk=posted_run["id"]).update(config={})
     with django_capture_on_commit_callbacks(execute=True):

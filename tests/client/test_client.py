@@ -1,4 +1,4 @@
-"""The Python client against the real app, in-process through httpx's WSGI transport."""
+"""The Python client (clients/python) against the real app, in-process through httpx's WSGI transport."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import pytest
 from django.core.signals import request_finished, request_started
 from django.core.wsgi import get_wsgi_application
 from django.db import close_old_connections
+from evalproject_client import Client, JobFailed, NotFound, ValidationError
 
 from annotations.services import api_token_create
-from evalproject.client import ApiError, Client, RunFailed
 from experiments.models import ExperimentRun, RunDocument
 from tests.api.runs_support import (
     EXTRACTION,
@@ -74,28 +74,31 @@ def test_a_pipeline_posts_finalizes_waits_and_reads_its_results(
     with Client(BASE_URL, alice_key, transport=wsgi) as client:
         run = client.create_run(
             "letters",
-            name="gpt-4o-mini",
-            kind="attributes",
-            config=(EXTRACTION / "config.yaml").read_text(),
+            "gpt-4o-mini",
+            "attributes",
+            config=EXTRACTION / "config.yaml",
             prompts=prompts_as_run_prompts(),
             model="gpt-4o-mini",
         )
         counts = client.post_predictions(run, read_jsonl(EXTRACTION / "llm.jsonl"), batch_size=2)
         with django_capture_on_commit_callbacks(execute=True):
-            client.finalize(run)
-        scored = client.wait(run, timeout=10, poll_seconds=0.01)
+            queued = client.finalize(run, wait=False)
+        job = client.wait_for_job(queued, timeout=10, poll_seconds=0.01)
+        scored = client.run(run)
         metrics = client.metrics(run)
-        rows = list(client.comparison(run, page_size=5))
-        country = list(client.comparison(run, attribute="102"))
-        absent = list(client.comparison(run, attribute_presence=False))
-        path = client.download_artefacts(run, tmp_path / "artefacts.zip")
+        rows = list(client.comparison_rows(run, page_size=5))
+        country = list(client.comparison_rows(run, attribute="102"))
+        absent = list(client.comparison_rows(run, attribute_presence=False))
+        path = client.download_artefacts(run, tmp_path)
 
     assert counts == {"created": 3, "unchanged": 0, "replaced": 0, "batches": 2}
+    assert job["status"] == "succeeded" and job["kind"] == "scoring"
     assert scored["status"] == "scored"
     assert metrics["extraction_run_id"] == str(run["id"])
     assert [row["position"] for row in rows] == list(range(12))
     assert len(country) == 3
     assert len(absent) == 2
+    assert path == tmp_path / f"run-{run['id']}-artefacts.zip"
     assert "metrics.json" in zipfile.ZipFile(path).namelist()
 
 
@@ -103,7 +106,7 @@ def test_posting_the_same_documents_again_reports_them_unchanged(project, alice_
     load_span_gold(project)
     documents = read_jsonl(SPANS / "spans_predictions.jsonl")
     with Client(BASE_URL, alice_key, transport=wsgi) as client:
-        run = client.create_run("letters", name="deid", kind="spans")
+        run = client.create_run("letters", "deid", "spans")
         client.post_predictions(run, documents)
         again = client.post_predictions(run, documents)
 
@@ -129,14 +132,17 @@ def test_errors_carry_the_status_and_the_servers_reasons(project, alice_key, wsg
     load_extraction_gold(project)
     with Client(BASE_URL, alice_key, transport=wsgi) as client:
         run = client.create_run("letters", name="bad", kind="attributes", prompts=prompts_as_run_prompts())
-        with pytest.raises(ApiError) as error:
+        with pytest.raises(ValidationError) as error:
             client.post_predictions(run, [{"document_id": "nope", "context": "", "annotations": []}])
 
-    assert error.value.status_code == 400
-    assert error.value.body["errors"][0]["document_id"] == "nope"
+    assert error.value.status == 400
+    assert error.value.problems[0]["document_id"] == "nope"
+    assert error.value.code == "invalid_batch"
 
 
-def test_wait_raises_when_the_scoring_failed(project, alice_key, wsgi, django_capture_on_commit_callbacks):
+def test_waiting_raises_job_failed_with_the_jobs_errors_when_the_scoring_failed(
+    project, alice_key, wsgi, django_capture_on_commit_callbacks
+):
     load_extraction_gold(project)
     with Client(BASE_URL, alice_key, transport=wsgi) as client:
         run = client.create_run(
@@ -145,16 +151,18 @@ def test_wait_raises_when_the_scoring_failed(project, alice_key, wsgi, django_ca
         ExperimentRun.objects.filter(pk=run["id"]).update(
             config={"custom_evaluation_metrics": ["no_such_metric"]}
         )
+        client.post_predictions(run, read_jsonl(EXTRACTION / "llm.jsonl"))
         with django_capture_on_commit_callbacks(execute=True):
-            client.finalize(run)
-        with pytest.raises(RunFailed) as failure:
-            client.wait(run, timeout=5, poll_seconds=0.01)
+            queued = client.finalize(run, wait=False)
+        with pytest.raises(JobFailed) as failure:
+            client.wait_for_job(queued, timeout=5, poll_seconds=0.01)
 
     assert "no_such_metric" in str(failure.value)
+    assert failure.value.job["status"] == "failed" and failure.value.errors
 
 
 def test_an_outsider_token_gets_404(project, charlie, wsgi):
     key = api_token_create(user=charlie)[1]
-    with Client(BASE_URL, key, transport=wsgi) as client, pytest.raises(ApiError) as error:
-        client.create_run("letters", name="x", kind="spans")
-    assert error.value.status_code == 404
+    with Client(BASE_URL, key, transport=wsgi) as client, pytest.raises(NotFound) as error:
+        client.create_run("letters", "x", "spans")
+    assert error.value.status == 404

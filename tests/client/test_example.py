@@ -12,9 +12,9 @@ import importlib.util
 import httpx
 import pytest
 from django.core.wsgi import get_wsgi_application
+from evalproject_client import Client
 
 from annotations.services import api_token_create
-from evalproject.client import Client
 from tests.api.runs_support import EXTRACTION, load_extraction_gold
 from tests.conftest import PROJECT_ROOT
 

@@ -83,7 +83,8 @@ def test_the_same_seed_gives_the_same_comparison(spans, tmp_path):
         tmp_path, *span_arguments(spans, "weak", "strong", "--resamples", "300", "--seed", "4")
     )
     second, _ = compare(
-        tmp_path, *span_arguments(spans, "weak", "strong", "--resamples", "300", "--seed", "4")
+        tmp_path,
+        *span_arguments(spans, "weak", "strong", "--resamples", "300", "--seed", "4", "--overwrite"),
     )
 
     assert first == second
@@ -188,3 +189,13 @@ def test_a_comparison_needs_at_least_one_resample(spans, tmp_path):
         compare(tmp_path, *span_arguments(spans, "weak", "strong", "--resamples", "0"))
 
     assert error.value.returncode == 2
+
+
+def test_the_table_names_the_test_behind_each_p_value(spans, tmp_path):
+    report, table = compare(tmp_path, *span_arguments(spans, "weak", "strong", "--resamples", "200"))
+
+    assert table.splitlines()[0].split()[-1] == "test"
+    rows = {line.split()[0]: line for line in table.splitlines()[2:] if line.strip()}
+    assert rows["leakage.any_char.rate_all_documents"].endswith("McNemar exact")
+    assert rows["micro.chars.all.recall"].endswith("paired bootstrap")
+    assert report["p_value_methods"]["micro.chars.all.recall"] == "paired_bootstrap"

@@ -187,6 +187,7 @@ def test_a_progress_bar_is_drawn_only_on_a_terminal(tmp_path: Path) -> None:
         str(PREDICTIONS),
         "--output",
         str(tmp_path / "r.json"),
+        "--overwrite",
     )
     _, plain = run(*arguments)
     _, terminal = run(*arguments, stderr=TerminalStream())

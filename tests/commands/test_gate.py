@@ -213,3 +213,53 @@ def test_online_needs_a_server_and_a_token(tmp_path):
     )  # fmt: skip
 
     assert status == 2 and "--run needs --server and --token" in output
+
+
+@pytest.mark.parametrize(
+    ("check", "named"),
+    [
+        ({"metric": "micro.chars.all.recal", "min": 0.9}, "'micro.chars.all.recal'"),
+        ({"metric": "acuracy", "attribute": "101", "min": 0.9}, "'acuracy'"),
+    ],
+)
+def test_a_threshold_file_naming_an_unknown_metric_exits_2(tmp_path, results, check, named):
+    if "attribute" in check:
+        metrics = write(tmp_path / "metrics.json", metrics_json(0.9, 0.8, 0.95))
+        known = {"metric": "accuracy", "attribute": "101", "min": 0.5}
+    else:
+        metrics, known = results, {"metric": "micro.chars.all.recall", "min": 0.5}
+    path = thresholds(tmp_path, known, check)
+
+    status, output = run_gate("--thresholds", str(path), "--metrics", str(metrics))
+
+    assert status == 2
+    assert output == f"{path}: checks[1].metric: unknown metric {named} for this document"
+
+
+def test_a_span_metric_held_against_an_attribute_run_exits_2(tmp_path):
+    metrics = write(tmp_path / "metrics.json", metrics_json(0.9, 0.8, 0.95))
+    path = thresholds(tmp_path, {"metric": "micro.chars.all.recall", "min": 0.5})
+    assert run_gate("--thresholds", str(path), "--metrics", str(metrics))[0] == 2
+
+
+def test_a_known_metric_that_metrics_json_omits_still_fails_as_a_check(tmp_path):
+    metrics = write(tmp_path / "metrics.json", metrics_json(0.9, 0.8, 0.95))
+    path = thresholds(tmp_path, {"metric": "f1_score", "attribute": "101", "min": 0.5})
+    status, output = run_gate("--thresholds", str(path), "--metrics", str(metrics))
+    assert status == 1
+    assert "f1_score of attribute 101 is missing" in output
+
+
+def test_the_help_shows_the_threshold_format_with_an_example():
+    parser = gate_command.Command().create_parser("manage.py", "gate")
+    text = parser.format_help()
+    for phrase in (
+        '{"checks": [',
+        '"on"',
+        "lower_bound",
+        '"baseline"',
+        "Example",
+        "exit status",
+        "manage.py gate",
+    ):
+        assert phrase in text

@@ -6,7 +6,11 @@ real worker.
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
+from django.conf import settings
+from django.utils import timezone
 
 from annotations.models import Attribute, Document, GoldKind, GoldSpan, GoldVersion, Job, JobState
 from annotations.selectors import (
@@ -16,6 +20,7 @@ from annotations.selectors import (
     gold_version_get,
 )
 from annotations.services import import_job_create, import_job_run
+from annotations.services.jobs import jobs_dispatch
 from tests.importers.test_span_fixtures import jsonl_bytes, jsonl_line
 from tests.services.test_gold_import_fixtures import (
     EXTRACTION_DATA,
@@ -252,14 +257,22 @@ def test_a_task_delivered_twice_imports_once(project, run_import):
 
 def test_a_job_left_running_by_a_dead_worker_runs_again_safely(project, alice):
     # What a crash leaves: the job claimed (running) and, the write transaction never committed, no gold.
+    silent_since = timezone.now() - timedelta(seconds=settings.JOB_STALE_SECONDS + 1)
     job = Job.objects.create(
-        kind="import", project=project, created_by=alice, state=JobState.RUNNING, attempts=1
+        kind="import",
+        project=project,
+        created_by=alice,
+        state=JobState.RUNNING,
+        attempts=1,
+        claim_token="dead",
+        heartbeat_at=silent_since,
     )
     job.input_file.save("crash/letters.jsonl", upload("letters.jsonl", letters_jsonl()), save=False)
     job.params = {"format": "auto", "file_name": "letters.jsonl"}
     job.save()
 
-    assert import_job_run(job_id=job.pk) == JobState.SUCCEEDED
+    assert import_job_run(job_id=job.pk) == "skipped"  # a redelivery leaves it to the dispatcher
+    assert jobs_dispatch().requeued == 1  # which queues it again and (in-process here) runs it
 
     job.refresh_from_db()
     assert (job.state, job.attempts) == (JobState.SUCCEEDED, 2)

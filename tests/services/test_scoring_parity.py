@@ -85,7 +85,7 @@ def test_a_span_run_scores_exactly_as_the_offline_command(
     results = tmp_path / "results.json"
     call_command(
         "evaluate_spans",
-        input=str(SPANS / "spans_gold.jsonl"),
+        gold=str(SPANS / "spans_gold.jsonl"),
         predictions=str(SPANS / "spans_predictions.jsonl"),
         output=str(results),
         stdout=io.StringIO(),
@@ -111,7 +111,7 @@ def test_span_scoring_with_restrict_to_gt_types_matches_offline(
     results = tmp_path / "results.json"
     call_command(
         "evaluate_spans",
-        input=str(SPANS / "spans_gold.jsonl"),
+        gold=str(SPANS / "spans_gold.jsonl"),
         predictions=str(SPANS / "spans_predictions.jsonl"),
         output=str(results),
         restrict_to_gt_types=True,

@@ -14,7 +14,9 @@ from django.conf import settings
 from django.test import Client
 from playwright.sync_api import Page, expect
 
+from annotations.importers.errors import ImportProblem
 from annotations.models import Job, JobKind, JobState
+from annotations.services.job_problems import problem_dict
 from experiments.models import ExperimentRun
 from tests.web.support import HELD_BACK, attribute_story, held_back_story, span_story
 
@@ -203,9 +205,14 @@ def test_the_progress_of_a_scoring_run_updates_live_and_the_results_show_when_it
     progress = visits.page.get_by_test_id("progress")
     expect(progress).to_contain_text("running: 1 of 4 documents")
 
-    Job.objects.filter(pk=job.pk).update(progress_done=3)
+    Job.objects.filter(pk=job.pk).update(
+        progress_done=3, warnings=[problem_dict(ImportProblem("no prediction", document_id="letter-2"))]
+    )
     expect(progress).to_contain_text("running: 3 of 4 documents", timeout=10_000)
+    expect(progress.get_by_text("no prediction")).to_contain_text("document letter-2")
+    # The job ends: the page reloads and shows the results of the run's scoring.
     ExperimentRun.objects.filter(pk=run.pk).update(scoring_job=finished_job)
+    Job.objects.filter(pk=job.pk).update(state=JobState.SUCCEEDED)
 
     expect(progress).to_have_count(0, timeout=10_000)
     expect(visits.page.get_by_test_id("headline")).to_contain_text("character F1")

@@ -58,3 +58,29 @@ def test_a_missing_run_parameter_is_a_400_naming_it(bob_browser, spans):
 
 def test_charlie_the_outsider_gets_404(charlie_browser, spans):
     assert charlie_browser.get(f"/compare/?a={spans.worse}&b={spans.better}").status_code == 404
+
+
+def test_an_unknown_query_parameter_is_the_apis_400(bob_browser, bob_client, spans):
+    query = f"a={spans.worse}&b={spans.better}&resample=10"
+    page = bob_browser.get(f"/compare/?{query}")
+    api = bob_client.get(f"/api/v1/runs/compare/?{query}")
+
+    assert page.status_code == api.status_code == 400
+    assert api.json()["resample"][0].startswith("unknown query parameter; this operation takes: ")
+    assert b"resample: unknown query parameter" in page.content
+
+
+def test_the_apis_parameters_are_the_pages_and_its_json_link_keeps_them(bob_browser, bob_client, spans):
+    query = f"a={spans.worse}&b={spans.better}&resamples=50&seed=7"
+    page = bob_browser.get(f"/compare/?{query}").content.decode()
+    api = bob_client.get(f"/api/v1/runs/compare/?{query}").json()
+
+    assert f"{api['paired']['resamples']} resamples" in page and api["paired"]["resamples"] == 50
+    assert f'href="/api/v1/runs/compare/?{query.replace("&", "&amp;")}"' in page
+
+
+def test_without_the_paired_tests_the_page_still_shows_the_changed_rows(bob_browser, spans):
+    page = bob_browser.get(f"/compare/?a={spans.worse}&b={spans.better}&paired=false").content.decode()
+
+    assert "paired tests not run" in page
+    assert f'href="/runs/{spans.better}/documents/letter-1/"' in page

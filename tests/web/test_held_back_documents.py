@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from annotations.importers.errors import ImportProblem
+from annotations.models import Job, JobKind, JobState
+from annotations.services.job_problems import problem_dict
+from experiments.models import ExperimentRun, RunStatus
 from tests.web.support import HELD_BACK
 
 pytestmark = pytest.mark.django_db
@@ -39,3 +43,34 @@ def test_filtering_the_rows_by_a_held_back_document_shows_none(alice_browser, he
 
     table = page[page.index('data-testid="comparison-table"') :]
     assert "No rows match." in table[: table.index("</table>")]
+
+
+def test_a_running_scorings_problems_about_held_back_documents_are_redacted_as_the_job_api_serves_them(
+    alice_browser, alice_client, held_back
+):
+    run = ExperimentRun.objects.get(pk=held_back.better)
+    job = Job.objects.create(
+        kind=JobKind.SCORING,
+        project=run.project,
+        state=JobState.RUNNING,
+        warnings=[
+            problem_dict(ImportProblem("unknown label 'Xyz' in 'letter-4'", document_id="letter-4")),
+            problem_dict(ImportProblem("no prediction", document_id="letter-1")),
+        ],
+    )
+    ExperimentRun.objects.filter(pk=run.pk).update(status=RunStatus.SCORING, scoring_job=job)
+
+    page = alice_browser.get(f"/runs/{run.pk}/").content.decode()
+    api = alice_client.get(f"/api/v1/jobs/{job.pk}/").json()
+
+    progress = page[page.index('data-testid="progress"') :]
+    progress = progress[: progress.index("</section>")]
+    assert "letter-4" not in page and "Xyz" not in page
+    assert "document letter-1" in progress
+    assert [warning["message"] for warning in api["warnings"]] == [
+        "no prediction",
+        "1 more problem(s) concern only documents held back for the test; they are shown once the "
+        "project's configuration is accepted",
+    ]
+    for warning in api["warnings"]:
+        assert warning["message"] in progress.replace("&#x27;", "'")

@@ -7,8 +7,11 @@ import re
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.utils.html import escape
 
+from annotations.importers.errors import ImportProblem
 from annotations.models import Job, JobKind, JobState
+from annotations.services.job_problems import problem_dict
 from experiments.models import ExperimentRun, RunStatus
 
 pytestmark = pytest.mark.django_db
@@ -148,9 +151,78 @@ def test_while_the_run_is_scoring_the_page_shows_the_jobs_progress_and_follows_i
     page = bob_browser.get(f"/runs/{run.pk}/").content.decode()
 
     progress = _section(page, "progress")
-    assert 'data-state="running"' in progress and f'data-run-url="/api/v1/runs/{run.pk}/"' in progress
+    assert 'data-state="running"' in progress and f'data-job-url="/api/v1/jobs/{job.pk}/"' in progress
     assert "<span data-progress-done>2</span> of <span data-progress-total>4</span>" in progress
     assert "/static/web/progress.js" in page
+
+
+def test_a_scoring_jobs_problems_show_in_its_progress_panel_in_the_one_problem_shape(bob_browser, spans):
+    run = ExperimentRun.objects.get(pk=spans.better)
+    job = Job.objects.create(
+        kind=JobKind.SCORING,
+        project=run.project,
+        state=JobState.RUNNING,
+        warnings=[problem_dict(ImportProblem("no prediction", document_id="letter-2", field="spans"))],
+        errors=[problem_dict("the worker stopped")],
+    )
+    ExperimentRun.objects.filter(pk=run.pk).update(status=RunStatus.SCORING, scoring_job=job)
+
+    problems = _section(bob_browser.get(f"/runs/{run.pk}/").content.decode(), "progress")
+
+    assert (
+        '<li class="problem-error" data-problem="error"><strong>error</strong>: the worker stopped'
+        in problems
+    )
+    warning = problems[problems.index('data-problem="warning"') :]
+    assert "no prediction" in warning and "document letter-2" in warning and "field spans" in warning
+
+
+def test_an_unknown_query_parameter_is_the_apis_400(bob_browser, bob_client, spans):
+    page = bob_browser.get(f"/runs/{spans.worse}/?matchstatus=missed")
+    api = bob_client.get(f"/api/v1/runs/{spans.worse}/comparison/?matchstatus=missed")
+
+    assert page.status_code == api.status_code == 400
+    assert api.json()["matchstatus"][0].startswith("unknown query parameter; this operation takes: ")
+    assert b"matchstatus: unknown query parameter; this operation takes: " in page.content
+
+
+def test_a_match_status_of_the_other_kind_is_the_apis_400_listing_the_runs_statuses(
+    bob_browser, bob_client, spans
+):
+    page = bob_browser.get(f"/runs/{spans.worse}/?match_status=exact_match")
+    api = bob_client.get(f"/api/v1/runs/{spans.worse}/comparison/?match_status=exact_match")
+
+    assert page.status_code == api.status_code == 400
+    reason = api.json()["match_status"][0]
+    assert "missed" in reason and escape(reason).encode() in page.content
+
+
+def test_a_scoring_that_does_not_exist_is_the_apis_404(bob_browser, bob_client, spans):
+    assert bob_browser.get(f"/runs/{spans.worse}/?scoring=99").status_code == 404
+    assert bob_client.get(f"/api/v1/runs/{spans.worse}/comparison/?scoring=99").status_code == 404
+
+
+def test_the_attribute_filter_takes_a_label_as_the_api_does(bob_browser, bob_client, attributes):
+    page = bob_browser.get(f"/runs/{attributes.worse}/?attribute=Country").content.decode()
+    api = bob_client.get(f"/api/v1/runs/{attributes.worse}/comparison/?attribute=Country").json()
+
+    assert len(_row_keys(page)) == len(api["results"]) > 0
+
+
+def test_an_empty_form_field_is_no_filter(bob_browser, spans):
+    everything = _row_keys(bob_browser.get(f"/runs/{spans.worse}/").content.decode())
+    blank = _row_keys(
+        bob_browser.get(f"/runs/{spans.worse}/?match_status=&entity_type=&document=").content.decode()
+    )
+
+    assert blank == everything
+
+
+def test_asking_the_page_for_a_format_goes_to_the_apis_answer_of_the_same_query(bob_browser, spans):
+    response = bob_browser.get(f"/runs/{spans.worse}/?match_status=missed&format=csv")
+
+    assert response.status_code == 302
+    assert response["Location"] == f"/api/v1/runs/{spans.worse}/comparison/?match_status=missed&format=csv"
 
 
 def test_a_finished_run_has_no_progress_panel(bob_browser, spans):

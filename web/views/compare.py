@@ -6,11 +6,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 
-from experiments.selectors import run_get_for_user
-from metrics.api.compare import RunCompareApi
-from metrics.comparisons import runs_compare
-from metrics.intervals import IntervalSettings
-from metrics.selectors import scoring_get
+from evalproject.api import query_parameter_names, query_parameters_check
+from metrics.api.compare import RunCompareApi, runs_compare_for_query
 from web.charts import IntervalPoint, interval_chart
 from web.headlines import GIVEN_PREDICTION, SPAN_HEADLINES
 from web.pages import chart_download, page
@@ -51,24 +48,13 @@ def _paired_rows(paired: dict) -> list[dict]:
 
 @page
 def compare_runs(request: HttpRequest) -> HttpResponse:
-    query = RunCompareApi.QuerySerializer(
-        data={key: request.GET[key] for key in ("a", "b") if key in request.GET}
-    )
-    query.is_valid(raise_exception=True)
-    run_a = run_get_for_user(user=request.user, run_id=query.validated_data["a"])
-    run_b = run_get_for_user(user=request.user, run_id=query.validated_data["b"])
-    body = runs_compare(
-        run_a=run_a,
-        scoring_a=scoring_get(run=run_a),
-        run_b=run_b,
-        scoring_b=scoring_get(run=run_b),
-        paired=IntervalSettings(
-            level=query.validated_data["level"],
-            resamples=query.validated_data["resamples"],
-            seed=query.validated_data["seed"],
-        ),
-    )
-    rows = _paired_rows(body["paired"])
+    # The API's query, checked as the API checks it (an unknown or invalid parameter is its 400),
+    # plus the page's own `svg` (a chart to download).
+    query_parameters_check(request.GET, known=[*query_parameter_names(RunCompareApi, "get"), "svg"])
+    query = request.GET.copy()
+    query.pop("svg", None)
+    run_a, run_b, body = runs_compare_for_query(user=request.user, query_params=query)
+    rows = _paired_rows(body["paired"]) if body["paired"] is not None else []
     points = [
         IntervalPoint(
             row["label"],
@@ -99,6 +85,7 @@ def compare_runs(request: HttpRequest) -> HttpResponse:
             "body": body,
             "rows": rows,
             "chart": chart,
-            "api": reverse("run-compare") + f"?a={run_a.pk}&b={run_b.pk}",
+            "query": query.urlencode(),
+            "api": reverse("run-compare") + (f"?{query.urlencode()}" if query else ""),
         },
     )

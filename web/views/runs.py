@@ -8,14 +8,15 @@ excluded there) and the same keyset pagination, so a page of the table is a page
 from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import urlencode
 from rest_framework.request import Request
 
+from annotations.api.jobs import JobOutputSerializer
 from annotations.models import JobState
-from evalproject.pagination import KeysetPagination
-from experiments.api.runs import RunOutput
+from annotations.selectors.jobs import jobs_redacted
+from evalproject.api import query_parameter_names, query_parameters_check
 from experiments.models import ExperimentRun, RunKind
 from experiments.selectors import run_get_for_user
 from metrics.api.results import RunComparisonApi
@@ -42,10 +43,11 @@ LEAKED_SHOWN = 300
 # The outcomes the span scoring writes as strings (metrics/services/span_scoring.py).
 SPAN_MATCH_STATUSES = ("exact", "overlap", "missed", "spurious")
 ATTRIBUTE_MATCH_STATUSES = tuple(status.value for status in MatchStatus)
-FILTER_NAMES = ("match_status", "attribute", "document", "entity_type")
+# The API's comparison filters the page's table takes (`format` is the API's: the page redirects there).
+FILTER_NAMES = ("scoring", "match_status", "attribute", "document", "entity_type", "attribute_presence")
 
 
-class RowPagination(KeysetPagination):
+class RowPagination(RunComparisonApi.Pagination):
     page_size = ROWS_PER_PAGE
 
 
@@ -145,46 +147,65 @@ def _attribute_summary(values: dict, labels: dict[str, str], distribution: dict[
 
 
 def _progress(run: ExperimentRun) -> dict | None:
-    """The API's `progress` of the run while its scoring job runs (the page follows it live) or when
-    it failed; None once it succeeded."""
-    progress = RunOutput().get_progress(run)
-    if progress is None or progress["state"] == JobState.SUCCEEDED:
+    """The run's scoring job as `GET /api/v1/jobs/{id}/` serves it (its warnings and errors redacted
+    by `jobs_redacted`: no held-back document named) while it is queued or running (the page follows
+    it live) or when it failed; None before any job and once it succeeded."""
+    job = run.scoring_job
+    if job is None or job.state == JobState.SUCCEEDED:
         return None
-    return progress
+    return JobOutputSerializer(jobs_redacted([job])[0]).data
 
 
-def _comparison_table(request: HttpRequest, run: ExperimentRun, scoring: Scoring) -> dict:
-    wanted = {name: request.GET[name] for name in FILTER_NAMES if request.GET.get(name)}
-    filters = RunComparisonApi.FilterSerializer(data=wanted)
+def _filters(request: HttpRequest, run: ExperimentRun) -> dict:
+    """The comparison filters of the page's query, validated by the API's own serializer for the run's
+    kind (an invalid value is the API's 400). An empty value is a form's "any": not a filter."""
+    wanted = {name: value for name, value in request.GET.items() if name in FILTER_NAMES and value != ""}
+    filters = RunComparisonApi.FilterSerializer(data=wanted, context={"kind": run.kind})
     filters.is_valid(raise_exception=True)
-    data = filters.validated_data
+    return {"wanted": wanted, **filters.validated_data}
+
+
+def _comparison_table(request: HttpRequest, run: ExperimentRun, scoring: Scoring, filters: dict) -> dict:
     rows = comparison_row_list(
         run=run,
         scoring=scoring,
-        attribute=data.get("attribute"),
-        match_status=data.get("match_status"),
-        document=data.get("document"),
-        entity_type=data.get("entity_type"),
+        attribute=filters.get("attribute"),
+        match_status=filters.get("match_status"),
+        document=filters.get("document"),
+        attribute_presence=filters.get("attribute_presence"),
+        entity_type=filters.get("entity_type"),
     ).select_related("attribute", "document")
     paginator = RowPagination()
     page_rows = paginator.paginate_queryset(rows, Request(request))
+    wanted = filters["wanted"]
     query = urlencode(wanted)
     return {
         "rows": page_rows,
         "filters": wanted,
         "next": paginator.get_next_link(),
         "previous": paginator.get_previous_link(),
-        "csv": reverse("run-comparison", args=[run.pk]) + "?format=csv" + (f"&{query}" if query else ""),
+        "csv": reverse("run-comparison", args=[run.pk]) + "?" + urlencode({"format": "csv", **wanted}),
         "api": reverse("run-comparison", args=[run.pk]) + (f"?{query}" if query else ""),
     }
 
 
 @page
 def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
+    # The query of `GET /api/v1/runs/{id}/comparison/`, checked as the API checks it (an unknown
+    # parameter is its 400), plus the page's own `svg` (a chart to download).
+    query_parameters_check(request.GET, known=[*query_parameter_names(RunComparisonApi, "get"), "svg"])
     run = run_get_for_user(user=request.user, run_id=run_id)
+    filters = _filters(request, run)
+    if "format" in request.GET:
+        # A page is HTML; the JSON or CSV of the same query is the API's.
+        query = request.GET.copy()
+        query.pop("svg", None)
+        return redirect(reverse("run-comparison", args=[run.pk]) + "?" + query.urlencode())
     try:
-        scoring = scoring_get(run=run)
+        scoring = scoring_get(run=run, number=filters.get("scoring"))
     except ScoringNotFound:
+        if filters.get("scoring") is not None:
+            raise
         scoring = None
     context = {
         "run": run,
@@ -195,7 +216,7 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     labels = dict(run.project.attributes.values_list("attribute_id", "label"))
     if scoring is not None:
         values = values_by_key(metric_value_list(scoring=scoring))
-        table = _comparison_table(request, run, scoring)
+        table = _comparison_table(request, run, scoring, filters)
         context["table"] = table
         if run.kind == RunKind.SPANS:
             context["spans"] = _span_summary(values)

@@ -10,13 +10,24 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, DjangoHelpFormatter
+from django.core.management.base import BaseCommand, CommandError
 
 from annotations.importers.errors import InputValidationError
 from metrics.extraction_evaluation import resolve_settings
 from metrics.intervals import IntervalSettings
-from metrics.management.commands.evaluate_spans import PROBLEMS_SHOWN, write_json_atomically
+from metrics.management.commands.evaluate_spans import PROBLEMS_SHOWN
 from metrics.management.interval_options import add_interval_arguments, interval_settings_from_options
+from metrics.management.offline_files import (
+    ATTRIBUTE_GOLD_FILES,
+    EXTRACTION_PREDICTION_FILES,
+    PROMPT_FILES,
+    SPAN_FILES,
+    OfflineHelpFormatter,
+    add_overwrite_argument,
+    output_slot,
+    require_input_kind,
+    write_json_atomically,
+)
 from metrics.run_comparison import (
     SOURCES,
     RunSide,
@@ -39,13 +50,19 @@ across attributes and across entity types. Documents only one run predicted are 
 results.json path). --kind attributes: GOLD, --prompts and the predictions are as for
 evaluate_extraction (metrics per attribute, under attributes[]).
 
+The table names the test behind each p-value ("paired bootstrap" or "McNemar exact"); the report
+holds it as p_value_methods.
+
 Mark a run made by a person with --a-source human / --b-source human: the report calls it the human
-ceiling. Bad input exits with status 2, naming file, line and field, and writes nothing.
+ceiling. Bad input (including a file of the wrong kind) exits with status 2, naming file, line and
+field, and writes nothing. An existing output is refused (exit status 2) unless --overwrite is given.
+
+Example:
+  manage.py compare_runs --kind spans --gold gold.jsonl --a run-a.jsonl --b run-b.jsonl \\
+      --output comparison.json
+  manage.py compare_runs --kind attributes --gold gold_eppi.json --prompts prompts.csv \\
+      --a llm-small.jsonl --b llm-large.jsonl --output comparison.json
 """
-
-
-class _HelpFormatter(DjangoHelpFormatter, argparse.RawDescriptionHelpFormatter):
-    """Django's ordering of options (the command's first), with the description's paragraphs kept."""
 
 
 class Command(BaseCommand):
@@ -54,7 +71,7 @@ class Command(BaseCommand):
     requires_system_checks: list[str] = []
 
     def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> argparse.ArgumentParser:
-        return super().create_parser(prog_name, subcommand, formatter_class=_HelpFormatter, **kwargs)
+        return super().create_parser(prog_name, subcommand, formatter_class=OfflineHelpFormatter, **kwargs)
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--kind", required=True, choices=("spans", "attributes"))
@@ -73,31 +90,55 @@ class Command(BaseCommand):
             metavar="0..1",
             help="attributes: STRING near-match threshold",
         )
+        add_overwrite_argument(parser)
         add_interval_arguments(parser, what="paired comparison", zero_turns_off=False)
 
     def handle(self, *args: Any, **options: Any) -> None:
         output: Path = options["output"]
-        if not output.parent.is_dir():
-            raise CommandError(f"output folder {output.parent} does not exist", returncode=BAD_INPUT)
         settings = interval_settings_from_options(options)
         if settings.resamples < 1:
             raise CommandError("--resamples: a comparison needs at least 1 resample", returncode=BAD_INPUT)
+        self._check_input_kinds(options)
         a = RunSide(str(options["a"]), options["a_source"])
         b = RunSide(str(options["b"]), options["b_source"])
-        try:
-            report = self._compare(options, settings, a, b)
-        except InputValidationError as error:
-            count = len(error.problems)
-            raise CommandError(
-                f"invalid input, {count} problem{'s' if count != 1 else ''} found; nothing written:\n"
-                f"{error.summary(limit=PROBLEMS_SHOWN)}",
-                returncode=BAD_INPUT,
-            ) from None
-        except (FileNotFoundError, IsADirectoryError, PermissionError) as error:
-            raise CommandError(f"{error}; nothing written", returncode=BAD_INPUT) from None
-        write_json_atomically(output, report)
+        with output_slot(output, overwrite=options["overwrite"]):
+            try:
+                report = self._compare(options, settings, a, b)
+            except InputValidationError as error:
+                count = len(error.problems)
+                raise CommandError(
+                    f"invalid input, {count} problem{'s' if count != 1 else ''} found; nothing written:\n"
+                    f"{error.summary(limit=PROBLEMS_SHOWN)}",
+                    returncode=BAD_INPUT,
+                ) from None
+            except (FileNotFoundError, IsADirectoryError, PermissionError) as error:
+                raise CommandError(f"{error}; nothing written", returncode=BAD_INPUT) from None
+            write_json_atomically(output, report)
         self.stdout.write(format_comparison_table(report))
         self.stdout.write(f"\nComparison written to {output}")
+
+    def _check_input_kinds(self, options: dict[str, Any]) -> None:
+        if options["kind"] == "spans":
+            wanted = "span data (span JSONL or INCEpTION CAS JSON)"
+            for option in ("gold", "a", "b"):
+                require_input_kind(options[option], option=f"--{option}", expected=SPAN_FILES, wanted=wanted)
+            return
+        require_input_kind(
+            options["gold"],
+            option="--gold",
+            expected=ATTRIBUTE_GOLD_FILES,
+            wanted="attribute gold (EPPI Reviewer JSON or attribute JSONL)",
+        )
+        require_input_kind(
+            options["prompts"], option="--prompts", expected=PROMPT_FILES, wanted="a prompt CSV"
+        )
+        for option in ("a", "b"):
+            require_input_kind(
+                options[option],
+                option=f"--{option}",
+                expected=EXTRACTION_PREDICTION_FILES,
+                wanted="extraction predictions (JSONL with annotations)",
+            )
 
     def _compare(
         self, options: dict[str, Any], settings: IntervalSettings, a: RunSide, b: RunSide

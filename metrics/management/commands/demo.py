@@ -1,21 +1,61 @@
-"""Prepare the demo on the embedded default: an admin with a fresh password, then the demo data."""
+"""Prepare the demo on the embedded default: an admin with a kept password, then the demo data."""
 
 from __future__ import annotations
 
 import secrets
+from pathlib import Path
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
 from django.core.management.base import BaseCommand
 
+from evalproject.local_secrets import read_json, write_json
 from metrics.demo_data import demo_projects, demo_runs, demo_token, headline
 
 DEMO_ADMIN = "demo-admin"
 
 
+def demo_credentials_path() -> Path:
+    """The demo admin's password and token, generated once and kept (git-ignored, mode 0600)."""
+    return Path(settings.LOCAL_SECRETS_DIR) / "demo.json"
+
+
+def demo_admin() -> tuple[AbstractBaseUser, str | None]:
+    """The demo admin and its password: the one kept from an earlier run, else a new one.
+
+    A password changed since (with `manage.py changepassword`) is left alone and not shown (None).
+    """
+    kept = read_json(demo_credentials_path())
+    user, created = get_user_model().objects.get_or_create(username=DEMO_ADMIN)
+    user.is_staff = user.is_superuser = True
+    password = kept.get("password")
+    if not password:
+        password = secrets.token_urlsafe(12)
+        user.set_password(password)
+        write_json(demo_credentials_path(), {**kept, "password": password})
+    elif created or not user.has_usable_password():
+        user.set_password(password)
+    elif not user.check_password(password):
+        password = None
+    user.save()
+    return user, password
+
+
+def demo_admin_token(user: AbstractBaseUser) -> str:
+    """The demo admin's API token, kept like its password."""
+    kept = read_json(demo_credentials_path())
+    token = demo_token(user=user, key=kept.get("token"))
+    if token != kept.get("token"):
+        write_json(demo_credentials_path(), {**kept, "token": token})
+    return token
+
+
 class Command(BaseCommand):
     help = (
-        "Create (or reset) the demo admin with a generated password and print it, then load and score "
-        "the bundled demo data. Used by scripts/demo; safe to run again."
+        "Create the demo admin with a generated password and API token (kept in .local-secrets/ and "
+        "printed on every run), then load and score the bundled demo data. Used by scripts/demo; safe to "
+        "run again."
     )
 
     def add_arguments(self, parser) -> None:
@@ -24,19 +64,16 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, port: int, **options) -> None:
-        password = secrets.token_urlsafe(12)
-        user, _ = get_user_model().objects.get_or_create(username=DEMO_ADMIN)
-        user.is_staff = user.is_superuser = True
-        user.set_password(password)
-        user.save()
+        user, password = demo_admin()
         base = f"http://127.0.0.1:{port}"
+        shown = password or "(changed since the demo set it; not shown)"
         # The first lines a person needs: where to look, and how to log in.
         self.stdout.write(f"Dashboard:  {base}/")
-        self.stdout.write(f"Demo admin: {DEMO_ADMIN}  password: {password}")
+        self.stdout.write(f"Demo admin: {DEMO_ADMIN}  password: {shown}")
         self.stdout.flush()
 
         deid, trials = demo_projects(user=user)
-        token = demo_token(user=user)
+        token = demo_admin_token(user)
         results = demo_runs(token=token, base_url=base, log=lambda line: self.stderr.write(f"==> {line}"))
 
         for result in results:
@@ -48,7 +85,8 @@ class Command(BaseCommand):
             self.stdout.write(f"  comparison: {base}/api/v1/runs/{run['id']}/comparison/?format=csv")
             self.stdout.write(f"  artefacts:  {base}/api/v1/runs/{run['id']}/artefacts.zip")
         self.stdout.write("")
-        self.stdout.write(f"Dashboard:  {base}/  (log in as {DEMO_ADMIN}, password above)")
+        self.stdout.write(f"Dashboard:  {base}/")
+        self.stdout.write(f"Demo admin: {DEMO_ADMIN}  password: {shown}")
         self.stdout.write(f"API token:  {token}   (Authorization: Token <key>)")
         self.stdout.write(f"Admin:      {base}/admin/")
         self.stdout.write(f"Health:     {base}/health/")

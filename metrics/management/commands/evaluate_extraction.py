@@ -6,32 +6,61 @@ metrics.extraction_evaluation, which the server reuses.
 
 from __future__ import annotations
 
+import argparse
 import gc
 from pathlib import Path
+from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotations.importers.errors import InputValidationError
-from metrics.artefacts import check_output_dir, format_metrics_table
+from metrics.artefacts import format_metrics_table
 from metrics.extraction_evaluation import evaluate_extraction_to_folder, load_config, resolve_settings
 from metrics.management.interval_options import add_interval_arguments, interval_settings_from_options
+from metrics.management.offline_files import (
+    ATTRIBUTE_GOLD_FILES,
+    EXTRACTION_PREDICTION_FILES,
+    PROMPT_FILES,
+    OfflineHelpFormatter,
+    add_overwrite_argument,
+    output_slot,
+    require_input_kind,
+)
 
 # Exit status for bad input (the convention of argparse and of most Unix tools for usage errors).
 BAD_INPUT = 2
 WARNINGS_SHOWN = 10
+
+DESCRIPTION = """\
+Score the attribute values an LLM pipeline extracted against gold, print the metrics table and write
+the run's artefacts into a new folder: metrics.csv, metrics.json, goldstandard_llm_comparison.csv,
+llm_annotations.json, extraction_metadata.json, config.yaml, prompts_used.csv, evaluation.log.
+
+--gold: an EPPI Reviewer JSON export, or JSONL with one document a line: {"document_id", "name"?,
+"attributes": {ATTRIBUTE_ID: {"output_data", "additional_text"?}}} (the format is detected).
+--prompts: a CSV with the columns prompt, output_data_type (BOOL, STRING, INTEGER, FLOAT, LIST, DICT),
+attribute_id, attribute_label; rows with an empty prompt are not scored.
+--predictions: JSONL, one document a line: {"document_id", "context", "annotations": [{"attribute_id",
+"output_data", "reasoning"?, "additional_text"?}]}.
+
+Bad input (including a file of the wrong kind, such as span JSONL given as gold) exits with status 2,
+names file, line and field, and writes nothing. An existing, non-empty output folder is refused (exit
+status 2) unless --overwrite is given; the old folder is then replaced only once the new one is complete.
+
+Example:
+  manage.py evaluate_extraction --gold gold_eppi.json --prompts prompts.csv \\
+      --predictions predictions.jsonl --config config.yaml --output-dir runs/llm-small
+"""
 
 
 class Command(BaseCommand):
     # Files in, files out: no database, URL or model checks are needed, and skipping them keeps an
     # offline evaluation independent of the server's state (and half a second faster).
     requires_system_checks: list[str] = []
-    help = (
-        "Score the attribute values an LLM pipeline extracted (predictions JSONL) against gold "
-        "(EPPI Reviewer JSON or JSONL) for the attributes of a prompt CSV, print the metrics table and "
-        "write the run's artefacts (metrics.csv, metrics.json, goldstandard_llm_comparison.csv, "
-        "llm_annotations.json, extraction_metadata.json, config.yaml, prompts_used.csv, evaluation.log) "
-        "into a new folder. Bad input exits with status 2, names file, line and field, and writes nothing."
-    )
+    help = DESCRIPTION
+
+    def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> argparse.ArgumentParser:
+        return super().create_parser(prog_name, subcommand, formatter_class=OfflineHelpFormatter, **kwargs)
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
@@ -54,7 +83,7 @@ class Command(BaseCommand):
             "--output-dir",
             required=True,
             type=Path,
-            help="folder to create for the artefacts; it must not exist yet (or be empty)",
+            help="folder to create for the artefacts; it must not exist yet (or be empty) unless --overwrite",
         )
         parser.add_argument(
             "--config",
@@ -85,6 +114,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--run-id", help="the run's id in the artefacts; default: the output folder's name"
         )
+        add_overwrite_argument(parser)
         add_interval_arguments(parser, what="metrics' confidence intervals (metrics.csv, metrics.json)")
 
     def handle(self, *args, **options) -> None:
@@ -103,8 +133,34 @@ class Command(BaseCommand):
     def _evaluate(self, options: dict) -> None:
         output_dir: Path = options["output_dir"]
         intervals = interval_settings_from_options(options)
+        require_input_kind(
+            options["gold"],
+            option="--gold",
+            expected=ATTRIBUTE_GOLD_FILES,
+            wanted="attribute gold (EPPI Reviewer JSON or attribute JSONL)",
+        )
+        require_input_kind(
+            options["prompts"], option="--prompts", expected=PROMPT_FILES, wanted="a prompt CSV"
+        )
+        require_input_kind(
+            options["predictions"],
+            option="--predictions",
+            expected=EXTRACTION_PREDICTION_FILES,
+            wanted="extraction predictions (JSONL with annotations)",
+        )
+        with output_slot(output_dir, overwrite=options["overwrite"]):
+            run, settings = self._write_artefacts(options, output_dir, intervals)
+        self.stdout.write(format_metrics_table(run.evaluation, settings.custom_metrics))
+        warnings = run.log_lines()
+        problems = [line for line in warnings if line.startswith("WARNING")]
+        for line in problems[:WARNINGS_SHOWN]:
+            self.stderr.write(line)
+        if len(problems) > WARNINGS_SHOWN:
+            self.stderr.write(f"... and {len(problems) - WARNINGS_SHOWN} more warnings")
+        self.stdout.write(f"\nArtefacts of run {run.evaluation.run_id!r} written to {output_dir}")
+
+    def _write_artefacts(self, options: dict, output_dir: Path, intervals):
         try:
-            check_output_dir(output_dir)
             config = load_config(options["config"]) if options["config"] else None
             settings = resolve_settings(
                 config,
@@ -126,12 +182,4 @@ class Command(BaseCommand):
             raise CommandError(f"invalid input, nothing written:\n{error}", returncode=BAD_INPUT) from None
         except (FileNotFoundError, IsADirectoryError, PermissionError, FileExistsError) as error:
             raise CommandError(f"{error}; nothing written", returncode=BAD_INPUT) from None
-
-        self.stdout.write(format_metrics_table(run.evaluation, settings.custom_metrics))
-        warnings = run.log_lines()
-        problems = [line for line in warnings if line.startswith("WARNING")]
-        for line in problems[:WARNINGS_SHOWN]:
-            self.stderr.write(line)
-        if len(problems) > WARNINGS_SHOWN:
-            self.stderr.write(f"... and {len(problems) - WARNINGS_SHOWN} more warnings")
-        self.stdout.write(f"\nArtefacts of run {run.evaluation.run_id!r} written to {output_dir}")
+        return run, settings

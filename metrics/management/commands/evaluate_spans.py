@@ -8,18 +8,22 @@ stale-looking result behind.
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, DjangoHelpFormatter, OutputWrapper
+from django.core.management.base import BaseCommand, CommandError, OutputWrapper
 
 from annotations.importers.errors import InputValidationError
 from metrics.management.interval_options import add_interval_arguments, interval_settings_from_options
+from metrics.management.offline_files import (
+    SPAN_FILES,
+    OfflineHelpFormatter,
+    add_overwrite_argument,
+    output_slot,
+    require_input_kind,
+    write_json_atomically,
+)
 from metrics.span_evaluation import evaluate_span_paths
 
 INVALID_INPUT_STATUS = 2
@@ -63,14 +67,17 @@ micro.chars.all.f1_ci): a cluster bootstrap over documents for precision, recall
 Clopper-Pearson for the leakage rates. The settings (--confidence-level, --resamples, --seed) are recorded
 in config.intervals; the same input and seed give the same intervals. --resamples 0 turns them off.
 
-Invalid input (bad offsets, mismatching texts, unknown or duplicate documents, malformed files...)
-stops the run with exit status 2 and a list of every problem; no output file is written. Warnings
-(e.g. unknown labels, mapped to OTHER_PII) are printed and stored in the results, and the run goes on.
+Invalid input (bad offsets, mismatching texts, unknown or duplicate documents, malformed files, a file
+of another kind such as an EPPI export) stops the run with exit status 2 and a list of every problem; no
+output file is written. An existing output is refused (exit status 2) unless --overwrite is given.
+Warnings (e.g. unknown labels, mapped to OTHER_PII) are printed and stored in the results, and the run
+goes on.
+
+Example:
+  manage.py evaluate_spans --gold gold.jsonl --predictions predictions.jsonl --output results.json
+  manage.py evaluate_spans --gold inception-export.zip --gold-annotator anna \\
+      --predictions predictions.jsonl --output results.json --overwrite
 """
-
-
-class _HelpFormatter(DjangoHelpFormatter, argparse.RawDescriptionHelpFormatter):
-    """Django's ordering of options, with the description's paragraphs kept as written."""
 
 
 class Command(BaseCommand):
@@ -80,11 +87,16 @@ class Command(BaseCommand):
     requires_system_checks: list[str] = []
 
     def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> argparse.ArgumentParser:
-        return super().create_parser(prog_name, subcommand, formatter_class=_HelpFormatter, **kwargs)
+        return super().create_parser(prog_name, subcommand, formatter_class=OfflineHelpFormatter, **kwargs)
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument(
-            "--input", required=True, metavar="GOLD", help="gold spans: file, directory or .zip"
+            "--gold",
+            "--input",
+            dest="gold",
+            required=True,
+            metavar="GOLD",
+            help="gold spans: file, directory or .zip (--input is the former name)",
         )
         parser.add_argument(
             "--predictions",
@@ -115,19 +127,32 @@ class Command(BaseCommand):
             metavar="NAME",
             help="the INCEpTION user whose annotations are gold, when gold holds several annotators",
         )
+        add_overwrite_argument(parser)
         add_interval_arguments(parser, what="confidence intervals (stored beside each metric as <metric>_ci)")
 
     def handle(self, *args: Any, **options: Any) -> None:
         output = Path(options["output"])
-        if not output.parent.is_dir():
-            raise CommandError(
-                f"output folder {output.parent} does not exist", returncode=INVALID_INPUT_STATUS
+        for option in ("gold", "predictions"):
+            require_input_kind(
+                options[option],
+                option=f"--{option}",
+                expected=SPAN_FILES,
+                wanted="span data (span JSONL or INCEpTION CAS JSON)",
             )
+        with output_slot(output, overwrite=options["overwrite"]):
+            results = self._evaluate(options)
+            write_json_atomically(output, results)
+        self.stdout.write(format_summary(results))
+        for warning in results["warnings"]:
+            self.stderr.write(f"warning: {_warning_text(warning)}")
+        self.stdout.write(f"Results written to {output}")
+
+    def _evaluate(self, options: dict[str, Any]) -> dict[str, Any]:
         intervals = interval_settings_from_options(options)
         progress = _ProgressBar(self.stderr) if self.stderr.isatty() else None
         try:
-            results = evaluate_span_paths(
-                options["input"],
+            return evaluate_span_paths(
+                options["gold"],
                 options["predictions"],
                 label_map_path=options["label_map"],
                 restrict_to_gt_types=options["restrict_to_gt_types"],
@@ -146,42 +171,6 @@ class Command(BaseCommand):
         finally:
             if progress is not None:
                 progress.finish()
-        write_json_atomically(output, results)
-        self.stdout.write(format_summary(results))
-        for warning in results["warnings"]:
-            self.stderr.write(f"warning: {_warning_text(warning)}")
-        self.stdout.write(f"Results written to {output}")
-
-
-def write_json_atomically(path: Path, data: Any) -> None:
-    """Write to a temporary file next to `path`, then rename: readers see the old file or the new one."""
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            for chunk in _json_chunks(data):
-                stream.write(chunk)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-
-
-def _json_chunks(data: dict[str, Any]) -> Iterator[str]:
-    """results.json, indented, with each entry of a list of objects (per_document) on one line.
-
-    Readable in an editor and fast: `json.dump(indent=...)` runs the pure Python encoder, which
-    takes seconds on 100,000 per-document entries; one `json.dumps` per entry uses the C encoder.
-    """
-    yield "{"
-    for index, (key, value) in enumerate(data.items()):
-        yield ("," if index else "") + f"\n  {json.dumps(key)}: "
-        if isinstance(value, list) and value and all(isinstance(item, dict) for item in value):
-            yield (
-                "[\n" + ",\n".join("    " + json.dumps(item, ensure_ascii=False) for item in value) + "\n  ]"
-            )
-        else:
-            yield json.dumps(value, ensure_ascii=False, indent=2).replace("\n", "\n  ")
-    yield "\n}\n"
 
 
 def format_summary(results: dict[str, Any]) -> str:

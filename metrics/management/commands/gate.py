@@ -1,16 +1,20 @@
 """`manage.py gate`: hold a run's metrics against a threshold file; exit 0 on pass, 1 on fail, 2 on bad
-input. The checks are `metrics.engine.gate` (the same as `POST /api/v1/runs/{id}/gate/`)."""
+input (including a threshold file that names a metric the metrics document cannot have). The checks
+are `metrics.engine.gate` (the same as `POST /api/v1/runs/{id}/gate/`)."""
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import httpx
-from django.core.management.base import BaseCommand, CommandError, DjangoHelpFormatter
+from django.core.management.base import BaseCommand, CommandError
 
-from metrics.engine.gate import evaluate_gate, render_gate_table
+from metrics.engine.attributes.metrics import metric_column_order
+from metrics.engine.attributes.types import AttributeType
+from metrics.engine.gate import Check, evaluate_gate, render_gate_table
 from metrics.gate_documents import (
     GateInputError,
     baseline_ids,
@@ -19,6 +23,7 @@ from metrics.gate_documents import (
     read_metrics_file,
     read_threshold_file,
 )
+from metrics.management.offline_files import OfflineHelpFormatter
 
 FAILED = 1
 BAD_INPUT = 2
@@ -26,20 +31,37 @@ BAD_INPUT = 2
 DESCRIPTION = """\
 Run a quality gate: every check of the threshold file against a run's metrics document (results.json of
 a span run, metrics.json of an attribute run), a table of every check, and the verdict as exit status:
-0 all checks pass, 1 a check fails, 2 bad input (unreadable files, a malformed threshold file, a server
-that does not answer).
+0 all checks pass, 1 a check fails, 2 bad input (unreadable files, a threshold file of the wrong shape
+or naming an unknown metric, a server that does not answer).
 
-A metric, interval or attribute that is missing or null fails its check, with the reason. Checks on
-"lower_bound" / "upper_bound" read the metric's confidence interval.
+Threshold file (JSON): {"checks": [CHECK, ...]}. A CHECK has "metric" and exactly one of "min", "max" or
+"baseline":
+  "metric"     span run: a dotted path into results.json (micro.chars.all.recall); attribute run: a
+               metric name (accuracy, f1_score, mean_absolute_error...) with "attribute": its id
+  "min"/"max"  passes when the value is >= min / <= max
+  "on"         estimate (default), lower_bound or upper_bound of the metric's confidence interval
+  "baseline"   non-inferiority to another run: passes when the value is >= the baseline's minus
+               "margin" (default 0); "direction": "lower" for errors (<= baseline + margin)
 
-Offline: --metrics FILE, and for non-inferiority checks ({"baseline": ID, "margin": 0.02}) the
-baseline's document with --baseline ID=FILE. Online: --run ID --server URL --token KEY reads the run's
-metrics (and every baseline's not given as a file) from GET /api/v1/runs/{id}/metrics/.
+Example, a CI gate on lower confidence bounds:
+  {"checks": [
+    {"metric": "micro.chars.all.recall", "min": 0.95, "on": "lower_bound"},
+    {"metric": "leakage.any_char.rate_all_documents", "max": 0.05, "on": "upper_bound"},
+    {"metric": "accuracy", "attribute": "5001", "min": 0.8, "on": "lower_bound"},
+    {"metric": "micro.chars.all.f1", "baseline": "41", "margin": 0.02}
+  ]}
+
+A metric the document does not have at all (a typo, or a span metric held against an attribute run)
+is bad input, exit 2. A metric or interval that is there but null fails its check, with the reason;
+so does an attribute that is missing.
+
+Offline: --metrics FILE, and for non-inferiority checks the baseline's document with --baseline ID=FILE.
+Online: --run ID --server URL --token KEY reads the run's metrics (and every baseline's not given as a
+file) from GET /api/v1/runs/{id}/metrics/.
+
+  manage.py gate --thresholds gate.json --metrics results.json
+  manage.py gate --thresholds gate.json --run 42 --server https://eval.example.org --token "$EVAL_TOKEN"
 """
-
-
-class _HelpFormatter(DjangoHelpFormatter, argparse.RawDescriptionHelpFormatter):
-    """Django's ordering of options (the command's first), with the description's paragraphs kept."""
 
 
 class Command(BaseCommand):
@@ -49,7 +71,7 @@ class Command(BaseCommand):
     transport: httpx.BaseTransport | None = None
 
     def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> argparse.ArgumentParser:
-        return super().create_parser(prog_name, subcommand, formatter_class=_HelpFormatter, **kwargs)
+        return super().create_parser(prog_name, subcommand, formatter_class=OfflineHelpFormatter, **kwargs)
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--thresholds", required=True, type=Path, help="the threshold file (JSON)")
@@ -86,6 +108,9 @@ class Command(BaseCommand):
                 for run_id in baseline_ids(checks):
                     if run_id not in baselines:
                         baselines[run_id] = self._fetch(options, run_id)
+            unknown = unknown_metrics(checks, document)
+            if unknown:
+                raise GateInputError(f"{options['thresholds']}: " + "; ".join(unknown))
         except GateInputError as error:
             raise CommandError(str(error), returncode=BAD_INPUT) from None
 
@@ -99,3 +124,37 @@ class Command(BaseCommand):
 
     def _fetch(self, options: dict[str, Any], run_id: str) -> dict[str, Any]:
         return fetch_run_metrics(options["server"], run_id, options["token"], transport=self.transport)
+
+
+def unknown_metrics(checks: list[Check], document: Mapping[str, Any]) -> list[str]:
+    """The checks naming a metric that `document` cannot have, each as a problem naming the check.
+
+    A span check names a dotted path into results.json, which holds every metric (null where it is
+    undefined), so a path that is not there is a typo or the wrong kind of run. An attribute check
+    names a metric of the extraction metrics, which metrics.json omits where null, so it is unknown
+    only when no attribute type has it and no attribute of the document carries it (custom metrics).
+    """
+    attribute_metrics = set(metric_column_order(list(AttributeType), ()))
+    for entry in document.get("attributes") or []:
+        if isinstance(entry, Mapping):
+            attribute_metrics.update(entry.get("metrics") or {})
+    problems = []
+    for check in checks:
+        if check.attribute is None:
+            known = _has_path(document, check.metric)
+        else:
+            known = check.metric in attribute_metrics
+        if not known:
+            problems.append(
+                f"checks[{check.index}].metric: unknown metric {check.metric!r} for this document"
+            )
+    return problems
+
+
+def _has_path(document: Mapping[str, Any], dotted: str) -> bool:
+    node: Any = document
+    for key in dotted.split("."):
+        if not isinstance(node, Mapping) or key not in node:
+            return False
+        node = node[key]
+    return True

@@ -1,0 +1,199 @@
+"""What every offline command does with its files, the same way in each.
+
+- An existing output (a file, or a folder that is not empty) is refused with exit status 2 and one
+  line, unless `--overwrite` is given; then it is replaced only once the new output is complete.
+- Outputs are written with one mode: files 0644, folders 0755 (readable by the team, like any report).
+- An input of the wrong kind (an EPPI export given as span gold, span JSONL given as extraction gold…)
+  is named in one line, exit status 2, before any work is done. The kind comes from the project's
+  format sniffer (`annotations.services.gold_read.detect_format`) and, for JSON lines, the fields
+  of the first record.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Collection, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import CommandError, DjangoHelpFormatter
+
+from annotations.importers.errors import InputValidationError
+from annotations.services.gold_read import detect_format
+
+BAD_INPUT = 2
+OUTPUT_FILE_MODE = 0o644
+OUTPUT_DIR_MODE = 0o755
+
+# Kinds of input file, as `input_kind` names them, and how a message calls them.
+CAS = "cas"
+EPPI = "eppi"
+PROMPTS_CSV = "prompts_csv"
+SPAN_JSONL = "span_jsonl"
+ATTRIBUTE_GOLD_JSONL = "attribute_gold_jsonl"
+EXTRACTION_PREDICTIONS_JSONL = "extraction_predictions_jsonl"
+KIND_NAMES = {
+    CAS: "an INCEpTION UIMA CAS JSON file (spans)",
+    EPPI: "an EPPI Reviewer export (attribute gold)",
+    PROMPTS_CSV: "a prompt CSV",
+    SPAN_JSONL: "a span JSONL file",
+    ATTRIBUTE_GOLD_JSONL: "an attribute gold JSONL file",
+    EXTRACTION_PREDICTIONS_JSONL: "an extraction predictions JSONL file",
+}
+SPAN_FILES = frozenset({CAS, SPAN_JSONL})
+ATTRIBUTE_GOLD_FILES = frozenset({EPPI, ATTRIBUTE_GOLD_JSONL})
+EXTRACTION_PREDICTION_FILES = frozenset({EXTRACTION_PREDICTIONS_JSONL})
+PROMPT_FILES = frozenset({PROMPTS_CSV})
+
+
+class OfflineHelpFormatter(DjangoHelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """Django's ordering of options (the command's first), with the description's paragraphs and
+    examples kept as written."""
+
+
+def add_overwrite_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace an existing output (without it, an existing output is refused with exit status 2)",
+    )
+
+
+def input_kind(path: Path) -> str | None:
+    """The kind of input file at `path`, or None when it cannot tell (the reader then reports it).
+
+    Folders and archives hold several files and are left to the readers.
+    """
+    if not path.is_file() or path.suffix.lower() == ".zip":
+        return None
+    try:
+        found = detect_format(path, "auto")
+    except (InputValidationError, OSError):
+        return None
+    if found != "jsonl":
+        return found
+    fields = _first_record_fields(path)
+    if "entities" in fields:
+        return SPAN_JSONL
+    if "attributes" in fields:
+        return ATTRIBUTE_GOLD_JSONL
+    if "annotations" in fields:
+        return EXTRACTION_PREDICTIONS_JSONL
+    return None
+
+
+def _first_record_fields(path: Path) -> Collection[str]:
+    with path.open("rb") as stream:
+        for line in stream:
+            if line.strip():
+                try:
+                    record = json.loads(line)
+                except (json.JSONDecodeError, UnicodeDecodeError):
+                    return ()
+                return record.keys() if isinstance(record, dict) else ()
+    return ()
+
+
+def require_input_kind(
+    path: Path | str | None, *, option: str, expected: Collection[str], wanted: str
+) -> None:
+    """CommandError (exit 2, one line) when `path` is a file of a kind other than `expected`."""
+    if path is None:
+        return
+    kind = input_kind(Path(path))
+    if kind is not None and kind not in expected:
+        raise CommandError(
+            f"{option} {path}: this is {KIND_NAMES[kind]}, not {wanted}; nothing written",
+            returncode=BAD_INPUT,
+        )
+
+
+def _is_taken(path: Path) -> bool:
+    """An output is taken when it exists, except as an empty folder (nothing would be lost)."""
+    return path.exists() and not (path.is_dir() and not any(path.iterdir()))
+
+
+@contextmanager
+def output_slot(path: Path, *, overwrite: bool) -> Iterator[None]:
+    """Hold the place of an output the block writes (atomically) at `path`.
+
+    Refuses a taken `path` unless `overwrite` (CommandError, exit 2). With `overwrite`, an existing
+    folder is moved aside while the block runs: removed once the new one is complete, put back if
+    the block fails, so a failed run never loses the previous output. (A file is replaced by the
+    writer's rename, which is atomic already.) The finished output gets the mode every offline
+    output has.
+    """
+    if not path.parent.is_dir():
+        raise CommandError(f"output folder {path.parent} does not exist", returncode=BAD_INPUT)
+    aside: Path | None = None
+    if _is_taken(path):
+        if not overwrite:
+            raise CommandError(
+                f"{path} already exists; add --overwrite to replace it (nothing written)",
+                returncode=BAD_INPUT,
+            )
+        if path.is_dir():
+            aside = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".replaced", dir=path.parent))
+            os.replace(path, aside / path.name)
+    try:
+        yield
+    except BaseException:
+        if aside is not None:
+            if not path.exists():
+                os.replace(aside / path.name, path)
+            shutil.rmtree(aside, ignore_errors=True)
+        raise
+    if aside is not None:
+        shutil.rmtree(aside, ignore_errors=True)
+    set_output_modes(path)
+
+
+def set_output_modes(path: Path) -> None:
+    """Files 0644, folders 0755, whatever the umask or a temporary file's private mode made them."""
+    if path.is_dir():
+        path.chmod(OUTPUT_DIR_MODE)
+        for folder, folders, files in os.walk(path):
+            for name in folders:
+                Path(folder, name).chmod(OUTPUT_DIR_MODE)
+            for name in files:
+                Path(folder, name).chmod(OUTPUT_FILE_MODE)
+    elif path.exists():
+        path.chmod(OUTPUT_FILE_MODE)
+
+
+def write_json_atomically(path: Path, data: dict[str, Any]) -> None:
+    """Write to a temporary file next to `path`, then rename: readers see the old file or the new one."""
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        # mkstemp makes the file private (0600); an output is as readable as any other.
+        os.fchmod(handle, OUTPUT_FILE_MODE)
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            for chunk in _json_chunks(data):
+                stream.write(chunk)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def _json_chunks(data: dict[str, Any]) -> Iterator[str]:
+    """The JSON, indented, with each entry of a list of objects (per_document) on one line.
+
+    Readable in an editor and fast: `json.dump(indent=...)` runs the pure Python encoder, which
+    takes seconds on 100,000 per-document entries; one `json.dumps` per entry uses the C encoder.
+    """
+    yield "{"
+    for index, (key, value) in enumerate(data.items()):
+        yield ("," if index else "") + f"\n  {json.dumps(key)}: "
+        if isinstance(value, list) and value and all(isinstance(item, dict) for item in value):
+            yield (
+                "[\n" + ",\n".join("    " + json.dumps(item, ensure_ascii=False) for item in value) + "\n  ]"
+            )
+        else:
+            yield json.dumps(value, ensure_ascii=False, indent=2).replace("\n", "\n  ")
+    yield "\n}\n"

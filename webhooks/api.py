@@ -7,11 +7,11 @@ from drf_spectacular.utils import OpenApiExample, extend_schema, inline_serializ
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
-from annotations.api.common import PAGE_PARAMETERS, paginated, paginated_response
+from annotations.api.common import paginated, paginated_response
 from annotations.roles import Role
 from annotations.selectors import project_get_for_user
+from evalproject.api import ApiView
 from webhooks.selectors import delivery_list, webhook_get, webhook_list
 from webhooks.services import webhook_create, webhook_delete, webhook_ping
 
@@ -46,18 +46,23 @@ class DeliveryOutputSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
 
 
-class WebhookListCreateApi(APIView):
+class WebhookListCreateApi(ApiView):
+    paginated_methods = ("get",)
+
     class WebhookCreateInputSerializer(serializers.Serializer):
         url = serializers.URLField(
             max_length=500, help_text="An http or https URL; redirects are not followed."
         )
         description = serializers.CharField(
-            max_length=200, required=False, allow_blank=True, default="", help_text="What the webhook is for."
+            max_length=200,
+            required=False,
+            allow_blank=True,
+            default="",
+            help_text="What the receiver is, for people (e.g. CI).",
         )
 
     @extend_schema(
         operation_id="webhooks_list",
-        parameters=PAGE_PARAMETERS,
         responses=paginated(WebhookOutputSerializer, "WebhookPage"),
     )
     def get(self, request: Request, slug: str) -> Response:
@@ -91,7 +96,7 @@ class WebhookListCreateApi(APIView):
         return Response(WebhookCreatedOutputSerializer(webhook).data, status=status.HTTP_201_CREATED)
 
 
-class WebhookDetailApi(APIView):
+class WebhookDetailApi(ApiView):
     @extend_schema(operation_id="webhooks_retrieve", responses=WebhookOutputSerializer)
     def get(self, request: Request, slug: str, webhook_id: int) -> Response:
         project = project_get_for_user(user=request.user, slug=slug, required=Role.MANAGER)
@@ -105,7 +110,7 @@ class WebhookDetailApi(APIView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
-class WebhookPingApi(APIView):
+class WebhookPingApi(ApiView):
     @extend_schema(
         operation_id="webhooks_ping",
         request=None,
@@ -120,7 +125,8 @@ class WebhookPingApi(APIView):
         },
     )
     def post(self, request: Request, slug: str, webhook_id: int) -> Response:
-        """Send a `ping` event to the webhook (delivered and retried like any event). Managers only."""
+        """Send a `ping` event to the webhook (delivered and retried like any event). Takes no body.
+        Managers only."""
         project = project_get_for_user(user=request.user, slug=slug, required=Role.MANAGER)
         webhook = webhook_get(project=project, webhook_id=webhook_id)
         event_id = webhook_ping(webhook=webhook)
@@ -128,10 +134,11 @@ class WebhookPingApi(APIView):
         return Response({"event_id": event_id, "deliveries_url": deliveries}, status=status.HTTP_202_ACCEPTED)
 
 
-class WebhookDeliveryListApi(APIView):
+class WebhookDeliveryListApi(ApiView):
+    paginated_methods = ("get",)
+
     @extend_schema(
         operation_id="webhook_deliveries_list",
-        parameters=PAGE_PARAMETERS,
         responses=paginated(DeliveryOutputSerializer, "WebhookDeliveryPage"),
     )
     def get(self, request: Request, slug: str, webhook_id: int) -> Response:

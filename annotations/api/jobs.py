@@ -6,13 +6,13 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
-from annotations.api.common import PAGE_PARAMETERS, paginated, paginated_response
+from annotations.api.common import paginated, paginated_response
 from annotations.roles import Role
 from annotations.selectors import job_get_for_user, job_list, project_get_for_user
 from annotations.selectors.jobs import jobs_redacted
 from annotations.services.jobs import job_retry
+from evalproject.api import ApiView
 
 
 class ProblemSerializer(serializers.Serializer):
@@ -46,17 +46,18 @@ class JobOutputSerializer(serializers.Serializer):
     finished_at = serializers.DateTimeField(allow_null=True)
 
 
-class JobDetailApi(APIView):
+class JobDetailApi(ApiView):
     @extend_schema(operation_id="jobs_retrieve", responses=JobOutputSerializer)
     def get(self, request: Request, job_id: int) -> Response:
         job = job_get_for_user(user=request.user, job_id=job_id)
         return Response(JobOutputSerializer(job).data)
 
 
-class ProjectJobListApi(APIView):
+class ProjectJobListApi(ApiView):
+    paginated_methods = ("get",)
+
     @extend_schema(
         operation_id="project_jobs_list",
-        parameters=PAGE_PARAMETERS,
         responses=paginated(JobOutputSerializer, "JobPage"),
     )
     def get(self, request: Request, slug: str) -> Response:
@@ -71,13 +72,13 @@ class ProjectJobListApi(APIView):
         )
 
 
-class JobRetryApi(APIView):
+class JobRetryApi(ApiView):
     @extend_schema(
         operation_id="jobs_retry",
         request=None,
         responses={202: JobOutputSerializer},
-        description="Queue a failed job, or one whose worker stopped (stale), again. Needs the manager "
-        "role; 409 when the job is neither failed nor stale, or its inputs are gone.",
+        description="Queue a failed job, or one whose worker stopped (stale), again. Takes no body. Needs "
+        "the manager role; 409 when the job is neither failed nor stale, or its inputs are gone.",
     )
     def post(self, request: Request, job_id: int) -> Response:
         job = job_get_for_user(user=request.user, job_id=job_id, required=Role.MANAGER)

@@ -76,6 +76,22 @@ def test_the_project_lists_its_jobs_newest_first_for_members_only(project, alice
     assert charlie_client.get("/api/v1/projects/letters/jobs/").status_code == 404
 
 
+def test_the_job_list_rejects_an_unknown_query_parameter_naming_it(project, bob_client):
+    response = bob_client.get("/api/v1/projects/letters/jobs/", {"state": "failed"})
+
+    assert response.status_code == 400
+    assert "state" in response.json()
+
+
+def test_the_job_list_pages_by_cursor(project, bob_client):
+    jobs = [Job.objects.create(kind="import", project=project) for _ in range(3)]
+
+    first = bob_client.get("/api/v1/projects/letters/jobs/", {"page_size": 2}).json()
+    second = bob_client.get(first["next"]).json()
+
+    assert [job["id"] for job in first["results"] + second["results"]] == [job.pk for job in reversed(jobs)]
+
+
 @pytest.mark.parametrize("jobs", [3, 30])
 def test_listing_jobs_costs_the_same_queries_for_3_or_30(
     project, alice, bob_client, django_assert_max_num_queries, jobs

@@ -29,6 +29,7 @@ from tests.api.runs_support import (
     read_jsonl,
 )
 from tests.services.test_gold_import_fixtures import upload
+from webhooks.services import webhook_create
 
 pytestmark = pytest.mark.django_db
 
@@ -184,13 +185,27 @@ ENDPOINTS = {
     "runs_finalize": ("post", "/api/v1/runs/{attribute_run}/finalize/", {"allow_empty": json_values}),
     "runs_rescore": ("post", "/api/v1/runs/{scored_run}/rescore/", {}),
     "runs_gate": ("post", "/api/v1/runs/{scored_run}/gate/", {"checks": st.lists(gate_check, max_size=3)}),
+    "webhooks_create": (
+        "post",
+        "/api/v1/projects/letters/webhooks/",
+        {
+            "url": st.sampled_from(["https://ci.example.org/hook", "ftp://example.org/"]) | texts,
+            "description": texts,
+        },
+    ),
+    "webhooks_ping": ("post", "/api/v1/projects/letters/webhooks/{webhook}/ping/", {}),
+    "jobs_retry": ("post", "/api/v1/jobs/{scoring_job}/retry/", {}),
 }
+# The operation each endpoint above calls, where its name is not the operation's; the import form
+# (`imports_create`) has its own test below.
+OPERATION_OF = {"predictions_attributes": "predictions_create", "predictions_spans": "predictions_create"}
 
 
 @pytest.fixture
-def runs(project, alice, alice_client, django_capture_on_commit_callbacks) -> dict[str, int]:
-    """In alice's project: an open attribute run and an open span run with predictions, and a scored
-    attribute run; and a dev_val_test project, `split`, with six documents."""
+def runs(project, alice, alice_client, django_capture_on_commit_callbacks, settings) -> dict[str, int]:
+    """In alice's project: an open attribute run and an open span run with predictions, a scored
+    attribute run, and a webhook whose receiver refuses connections at once (a ping is tried once); and
+    a dev_val_test project, `split`, with six documents."""
     load_extraction_gold(project)
     predictions = read_jsonl(EXTRACTION / "llm.jsonl")
     scored_run = create_run(alice_client, prompts=prompts_as_run_prompts())
@@ -212,12 +227,27 @@ def runs(project, alice, alice_client, django_capture_on_commit_callbacks) -> di
     Membership.objects.create(project=split, user=alice, role=Role.MANAGER)
     for number in range(6):
         Document.objects.create(project=split, external_id=f"s-{number}", text=f"Letter {number}.")
+    settings.WEBHOOK_MAX_ATTEMPTS = 1
+    webhook = webhook_create(project=project, user=alice, url="http://127.0.0.1:9/refused")
     return {
+        "webhook": webhook.pk,
         "attribute_run": attribute_run["id"],
         "span_run": span_run["id"],
         "scored_run": scored_run["id"],
         "scoring_job": ExperimentRun.objects.get(pk=scored_run["id"]).scoring_job_id,
     }
+
+
+def test_every_json_write_operation_is_covered(client):
+    schema = client.get("/api/schema/", {"format": "json"}).json()
+    writes = {
+        operation["operationId"]
+        for item in schema["paths"].values()
+        for method, operation in item.items()
+        if method in {"post", "put", "patch"}
+    }
+
+    assert writes - {"imports_create"} == {OPERATION_OF.get(name, name) for name in ENDPOINTS}
 
 
 def json_text(value) -> str:

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import pytest
 import schemathesis
+from django.core.signals import request_finished, request_started
 from django.core.wsgi import get_wsgi_application
+from django.db import close_old_connections
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
 
@@ -19,6 +21,18 @@ from tests.api.test_no_server_errors import runs  # noqa: F401 (a fixture)
 pytestmark = pytest.mark.django_db
 
 EXAMPLES_PER_OPERATION = 5
+
+
+@pytest.fixture
+def database_connection_kept_across_requests(runs):  # noqa: F811
+    """The WSGI application closes the database connection around each request; the test's transaction
+    lives on it (on PostgreSQL it is then gone), so it is kept open, as Django's test client does. After
+    `runs`: the test client connects the closing again after each of its requests."""
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    yield
+    request_started.connect(close_old_connections)
+    request_finished.connect(close_old_connections)
 
 
 @pytest.fixture
@@ -42,6 +56,8 @@ def pin_path_parameters(case, runs: dict[str, int]) -> None:  # noqa: F811
         parameters["run_id"] = runs["attribute_run"] if writes else runs["scored_run"]
     if "job_id" in parameters:
         parameters["job_id"] = runs["scoring_job"]
+    if "webhook_id" in parameters:
+        parameters["webhook_id"] = runs["webhook"]
 
 
 @schema.parametrize()
@@ -54,7 +70,12 @@ def pin_path_parameters(case, runs: dict[str, int]) -> None:  # noqa: F811
         HealthCheck.filter_too_much,
     ],
 )
-def test_no_operation_answers_a_server_error(case, runs, alice_token):  # noqa: F811
+def test_no_operation_answers_a_server_error(
+    case,
+    runs,  # noqa: F811
+    alice_token,
+    database_connection_kept_across_requests,
+):
     pin_path_parameters(case, runs)
 
     case.call_and_validate(headers={"Authorization": f"Token {alice_token}"}, checks=[not_a_server_error])

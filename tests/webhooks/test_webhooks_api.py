@@ -52,6 +52,25 @@ def test_alice_removes_a_webhook(project, alice_client):
     assert alice_client.get(f"{WEBHOOKS}{created['id']}/").status_code == 404
 
 
+def test_alice_pages_through_the_webhooks(project, alice_client):
+    ids = [register(alice_client).data["id"] for _ in range(3)]
+
+    first = alice_client.get(WEBHOOKS, {"page_size": 2}).json()
+    second = alice_client.get(first["next"]).json()
+
+    assert [hook["id"] for hook in first["results"] + second["results"]] == ids
+
+
+def test_an_unknown_query_parameter_answers_400_naming_it(project, alice_client):
+    webhook_id = register(alice_client).data["id"]
+
+    listed = alice_client.get(WEBHOOKS, {"active": "true"})
+    deliveries = alice_client.get(f"{WEBHOOKS}{webhook_id}/deliveries/", {"event": "ping"})
+
+    assert (listed.status_code, deliveries.status_code) == (400, 400)
+    assert "active" in listed.json() and "event" in deliveries.json()
+
+
 def test_a_webhook_of_another_project_is_not_found(project, alice_client):
     register(alice_client)
     other = alice_client.post("/api/v1/projects/", {"slug": "other", "name": "Other"}, format="json")

@@ -3,7 +3,8 @@
 Every changelist selects its related rows in the same query (list_select_related or annotations),
 so a page costs the same number of queries whatever its rows; tests pin those numbers. Gold is
 view-only here: a version is immutable once written (scores name it), and changes go through an
-import, which makes a new version.
+import, which makes a new version. Staff who are not superusers see only their projects' rows
+(`admin_access`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from django.db.models import Count, QuerySet
 from django.http import HttpRequest
 from rest_framework.exceptions import APIException
 
+from annotations.admin_access import ProjectScopedAdminMixin, ReadOnlyAdminMixin
 from annotations.importers.errors import ImportProblem
 from annotations.models import (
     ApiToken,
@@ -26,24 +28,12 @@ from annotations.models import (
     Job,
     Membership,
     Project,
+    ProjectPurge,
 )
 from annotations.roles import Role
 from annotations.selectors.jobs import jobs_redacted
 from annotations.services.job_problems import problem_dict
 from annotations.services.jobs import job_retry
-
-
-class ViewOnlyAdmin(admin.ModelAdmin):
-    """Readable by staff with the view permission; written only by the services."""
-
-    def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
 
 
 def _is_changelist(request: HttpRequest) -> bool:
@@ -57,7 +47,8 @@ class MembershipInline(admin.TabularInline):
 
 
 @admin.register(Project)
-class ProjectAdmin(admin.ModelAdmin):
+class ProjectAdmin(ProjectScopedAdminMixin, admin.ModelAdmin):
+    project_path = "pk"
     list_display = ["slug", "name", "strategy", "phase", "member_count", "created_by", "created_at"]
     list_filter = ["strategy", "phase"]
     list_select_related = ["created_by"]
@@ -74,7 +65,7 @@ class ProjectAdmin(admin.ModelAdmin):
 
 
 @admin.register(Membership)
-class MembershipAdmin(admin.ModelAdmin):
+class MembershipAdmin(ProjectScopedAdminMixin, admin.ModelAdmin):
     list_display = ["project", "user", "role", "created_at"]
     list_filter = ["role", "project"]
     list_select_related = ["project", "user"]
@@ -90,13 +81,18 @@ class ApiTokenAdmin(admin.ModelAdmin):
     search_fields = ["user__username", "name", "prefix"]
     readonly_fields = ["user", "prefix", "key_hash", "created_at", "last_used_at"]
 
+    def get_queryset(self, request: HttpRequest) -> QuerySet[ApiToken]:
+        # Tokens belong to users, not projects: staff other than superusers see their own.
+        tokens = super().get_queryset(request)
+        return tokens if request.user.is_superuser else tokens.filter(user_id=request.user.pk)
+
     def has_add_permission(self, request: HttpRequest) -> bool:
         # A key is shown once, at creation: use `manage.py create_api_token`, which prints it.
         return False
 
 
 @admin.register(Document)
-class DocumentAdmin(admin.ModelAdmin):
+class DocumentAdmin(ProjectScopedAdminMixin, admin.ModelAdmin):
     list_display = ["external_id", "name", "project", "created_at"]
     list_filter = ["project"]
     list_select_related = ["project"]
@@ -114,7 +110,7 @@ class DocumentAdmin(admin.ModelAdmin):
 
 
 @admin.register(EntityType)
-class EntityTypeAdmin(admin.ModelAdmin):
+class EntityTypeAdmin(ProjectScopedAdminMixin, admin.ModelAdmin):
     list_display = ["name", "label", "project"]
     list_filter = ["project"]
     list_select_related = ["project"]
@@ -122,7 +118,7 @@ class EntityTypeAdmin(admin.ModelAdmin):
 
 
 @admin.register(Attribute)
-class AttributeAdmin(admin.ModelAdmin):
+class AttributeAdmin(ProjectScopedAdminMixin, admin.ModelAdmin):
     list_display = ["attribute_id", "label", "type", "scored", "project", "position"]
     list_filter = ["project", "type"]
     list_select_related = ["project"]
@@ -134,7 +130,7 @@ class AttributeAdmin(admin.ModelAdmin):
 
 
 @admin.register(GoldVersion)
-class GoldVersionAdmin(ViewOnlyAdmin):
+class GoldVersionAdmin(ReadOnlyAdminMixin, ProjectScopedAdminMixin, admin.ModelAdmin):
     list_display = [
         "project",
         "kind",
@@ -156,7 +152,8 @@ class GoldVersionAdmin(ViewOnlyAdmin):
 
 
 @admin.register(GoldVersionDocument)
-class GoldVersionDocumentAdmin(ViewOnlyAdmin):
+class GoldVersionDocumentAdmin(ReadOnlyAdminMixin, ProjectScopedAdminMixin, admin.ModelAdmin):
+    project_path = "gold_version__project"
     list_display = ["document", "gold_version", "content_hash"]
     list_filter = ["gold_version__project", "gold_version__kind"]
     list_select_related = ["document", "gold_version", "gold_version__project"]
@@ -164,7 +161,8 @@ class GoldVersionDocumentAdmin(ViewOnlyAdmin):
 
 
 @admin.register(GoldSpan)
-class GoldSpanAdmin(ViewOnlyAdmin):
+class GoldSpanAdmin(ReadOnlyAdminMixin, ProjectScopedAdminMixin, admin.ModelAdmin):
+    project_path = "gold_version__project"
     list_display = ["document", "start", "end", "entity_type", "label", "gold_version"]
     list_filter = ["entity_type", "gold_version__project"]
     list_select_related = ["document", "gold_version", "gold_version__project"]
@@ -172,7 +170,8 @@ class GoldSpanAdmin(ViewOnlyAdmin):
 
 
 @admin.register(GoldAttributeValue)
-class GoldAttributeValueAdmin(ViewOnlyAdmin):
+class GoldAttributeValueAdmin(ReadOnlyAdminMixin, ProjectScopedAdminMixin, admin.ModelAdmin):
+    project_path = "gold_version__project"
     list_display = ["document", "attribute", "output_data", "citation_page", "gold_version"]
     list_filter = ["gold_version__project"]
     list_select_related = ["document", "attribute", "gold_version", "gold_version__project"]
@@ -180,7 +179,7 @@ class GoldAttributeValueAdmin(ViewOnlyAdmin):
 
 
 @admin.register(Job)
-class JobAdmin(ViewOnlyAdmin):
+class JobAdmin(ReadOnlyAdminMixin, ProjectScopedAdminMixin, admin.ModelAdmin):
     """Jobs are made and finished by the operations they run: read-only, with a "retry" action.
 
     Warnings and errors are redacted as the API redacts them (annotations.selectors.jobs): no one,
@@ -267,3 +266,26 @@ def _problems_text(problems: list) -> str:
         shaped["documents"] = tuple(shaped.get("documents", ()))
         lines.append(str(ImportProblem(**shaped)))
     return "\n".join(lines)
+
+
+@admin.register(ProjectPurge)
+class ProjectPurgeAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    """The audit of purged projects: superusers only (the projects are gone, so no member sees it)."""
+
+    list_display = ["slug", "requested_by_username", "requested_at", "finished_at"]
+    search_fields = ["slug", "requested_by_username"]
+    readonly_fields = [
+        "slug",
+        "project_id_purged",
+        "requested_by_username",
+        "requested_at",
+        "finished_at",
+        "counts",
+    ]
+    exclude = ["requested_by", "job"]
+
+    def has_view_permission(self, request: HttpRequest, obj=None) -> bool:
+        return request.user.is_superuser
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return request.user.is_superuser

@@ -315,6 +315,7 @@ class JobKind(models.TextChoices):
     IMPORT = "import", "Import"
     SCORING = "scoring", "Scoring"
     EXPORT = "export", "Export"
+    PURGE = "purge", "Purge a project"
 
 
 class JobState(models.TextChoices):
@@ -377,3 +378,30 @@ class Job(models.Model):
 
     def __str__(self) -> str:
         return f"job {self.pk} {self.kind} {self.state}"
+
+
+class ProjectPurge(models.Model):
+    """The audit record of a project's purge: who asked, when, the slug and the counts, no content.
+
+    It names the project by slug and id only, so it survives the purge it records (no foreign key
+    to the project, whose rows it outlives).
+    """
+
+    slug = models.SlugField(max_length=100)
+    project_id_purged = models.PositiveBigIntegerField(help_text="The id the project had.")
+    requested_by = models.ForeignKey(
+        django_settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # Kept beside the key: the audit must still say who after that user is deleted.
+    requested_by_username = models.CharField(max_length=150)
+    requested_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    job = models.ForeignKey(Job, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    # Rows deleted per model ("annotations.Document": 120, ...) and files deleted.
+    counts = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["-requested_at"]
+
+    def __str__(self) -> str:
+        return f"purge of {self.slug} by {self.requested_by_username}"

@@ -23,6 +23,8 @@ from annotations.services.jobs import (
     job_finish,
     job_kind_register,
 )
+from annotations.services.purge import project_purge_run
+from annotations.services.uploads import uploads_sweep
 
 logger = logging.getLogger("annotations.jobs")
 
@@ -110,3 +112,19 @@ def import_job_run_task(self, job_id: int, resume_token: str | None = None) -> s
 
 
 job_kind_register(JobKind.IMPORT, task=import_job_run_task, on_retry=import_job_retry_check)
+
+
+# ignore_result: see import_job_run_task.
+@shared_task(bind=True, name="annotations.project_purge", max_retries=None, ignore_result=True)
+def project_purge_task(self, job_id: int, resume_token: str | None = None) -> str:
+    """Run a project's purge job. Safe to deliver twice: the service claims the job first."""
+    return run_job_task(self, project_purge_run, job_id=job_id, resume_token=resume_token)
+
+
+job_kind_register(JobKind.PURGE, task=project_purge_task)
+
+
+@shared_task(name="annotations.uploads_sweep", ignore_result=True)
+def uploads_sweep_task() -> dict[str, int]:
+    """Delete the uploads past their retention (the dispatcher also sweeps; docs/data-lifecycle.md)."""
+    return uploads_sweep()

@@ -41,6 +41,8 @@ class ApiView(APIView):
 
     query_serializers: ClassVar[dict[str, type[serializers.Serializer]]] = {}
     paginated_methods: ClassVar[tuple[str, ...]] = ()
+    # True when its DELETE reads a body (described in the schema like a POST's).
+    delete_takes_body: ClassVar[bool] = False
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)
@@ -85,3 +87,14 @@ class ApiSchema(AutoSchema):
         if method in getattr(self.view, "paginated_methods", ()):
             parameters.extend(PAGE_PARAMETERS)
         return parameters
+
+    def _get_request_body(self, direction: str = "request"):
+        # drf-spectacular describes a body for POST, PUT and PATCH only; a DELETE that takes one
+        # (`ApiView.delete_takes_body`) is described the same way.
+        if self.method != "DELETE" or not getattr(self.view, "delete_takes_body", False):
+            return super()._get_request_body(direction)
+        self.method = "POST"
+        try:
+            return super()._get_request_body(direction)
+        finally:
+            self.method = "DELETE"

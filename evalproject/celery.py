@@ -3,12 +3,15 @@
 Every worker also runs the job dispatcher (annotations.services.jobs.jobs_dispatch) from a daemon
 thread, every JOB_DISPATCH_SECONDS: jobs recover with the default commands, with no beat to deploy.
 Several workers' dispatchers act at once safely: each step is a conditional UPDATE on the job row.
+The same thread deletes the uploads past their retention (annotations.services.uploads.uploads_sweep)
+every UPLOADS_SWEEP_SECONDS, so that they go even when no import ends.
 """
 
 import logging
 import os
 import random
 import threading
+import time
 
 from celery import Celery
 from celery.signals import worker_ready, worker_shutdown
@@ -57,6 +60,7 @@ def _dispatch_forever() -> None:
     from annotations.services.jobs import jobs_dispatch
 
     interval = settings.JOB_DISPATCH_SECONDS
+    swept_at = None
     # A random first wait spreads the passes of workers started together.
     while not _dispatcher_stop.wait(interval * random.uniform(0.5, 1.0)):
         try:
@@ -66,6 +70,25 @@ def _dispatch_forever() -> None:
         except Exception:
             # The database or the broker is away: the next pass tries again.
             logger.warning("job dispatcher pass failed", exc_info=True)
+        try:
+            swept_at = uploads_sweep_when_due(swept_at)
         finally:
             # No connection is kept between passes: the database may restart in between.
             connection.close()
+
+
+def uploads_sweep_when_due(swept_at: float | None) -> float | None:
+    """Run `uploads_sweep` if UPLOADS_SWEEP_SECONDS have passed since `swept_at` (a `time.monotonic()`
+    reading; None: never swept, so now); returns the reading of the last sweep that ran."""
+    from annotations.services.uploads import uploads_sweep
+
+    now = time.monotonic()
+    if swept_at is not None and now - swept_at < settings.UPLOADS_SWEEP_SECONDS:
+        return swept_at
+    try:
+        uploads_sweep()
+    except Exception:
+        # The database is away: the next pass tries again.
+        logger.warning("uploads sweep failed", exc_info=True)
+        return swept_at
+    return now

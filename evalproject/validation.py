@@ -6,8 +6,8 @@ on SQLite would answer 500 in production. The JSON parser (`evalproject.api.Boun
 serializer fields below and the prediction readers all ask these two questions:
 
 - `text_problem`: is this string fit for a text column (no NUL, no lone surrogate, not too long)?
-- `json_problems`: is this value fit for a jsonb column (finite numbers, bounded depth, strings and keys
-  fit for text)?
+- `json_problems`: is this value fit for a jsonb column (finite numbers that a float can hold, bounded
+  depth, strings and keys fit for text)?
 """
 
 from __future__ import annotations
@@ -15,15 +15,18 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from rest_framework import serializers
 
+from annotations.importers.checks import JSON_MAX_DEPTH, text_fault
+
 # Deeper than any configuration or DICT value seen (under 10 levels), and far below Python's recursion
-# limit, which json.dumps, yaml and repr still meet when they walk the value later.
-MAX_JSON_DEPTH = 64
+# limit, which json.dumps, yaml and repr still meet when they walk the value later. The importers' limit.
+MAX_JSON_DEPTH = JSON_MAX_DEPTH
 # A value's problems are reported up to this many; the rest are counted.
 MAX_PROBLEMS = 20
 
@@ -31,19 +34,20 @@ MAX_PROBLEMS = 20
 INTEGER_MAX = 2**31 - 1
 BIGINTEGER_MAX = 2**63 - 1
 
-_UNSTORABLE_CHARACTER = re.compile("[\x00\ud800-\udfff]")
+FLOAT_MAX = sys.float_info.max
 
 
 def text_problem(value: str, *, max_length: int | None = None) -> str | None:
-    """Why `value` cannot be stored in a text column of `max_length` characters, or None when it can."""
-    bad = _UNSTORABLE_CHARACTER.search(value)
-    if bad is not None:
-        if bad.group() == "\x00":
-            return f"must not contain the NUL character (\\u0000, at character {bad.start()})"
-        return f"must be valid Unicode (a lone surrogate at character {bad.start()})"
-    if max_length is not None and len(value) > max_length:
-        return f"must be at most {max_length} characters long (it has {len(value)})"
-    return None
+    """Why `value` cannot be stored in a text column of `max_length` characters, or None when it can
+    (the importers' check, `annotations.importers.checks.text_fault`, phrased for a request field)."""
+    fault = text_fault(value, max_length=max_length)
+    if fault is None:
+        return None
+    if fault.kind == "nul":
+        return f"must not contain the NUL character (\\u0000, at character {fault.at})"
+    if fault.kind == "surrogate":
+        return f"must be valid Unicode (a lone surrogate at character {fault.at})"
+    return f"must be at most {fault.max_length} characters long (it has {fault.length})"
 
 
 @dataclass(frozen=True)
@@ -90,6 +94,11 @@ def _walk(value: Any, root: str, max_depth: int) -> Iterator[JsonProblem]:
         elif isinstance(item, float):
             if not math.isfinite(item):
                 yield JsonProblem(path, f"must be a finite number, not {item!r}", document_id)
+        elif isinstance(item, int) and abs(item) > FLOAT_MAX:
+            # Scoring and the gate compute in floats: an integer no float can hold would overflow there.
+            yield JsonProblem(
+                path, "must be a finite number a float can hold (at most about 1.8e308)", document_id
+            )
         elif isinstance(item, (dict, list)):
             if depth >= max_depth:
                 yield JsonProblem(path, f"is nested deeper than {max_depth} levels", document_id)

@@ -52,6 +52,12 @@ class IdempotencyKeyReused(RunRuleError):
     default_code = "idempotency_key_reused"
 
 
+class RunNotDeletable(RunRuleError):
+    """A run that cannot be deleted now (its scoring is running): 409, nothing deleted."""
+
+    default_code = "run_not_deletable"
+
+
 class RunConfigInvalid(RunRuleError):
     status_code = status.HTTP_400_BAD_REQUEST
     default_code = "invalid_config"

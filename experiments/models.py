@@ -42,6 +42,8 @@ class RunStage(models.TextChoices):
 class ExperimentRun(models.Model):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="runs")
     name = models.CharField(max_length=200)
+    # Notes for people (what changed in this run); the one field besides the name editable in the admin.
+    description = models.TextField(blank=True)
     kind = models.CharField(max_length=20, choices=RunKind.choices)
     source = models.CharField(max_length=20, choices=RunSource.choices, default=RunSource.LLM)
     config = models.JSONField(default=dict, blank=True, help_text="Snapshot of the pipeline configuration.")
@@ -87,7 +89,8 @@ class RunDocument(models.Model):
 
     run = models.ForeignKey(ExperimentRun, on_delete=models.CASCADE, related_name="run_documents")
     document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="run_documents")
-    context = models.TextField(blank=True)
+    # Null when the pipeline had no text for the document: scored without source or verbatim checks.
+    context = models.TextField(null=True, blank=True)  # noqa: DJ001 (null and "" differ, see above)
     status = models.CharField(max_length=10, choices=DocumentStatus.choices, default=DocumentStatus.OK)
     # Null when the pipeline sent none: the artefacts tell "no error text" from an empty one.
     error = models.TextField(null=True, blank=True)  # noqa: DJ001 (null and "" differ, see above)

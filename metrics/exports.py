@@ -7,7 +7,6 @@ writes for the same data (apart from identifiers and paths).
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 import tempfile
@@ -82,7 +81,7 @@ class _Echo:
 
 def comparison_csv_stream(kind: str, rows: Iterable[StoredRow]) -> Iterator[str]:
     """The CSV text, a few hundred rows at a time (for a StreamingHttpResponse)."""
-    writer = csv.writer(_Echo(), lineterminator="\n")
+    writer = artefacts.csv_writer(_Echo())
     yield writer.writerow(comparison_header(kind))
     buffer: list[str] = []
     for cells in comparison_csv_cells(kind, rows):

@@ -64,6 +64,8 @@ from metrics.artefacts import bundle, run_records
 from metrics.engine.attributes.comparison import (
     add_unknown_counts,
     compare_document_slice,
+    documents_without_context,
+    no_context_warning,
     unknown_attribute_warnings,
     unscored_document_ids,
 )
@@ -174,6 +176,7 @@ class _ShardOutcome:
     row_warnings: list[str] = field(default_factory=list)
     unknown_predicted: dict[str, int] = field(default_factory=dict)
     unscored: list[str] = field(default_factory=list)
+    without_context: list[str] = field(default_factory=list)  # its documents predicted with no context
     # Any warning of the predictions reader sends the run to one process (see the module docstring).
     prediction_warnings: bool = False
     seconds: dict[str, float] = field(default_factory=dict)  # its phases' wall time
@@ -429,6 +432,7 @@ def _score_half(
         row_warnings=row_warnings,
         unknown_predicted=unknown,
         unscored=unscored_document_ids(gold_set.documents, split.prompt_set.attributes),
+        without_context=documents_without_context(gold_set.documents, documents),
         prediction_warnings=bool(prediction_set.warnings),
     )
     return outcome, prediction_set, metric_rows
@@ -586,7 +590,12 @@ def _joined_run(
         run_id=run_id,
         attributes=prompt_set.attributes,
         rows=rows,
-        row_warnings=[*mine.row_warnings, *other.row_warnings, *unknown_attribute_warnings(unknown)],
+        row_warnings=[
+            *no_context_warning([*mine.without_context, *other.without_context]),
+            *mine.row_warnings,
+            *other.row_warnings,
+            *unknown_attribute_warnings(unknown),
+        ],
         unscored=[*mine.unscored, *other.unscored],
         extra_predictions=[],  # a line of a document outside the gold is an input error
         settings=settings,

@@ -1,15 +1,16 @@
-"""Admin for webhooks (the secret is never shown) and their delivery attempts (read-only)."""
+"""Admin for webhooks (the secret is never shown) and their delivery attempts (read-only). Staff who
+are not superusers see only their projects' rows (`annotations.admin_access`)."""
 
 from __future__ import annotations
 
 from django.contrib import admin
 
-from annotations.admin import ViewOnlyAdmin
+from annotations.admin_access import ProjectScopedAdminMixin, ReadOnlyAdminMixin
 from webhooks.models import Webhook, WebhookDelivery
 
 
 @admin.register(Webhook)
-class WebhookAdmin(admin.ModelAdmin):
+class WebhookAdmin(ProjectScopedAdminMixin, admin.ModelAdmin):
     list_display = ["url", "project", "is_active", "created_by", "created_at"]
     list_filter = ["is_active"]
     list_select_related = ["project", "created_by"]
@@ -23,7 +24,8 @@ class WebhookAdmin(admin.ModelAdmin):
 
 
 @admin.register(WebhookDelivery)
-class WebhookDeliveryAdmin(ViewOnlyAdmin):
+class WebhookDeliveryAdmin(ReadOnlyAdminMixin, ProjectScopedAdminMixin, admin.ModelAdmin):
+    project_path = "webhook__project"
     list_display = ["created_at", "webhook", "event", "attempt", "status_code", "succeeded", "duration_ms"]
     list_filter = ["succeeded", "event"]
     list_select_related = ["webhook__project"]

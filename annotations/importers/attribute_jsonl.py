@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from annotations.importers.checks import NESTED_TOO_DEEPLY, ColumnLimits, gold_document_problems
 from annotations.importers.errors import ImportProblem, ProblemCollector
 from annotations.importers.json_lines import NOT_PARSED, parse_json_bytes
 from annotations.importers.sources import InMemorySource
@@ -116,6 +117,9 @@ def iter_json_objects(
                 problems.error(
                     f"malformed JSON: {error.msg} (column {error.colno})", file=file, line=line_number
                 )
+                continue
+            except RecursionError:
+                problems.error(NESTED_TOO_DEEPLY, file=file, line=line_number)
                 continue
         if not isinstance(value, dict):
             problems.error(
@@ -212,8 +216,13 @@ class GoldSet:
         return [document.document_id for document in self.documents]
 
 
-def read_gold_jsonl(source: InputSource, *, name: str | None = None) -> GoldSet:
-    """Read native gold JSONL; raise InputValidationError listing every problem found."""
+def read_gold_jsonl(
+    source: InputSource, *, name: str | None = None, limits: ColumnLimits | None = None
+) -> GoldSet:
+    """Read native gold JSONL; raise InputValidationError listing every problem found.
+
+    With `limits` (the server's columns), a value the database cannot store is a problem too.
+    """
     file = source_name(source, name)
     problems = ProblemCollector()
     documents: list[GoldDocument] = []
@@ -239,15 +248,16 @@ def read_gold_jsonl(source: InputSource, *, name: str | None = None) -> GoldSet:
             text = optional_string(record, "text", file, line, problems, document_id=document_id)
             annotations = _read_annotations(record, file, line, document_id, problems)
             if document_id is not None and annotations is not None:
-                documents.append(
-                    GoldDocument(
-                        document_id=document_id,
-                        name=document_name,
-                        external_id=external_id or document_id,
-                        text=text,
-                        annotations=annotations,
-                    )
+                document = GoldDocument(
+                    document_id=document_id,
+                    name=document_name,
+                    external_id=external_id or document_id,
+                    text=text,
+                    annotations=annotations,
                 )
+                if limits is not None:
+                    problems.errors.extend(gold_document_problems(document, limits, file=file, line=line))
+                documents.append(document)
     problems.raise_if_errors()
     return GoldSet(documents=documents, warnings=problems.warnings)
 

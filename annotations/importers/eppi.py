@@ -31,6 +31,7 @@ from annotations.importers.attribute_jsonl import (
     json_type_name,
     read_source,
 )
+from annotations.importers.checks import NESTED_TOO_DEEPLY, line_too_deep
 from annotations.importers.errors import ProblemCollector
 from annotations.importers.json_lines import NOT_PARSED, parse_json_bytes
 from metrics.engine.attributes.types import AttributeType, FullTextDetail, GoldAnnotation, GoldDocument
@@ -297,6 +298,9 @@ def _parse(
             problems.error(
                 f"malformed JSON: {error.msg} (column {error.colno})", file=file, line=error.lineno
             )
+            problems.raise_if_errors()
+        except RecursionError:
+            problems.error(NESTED_TOO_DEEPLY, file=file, line=line_too_deep(text))
             problems.raise_if_errors()
         del text
     else:

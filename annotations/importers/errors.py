@@ -39,16 +39,24 @@ class ImportProblem:
         return f"{where}: {self.message}" if where else self.message
 
     def as_dict(self) -> dict:
+        """The problem as stored with a job: text escaped where the database could not store it."""
         result = {
-            "message": self.message,
-            "file": self.file,
+            "message": _storable(self.message),
+            "file": _storable(self.file),
             "line": self.line,
-            "document_id": self.document_id,
-            "field": self.field,
+            "document_id": _storable(self.document_id),
+            "field": _storable(self.field),
         }
         if self.documents:
-            result["documents"] = list(self.documents)
+            result["documents"] = [_storable(document) for document in self.documents]
         return result
+
+
+def _storable(text: str | None) -> str | None:
+    """`text` with NUL characters and lone surrogates escaped (PostgreSQL's JSON refuses both)."""
+    if text is None or (text.isprintable() and text.isascii()):
+        return text
+    return text.encode("utf-8", "backslashreplace").decode("utf-8").replace("\x00", "\\x00")
 
 
 class InputValidationError(Exception):

@@ -190,12 +190,13 @@ def _read_document(
     status = record.get("status", "ok")
     if status not in STATUSES:
         error(f"status must be one of {', '.join(STATUSES)}, found {status!r}", "status")
-    # A failed extraction may have no context; a successful one must say what the model read,
-    # since source fidelity and verbatim grounding are measured against it.
+    # A null or absent context: the pipeline had no text (a PDF that failed to parse). The document
+    # is still scored, without the source and verbatim checks that need the text (SEMANTICS.md).
+    # A failed extraction without one reads as before, with an empty context.
     context = record.get("context", "" if status == "failed" else None)
-    if context is None:
-        error("missing context (the text the model read)", "context")
-    elif not isinstance(context, str):
+    if context is None and status == "failed":
+        context = ""
+    elif context is not None and not isinstance(context, str):
         error(f"context must be a string, found {json_type_name(context)}", "context")
     error_text = optional_string(record, "error", file, line, problems, document_id=document_id)
     counts = {}

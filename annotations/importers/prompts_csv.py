@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from annotations.importers.attribute_jsonl import InputSource, decode_utf8, read_source
+from annotations.importers.checks import ColumnLimits, text_problem
 from annotations.importers.errors import ImportProblem, ProblemCollector
 from metrics.engine.attributes.types import AttributeSpec, AttributeType
 
@@ -42,15 +44,24 @@ class PromptSet:
         return [spec for spec in self.attributes if not spec.is_scored]
 
 
-def read_prompts_csv(source: InputSource, *, name: str | None = None) -> PromptSet:
-    """Read a prompt CSV; raise InputValidationError listing every problem found."""
+def read_prompts_csv(
+    source: InputSource, *, name: str | None = None, limits: ColumnLimits | None = None
+) -> PromptSet:
+    """Read a prompt CSV; raise InputValidationError listing every problem found.
+
+    With `limits` (the server's columns), an attribute id or label longer than its column is a
+    problem too. A NUL character, or a cell beyond the csv module's field size, is one everywhere.
+    """
     data, file = read_source(source, name)
     problems = ProblemCollector()
     text = decode_utf8(data, file, problems)
     problems.raise_if_errors()
+    limits = limits or ColumnLimits()
     reader = csv.reader(io.StringIO(text, newline=""))
+    rows = _rows(reader, file, problems)
     # Headers are matched after stripping, so " prompt" in a hand-edited file still works.
-    columns = [column.strip() for column in next(reader, [])]
+    columns = [column.strip() for column in next(rows, [])]
+    problems.raise_if_errors()
     missing = [column for column in REQUIRED_COLUMNS if column not in columns]
     if missing:
         problems.error(
@@ -64,7 +75,7 @@ def read_prompts_csv(source: InputSource, *, name: str | None = None) -> PromptS
     attributes: list[AttributeSpec] = []
     first_line: dict[str, int] = {}
     previous_end = reader.line_num
-    for cells in reader:
+    for cells in rows:
         # A row starts on the line after the previous row ended (blank lines are rows of no cells).
         line, previous_end = previous_end + 1, reader.line_num
         if len(cells) > len(columns):
@@ -76,6 +87,19 @@ def read_prompts_csv(source: InputSource, *, name: str | None = None) -> PromptS
         if not any(values.values()):
             continue
         prompt = cells[position["prompt"]] if position["prompt"] < len(cells) else ""
+        unfit = False
+        for column, limit in (
+            ("attribute_id", limits.attribute_id),
+            ("attribute_label", limits.attribute_label),
+            ("prompt", None),
+            ("output_data_type", None),
+        ):
+            problem = text_problem(values[column], max_length=limit)
+            if problem is not None:
+                problems.error(f"the {column} {problem}", file=file, line=line, field=column)
+                unfit = True
+        if unfit:
+            continue
         attribute_id = values["attribute_id"]
         if not attribute_id:
             problems.error("attribute_id is empty", file=file, line=line, field="attribute_id")
@@ -113,3 +137,17 @@ def read_prompts_csv(source: InputSource, *, name: str | None = None) -> PromptS
             )
     problems.raise_if_errors()
     return PromptSet(attributes=attributes, warnings=problems.warnings)
+
+
+def _rows(reader, file: str, problems: ProblemCollector) -> Iterator[list[str]]:
+    """The reader's rows, until one cannot be read (a cell beyond the csv module's field size limit,
+    131,072 characters, is no prompt): that is a problem at its line, and reading stops there."""
+    while True:
+        try:
+            cells = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as error:
+            problems.error(f"cannot read the row: {error}", file=file, line=reader.line_num)
+            return
+        yield cells

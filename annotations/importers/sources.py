@@ -6,6 +6,8 @@ Every importer (spans, extraction) reads through here, so the rules live in one 
 - macOS junk (`__MACOSX/`, `._*`) and other hidden files and folders are skipped;
 - a zip entry whose name could escape the archive root (absolute, `..`, a drive letter) is an error,
   even though nothing is extracted to disk: such an archive is malformed or hostile;
+- an encrypted entry, or one compressed by a method zipfile cannot inflate (AES is method 99), is an
+  error naming it, found before anything is read;
 - decompressed sizes and compression ratios are capped (`ArchiveLimits`), so an upload cannot
   exhaust memory or disk (a "zip bomb"). Caps are checked against the sizes the archive declares
   before anything is inflated, and reading never returns more than the declared size.
@@ -27,6 +29,10 @@ from typing import BinaryIO
 from annotations.importers.errors import ProblemCollector
 
 MiB = 1024 * 1024
+# General purpose flag bit 0 of a zip entry: encrypted (zipfile then needs a password to read it).
+_ENCRYPTED = 0x1
+# What zipfile inflates; any other method (AES is 99) fails only when the entry is read.
+READABLE_METHODS = frozenset({zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA})
 ZIP_MAGIC = b"PK\x03\x04"
 EMPTY_ZIP_MAGIC = b"PK\x05\x06"
 
@@ -187,6 +193,16 @@ def _checked_members(
             problems.error("path traversal: the entry's name points outside the archive root", file=where)
             continue
         if any(is_skipped_name(part) for part in PurePosixPath(info.filename).parts):
+            continue
+        if info.flag_bits & _ENCRYPTED:
+            problems.error("the entry is encrypted; upload it without a password", file=where)
+            continue
+        if info.compress_type not in READABLE_METHODS:
+            problems.error(
+                f"compression method {info.compress_type} cannot be read; use deflate (the zip default) "
+                "or store",
+                file=where,
+            )
             continue
         if info.file_size > limits.max_member_bytes:
             problems.error(

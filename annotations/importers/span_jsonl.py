@@ -12,6 +12,7 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any, BinaryIO
 
+from annotations.importers.checks import NESTED_TOO_DEEPLY
 from annotations.importers.errors import ImportProblem, ProblemCollector
 from annotations.importers.json_lines import NOT_PARSED, parse_json_bytes
 from annotations.importers.labels import LabelResolver
@@ -72,6 +73,9 @@ def iter_jsonl_lines(
             problems.error(
                 f"malformed JSON: {error.msg} (column {error.colno})", file=source, line=line_number
             )
+            continue
+        except RecursionError:
+            problems.error(NESTED_TOO_DEEPLY, file=source, line=line_number)
             continue
         document = _document_from_record(
             record, source=source, line=line_number, role=role, labels=labels, problems=problems

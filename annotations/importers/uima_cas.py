@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any
 
+from annotations.importers.checks import NESTED_TOO_DEEPLY, line_too_deep
 from annotations.importers.errors import ProblemCollector
 
 SOFA_TYPE = "uima.cas.Sofa"
@@ -122,6 +123,9 @@ def parse_cas_json(
     except json.JSONDecodeError as error:
         problems.error(f"malformed JSON: {error.msg} (line {error.lineno}, column {error.colno})", **where)
         return None
+    except RecursionError:
+        problems.error(NESTED_TOO_DEEPLY, line=line_too_deep(raw), **where)
+        return None
     if not isinstance(data, dict):
         problems.error("not a UIMA CAS JSON object", **where)
         return None
@@ -164,9 +168,21 @@ def parse_cas_json(
     annotations = []
     for fs_id, structure in structures.items():
         begin, end = structure.get("begin"), structure.get("end")
-        if type(begin) is not int or type(end) is not int:
-            continue
         type_name = str(structure.get("%TYPE"))
+        if type(begin) is not int or type(end) is not int:
+            # An annotation the caller wants with offsets that are not integers ("9", NaN, 1e309)
+            # would otherwise vanish without a word; without begin or end it is no annotation.
+            if (begin is not None or end is not None) and (
+                include_type is None or include_type(type_name, structure)
+            ):
+                for name, value in (("begin", begin), ("end", end)):
+                    if type(value) is not int:
+                        problems.error(
+                            f"{type_name} {fs_id}: {name} must be an integer, got {_shown_offset(value)}",
+                            field=name,
+                            **where,
+                        )
+            continue
         reference = structure.get("@sofa")
         if reference is not None and str(reference) != sofa_id:
             if str(reference) not in structures:
@@ -267,6 +283,11 @@ def _convert(
         problems.error(f"{what}: begin {begin} is after end {end}", field="begin", **where)
         valid = False
     return (converted[0], converted[1]) if valid else None
+
+
+def _shown_offset(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:40] + "..."
 
 
 def is_span_layer(type_name: str, features: Mapping[str, Any]) -> bool:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -161,7 +161,9 @@ def _write(
         ((version.pk, ids[document.external_id], document.gold_hash) for document in documents),
     )
     carried = (
-        _carry_over(previous=current, version=version) if current is not None else {"documents": 0, "rows": 0}
+        carry_over_gold(previous=current, version=version)
+        if current is not None
+        else {"documents": 0, "rows": 0}
     )
     if gold.kind == GoldKind.SPANS:
         rows = bulk_insert(
@@ -197,7 +199,7 @@ def _write(
         "rows_imported": rows,
         "rows_carried_over": carried["rows"],
     }
-    version.content_hash = _version_hash(version)
+    version.content_hash = version_content_hash(version)
     version.counts = counts
     version.save(update_fields=["content_hash", "counts"])
     return GoldImportOutcome(result={"unchanged": False, **counts}, warnings=skipped_warnings)
@@ -280,14 +282,23 @@ def _attribute_ids(project: Project, gold: GoldImport) -> tuple[dict[str, int], 
     return known, warnings
 
 
-def _carry_over(*, previous: GoldVersion, version: GoldVersion) -> dict[str, int]:
-    """Copy the previous version's gold of documents this import does not mention, inside the database."""
+def carry_over_gold(
+    *, previous: GoldVersion, version: GoldVersion, removed_document_ids: Sequence[int] = ()
+) -> dict[str, int]:
+    """Copy the previous version's gold of documents this import does not mention, inside the database.
+
+    `removed_document_ids`: documents left out of the new version altogether (`gold_documents_remove`).
+    """
     quote = connection.ops.quote_name
     gvd = quote(GoldVersionDocument._meta.db_table)
     not_in_import = (
         f"NOT EXISTS (SELECT 1 FROM {gvd} mentioned WHERE mentioned.gold_version_id = %s "
         "AND mentioned.document_id = old.document_id)"
     )
+    removed = [int(document_id) for document_id in removed_document_ids]
+    if removed:
+        # Integers only (checked above), so they are written into the query as they are.
+        not_in_import += f" AND old.document_id NOT IN ({', '.join(map(str, removed))})"
     if version.kind == GoldKind.SPANS:
         table, columns = GoldSpan._meta.db_table, ["document_id", "start", "end", "entity_type", "label"]
     else:
@@ -372,7 +383,7 @@ def _value_rows(
             _report(progress, done + index, total)
 
 
-def _version_hash(version: GoldVersion) -> str:
+def version_content_hash(version: GoldVersion) -> str:
     """Hash of the whole version: its documents' external ids and per-document gold hashes, sorted."""
     digest = hashlib.sha256()
     rows = (

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from annotations.importers.attribute_jsonl import read_gold_jsonl
+from annotations.importers.checks import ColumnLimits, gold_document_problems, span_document_problems
 from annotations.importers.eppi import read_eppi_gold
 from annotations.importers.errors import ImportProblem, InputValidationError, ProblemCollector
 from annotations.importers.labels import LabelMap, LabelResolver
@@ -27,7 +28,7 @@ from annotations.importers.prompts_csv import PromptSet, read_prompts_csv
 from annotations.importers.sources import ArchiveLimits
 from annotations.importers.span_types import SpanAnnotation, SpanCorpus, SpanDocument
 from annotations.importers.spans import iter_span_documents, select_annotator
-from annotations.models import GoldKind
+from annotations.models import Attribute, Document, GoldKind, GoldSpan
 from metrics.engine.attributes.types import AttributeType, GoldAnnotation
 
 FORMATS = ("auto", "jsonl", "cas", "eppi", "prompts_csv")
@@ -96,7 +97,7 @@ def jsonl_kind(path: Path) -> str:
             if raw.strip():
                 try:
                     record = json.loads(raw)
-                except (json.JSONDecodeError, UnicodeDecodeError):
+                except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
                     break  # the span reader reports the bad line with its number
                 if isinstance(record, dict) and "attributes" in record and "entities" not in record:
                     return GoldKind.ATTRIBUTES
@@ -118,7 +119,12 @@ def read_spans(
     labels = LabelResolver(label_map, input_name=display_name)
     documents: list[SpanDocument] = []
     seen: dict[tuple[str, str | None], SpanDocument] = {}
+    columns = column_limits()
     for document in iter_span_documents(path, role="gold", labels=labels, limits=limits, problems=problems):
+        unfit = span_document_problems(document, columns)
+        if unfit:
+            problems.errors.extend(unfit)
+            continue
         first = seen.setdefault((document.document_id, document.annotator), document)
         if first is not document:
             problems.error(
@@ -172,10 +178,19 @@ def read_attribute_gold(
     path: Path, *, display_name: str, eppi: bool, attribute_types: Mapping[str, AttributeType]
 ) -> GoldImport:
     """Attribute gold from native JSONL or an EPPI Reviewer export."""
+    columns = column_limits()
     if eppi:
         gold = read_eppi_gold(path, attribute_types=attribute_types, name=display_name)
+        # An export has no lines: each problem names its document and field.
+        unfit = [
+            problem
+            for document in gold.documents
+            for problem in gold_document_problems(document, columns, file=display_name)
+        ]
+        if unfit:
+            raise InputValidationError(unfit)
     else:
-        gold = read_gold_jsonl(path, name=display_name)
+        gold = read_gold_jsonl(path, name=display_name, limits=columns)
     imported = [
         ImportedDocument(
             external_id=document.document_id,
@@ -190,7 +205,23 @@ def read_attribute_gold(
 
 
 def read_prompts(path: Path, *, display_name: str) -> PromptSet:
-    return read_prompts_csv(path, name=display_name)
+    return read_prompts_csv(path, name=display_name, limits=column_limits())
+
+
+def column_limits() -> ColumnLimits:
+    """The longest text each column of the gold and schema tables takes, from the model fields."""
+
+    def longest(model, name: str) -> int:
+        return model._meta.get_field(name).max_length
+
+    return ColumnLimits(
+        document_id=longest(Document, "external_id"),
+        document_name=longest(Document, "name"),
+        entity_type=longest(GoldSpan, "entity_type"),
+        label=longest(GoldSpan, "label"),
+        attribute_id=longest(Attribute, "attribute_id"),
+        attribute_label=longest(Attribute, "label"),
+    )
 
 
 def span_gold_hash(spans: list[SpanAnnotation]) -> str:

@@ -54,6 +54,7 @@ from annotations.services.jobs import (
     job_interruptible,
 )
 from annotations.services.projects import attributes_upsert
+from annotations.services.uploads import upload_discard, uploads_sweep
 from metrics.engine.attributes.types import AttributeType
 
 logger = logging.getLogger(__name__)
@@ -139,34 +140,51 @@ def import_job_run(
     progress = JobProgress(job.pk)
     with job_heartbeat(job), job_interruptible(job):
         try:
-            return _run(job, progress, after_read=after_read)
+            state = _run(job, progress, after_read=after_read)
         except InputValidationError as error:
             _finish(job, JobState.FAILED, errors=as_problem_dicts(error.problems))
-            return JobState.FAILED
+            state = JobState.FAILED
         except ValidationError as error:
             # A model rule the file broke (e.g. an over-long attribute label in a prompt CSV).
             problems = [
                 ImportProblem(message, file=job.params.get("file_name")) for message in error.messages
             ]
             _finish(job, JobState.FAILED, errors=as_problem_dicts(problems))
-            return JobState.FAILED
+            state = JobState.FAILED
         except JobClaimLost:
-            return "skipped"  # given up for dead, this worker wrote nothing that stays
+            return "skipped"  # given up for dead, this worker wrote nothing that stays; the upload stays
         except TRANSIENT_DATABASE_ERRORS:
-            raise
+            raise  # the task retries, resuming this claim: the upload must stay
         except Exception:
             # The traceback goes to the log under an error id; the user gets the id only.
             _finish(job, JobState.FAILED, errors=[internal_error(job_id, log=logger)])
-            return JobState.FAILED
+            state = JobState.FAILED
         finally:
             progress.close()
+    _uploads_tidy(job_id)
+    return state
+
+
+def _uploads_tidy(job_id: int) -> None:
+    """The ended job's upload goes (or waits out its retention), and so do older ones past theirs.
+
+    After the outcome is committed, and never able to change it: a failure here is logged, and the
+    next job's tidy or the dispatcher's sweep deletes what this one left.
+    """
+    try:
+        upload_discard(job_id=job_id)
+        uploads_sweep()
+    except Exception:
+        logger.exception("deleting the uploads after import job %s failed", job_id)
 
 
 def import_job_retry_check(job: Job) -> None:
-    """An import can run again only while its upload is kept."""
+    """An import can run again only while its upload is kept (docs/data-lifecycle.md)."""
     if not job.input_file or not job.input_file.storage.exists(job.input_file.name):
         raise JobNotRetryable(
-            f"The upload of import job {job.pk} is no longer kept: upload the file again as a new import."
+            f"The upload of import job {job.pk} is no longer kept (uploads are deleted when their import "
+            f"ends, or UPLOAD_RETENTION_HOURS after; it is {settings.UPLOAD_RETENTION_HOURS} here): "
+            "upload the file again as a new import."
         )
 
 

@@ -1,4 +1,5 @@
-"""A project's documents, filtered (also by split) and keyset-paginated; texts only when asked for.
+"""A project's documents, filtered (also by split) and keyset-paginated; texts only when asked for. A
+manager removes documents from the gold (DELETE), which makes a new gold version.
 
 It lives with the experiments app because it filters by split; the documents themselves are the
 annotations app's.
@@ -6,14 +7,16 @@ annotations app's.
 
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from annotations.api.common import paginated, paginated_response
+from annotations.models import Document
 from annotations.roles import Role
 from annotations.selectors import document_list, project_get_for_user
+from annotations.services.gold_remove import MAX_DOCUMENTS_PER_REMOVAL, gold_documents_remove
 from evalproject.api import ApiView
 from evalproject.validation import ChoiceField
 from experiments.models import Split
@@ -32,7 +35,30 @@ class DocumentWithTextOutputSerializer(DocumentOutputSerializer):
     text = serializers.CharField(required=False, help_text="The full text; only with include_text=true.")
 
 
+class GoldVersionMadeOutputSerializer(serializers.Serializer):
+    kind = serializers.CharField(help_text="`spans` or `attributes`: the gold the version is of.")
+    gold_version = serializers.IntegerField(help_text="The new version's number.")
+    documents = serializers.IntegerField(help_text="Documents in the new version.")
+    documents_removed = serializers.IntegerField(
+        help_text="Documents the previous version had and it has not."
+    )
+    rows_carried_over = serializers.IntegerField(help_text="Gold rows copied from the previous version.")
+
+
+class DocumentsRemovedOutputSerializer(serializers.Serializer):
+    gold_versions = GoldVersionMadeOutputSerializer(many=True, help_text="One new version per kind of gold.")
+
+
 class DocumentListApi(ApiView):
+    class DocumentsRemoveInputSerializer(serializers.Serializer):
+        document_ids = serializers.ListField(
+            child=serializers.CharField(max_length=Document._meta.get_field("external_id").max_length),
+            allow_empty=False,
+            max_length=MAX_DOCUMENTS_PER_REMOVAL,
+            help_text="The external ids of the documents to remove from the current gold "
+            f"(at most {MAX_DOCUMENTS_PER_REMOVAL}).",
+        )
+
     class FilterSerializer(serializers.Serializer):
         external_id = serializers.CharField(
             required=False, max_length=255, help_text="Exactly this external id."
@@ -56,6 +82,7 @@ class DocumentListApi(ApiView):
 
     query_serializers = {"get": FilterSerializer}
     paginated_methods = ("get",)
+    delete_takes_body = True
 
     @extend_schema(
         operation_id="documents_list",
@@ -81,3 +108,26 @@ class DocumentListApi(ApiView):
             documents = documents.filter(pk__in=in_split.values("pk"))
         output = DocumentWithTextOutputSerializer if query["include_text"] else DocumentOutputSerializer
         return paginated_response(queryset=documents, serializer_class=output, request=request, view=self)
+
+    @extend_schema(
+        operation_id="documents_remove_from_gold",
+        request=DocumentsRemoveInputSerializer,
+        responses={200: DocumentsRemovedOutputSerializer},
+        examples=[
+            OpenApiExample(
+                "Remove two documents from the gold",
+                value={"document_ids": ["letter-1", "letter-2"]},
+                request_only=True,
+            ),
+        ],
+    )
+    def delete(self, request: Request, slug: str) -> Response:
+        """Remove documents from the gold: a new gold version of each kind that held them. The documents
+        and the older versions (and the scores naming them) stay. Managers only."""
+        project = project_get_for_user(user=request.user, slug=slug, required=Role.MANAGER)
+        data = self.DocumentsRemoveInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        versions = gold_documents_remove(
+            project=project, external_ids=data.validated_data["document_ids"], user=request.user
+        )
+        return Response(DocumentsRemovedOutputSerializer({"gold_versions": versions}).data)

@@ -1,7 +1,8 @@
 """The runs API: create a run, list a project's runs, read one run.
 
 A pipeline (role `pipeline` or above) creates runs; every member from viewer up reads them; a
-non-member gets 404, as for a run that does not exist.
+manager deletes them (not the final test result); a non-member gets 404, as for a run that does not
+exist.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from evalproject.validation import (
 )
 from experiments.models import ExperimentRun, RunKind, RunSource, RunStatus
 from experiments.selectors import run_get_for_user, run_list
-from experiments.services import run_create
+from experiments.services import run_create, run_delete
 from experiments.services.runs import run_config_parse
 
 
@@ -242,3 +243,11 @@ class RunDetailApi(ApiView):
         """One run with its configuration, prompts, progress and totals."""
         run = run_get_for_user(user=request.user, run_id=run_id)
         return Response(RunDetailOutput(run).data)
+
+    @extend_schema(operation_id="runs_destroy", responses={204: None})
+    def delete(self, request: Request, run_id: int) -> Response:
+        """Delete the run with its predictions, results and scoring jobs. Managers only; never the final
+        test result, nor a run being scored (409)."""
+        run = run_get_for_user(user=request.user, run_id=run_id, required=Role.MANAGER)
+        run_delete(run=run, user=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)

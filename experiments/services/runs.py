@@ -1,19 +1,22 @@
-"""Creating runs: the configuration and prompts are snapshotted with their hash."""
+"""Creating runs (the configuration and prompts are snapshotted with their hash), and deleting them."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from typing import Any
 
 import yaml
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from annotations.models import Attribute, NumberFormat, Project
-from experiments.errors import RunConfigInvalid
-from experiments.models import ExperimentRun, RunKind, RunSource
-from experiments.splits import split_stage_for_new_run
+from annotations.models import Attribute, Job, JobKind, NumberFormat, Project
+from experiments.errors import RunConfigInvalid, RunNotDeletable
+from experiments.models import ExperimentRun, RunKind, RunSource, RunStatus
+from experiments.splits import split_check_can_delete, split_stage_for_new_run
+
+logger = logging.getLogger(__name__)
 
 # Settings a run's configuration may carry for its scoring (SEMANTICS.md section 2); checked at creation
 # so a bad value is refused now rather than failing the scoring job later.
@@ -131,3 +134,31 @@ def run_create(
     run.full_clean()
     run.save()
     return run
+
+
+@transaction.atomic
+def run_delete(*, run: ExperimentRun, user: AbstractBaseUser) -> dict[str, int]:
+    """Delete a run with everything it holds: its documents' contexts, predictions, scorings, metric
+    values, comparison rows and its scoring and export jobs (whose warnings may quote values).
+
+    Refused (nothing deleted) for the final test result (the split rules) and while the run is being
+    scored. Returns the counts of what went, for the log and the caller; the log names no content.
+    """
+    locked = ExperimentRun.objects.select_for_update().select_related("project").get(pk=run.pk)
+    split_check_can_delete(run=locked)
+    if locked.status == RunStatus.SCORING:
+        raise RunNotDeletable(
+            f"Run {locked.pk} is being scored: delete it once its scoring job has ended.",
+            details={"run": locked.pk, "status": locked.status},
+        )
+    jobs = Job.objects.filter(kind__in=[JobKind.SCORING, JobKind.EXPORT], params__run_id=locked.pk)
+    counts = {
+        "run_documents": locked.run_documents.count(),
+        "scorings": locked.scorings.count(),
+        "jobs": jobs.count(),
+    }
+    run_id, project_slug = locked.pk, locked.project.slug
+    jobs.delete()
+    locked.delete()
+    logger.info("run %s of project %s deleted by user %s: %s", run_id, project_slug, user.pk, counts)
+    return counts

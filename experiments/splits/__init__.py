@@ -25,6 +25,7 @@ from experiments.splits.queries import (
 )
 from experiments.splits.rules import (
     split_any_assigned,
+    split_check_can_delete,
     split_check_can_score,
     split_check_prediction_documents,
     split_check_run_config,
@@ -50,6 +51,7 @@ __all__ = [
     "split_accept",
     "split_any_assigned",
     "split_assign_development",
+    "split_check_can_delete",
     "split_check_can_score",
     "split_check_prediction_documents",
     "split_check_run_config",

@@ -16,6 +16,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
 
+from annotations.admin_access import ProjectScopedAdminMixin, ReadOnlyAdminMixin
 from annotations.models import Membership
 from annotations.roles import Role
 from experiments.models import ExperimentRun, SplitAssignment, SplitEvent, SplitHistory
@@ -37,10 +38,14 @@ def _project_ids_with_role(request: HttpRequest, roles) -> set[int]:
     )
 
 
-class AuditReadOnlyAdmin(admin.ModelAdmin):
+class AuditReadOnlyAdmin(ReadOnlyAdminMixin, ProjectScopedAdminMixin, admin.ModelAdmin):
     """Visible to superusers and to the auditors and managers of a project; editable by no one."""
 
     project_field = "project"
+
+    @property
+    def project_path(self) -> str:
+        return self.project_field
 
     def _audited_project_ids(self, request: HttpRequest) -> set[int] | None:
         """None for a superuser (every project), else the projects the user audits or manages."""
@@ -65,15 +70,6 @@ class AuditReadOnlyAdmin(admin.ModelAdmin):
         if obj is None:
             return bool(project_ids)
         return getattr(obj, f"{self.project_field}_id", getattr(obj, "pk", None)) in project_ids
-
-    def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
 
 
 def _timeline(events) -> str:

@@ -193,6 +193,17 @@ def split_check_can_score(*, run: ExperimentRun) -> None:
         _refuse_when_the_test_result_is_final(project=project, except_run=run)
 
 
+def split_check_can_delete(*, run: ExperimentRun) -> None:
+    """Refuse to delete the final test result (SplitRuleViolation): the test documents are scored
+    once, and that score is the project's answer; deleting it would let a second test run in."""
+    if run.is_final:
+        raise SplitRuleViolation(
+            f"Run {run.pk} is the final test result of its project: it cannot be deleted.",
+            details={"run": run.pk, "stage": run.stage},
+            code="test_result_final",
+        )
+
+
 @transaction.atomic
 def split_on_run_scored(*, run: ExperimentRun) -> None:
     """Called once a run's scores are stored. A test run's result becomes final, and the audit says so.

@@ -6,7 +6,7 @@ download calls the same writers on an open file or a path.
 """
 
 from metrics.artefacts.bundle import ARTEFACT_NAMES, atomic_directory, check_output_dir
-from metrics.artefacts.cells import cell, escape_formula
+from metrics.artefacts.cells import cell, csv_writer, escape_formula
 from metrics.artefacts.comparison import write_comparison_csv, write_comparison_rows
 from metrics.artefacts.metrics_files import (
     format_metrics_table,
@@ -29,6 +29,7 @@ __all__ = [
     "atomic_directory",
     "cell",
     "check_output_dir",
+    "csv_writer",
     "escape_formula",
     "extraction_metadata",
     "format_metrics_table",

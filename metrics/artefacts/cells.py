@@ -11,8 +11,11 @@ whatever happens, and a leading quote would turn every negative value into text 
 `str` cells are escaped; that includes the raw text of an invalid gold value (`"-abc"` is text) and
 the JSON of LIST/DICT values.
 
-CSV files are RFC 4180: rows end with CRLF, which also makes the csv module quote any cell holding a
-lone carriage return (with a plain LF terminator it would not, and readers would split the row).
+A cell can hold line breaks (a document id "\r=1+1", EPPI citation details): a spreadsheet starts a
+new physical line after each, and reads what follows as the start of a cell. So `escape_formula` also
+puts the quote after every CR, LF or CRLF that a trigger follows, and every CSV writer is made by
+`csv_writer`: RFC 4180, rows end with CRLF, which makes the csv module quote any cell holding a CR or
+an LF (with a plain LF terminator it leaves a lone CR bare, and readers split the row there).
 
 Other conventions: None (null) is an empty cell, booleans are `True`/`False`, LIST/DICT values are
 compact JSON, floats are written with Python's shortest round-trip representation.
@@ -20,8 +23,10 @@ compact JSON, floats are written with Python's shortest round-trip representatio
 
 from __future__ import annotations
 
+import csv
 import json
 import math
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -33,11 +38,28 @@ FORMULA_TRIGGERS = frozenset("=+-@\t\r")
 Destination = str | Path | IO[str]
 
 
+# A line break (CRLF as one) that a formula trigger follows; the quote goes between the two.
+_LINE_START_TRIGGER = re.compile(r"(\r\n|\r|\n)(?=[=+\-@\t\r])")
+
+
 def escape_formula(text: str) -> str:
-    """`text`, with a leading single quote when a spreadsheet would read it as a formula."""
+    """`text`, with a single quote before each place a spreadsheet would read as a formula: the start
+    of the text, and the start of every line within it, when a trigger (`= + - @`, tab, CR) opens it."""
     if text and text[0] in FORMULA_TRIGGERS:
-        return "'" + text
+        text = "'" + text
+    return escape_line_starts(text)
+
+
+def escape_line_starts(text: str) -> str:
+    """`escape_formula` for the lines after the first: for writers that escaped the start already."""
+    if "\r" in text or "\n" in text:
+        return _LINE_START_TRIGGER.sub(r"\1'", text)
     return text
+
+
+def csv_writer(handle: IO[str]) -> Any:
+    """The csv writer of every CSV the project writes: CRLF rows, so a cell with a CR or LF is quoted."""
+    return csv.writer(handle, lineterminator="\r\n")
 
 
 def is_null(value: Any) -> bool:

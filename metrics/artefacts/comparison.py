@@ -15,12 +15,18 @@ written in blocks. (The csv module's per-row work was two thirds of this writer'
 
 from __future__ import annotations
 
-import csv
 import io
 import re
 from collections.abc import Iterable
 
-from metrics.artefacts.cells import FORMULA_TRIGGERS, Destination, cell, open_destination
+from metrics.artefacts.cells import (
+    FORMULA_TRIGGERS,
+    Destination,
+    cell,
+    csv_writer,
+    escape_line_starts,
+    open_destination,
+)
 from metrics.engine.attributes.types import (
     COMPARISON_COLUMNS,
     ComparisonRow,
@@ -42,7 +48,8 @@ def comparison_cells(row: ComparisonRow) -> list:
     """The 20 cells of one row, in COMPARISON_COLUMNS order.
 
     Text cells are escaped inline (`cells.escape_formula`, spelled out as an expression): one call
-    per cell was a quarter of this writer's time on 200,000 rows.
+    per cell was a quarter of this writer's time on 200,000 rows. The expression escapes a cell's
+    start; a cell with line breaks in it is escaped after them by `cells.escape_line_starts`.
     """
     t = _TRIGGERS
     document_id, external_id, name = row.document_id, row.external_id, row.document_name
@@ -51,7 +58,7 @@ def comparison_cells(row: ComparisonRow) -> list:
     page, highlight = row.citation_page, row.citation_highlight_text
     reasoning, llm_text = row.llm_reasoning, row.llm_verbatim_text
     status = row.match_status
-    return [
+    cells = [
         ("'" + document_id if document_id[0] in t else document_id) if document_id else "",
         ("'" + external_id if external_id[0] in t else external_id) if external_id else "",
         ("'" + name if name[0] in t else name) if name else "",
@@ -67,12 +74,18 @@ def comparison_cells(row: ComparisonRow) -> list:
         _value_cell(row.llm_extraction),
         ("'" + reasoning if reasoning[0] in t else reasoning) if reasoning else "",
         ("'" + llm_text if llm_text[0] in t else llm_text) if llm_text else "",
-        f"{row.human_verbatim_fuzzy_match_pct:.2f}",
-        f"{row.llm_verbatim_fuzzy_match_pct:.2f}",
+        _percentage(row.human_verbatim_fuzzy_match_pct),
+        _percentage(row.llm_verbatim_fuzzy_match_pct),
         _BOOL[row.gold_value_in_citation],
         _BOOL[row.gold_value_in_context],
         "" if status is None else status.value,
     ]
+    return [escape_line_starts(text) if text.__class__ is str else text for text in cells]
+
+
+def _percentage(value: float | None) -> str:
+    """Two decimals; blank when there was no context to score against."""
+    return "" if value is None else f"{value:.2f}"
 
 
 def _value_cell(value: object) -> str | int | float:
@@ -112,13 +125,13 @@ def _text_cells(row: ComparisonRow, percentages: dict[float, str]) -> list[str]:
     human_pct, llm_pct = row.human_verbatim_fuzzy_match_pct, row.llm_verbatim_fuzzy_match_pct
     human_pct_cell = percentages.get(human_pct)
     if human_pct_cell is None:
-        human_pct_cell = f"{human_pct:.2f}"
-        if human_pct > 0:
+        human_pct_cell = _percentage(human_pct)
+        if human_pct is not None and human_pct > 0:
             percentages[human_pct] = human_pct_cell
     llm_pct_cell = percentages.get(llm_pct)
     if llm_pct_cell is None:
-        llm_pct_cell = f"{llm_pct:.2f}"
-        if llm_pct > 0:
+        llm_pct_cell = _percentage(llm_pct)
+        if llm_pct is not None and llm_pct > 0:
             percentages[llm_pct] = llm_pct_cell
     return [
         ("'" + document_id if document_id[0] in t else document_id) if document_id else "",
@@ -155,10 +168,10 @@ def write_comparison_rows(
     metrics.extraction_shards); the server streams stored rows through this."""
     with open_destination(destination) as handle:
         if header:
-            csv.writer(handle).writerow(COMPARISON_COLUMNS)
+            csv_writer(handle).writerow(COMPARISON_COLUMNS)
         # Rows with something to quote go through the csv module, into this buffer, in order.
         quoted = io.StringIO()
-        quoting_writer = csv.writer(quoted)
+        quoting_writer = csv_writer(quoted)
         percentages: dict[float, str] = {}
         needs_quoting = _NEEDS_QUOTING.search
         separators = _SEPARATORS_IN_A_ROW
@@ -173,6 +186,7 @@ def write_comparison_rows(
                 line = ",".join(cells)
                 plain = line.count(",") == separators and needs_quoting(line) is None
                 if plain:
+                    details = escape_line_starts(details)
                     if needs_quoting(details) is not None or "," in details:
                         cells[_DETAILS] = '"' + details.replace('"', '""') + '"'
                     else:
@@ -186,7 +200,8 @@ def write_comparison_rows(
             if plain:
                 lines.append(line + "\r\n")
             else:
-                quoting_writer.writerow(cells)
+                # Only here can a cell hold a line break: the lines inside it are escaped too.
+                quoting_writer.writerow([escape_line_starts(text) for text in cells])
                 lines.append(quoted.getvalue())
                 quoted.seek(0)
                 quoted.truncate()

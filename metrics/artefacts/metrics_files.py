@@ -19,12 +19,11 @@ records `resamples: 0` when the caller passes it.
 
 from __future__ import annotations
 
-import csv
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from metrics.artefacts.cells import Destination, cell, is_null, open_destination
+from metrics.artefacts.cells import Destination, cell, csv_writer, is_null, open_destination
 from metrics.engine.attributes import COUNT_COLUMNS, metric_column_order
 from metrics.engine.attributes.types import AttributeResult, ExtractionEvaluation
 from metrics.engine.uncertainty import Interval
@@ -82,7 +81,7 @@ def write_metrics_csv(
         if name in with_interval:
             header += [f"{name}_ci_low", f"{name}_ci_high"]
     with open_destination(destination) as handle:
-        writer = csv.writer(handle)
+        writer = csv_writer(handle)
         writer.writerow(header)
         for result in sorted_results(evaluation):
             spec = result.spec

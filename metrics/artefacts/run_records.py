@@ -14,7 +14,6 @@ The two JSON files hold one document per line inside their list: the C JSON enco
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -23,7 +22,7 @@ from typing import IO, Any
 import orjson
 import yaml
 
-from metrics.artefacts.cells import Destination, escape_formula, open_destination
+from metrics.artefacts.cells import Destination, csv_writer, escape_formula, open_destination
 from metrics.engine.attributes.types import AttributeSpec, PredictedAnnotation, PredictionDocument
 
 ANNOTATIONS_FORMAT_VERSION = 1
@@ -252,7 +251,7 @@ def write_config_yaml(config: Mapping[str, Any], destination: Destination) -> No
 def write_prompts_used_csv(attributes: Sequence[AttributeSpec], destination: Destination) -> None:
     """The attributes and prompts the run scored, in the prompt CSV's own column layout."""
     with open_destination(destination) as handle:
-        writer = csv.writer(handle)
+        writer = csv_writer(handle)
         writer.writerow(PROMPT_COLUMNS)
         writer.writerows(
             [

@@ -11,10 +11,14 @@ from typing import Any
 
 from annotations.models import GoldVersion
 from annotations.selectors import attribute_specs, gold_attribute_documents
-from experiments.models import ExperimentRun
+from experiments.models import DocumentStatus, ExperimentRun, RunDocument
 from metrics.artefacts import metrics_report
 from metrics.engine.attributes import attribute_result, compare_documents, resolve_custom_metrics
-from metrics.engine.attributes.comparison import skipped_attribute_ids, unscored_document_ids
+from metrics.engine.attributes.comparison import (
+    no_context_warning,
+    skipped_attribute_ids,
+    unscored_document_ids,
+)
 from metrics.engine.attributes.types import (
     COMPARISON_COLUMNS,
     ComparisonRow,
@@ -115,6 +119,14 @@ def score_attribute_run(
         notes.append(
             f"{len(ignored)} posted document(s) are not in gold version {gold_version.number} and are ignored"
         )
+    without_context = set(
+        RunDocument.objects.filter(run=run, status=DocumentStatus.OK, context__isnull=True).values_list(
+            "document__external_id", flat=True
+        )
+    )
+    notes += no_context_warning(
+        [document.document_id for document in gold if document.document_id in without_context]
+    )
     intervals = run_interval_settings(run.config)
     report = metrics_report(
         evaluation,

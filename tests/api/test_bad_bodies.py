@@ -128,6 +128,19 @@ def test_json_nested_past_the_limit_but_parseable_is_a_400_naming_the_document(a
     assert nothing_stored()
 
 
+def test_an_integer_no_float_can_hold_in_a_gate_threshold_is_a_400_naming_the_field(
+    attribute_run, alice_client
+):
+    body = '{"checks": [{"metric": "accuracy", "attribute": "101", "min": 1' + "0" * 400 + "}]}"
+
+    response = alice_client.post(
+        f"/api/v1/runs/{attribute_run['id']}/gate/", body, content_type="application/json"
+    )
+
+    assert response.status_code == 400, response.content
+    assert [problem["field"] for problem in response.json()["errors"]] == ["checks[0].min"]
+
+
 def test_a_label_longer_than_its_column_is_a_400_naming_the_document_and_field(span_run, alice_client):
     response = post_documents(alice_client, span_run["id"], [span_document(entity_type="X" * 201)])
 
@@ -151,7 +164,7 @@ def test_an_end_offset_past_any_text_without_text_is_a_400_naming_the_document_a
     assert nothing_stored()
 
 
-@pytest.mark.parametrize("number", ["1e309", "-1e309", "NaN", "Infinity"])
+@pytest.mark.parametrize("number", ["1e309", "-1e309", "NaN", "Infinity", "1" + "0" * 400])
 def test_a_number_that_is_not_finite_is_a_400_naming_the_document_and_field(
     attribute_run, alice_client, number
 ):

@@ -33,7 +33,7 @@ from webhooks.services import webhook_create
 
 pytestmark = pytest.mark.django_db
 
-EXAMPLES_PER_ENDPOINT = 20
+EXAMPLES_PER_ENDPOINT = 30
 
 texts = st.text(alphabet=st.characters(codec=None), max_size=30) | st.sampled_from(
     ["", "\x00", "a\x00b", "\ud800", "x" * 300, "spans", "attributes", "letters", "1001", "PERSON_NAME"]
@@ -41,7 +41,7 @@ texts = st.text(alphabet=st.characters(codec=None), max_size=30) | st.sampled_fr
 numbers = (
     st.integers(min_value=-(2**70), max_value=2**70)
     | st.floats(allow_nan=True, allow_infinity=True)
-    | st.sampled_from([0, 1, -1, 2**31, 2**62, 2**63, 10**20, 1e308, 1.7e308])
+    | st.sampled_from([0, 1, -1, 2**31, 2**62, 2**63, 10**20, 10**400, -(10**400), 1e308, 1.7e308])
 )
 scalars = st.none() | st.booleans() | numbers | texts
 json_values = st.recursive(
@@ -195,6 +195,12 @@ ENDPOINTS = {
     ),
     "webhooks_ping": ("post", "/api/v1/projects/letters/webhooks/{webhook}/ping/", {}),
     "jobs_retry": ("post", "/api/v1/jobs/{scoring_job}/retry/", {}),
+    "documents_remove_from_gold": (
+        "delete",
+        "/api/v1/projects/letters/documents/",
+        {"document_ids": st.lists(st.sampled_from(["letter-1", "1001"]) | texts, max_size=3)},
+    ),
+    "project_purge": ("post", "/api/v1/projects/split/purge/", {"confirm": st.just("split") | texts}),
 }
 # The operation each endpoint above calls, where its name is not the operation's; the import form
 # (`imports_create`) has its own test below.
@@ -244,7 +250,7 @@ def test_every_json_write_operation_is_covered(client):
         operation["operationId"]
         for item in schema["paths"].values()
         for method, operation in item.items()
-        if method in {"post", "put", "patch"}
+        if method in {"post", "put", "patch"} or (method == "delete" and "requestBody" in operation)
     }
 
     assert writes - {"imports_create"} == {OPERATION_OF.get(name, name) for name in ENDPOINTS}

@@ -7,6 +7,8 @@ Examples are bounded so the whole run stays under two minutes on a busy machine.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 import schemathesis
 from django.core.signals import request_finished, request_started
@@ -24,15 +26,17 @@ EXAMPLES_PER_OPERATION = 5
 
 
 @pytest.fixture
-def database_connection_kept_across_requests(runs):  # noqa: F811
-    """The WSGI application closes the database connection around each request; the test's transaction
-    lives on it (on PostgreSQL it is then gone), so it is kept open, as Django's test client does. After
-    `runs`: the test client connects the closing again after each of its requests."""
+def requests_keep_the_test_connection(runs) -> Iterator[None]:  # noqa: F811
+    """The app runs in-process: as with Django's test client, a request must not close the test's
+    database connection, whose transaction holds every row (PostgreSQL would lose them). After `runs`,
+    whose test-client requests connect the signals again."""
     request_started.disconnect(close_old_connections)
     request_finished.disconnect(close_old_connections)
-    yield
-    request_started.connect(close_old_connections)
-    request_finished.connect(close_old_connections)
+    try:
+        yield
+    finally:
+        request_started.connect(close_old_connections)
+        request_finished.connect(close_old_connections)
 
 
 @pytest.fixture
@@ -74,7 +78,7 @@ def test_no_operation_answers_a_server_error(
     case,
     runs,  # noqa: F811
     alice_token,
-    database_connection_kept_across_requests,
+    requests_keep_the_test_connection,
 ):
     pin_path_parameters(case, runs)
 

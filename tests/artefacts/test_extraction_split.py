@@ -254,3 +254,22 @@ def test_a_cut_before_a_nested_object_fails_the_first_part_and_is_never_used():
         read_eppi_gold_part(
             source, attribute_types={}, part=0, fraction=fraction, place_part=lambda ids: (0, ids)
         )
+
+
+def test_predictions_without_context_in_both_halves_are_counted_once_as_in_one_process(workload, tmp_path):
+    lines = (workload / "llm.jsonl").read_text(encoding="utf-8").splitlines()
+    records = [json.loads(line) for line in lines]
+    ok = [record for record in records if record.get("status", "ok") == "ok"]
+    for record in (ok[0], ok[len(ok) // 2], ok[-1]):  # in the first half, the middle and the second
+        record["context"] = None
+    without = tmp_path / "without_context.jsonl"
+    without.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
+
+    single, _ = evaluate(workload, tmp_path / "one", split=False, predictions=without)
+    split, phases = evaluate(workload, tmp_path / "two", split=True, predictions=without)
+
+    assert was_split(phases)
+    assert_same_folders(tmp_path / "one", tmp_path / "two")
+    counted = [warning for warning in single.evaluation.warnings if "without a context" in warning]
+    assert len(counted) == 1 and counted[0].startswith("3 document(s)")
+    assert split.log_lines() == single.log_lines()

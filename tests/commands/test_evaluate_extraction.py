@@ -226,7 +226,7 @@ def test_problems_of_every_input_file_are_reported_together():
         read_extraction_inputs(
             gold=(FIXTURE / "gold_eppi.json").read_bytes(),
             prompts=b"prompt,output_data_type,attribute_id,attribute_label\nQ,text,101,Randomised\n",
-            predictions=b'{"document_id": "1001"}\n',
+            predictions=b'{"document_id": "1001", "context": 3}\n',
             names={"gold": "gold.json", "prompts": "prompts.csv", "predictions": "llm.jsonl"},
         )
 
@@ -323,3 +323,29 @@ def test_two_values_for_one_attribute_are_a_missing_prediction_with_the_reason_k
     row = rows["1001", "102"]
     assert (row.llm_extraction, row.match_status.value) == (None, "missing_prediction")
     assert "2 values" in row.llm_reasoning and "'Uganda'" in row.llm_reasoning
+
+
+def test_predictions_without_context_are_evaluated_with_blank_source_cells_and_a_warning(tmp_path):
+    lines = [json.loads(line) for line in (FIXTURE / "llm.jsonl").read_text(encoding="utf-8").splitlines()]
+    by_id = {line["document_id"]: line for line in lines}
+    by_id["1001"]["context"] = None  # null
+    del by_id["1002"]["context"]  # absent
+    predictions = tmp_path / "llm.jsonl"
+    predictions.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    output_dir = tmp_path / "run"
+
+    evaluate(output_dir, predictions=predictions)
+
+    rows = comparison(output_dir)
+    for document in ("1001", "1002"):
+        for attribute in ("102", "103", "104"):
+            row = rows[document, attribute]
+            assert row["gold_value_in_context"] == ""
+            assert row["human_verbatim_fuzzy_match_pct"] == row["llm_verbatim_fuzzy_match_pct"] == ""
+            assert row["match_status"]
+    # The failed extraction (1003) reads as before: an empty context, not a missing one.
+    assert rows["1003", "102"]["gold_value_in_context"] == "False"
+    log = (output_dir / "evaluation.log").read_text(encoding="utf-8")
+    assert "2 document(s) have a prediction without a context" in log
+    metrics = json.loads((output_dir / "metrics.json").read_text(encoding="utf-8"))
+    assert metrics

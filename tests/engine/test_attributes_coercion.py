@@ -89,7 +89,9 @@ def test_null_stays_null():
 @pytest.mark.parametrize(
     ("text", "number_format", "expected"),
     [("10,000", "en", 10000), ("10.000", "de", 10000), ("-2.5", "en", -2.5), ("1e3", "en", 1000.0)]
-    + [("10,00", "en", None), ("1,0000", "en", None), ("12.", "en", None), (".5", "en", None)],
+    + [(".5", "en", 0.5), ("-.5", "en", -0.5), ("+.35", "en", 0.35), (",5", "de", 0.5)]
+    + [("10,00", "en", None), ("1,0000", "en", None), ("12.", "en", None), (".", "en", None)]
+    + [(".5", "de", None), (",5", "en", None), ("..5", "en", None), ("-.", "en", None)],
 )
 def test_parse_number_text(text, number_format, expected):
     assert parse_number_text(text, number_format) == expected

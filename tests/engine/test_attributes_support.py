@@ -58,7 +58,7 @@ def predicted(
     document_id: str,
     values: Mapping[str, Any] | Sequence[tuple[str, Any]],
     *,
-    context: str = "",
+    context: str | None = "",
     verbatim: Mapping[str, str] | None = None,
     status: str = "ok",
     error: str | None = None,

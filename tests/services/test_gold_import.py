@@ -346,6 +346,7 @@ def test_a_prompt_csv_breaking_a_schema_rule_fails_with_the_reason_and_changes_n
     job = run_import("prompts.csv", csv)
 
     assert job.state == JobState.FAILED
-    assert "300 characters" in job.errors[0]["message"]
-    assert job.errors[0]["file"] == "prompts.csv"
+    assert "the limit is 300" in job.errors[0]["message"]
+    assert (job.errors[0]["file"], job.errors[0]["line"]) == ("prompts.csv", 2)
+    assert job.errors[0]["field"] == "attribute_label"
     assert not Attribute.objects.filter(project=project).exists()

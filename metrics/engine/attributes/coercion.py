@@ -18,10 +18,11 @@ NUMBER_FORMATS: tuple[str, ...] = ("en", "de")
 _BOOL_WORDS: dict[str, bool] = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
 
 # A whole value written in a number format: a sign, an integer part (plain digits, or digits grouped
-# in threes by the thousands separator), an optional decimal part and an optional exponent.
+# in threes by the thousands separator) with an optional decimal part, or a decimal part alone (a
+# leading-dot decimal, `.35` or `-.5`, as papers write `p < .05`), and an optional exponent.
 _NUMBER_PATTERNS: dict[str, re.Pattern[str]] = {
-    "en": re.compile(r"[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][+-]?\d+)?"),
-    "de": re.compile(r"[+-]?(?:\d{1,3}(?:\.\d{3})+|\d+)(?:,\d+)?(?:[eE][+-]?\d+)?"),
+    "en": re.compile(r"[+-]?(?:(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)(?:[eE][+-]?\d+)?"),
+    "de": re.compile(r"[+-]?(?:(?:\d{1,3}(?:\.\d{3})+|\d+)(?:,\d+)?|,\d+)(?:[eE][+-]?\d+)?"),
 }
 _THOUSANDS_SEPARATOR = {"en": ",", "de": "."}
 _DECIMAL_SEPARATOR = {"en": ".", "de": ","}
@@ -41,8 +42,8 @@ def check_number_format(number_format: str) -> None:
 def parse_number_text(text: str, number_format: str) -> float | int | None:
     """Read one whole number written in `number_format`; None when the text is not such a number.
 
-    `en` reads "1,250.5" as 1250.5 and "0,45" as nothing; `de` reads "1.250,5" as 1250.5 and "0,45"
-    as 0.45. Thousands separators must group digits in threes. Integers stay int so that large
+    `en` reads "1,250.5" as 1250.5, ".35" as 0.35 and "0,45" as nothing; `de` reads "1.250,5" as
+    1250.5 and "0,45" (or ",45") as 0.45. Thousands separators must group digits in threes. Integers stay int so that large
     values do not lose precision.
     """
     if text.isdecimal():

@@ -314,7 +314,9 @@ def _compare_rows(
             for attribute_id, given in predicted.items():
                 if attribute_id not in schema_ids:
                     unknown_predicted[attribute_id] = unknown_predicted.get(attribute_id, 0) + len(given)
-        context = SearchableText(prediction.context if prediction else "", number_format)
+        # An extracted document without a context: no source or verbatim checks, blank cells instead.
+        without_context = failure is None and prediction.context is None
+        context = SearchableText((prediction.context or "") if prediction else "", number_format)
         # A fuzzy score of a long snippet costs up to a millisecond, and the same quote often backs
         # several attributes of a document, or both the human and the model side of one row.
         verbatim_scores: dict[str, float] = {}
@@ -408,7 +410,7 @@ def _compare_rows(
                     needle = needles.get(gold)
                     if needle is None:
                         needle = needles[gold] = normalise_for_search(gold)
-                    in_context = context.contains_string(needle)
+                    in_context = None if without_context else context.contains_string(needle)
                     texts = citation.highlights
                     if human_additional_text:
                         texts = (human_additional_text, *texts)
@@ -416,14 +418,15 @@ def _compare_rows(
                 elif kind == kind_number:
                     number = float(gold)
                     tolerance = plan.tolerance
-                    in_context = context.contains_number(number, tolerance)
+                    in_context = None if without_context else context.contains_number(number, tolerance)
                     texts = citation.highlights
                     if human_additional_text:
                         texts = (human_additional_text, *texts)
                     in_citation = _number_in_texts(number, texts, number_format, tolerance)
-                if in_context is not None:
+                if kind in (kind_string, kind_number):
                     # The first rule that holds: missing_prediction, exact_match, near_match
-                    # (STRING), bad source, good source.
+                    # (STRING), bad source, good source. Without a context the gold cannot have been
+                    # found in it: a mismatch is a bad-source error (its source cell stays blank).
                     if value is None:
                         status = missing_prediction
                     elif is_correct:
@@ -442,7 +445,9 @@ def _compare_rows(
             # Verbatim grounding of both snippets in the context (0 without a snippet), as
             # `verbatim_fuzzy_pct`: what needs `partial_ratio` is left to `fuzzy`, the row
             # holding -1 - its position there until the end.
-            if human_additional_text:
+            if without_context:
+                human_pct = None
+            elif human_additional_text:
                 human_pct = verbatim_scores.get(human_additional_text)
                 if human_pct is None:
                     human_pct, snippet = settled_pct(human_additional_text, context.collapsed)
@@ -451,7 +456,9 @@ def _compare_rows(
                     verbatim_scores[human_additional_text] = human_pct
             else:
                 human_pct = 0.0
-            if verbatim_text:
+            if without_context:
+                llm_pct = None
+            elif verbatim_text:
                 llm_pct = verbatim_scores.get(verbatim_text)
                 if llm_pct is None:
                     llm_pct, snippet = settled_pct(verbatim_text, context.collapsed)
@@ -487,9 +494,34 @@ def _compare_rows(
                 is_correct,
             )
             append_row(row)
-            if human_pct < 0.0 or llm_pct < 0.0:
+            if not without_context and (human_pct < 0.0 or llm_pct < 0.0):
                 waiting.append(row)
     return rows, warnings, unknown_predicted, waiting
+
+
+def documents_without_context(
+    gold_documents: Sequence[GoldDocument], predictions: Mapping[str, PredictionDocument]
+) -> list[str]:
+    """Gold documents, in order, whose prediction was extracted (status ok) with no context."""
+    without = []
+    for document in gold_documents:
+        prediction = predictions.get(document.document_id)
+        if prediction is not None and prediction.status == "ok" and prediction.context is None:
+            without.append(document.document_id)
+    return without
+
+
+def no_context_warning(document_ids: Sequence[str]) -> list[str]:
+    """The warning that counts the documents without a context (none when there are none)."""
+    if not document_ids:
+        return []
+    shown = ", ".join(repr(document_id) for document_id in document_ids[:20])
+    more = f" and {len(document_ids) - 20} more" if len(document_ids) > 20 else ""
+    return [
+        f"{len(document_ids)} document(s) have a prediction without a context (the pipeline had no "
+        "text): scored, with gold_value_in_context and the verbatim scores blank and outside both "
+        f"source strata: {shown}{more}"
+    ]
 
 
 def check_schema(attributes: Sequence[AttributeSpec]) -> None:

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from metrics.engine.attributes.comparison import skipped_attribute_ids, unscored_document_ids
+from metrics.engine.attributes.comparison import (
+    documents_without_context,
+    no_context_warning,
+    skipped_attribute_ids,
+    unscored_document_ids,
+)
 from metrics.engine.attributes.custom_metrics import resolve_custom_metrics
 from metrics.engine.attributes.metrics import attribute_result
 from metrics.engine.attributes.parallel import compare_all_documents
@@ -63,7 +68,7 @@ def evaluate_extraction(
         run_id=run_id,
         attributes=attributes,
         rows=rows,
-        row_warnings=warnings,
+        row_warnings=no_context_warning(documents_without_context(gold_documents, predictions)) + warnings,
         unscored=unscored,
         extra_predictions=extra,
         settings=settings,

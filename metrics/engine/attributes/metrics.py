@@ -168,8 +168,9 @@ def attribute_result(
 
     metrics.update(_score_set(spec.type, scored, custom_metrics))
     if source_checked:
-        good = [row for row in scored if row.gold_value_in_context]
-        bad = [row for row in scored if not row.gold_value_in_context]
+        # A row without a context (gold_value_in_context None) is in neither stratum.
+        good = [row for row in scored if row.gold_value_in_context is True]
+        bad = [row for row in scored if row.gold_value_in_context is False]
         for suffix, stratum in zip(STRATA, (good, bad), strict=True):
             for name, value in _score_set(spec.type, stratum, {}).items():
                 metrics[name + suffix] = value

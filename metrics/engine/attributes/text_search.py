@@ -18,9 +18,10 @@ from rapidfuzz.distance import Levenshtein
 from metrics.engine.attributes.coercion import parse_number_text
 
 # A number as written in running text: digits, optionally grouped or split by "." or "," (kept as one
-# token so "10,000" is never read as 10 and 0). `_token_value` then decides whether it stands alone
-# and whether a sign belongs to it, and reads it whole in the project's number format.
-_NUMBER_TOKEN = re.compile(r"\d+(?:[.,]\d+)*")
+# token so "10,000" is never read as 10 and 0), or led by the separator (".05" in "p < .05").
+# `_token_value` then decides whether it stands alone and whether a sign belongs to it, and reads it
+# whole in the project's number format (which decides whether a leading "." or "," is a decimal).
+_NUMBER_TOKEN = re.compile(r"[.,]?\d+(?:[.,]\d+)*")
 _GLUE = "_.,"
 _THOUSANDS_SEPARATOR = {"en": ",", "de": "."}
 # Past this many candidate integer parts the targeted search is no cheaper than reading every number.
@@ -175,7 +176,8 @@ def number_occurs(text: str, value: float, number_format: str, relative_toleranc
     None when the search cannot be targeted; the caller then reads every number.
     """
     keys = _integer_part_keys(value, relative_tolerance, number_format)
-    if keys is None:
+    if keys is None or keys[0] == "0":
+        # A value below 1 may be written without its integer part (".05"): no key to look for.
         return None
     for key in keys:
         position = text.find(key)

@@ -110,10 +110,14 @@ class PredictedAnnotation:
 
 @dataclass(frozen=True, slots=True)
 class PredictionDocument:
-    """One posted prediction line. A gold document with no PredictionDocument failed extraction."""
+    """One posted prediction line. A gold document with no PredictionDocument failed extraction.
+
+    `context` is the text the model read; None when the pipeline had none (a PDF that failed to
+    parse): the document is still scored, without source or verbatim checks (SEMANTICS.md section 2).
+    """
 
     document_id: str
-    context: str = ""
+    context: str | None = ""
     status: str = "ok"  # "ok" | "failed"
     error: str | None = None
     annotations: tuple[PredictedAnnotation, ...] = ()
@@ -190,8 +194,9 @@ class ComparisonRow:
     llm_extraction: Any  # coerced predicted value, None when missing
     llm_reasoning: str | None
     llm_verbatim_text: str | None
-    human_verbatim_fuzzy_match_pct: float
-    llm_verbatim_fuzzy_match_pct: float
+    # None when the prediction has no context to hold the snippets against.
+    human_verbatim_fuzzy_match_pct: float | None
+    llm_verbatim_fuzzy_match_pct: float | None
     gold_value_in_citation: bool | None  # None for BOOL / LIST / DICT
     gold_value_in_context: bool | None
     match_status: MatchStatus | None  # None for BOOL / LIST / DICT

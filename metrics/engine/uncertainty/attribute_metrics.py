@@ -109,8 +109,14 @@ def attribute_document_counts(
         counts = _attribute_counts(attribute_type, scored)
         strata = {"all": np.ones(len(scored), dtype=bool), "given_prediction": ~counts["missing"]}
         if attribute_type in SOURCE_CHECKED_TYPES:
-            good = np.fromiter(map(bool, map(_in_context, scored)), dtype=bool, count=len(scored))
-            strata["given_good_source"], strata["given_bad_source"] = good, ~good
+            in_context = [*map(_in_context, scored)]
+            # A row without a context (None) is in neither stratum.
+            strata["given_good_source"] = np.fromiter(
+                (found is True for found in in_context), dtype=bool, count=len(scored)
+            )
+            strata["given_bad_source"] = np.fromiter(
+                (found is False for found in in_context), dtype=bool, count=len(scored)
+            )
         parts.append((attribute_id, documents, counts, strata))
         n_columns += len(strata) * len(counts)
     # The columns are rows of one table: DocumentCounts keeps copies of them, and the table is then

@@ -315,6 +315,7 @@ class JobKind(models.TextChoices):
     IMPORT = "import", "Import"
     SCORING = "scoring", "Scoring"
     EXPORT = "export", "Export"
+    AGREEMENT = "agreement", "Agreement between annotators"
     PURGE = "purge", "Purge a project"
 
 

@@ -113,3 +113,25 @@ class ComparisonRow(models.Model):
 
     def __str__(self) -> str:
         return f"row {self.position} of scoring {self.scoring_id}"
+
+
+class HumanCeilingPair(models.Model):
+    """The paired test of one scoring against a human run's scoring on the same gold version, for the
+    human ceiling (metrics.human_ceiling). Computed once, when the later of the two is scored (or on
+    first read): both scorings are immutable, and the test reads the gold and both runs' predictions
+    again, over a second per pair."""
+
+    scoring = models.ForeignKey(Scoring, on_delete=models.CASCADE, related_name="human_ceiling_pairs")
+    human_scoring = models.ForeignKey(Scoring, on_delete=models.CASCADE, related_name="+")
+    settings = models.JSONField(help_text="The interval settings of the paired test.")
+    # {"documents_compared": n, "metrics": {"scope|scope_key|name": {"a", "b", "delta", "ci_low", ...}}}
+    result = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["scoring", "human_scoring"], name="human_ceiling_pair_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"scoring {self.scoring_id} against human scoring {self.human_scoring_id}"

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from django.db.models import Q, QuerySet
+from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery
 
-from annotations.models import Attribute, Document
-from experiments.models import ExperimentRun
+from annotations.models import Attribute, Document, GoldVersion, Project
+from experiments.models import ExperimentRun, RunKind, RunSource, RunStatus
 from experiments.splits import split_exclude_hidden
 from metrics.errors import ScoringNotFound
 from metrics.models import ComparisonRow, MetricValue, Scoring
@@ -17,7 +17,9 @@ def scoring_get(*, run: ExperimentRun, number: int | None = None, with_report: b
     The report and the list of scored documents (megabytes for a large span run) are loaded only when
     asked for: a page of comparison rows needs neither.
     """
-    scorings = Scoring.objects.filter(run=run, is_complete=True).select_related("gold_version")
+    scorings = with_gold_context(
+        Scoring.objects.filter(run=run, is_complete=True).select_related("gold_version")
+    )
     if not with_report:
         scorings = scorings.defer("report", "document_ids")
     scoring = (
@@ -32,10 +34,30 @@ def scoring_get(*, run: ExperimentRun, number: int | None = None, with_report: b
     return scoring
 
 
-def scoring_list(*, run: ExperimentRun) -> QuerySet[Scoring]:
-    return (
-        Scoring.objects.filter(run=run, is_complete=True).select_related("gold_version").order_by("-number")
+def with_gold_context(scorings: QuerySet[Scoring]) -> QuerySet[Scoring]:
+    """Scorings annotated, in the same query, with what their gold status and human ceiling need:
+    the project's newest gold version of the scoring's kind (`latest_gold_number`, `latest_gold_counts`),
+    the project's strategy and phase, and whether another human run of the project was scored on the
+    same version (`has_human_scorings`)."""
+    latest = GoldVersion.objects.filter(
+        project_id=OuterRef("gold_version__project_id"), kind=OuterRef("gold_version__kind")
+    ).order_by("-number")
+    humans = Scoring.objects.filter(
+        gold_version_id=OuterRef("gold_version_id"), is_complete=True, run__source=RunSource.HUMAN
+    ).exclude(run_id=OuterRef("run_id"))
+    return scorings.annotate(
+        latest_gold_number=Subquery(latest.values("number")[:1]),
+        latest_gold_counts=Subquery(latest.values("counts")[:1]),
+        project_strategy=F("gold_version__project__strategy"),
+        project_phase=F("gold_version__project__phase"),
+        has_human_scorings=Exists(humans),
     )
+
+
+def scoring_list(*, run: ExperimentRun) -> QuerySet[Scoring]:
+    return with_gold_context(
+        Scoring.objects.filter(run=run, is_complete=True).select_related("gold_version")
+    ).order_by("-number")
 
 
 def metric_value_list(*, scoring: Scoring) -> QuerySet[MetricValue]:
@@ -83,3 +105,66 @@ def comparison_row_list(
     if entity_type:
         rows = rows.filter(entity_type=entity_type)
     return split_exclude_hidden(rows, project=run.project)
+
+
+def human_ceiling_for_run(*, run: ExperimentRun, scoring: Scoring | None = None) -> dict | None:
+    """The human ceiling beside `run`'s headline numbers (its latest scoring unless given): each human
+    run scored on the same gold version, its value and interval, and a paired test saying whether the
+    model is below it on the shared documents. None when no human run was scored on that version."""
+    from metrics.human_ceiling import human_ceiling
+
+    return human_ceiling(run, scoring or scoring_get(run=run))
+
+
+def gold_status_for_scoring(*, scoring: Scoring) -> dict:
+    """`{"scored_on", "latest", "is_latest", "text"}`: e.g. "scored on gold v3; v4 has 12 more spans"."""
+    from metrics.human_ceiling import gold_status
+
+    return gold_status(scoring)
+
+
+def project_leaderboard(*, project: Project, kind: str, with_ceiling: bool = True) -> list[dict]:
+    """The project's scored pipeline runs of `kind`, newest first, each with its latest scoring's
+    headline metric values, its gold status and (unless `with_ceiling` is False) its human ceiling."""
+    from metrics.human_ceiling import ATTRIBUTE_HEADLINE, SPAN_HEADLINES
+
+    names = [name for name, _ in SPAN_HEADLINES] if kind == RunKind.SPANS else [ATTRIBUTE_HEADLINE[0]]
+    rows = []
+    runs = ExperimentRun.objects.filter(project=project, kind=kind, status=RunStatus.SCORED).exclude(
+        source=RunSource.HUMAN
+    )
+    for run in runs.order_by("-created_at", "-pk"):
+        scoring = (
+            Scoring.objects.filter(run=run, is_complete=True)
+            .select_related("gold_version")
+            .defer("report", "document_ids")
+            .order_by("-number")
+            .first()
+        )
+        if scoring is None:
+            continue
+        values = MetricValue.objects.filter(scoring=scoring, name__in=names).order_by(
+            "scope", "scope_key", "name"
+        )
+        rows.append(
+            {
+                "run": run.pk,
+                "name": run.name,
+                "model": run.model,
+                "scoring": scoring.number,
+                "gold_status": gold_status_for_scoring(scoring=scoring),
+                "metrics": [
+                    {
+                        "scope": value.scope,
+                        "scope_key": value.scope_key,
+                        "name": value.name,
+                        "value": value.value,
+                        "ci_low": value.ci_low,
+                        "ci_high": value.ci_high,
+                    }
+                    for value in values
+                ],
+                "human_ceiling": human_ceiling_for_run(run=run, scoring=scoring) if with_ceiling else None,
+            }
+        )
+    return rows

@@ -11,6 +11,7 @@ from annotations.models import JobKind
 from annotations.services.jobs import job_kind_register
 from annotations.tasks import run_job_task
 from evalproject.env import env_int
+from metrics.services.agreement import agreement_job_run
 from metrics.services.scoring import scoring_job_failed, scoring_job_retry_check, scoring_run
 
 # Test hook: seconds to sleep after each chunk, so a test can kill a worker in the middle of a scoring.
@@ -36,3 +37,11 @@ def score_run(self, job_id: int, resume_token: str | None = None) -> str:
 job_kind_register(
     JobKind.SCORING, task=score_run, on_failed=scoring_job_failed, on_retry=scoring_job_retry_check
 )
+
+
+@shared_task(bind=True, name="metrics.agreement_run", max_retries=None, ignore_result=True)
+def agreement_run_task(self, job_id: int, resume_token: str | None = None) -> str:
+    return run_job_task(self, agreement_job_run, job_id=job_id, resume_token=resume_token)
+
+
+job_kind_register(JobKind.AGREEMENT, task=agreement_run_task)

@@ -2,9 +2,17 @@
 
 from django.urls import path
 
-from metrics.api import artefacts, compare, gate, results, scoring
+from metrics.api import agreement, artefacts, compare, gate, gold, results, scoring
 
 urlpatterns: list = [
+    path(
+        "projects/<slug:slug>/agreement/", agreement.ProjectAgreementApi.as_view(), name="project-agreement"
+    ),
+    path(
+        "projects/<slug:slug>/gold/versions/<int:a>/diff/<int:b>/",
+        gold.GoldVersionDiffApi.as_view(),
+        name="gold-version-diff",
+    ),
     path("runs/compare/", compare.RunCompareApi.as_view(), name="run-compare"),
     path("runs/<int:run_id>/finalize/", scoring.RunFinalizeApi.as_view(), name="run-finalize"),
     path("runs/<int:run_id>/rescore/", scoring.RunRescoreApi.as_view(), name="run-rescore"),

@@ -35,6 +35,16 @@ class SettingsSerializer(serializers.Serializer):
         required=False,
         help_text="How numbers in gold, predictions and text are read (decimal and thousands separators).",
     )
+    gold_annotator = serializers.CharField(
+        max_length=150,
+        required=False,
+        allow_blank=True,
+        help_text="In an import with several annotators, the one (or the curation user) whose annotations "
+        "are gold; the others become human runs.",
+    )
+    rescore_on_new_gold = serializers.BooleanField(
+        required=False, help_text="Re-score every scored run when a new gold version is imported."
+    )
 
 
 class AttributeInputSerializer(serializers.Serializer):

@@ -28,7 +28,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from annotations.importers.checks import NESTED_TOO_DEEPLY, ColumnLimits, gold_document_problems
+from annotations.importers.checks import (
+    NESTED_TOO_DEEPLY,
+    ColumnLimits,
+    annotator_problem,
+    gold_document_problems,
+)
 from annotations.importers.errors import ImportProblem, ProblemCollector
 from annotations.importers.json_lines import NOT_PARSED, parse_json_bytes
 from annotations.importers.sources import InMemorySource
@@ -211,36 +216,59 @@ class GoldSet:
     # Read for one shard (`Shard`): the ids of every document of the file, in file order, of which
     # `documents` holds only the shard's own. None: `documents` is the whole file.
     all_document_ids: list[str] | None = None
+    # Read `by_annotator`: the `annotator` of each of `documents`, in the same order.
+    annotators: list[str] | None = None
 
     def document_ids(self) -> list[str]:
         return [document.document_id for document in self.documents]
 
 
 def read_gold_jsonl(
-    source: InputSource, *, name: str | None = None, limits: ColumnLimits | None = None
+    source: InputSource,
+    *,
+    name: str | None = None,
+    by_annotator: bool = False,
+    limits: ColumnLimits | None = None,
 ) -> GoldSet:
     """Read native gold JSONL; raise InputValidationError listing every problem found.
 
+    `by_annotator`: every line names its `annotator` (a non-empty string), and a document may occur
+    once per annotator (agreement between annotators); `GoldSet.annotators` says whose each is.
     With `limits` (the server's columns), a value the database cannot store is a problem too.
     """
     file = source_name(source, name)
     problems = ProblemCollector()
     documents: list[GoldDocument] = []
-    first_line: dict[str, int] = {}
+    annotators: list[str] = []
+    first_line: dict[tuple[str, str | None], int] = {}
     with open_binary(source) as stream:
         for line, record in iter_json_objects(stream, file, problems):
             document_id = read_document_id(record, file, line, problems)
-            if document_id is not None:
-                if document_id in first_line:
+            annotator = None
+            if by_annotator:
+                annotator = record.get("annotator")
+                why = annotator_problem(annotator)
+                if why is not None:
                     problems.error(
-                        f"duplicate document_id (first on line {first_line[document_id]})",
+                        "required; a non-empty string (the annotator's name)" if annotator is None else why,
+                        file=file,
+                        line=line,
+                        document_id=document_id,
+                        field="annotator",
+                    )
+                    continue
+            if document_id is not None:
+                key = (document_id, annotator)
+                if key in first_line:
+                    problems.error(
+                        f"duplicate document_id (first on line {first_line[key]})",
                         file=file,
                         line=line,
                         document_id=document_id,
                         field="document_id",
                     )
                     continue
-                first_line[document_id] = line
+                first_line[key] = line
             document_name = optional_string(record, "name", file, line, problems, document_id=document_id)
             external_id = optional_string(
                 record, "external_id", file, line, problems, document_id=document_id
@@ -258,8 +286,11 @@ def read_gold_jsonl(
                 if limits is not None:
                     problems.errors.extend(gold_document_problems(document, limits, file=file, line=line))
                 documents.append(document)
+                annotators.append(annotator or "")
     problems.raise_if_errors()
-    return GoldSet(documents=documents, warnings=problems.warnings)
+    return GoldSet(
+        documents=documents, warnings=problems.warnings, annotators=annotators if by_annotator else None
+    )
 
 
 def _read_annotations(

@@ -81,6 +81,17 @@ def text_problem(value: str, *, max_length: int | None = None) -> str | None:
     return f"is {fault.length} characters long; the limit is {fault.max_length}"
 
 
+# GoldVersion.annotator's column; a human run is named after its annotator too.
+ANNOTATOR_MAX_LENGTH = 150
+
+
+def annotator_problem(value: Any) -> str | None:
+    """Why `value` cannot name an annotator (a non-empty string fit for its column), or None."""
+    if type(value) is not str or not value:
+        return "must be a non-empty string (the annotator's name)"
+    return text_problem(value, max_length=ANNOTATOR_MAX_LENGTH)
+
+
 def number_problem(value: float) -> str | None:
     """Why `value` is not a storable number (NaN, infinite), or None when it is finite."""
     if math.isnan(value):

@@ -12,7 +12,7 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any, BinaryIO
 
-from annotations.importers.checks import NESTED_TOO_DEEPLY
+from annotations.importers.checks import NESTED_TOO_DEEPLY, annotator_problem
 from annotations.importers.errors import ImportProblem, ProblemCollector
 from annotations.importers.json_lines import NOT_PARSED, parse_json_bytes
 from annotations.importers.labels import LabelResolver
@@ -119,7 +119,13 @@ def _document_from_record(
     )
     if spans is None:
         return None
-    return SpanDocument(document_id, text, spans, source, line)
+    # Several annotators' versions of a document are several lines, each naming its annotator.
+    annotator = record.get("annotator")
+    why = None if annotator is None else annotator_problem(annotator)
+    if why is not None:
+        problems.error(why, field="annotator", **where)
+        return None
+    return SpanDocument(document_id, text, spans, source, line, annotator=annotator)
 
 
 def _spans(

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -57,6 +57,21 @@ class GoldImportOutcome:
 
 
 EMPTY_TEXT_HASH = Document.hash_text("")
+
+# Called in the import's transaction once its gold is written: `(project=, gold_version=, created=,
+# gold=, user=)`, `created` False when the import changed nothing; what a hook returns (problem dicts)
+# joins the import's warnings. The metrics app registers the human runs of the other annotators and
+# the re-scoring of runs on a new version from its AppConfig.ready(): annotations must not import
+# metrics (dependencies point one way).
+GoldImportedHook = Callable[..., list[dict] | None]
+_gold_imported_hooks: list[GoldImportedHook] = []
+
+
+def register_gold_imported_hook(hook: GoldImportedHook) -> None:
+    if hook not in _gold_imported_hooks:
+        _gold_imported_hooks.append(hook)
+
+
 # GoldAttributeValue.citation_page is a display column; the full details are kept beside it.
 CITATION_PAGE_MAX = GoldAttributeValue._meta.get_field("citation_page").max_length
 
@@ -77,7 +92,22 @@ def gold_import(
         # One import per project at a time: version numbers and the carried-over gold must come
         # from the version that is current when this one is written.
         Project.objects.select_for_update().get(pk=project.pk)
-        return _write(project=project, gold=gold, user=user, source=source, progress=progress)
+        outcome = _write(project=project, gold=gold, user=user, source=source, progress=progress)
+        version = (
+            GoldVersion.objects.get(project=project, kind=gold.kind, number=outcome.result["gold_version"])
+            if _gold_imported_hooks
+            else None
+        )
+        for hook in _gold_imported_hooks:
+            warnings = hook(
+                project=project,
+                gold_version=version,
+                created=not outcome.result["unchanged"],
+                gold=gold,
+                user=user,
+            )
+            outcome.warnings.extend(warnings or [])
+        return outcome
 
 
 def _write(

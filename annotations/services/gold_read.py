@@ -29,7 +29,7 @@ from annotations.importers.sources import ArchiveLimits
 from annotations.importers.span_types import SpanAnnotation, SpanCorpus, SpanDocument
 from annotations.importers.spans import iter_span_documents, select_annotator
 from annotations.models import Attribute, Document, GoldKind, GoldSpan
-from metrics.engine.attributes.types import AttributeType, GoldAnnotation
+from metrics.engine.attributes.types import AttributeType, GoldAnnotation, GoldDocument
 
 FORMATS = ("auto", "jsonl", "cas", "eppi", "prompts_csv")
 # How far into a file `auto` looks to tell CAS from EPPI JSON: both are one big object, and the key
@@ -59,6 +59,9 @@ class GoldImport:
     documents: list[ImportedDocument]
     annotator: str = ""
     warnings: list[ImportProblem] = field(default_factory=list)
+    # The annotations of every annotator but the gold one (several-annotator exports), by annotator:
+    # they become human runs, scored against this gold like any model.
+    other_annotators: dict[str, list[ImportedDocument]] = field(default_factory=dict)
 
 
 def detect_format(path: Path, declared: str) -> str:
@@ -166,18 +169,41 @@ def read_spans(
         )
         for document in chosen
     ]
+    others: dict[str, list[ImportedDocument]] = {}
+    if annotator:
+        for document in documents:
+            if document.annotator is not None and document.annotator != annotator:
+                others.setdefault(document.annotator, []).append(
+                    ImportedDocument(
+                        external_id=document.document_id,
+                        text=document.text,
+                        name=None,
+                        gold_hash=span_gold_hash(document.spans),
+                        spans=document.spans,
+                    )
+                )
     return GoldImport(
         kind=GoldKind.SPANS,
         documents=imported,
         annotator=annotator or "",
         warnings=[_renamed(problem, path, display_name) for problem in corpus.warnings],
+        other_annotators=dict(sorted(others.items())),
     )
 
 
 def read_attribute_gold(
-    path: Path, *, display_name: str, eppi: bool, attribute_types: Mapping[str, AttributeType]
+    path: Path,
+    *,
+    display_name: str,
+    eppi: bool,
+    attribute_types: Mapping[str, AttributeType],
+    annotator: str | None = None,
 ) -> GoldImport:
-    """Attribute gold from native JSONL or an EPPI Reviewer export."""
+    """Attribute gold from native JSONL or an EPPI Reviewer export.
+
+    JSONL whose lines name an `annotator` may hold several annotators' values for a document: those
+    of `annotator` are the gold (the only one's when there is one), the others `other_annotators`.
+    """
     columns = column_limits()
     if eppi:
         gold = read_eppi_gold(path, attribute_types=attribute_types, name=display_name)
@@ -190,18 +216,65 @@ def read_attribute_gold(
         if unfit:
             raise InputValidationError(unfit)
     else:
-        gold = read_gold_jsonl(path, name=display_name, limits=columns)
-    imported = [
-        ImportedDocument(
-            external_id=document.document_id,
-            text=document.text,
-            name=document.name,
-            gold_hash=attribute_gold_hash(document.annotations),
-            values=document.annotations,
+        gold = read_gold_jsonl(path, name=display_name, by_annotator=_names_annotators(path), limits=columns)
+    imported = [_imported_values(document) for document in gold.documents]
+    if gold.annotators is None:
+        return GoldImport(kind=GoldKind.ATTRIBUTES, documents=imported, warnings=list(gold.warnings))
+    names = sorted(set(gold.annotators))
+    if annotator is None and len(names) > 1:
+        raise InputValidationError(
+            ImportProblem(
+                f"gold holds several annotators ({', '.join(names)}); choose one with the annotator field "
+                "(or the project setting gold_annotator)",
+                file=display_name,
+                field="annotator",
+            )
         )
-        for document in gold.documents
-    ]
-    return GoldImport(kind=GoldKind.ATTRIBUTES, documents=imported, warnings=list(gold.warnings))
+    chosen = annotator or names[0]
+    if chosen not in names:
+        raise InputValidationError(
+            ImportProblem(
+                f"no annotator {chosen!r} in gold; annotators: {', '.join(names)}",
+                file=display_name,
+                field="annotator",
+            )
+        )
+    others: dict[str, list[ImportedDocument]] = {}
+    for document, name in zip(imported, gold.annotators, strict=True):
+        if name != chosen:
+            others.setdefault(name, []).append(document)
+    return GoldImport(
+        kind=GoldKind.ATTRIBUTES,
+        documents=[
+            document for document, name in zip(imported, gold.annotators, strict=True) if name == chosen
+        ],
+        annotator=chosen,
+        warnings=list(gold.warnings),
+        other_annotators=others,
+    )
+
+
+def _imported_values(document: GoldDocument) -> ImportedDocument:
+    return ImportedDocument(
+        external_id=document.document_id,
+        text=document.text,
+        name=document.name,
+        gold_hash=attribute_gold_hash(document.annotations),
+        values=document.annotations,
+    )
+
+
+def _names_annotators(path: Path) -> bool:
+    """True when the first record of an attribute JSONL file names its annotator."""
+    with path.open("rb") as stream:
+        for raw in stream:
+            if raw.strip():
+                try:
+                    record = json.loads(raw)
+                except (json.JSONDecodeError, UnicodeDecodeError):
+                    return False  # the reader reports the bad line with its number
+                return isinstance(record, dict) and "annotator" in record
+    return False
 
 
 def read_prompts(path: Path, *, display_name: str) -> PromptSet:

@@ -219,14 +219,18 @@ def _run(job: Job, progress: JobProgress, *, after_read: Callable[[], None] | No
                 )
             }
             gold = read_attribute_gold(
-                path, display_name=file_name, eppi=file_format == "eppi", attribute_types=types
+                path,
+                display_name=file_name,
+                eppi=file_format == "eppi",
+                attribute_types=types,
+                annotator=params.get("annotator") or project.settings.get("gold_annotator") or None,
             )
         else:
             gold = read_spans(
                 path,
                 display_name=file_name,
                 label_map=LabelMap.default().merged_with(params.get("label_map") or {}, source="label_map"),
-                annotator=params.get("annotator"),
+                annotator=params.get("annotator") or project.settings.get("gold_annotator") or None,
                 limits=_archive_limits(),
                 progress=lambda done: progress.set(done, 0),
             )

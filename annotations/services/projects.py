@@ -29,6 +29,9 @@ from metrics.engine.attributes.types import USE_TYPE_DEFAULT, AttributeSpec, Att
 # The splits code (experiments) registers "not while documents are assigned to splits" here from its
 # AppConfig.ready(): annotations must not import experiments (dependencies point one way).
 StrategyChangeCheck = Callable[[Project, str], None]
+# Settings a project may have besides the defaults (issue 16): absent means "" and false.
+KNOWN_PROJECT_SETTINGS = (*DEFAULT_PROJECT_SETTINGS, "gold_annotator", "rescore_on_new_gold")
+GOLD_ANNOTATOR_MAX = 150
 _strategy_change_checks: list[StrategyChangeCheck] = []
 
 
@@ -54,8 +57,22 @@ def project_settings_clean(
                 errors[key] = f"must be one of {', '.join(NumberFormat.values)}, got {value!r}"
                 continue
             merged[key] = value
+        elif key == "gold_annotator":
+            # The annotator (or curation user) whose annotations are gold in a multi-annotator import;
+            # the others become human runs. "" or null: the import must name one when it has several.
+            if value is not None and (not isinstance(value, str) or len(value) > GOLD_ANNOTATOR_MAX):
+                errors[key] = (
+                    f"must be an annotator's name (at most {GOLD_ANNOTATOR_MAX} characters), got {value!r}"
+                )
+                continue
+            merged[key] = value or ""
+        elif key == "rescore_on_new_gold":
+            if not isinstance(value, bool):
+                errors[key] = f"must be true or false, got {value!r}"
+                continue
+            merged[key] = value
         else:
-            errors[key] = f"unknown setting; known: {', '.join(DEFAULT_PROJECT_SETTINGS)}"
+            errors[key] = f"unknown setting; known: {', '.join(KNOWN_PROJECT_SETTINGS)}"
     if errors:
         raise ValidationError({"settings": [f"{key}: {message}" for key, message in errors.items()]})
     return merged

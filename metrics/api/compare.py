@@ -17,10 +17,11 @@ from evalproject.api import ApiView
 from evalproject.validation import BIGINTEGER_MAX
 from experiments.models import ExperimentRun
 from experiments.selectors import run_get_for_user
+from metrics.api.human_ceiling import GoldStatusOutput, HumanCeilingOutput
 from metrics.comparisons import CHANGED_ROWS_SHOWN, runs_compare
 from metrics.engine.uncertainty import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
 from metrics.intervals import IntervalSettings
-from metrics.selectors import scoring_get
+from metrics.selectors import gold_status_for_scoring, human_ceiling_for_run, scoring_get
 
 MAX_RESAMPLES = 20_000
 
@@ -56,6 +57,15 @@ class RunComparisonOutput(serializers.Serializer):
     changed_rows_truncated = serializers.BooleanField()
     paired = serializers.DictField(
         allow_null=True, help_text="The paired tests of `compare_runs` (each p-value names its test)."
+    )
+    gold_status = serializers.DictField(
+        child=GoldStatusOutput(), help_text="`a` and `b`: whether each scoring used the newest gold."
+    )
+    human_ceiling = serializers.DictField(
+        child=HumanCeilingOutput(allow_null=True),
+        required=False,
+        help_text="`a` and `b`: the human ceiling beside each run's headline numbers (null without human "
+        "runs scored on the same gold); absent when `paired` is false.",
     )
 
 
@@ -110,14 +120,25 @@ def runs_compare_for_query(
     data = query.validated_data
     run_a = run_get_for_user(user=user, run_id=data["a"])
     run_b = run_get_for_user(user=user, run_id=data["b"])
+    scoring_a = scoring_get(run=run_a, number=data.get("scoring_a"))
+    scoring_b = scoring_get(run=run_b, number=data.get("scoring_b"))
     body = runs_compare(
         run_a=run_a,
-        scoring_a=scoring_get(run=run_a, number=data.get("scoring_a")),
+        scoring_a=scoring_a,
         run_b=run_b,
-        scoring_b=scoring_get(run=run_b, number=data.get("scoring_b")),
+        scoring_b=scoring_b,
         changed_limit=data["changed_limit"],
         paired=IntervalSettings(level=data["level"], resamples=data["resamples"], seed=data["seed"])
         if data["paired"]
         else None,
     )
+    body["gold_status"] = {
+        "a": gold_status_for_scoring(scoring=scoring_a),
+        "b": gold_status_for_scoring(scoring=scoring_b),
+    }
+    if data["paired"]:
+        body["human_ceiling"] = {
+            "a": human_ceiling_for_run(run=run_a, scoring=scoring_a),
+            "b": human_ceiling_for_run(run=run_b, scoring=scoring_b),
+        }
     return run_a, run_b, body

@@ -20,10 +20,18 @@ from evalproject.renderers import JSONAnswerRenderer
 from evalproject.validation import BIGINTEGER_MAX, ChoiceField
 from experiments.models import RunKind
 from experiments.selectors import run_get_for_user
+from metrics.api.human_ceiling import GoldStatusOutput
 from metrics.engine.attributes.types import MatchStatus
 from metrics.exports import comparison_csv_stream, comparison_header
 from metrics.models import ComparisonRow, MetricValue
-from metrics.selectors import comparison_row_list, metric_value_list, scoring_get, scoring_list
+from metrics.selectors import (
+    comparison_row_list,
+    gold_status_for_scoring,
+    human_ceiling_for_run,
+    metric_value_list,
+    scoring_get,
+    scoring_list,
+)
 
 
 class ScoringQuery(serializers.Serializer):
@@ -35,6 +43,13 @@ class ScoringQuery(serializers.Serializer):
     )
 
 
+class MetricsQuery(ScoringQuery):
+    human_ceiling = serializers.BooleanField(
+        default=True,
+        help_text="Add the human ceiling beside the headline numbers (false: leave it out).",
+    )
+
+
 def _scoring_for(request: Request, run, *, with_report: bool = False):
     query = ScoringQuery(data=request.query_params)
     query.is_valid(raise_exception=True)
@@ -42,7 +57,7 @@ def _scoring_for(request: Request, run, *, with_report: bool = False):
 
 
 class RunMetricsApi(ApiView):
-    query_serializers = {"get": ScoringQuery}
+    query_serializers = {"get": MetricsQuery}
 
     @extend_schema(
         operation_id="runs_metrics",
@@ -51,15 +66,25 @@ class RunMetricsApi(ApiView):
                 "type": "object",
                 "additionalProperties": True,
                 "description": "metrics.json (attribute runs) or results.json (span runs), as the offline "
-                "commands write them; headers X-Scoring and X-Gold-Version name what was read.",
+                "commands write them, with `gold_status` (whether a newer gold exists) and `human_ceiling` "
+                "(the human runs scored on the same gold beside the headline numbers; null when there "
+                "are none); headers X-Scoring and X-Gold-Version name what was read.",
             }
         },
     )
     def get(self, request: Request, run_id: int) -> Response:
         """The report: metrics.json for attribute runs, results.json for span runs."""
         run = run_get_for_user(user=request.user, run_id=run_id)
+        query = MetricsQuery(data=request.query_params)
+        query.is_valid(raise_exception=True)
         scoring = _scoring_for(request, run, with_report=True)
-        response = Response(scoring.report)
+        # The report as stored, with what the reader needs beside its numbers: whether a newer gold
+        # exists, and the human ceiling (`?human_ceiling=false` leaves it out).
+        body = dict(scoring.report)
+        body["gold_status"] = gold_status_for_scoring(scoring=scoring)
+        if query.validated_data["human_ceiling"]:
+            body["human_ceiling"] = human_ceiling_for_run(run=run, scoring=scoring)
+        response = Response(body)
         response["X-Scoring"] = str(scoring.number)
         response["X-Gold-Version"] = str(scoring.gold_version.number)
         return response
@@ -74,6 +99,7 @@ class MetricValueOutput(serializers.ModelSerializer):
 class RunMetricValuesOutput(serializers.Serializer):
     run = serializers.IntegerField()
     scoring = serializers.IntegerField()
+    gold_status = GoldStatusOutput(help_text="Whether the scoring used the newest gold.")
     values = MetricValueOutput(many=True)
 
 
@@ -87,16 +113,26 @@ class RunMetricValuesApi(ApiView):
         scoring = _scoring_for(request, run)
         values = metric_value_list(scoring=scoring)
         return Response(
-            {"run": run.pk, "scoring": scoring.number, "values": MetricValueOutput(values, many=True).data}
+            {
+                "run": run.pk,
+                "scoring": scoring.number,
+                "gold_status": gold_status_for_scoring(scoring=scoring),
+                "values": MetricValueOutput(values, many=True).data,
+            }
         )
 
 
 class ScoringOutput(serializers.Serializer):
     number = serializers.IntegerField()
     gold_version = serializers.IntegerField(source="gold_version.number")
+    gold_status = serializers.SerializerMethodField(help_text="Whether the scoring used the newest gold.")
     settings = serializers.JSONField()
     documents = serializers.SerializerMethodField()
     created_at = serializers.DateTimeField()
+
+    @extend_schema_field(GoldStatusOutput)
+    def get_gold_status(self, scoring) -> dict:
+        return gold_status_for_scoring(scoring=scoring)
 
     def get_documents(self, scoring) -> int:
         return len(scoring.document_ids)

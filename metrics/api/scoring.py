@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiExample, extend_schema
+from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_field
 from rest_framework import serializers, status
+from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from annotations.models import Job
 from annotations.roles import Role
+from annotations.selectors import gold_version_current
 from evalproject.api import ApiView
 from experiments.selectors import run_get_for_user
 from metrics.services import scoring_request
@@ -57,16 +59,56 @@ class RunFinalizeApi(ApiView):
         return _accepted(run.pk, job)
 
 
+@extend_schema_field({"oneOf": [{"type": "string", "enum": ["latest"]}, {"type": "integer", "minimum": 1}]})
+class GoldVersionField(serializers.Field):
+    """ "latest", or the number of the project's newest gold version (the same thing, stated)."""
+
+    default_error_messages = {"invalid": 'must be "latest" or a gold version number.'}
+
+    def to_internal_value(self, data):
+        if data == "latest" or (isinstance(data, int) and not isinstance(data, bool)):
+            return data
+        self.fail("invalid")
+
+    def to_representation(self, value):
+        return value
+
+
+class RescoreInput(serializers.Serializer):
+    gold_version = GoldVersionField(
+        default="latest",
+        help_text='The gold version to score on: "latest" (the default), or its number. A run is rescored '
+        "on the newest version only; its earlier scorings, on their own versions, stay readable.",
+    )
+
+
 class RunRescoreApi(ApiView):
     @extend_schema(
         operation_id="runs_rescore",
-        request=None,
+        request=RescoreInput,
         responses={202: ScoringRequestOutput},
+        examples=[
+            OpenApiExample("Rescore on the newest gold", value={"gold_version": "latest"}, request_only=True),
+            OpenApiExample("Rescore, no body", value={}, request_only=True),
+        ],
     )
     def post(self, request: Request, run_id: int) -> Response:
-        """Score a scored or failed run again (after a gold or settings change); earlier scorings stay
-        readable. Takes no body. Pipelines and managers."""
+        """Score a scored or failed run again (after a gold or settings change) on the project's newest
+        gold version; earlier scorings stay readable. The body is optional. Pipelines and managers."""
         run = run_get_for_user(user=request.user, run_id=run_id, required=Role.PIPELINE)
+        body = RescoreInput(data=request.data if request.data else {})
+        body.is_valid(raise_exception=True)
+        requested = body.validated_data["gold_version"]
+        if requested != "latest":
+            latest = gold_version_current(project=run.project, kind=run.kind)
+            if latest is None or requested != latest.number:
+                newest = f"v{latest.number}" if latest is not None else "none yet"
+                raise ValidationError(
+                    {
+                        "gold_version": f'a run is rescored on the newest gold version ("latest"; now {newest}), '
+                        f"got {requested!r}"
+                    }
+                )
         job = scoring_request(run=run, user=request.user, rescore=True)
         return _accepted(run.pk, job)
 

@@ -98,7 +98,14 @@ attribute_input = objects_with(
         "missing_default": json_values,
     }
 )
-project_settings = objects_with({"edit_distance_match_threshold": numbers, "number_format": texts})
+project_settings = objects_with(
+    {
+        "edit_distance_match_threshold": numbers,
+        "number_format": texts,
+        "gold_annotator": texts,
+        "rescore_on_new_gold": json_values,
+    }
+)
 gate_check = objects_with(
     {
         "metric": st.sampled_from(["accuracy", "micro.chars.all.recall"]) | texts,
@@ -183,7 +190,12 @@ ENDPOINTS = {
     "splits_accept": ("post", "/api/v1/projects/split/splits/accept/", {"reason": texts}),
     "splits_reject": ("post", "/api/v1/projects/split/splits/reject/", {"reason": texts}),
     "runs_finalize": ("post", "/api/v1/runs/{attribute_run}/finalize/", {"allow_empty": json_values}),
-    "runs_rescore": ("post", "/api/v1/runs/{scored_run}/rescore/", {}),
+    "runs_rescore": (
+        "post",
+        "/api/v1/runs/{scored_run}/rescore/",
+        {"gold_version": st.sampled_from(["latest", 1, 2]) | numbers | texts},
+    ),
+    "project_agreement_create": ("post", "/api/v1/projects/letters/agreement/", {}),
     "runs_gate": ("post", "/api/v1/runs/{scored_run}/gate/", {"checks": st.lists(gate_check, max_size=3)}),
     "webhooks_create": (
         "post",

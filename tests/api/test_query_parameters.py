@@ -20,7 +20,7 @@ def get_operations(client) -> list[str]:
     for path, item in paths.items():
         if "get" not in item:
             continue
-        url = re.sub(r"\{slug\}", "letters", re.sub(r"\{\w+_id\}", "1", path))
+        url = re.sub(r"\{\w+\}", "1", re.sub(r"\{slug\}", "letters", path))
         if issubclass(resolve(url).func.view_class, ApiView):
             urls.append(url)
     return urls

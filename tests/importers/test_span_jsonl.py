@@ -173,6 +173,13 @@ def test_it_rejects_input_that_is_not_utf8_naming_the_line(tmp_path: Path) -> No
             "entities[0].text",
             "must be a string",
         ),
+        ({"document_id": "a", "text": "x", "entities": [], "annotator": ""}, "annotator", "non-empty string"),
+        ({"document_id": "a", "text": "x", "entities": [], "annotator": "an\u0000na"}, "annotator", "NUL"),
+        (
+            {"document_id": "a", "text": "x", "entities": [], "annotator": "a" * 151},
+            "annotator",
+            "limit is 150",
+        ),
     ],
 )
 def test_it_rejects_missing_or_mistyped_fields(

@@ -1,0 +1,20 @@
+"""Agreement between annotators (issue 16), framework-free: spans (pairwise F1, Cohen's kappa and
+Krippendorff's alpha on character labels) and attribute values (Cohen's kappa, Krippendorff's alpha,
+percent agreement), each with a cluster-bootstrap interval over documents. See docs/agreement.md."""
+
+from metrics.engine.agreement.attributes import AttributeRatings, attribute_agreement
+from metrics.engine.agreement.spans import (
+    AnnotatedDocument,
+    BootstrapSettings,
+    character_labels,
+    span_agreement,
+)
+
+__all__ = [
+    "AnnotatedDocument",
+    "AttributeRatings",
+    "BootstrapSettings",
+    "attribute_agreement",
+    "character_labels",
+    "span_agreement",
+]

@@ -1,0 +1,156 @@
+"""Agreement between annotators on attribute values (docs/agreement.md).
+
+A unit is one document's value of one attribute. Values are coerced to the attribute's type first
+(SEMANTICS.md section 2); a value that is absent or does not coerce is missing for that annotator, and
+a document with fewer than two values of the attribute is left out of it.
+
+Per attribute (`measure` names the statistic):
+- BOOL, STRING (and LIST, DICT, compared as canonical JSON): with exactly two annotators, Cohen's kappa
+  (`cohen_kappa`, scikit-learn); with more, Krippendorff's alpha, nominal (`krippendorff_alpha_nominal`,
+  the `krippendorff` package), which allows documents that not every annotator rated.
+- INTEGER, FLOAT: Krippendorff's alpha, interval (`krippendorff_alpha_interval`), whatever the number of
+  annotators: a near miss counts as a near miss, which kappa cannot express.
+- `percent_agreement` beside each: agreeing pairs of annotators / pairs of annotators, summed over
+  documents (for two annotators, the share of documents where they gave the same value). Numbers agree
+  when equal within a relative tolerance of 1e-9.
+Each figure has a cluster-bootstrap interval over documents (`<name>_ci`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+from sklearn.metrics import cohen_kappa_score
+
+from metrics.engine.agreement.libraries import finite_or_none, library_alpha
+from metrics.engine.agreement.measures import (
+    CohenKappa,
+    IntervalAlpha,
+    NominalAlpha,
+    interval_alpha_counts,
+    kappa_counts,
+    nominal_alpha_counts,
+)
+from metrics.engine.agreement.spans import BootstrapSettings, bootstrap_intervals
+from metrics.engine.attributes.types import AttributeType
+from metrics.engine.uncertainty import DocumentCounts, ratio
+
+NUMERIC = (AttributeType.INTEGER, AttributeType.FLOAT)
+
+
+@dataclass(frozen=True, slots=True)
+class AttributeRatings:
+    """One attribute's coerced values: `{document_id: {annotator: value}}` (missing values left out)."""
+
+    attribute_id: str
+    type: AttributeType
+    ratings: Mapping[str, Mapping[str, Any]]
+
+
+def _nominal_key(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def _agree(first: Any, second: Any, numeric: bool) -> bool:
+    if numeric:
+        return math.isclose(float(first), float(second), rel_tol=1e-9, abs_tol=0.0)
+    return _nominal_key(first) == _nominal_key(second)
+
+
+def attribute_agreement(
+    attributes: list[AttributeRatings], *, settings: BootstrapSettings | None = None
+) -> list[dict[str, Any]]:
+    """The `attributes` list of agreement.json, one entry per attribute in the given order."""
+    settings = settings or BootstrapSettings()
+    return [_one_attribute(attribute, settings) for attribute in attributes]
+
+
+def _one_attribute(attribute: AttributeRatings, settings: BootstrapSettings) -> dict[str, Any]:
+    numeric = attribute.type in NUMERIC
+    units = {
+        document_id: dict(values)
+        for document_id, values in sorted(attribute.ratings.items())
+        if len(values) >= 2
+    }
+    annotators = sorted({annotator for values in units.values() for annotator in values})
+    if numeric:
+        measure_name = "krippendorff_alpha_interval"
+    elif len(annotators) == 2:
+        measure_name = "cohen_kappa"
+    else:
+        measure_name = "krippendorff_alpha_nominal"
+    entry: dict[str, Any] = {
+        "attribute_id": attribute.attribute_id,
+        "type": str(attribute.type),
+        "measure": measure_name,
+        "annotators": annotators,
+        "documents": len(units),
+        "single_annotator_documents": sorted(
+            document_id for document_id, values in attribute.ratings.items() if len(values) < 2
+        ),
+    }
+    if not units:
+        entry.update(value=None, value_ci=None, percent_agreement=None, percent_agreement_ci=None)
+        return entry
+    categories = sorted({_nominal_key(value) for values in units.values() for value in values.values()})
+    index = {category: position for position, category in enumerate(categories)}
+    rows: dict[str, dict[str, float]] = {}
+    for document_id, values in units.items():
+        pairs = list(combinations(values.values(), 2))
+        row = {
+            "percent.agreeing": float(sum(_agree(first, second, numeric) for first, second in pairs)),
+            "percent.pairs": float(len(pairs)),
+        }
+        if measure_name == "cohen_kappa":
+            a, b = (np.array([index[_nominal_key(values[annotator])]]) for annotator in annotators)
+            row.update(kappa_counts("kappa", a, b, categories))
+        elif numeric:
+            row.update(interval_alpha_counts("alpha", [[float(value) for value in values.values()]]))
+        else:
+            value_counts = np.zeros((1, len(categories)))
+            for value in values.values():
+                value_counts[0, index[_nominal_key(value)]] += 1
+            row.update(nominal_alpha_counts("alpha", value_counts, categories))
+        rows[document_id] = row
+    counts = DocumentCounts.from_rows(rows)
+    if measure_name == "cohen_kappa":
+        statistic: Any = CohenKappa("kappa", categories)
+        value = _kappa_of(units, annotators)
+    elif numeric:
+        statistic = IntervalAlpha("alpha")
+        value = _alpha_of(units, annotators, lambda v: float(v), "interval")
+    else:
+        statistic = NominalAlpha("alpha", categories)
+        value = _alpha_of(units, annotators, lambda v: index[_nominal_key(v)], "nominal")
+    measures = {"value": statistic, "percent_agreement": ratio("percent.agreeing", "percent.pairs")}
+    intervals = bootstrap_intervals(counts, measures, settings)
+    percent = finite_or_none(measures["percent_agreement"](counts.totals())[0])
+    entry.update(
+        value=value,
+        value_ci=intervals["value"] if value is not None else None,
+        percent_agreement=percent,
+        percent_agreement_ci=intervals["percent_agreement"] if percent is not None else None,
+    )
+    return entry
+
+
+def _kappa_of(units: Mapping[str, Mapping[str, Any]], annotators: list[str]) -> float | None:
+    first = [_nominal_key(values[annotators[0]]) for values in units.values()]
+    second = [_nominal_key(values[annotators[1]]) for values in units.values()]
+    if len(set(first) | set(second)) < 2:
+        return None
+    return finite_or_none(cohen_kappa_score(first, second))
+
+
+def _alpha_of(units, annotators, encode, level: str) -> float | None:
+    reliability = np.full((len(annotators), len(units)), np.nan)
+    for column, values in enumerate(units.values()):
+        for annotator, value in values.items():
+            reliability[annotators.index(annotator), column] = encode(value)
+    return library_alpha(reliability, level)

@@ -1,0 +1,251 @@
+"""Agreement between annotators on spans (docs/agreement.md).
+
+Input: documents, each with its text and every annotator's spans (code points, end exclusive, canonical
+types). A document annotated by fewer than two annotators holds no agreement: it is listed in
+`single_annotator_documents` and left out of every figure.
+
+Per pair of annotators (a, b), on the documents both annotated:
+- `f1_exact`, `f1_overlap`, `f1_typed`: the span engine's existence matching (SEMANTICS.md section 1)
+  with a as gold and b as prediction: exact bounds type-agnostic, overlap type-agnostic, exact bounds
+  and type. F1 = 2PR / (P + R) of the summed counts, symmetric in a and b (b's precision is a's
+  recall); 0 when only one of them annotated spans, undefined (null) when neither did.
+- `cohen_kappa_chars`: Cohen's kappa of the character labels (scikit-learn's `cohen_kappa_score`).
+Over every annotator: `krippendorff_alpha_chars`, nominal, on the character labels of the documents
+with at least two annotators (an annotator who did not annotate a document is missing there; the
+`krippendorff` package's value).
+
+Character labels: every code point of the text gets the entity type of the span covering it, or `O`
+outside every span. A code point inside several spans of one annotator takes the type of the first of
+them in (start, end, entity_type) order.
+
+Every figure carries a cluster-bootstrap interval over documents (`<name>_ci`), from the uncertainty
+module: the statistics are functions of per-document sums (`agreement.measures`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+
+from metrics.engine.agreement.libraries import finite_or_none, library_alpha, library_kappa
+from metrics.engine.agreement.measures import (
+    CohenKappa,
+    NominalAlpha,
+    PairF1,
+    kappa_counts,
+    nominal_alpha_counts,
+)
+from metrics.engine.spans import document_count_table
+from metrics.engine.spans.document import score_span_tuples
+from metrics.engine.uncertainty import (
+    DEFAULT_LEVEL,
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    DocumentCounts,
+    cluster_bootstrap_intervals,
+)
+
+OUTSIDE = "O"
+# The `krippendorff` package holds a units x values x values array: about 1 KB a character for
+# three annotators (1.5 million characters took 1.4 GB and 12 s). Above this many characters alpha
+# is computed from the coincidence sums of `agreement.measures` instead, the formula the package
+# implements (tests hold the two equal), in O(characters) memory.
+LIBRARY_ALPHA_MAX_UNITS = 200_000
+SpanTuple = tuple[int, int, str]
+F1_MATCHING = {
+    "f1_exact": "spans_exact.type_agnostic",
+    "f1_overlap": "spans_overlap.type_agnostic",
+    "f1_typed": "spans_exact.typed",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class AnnotatedDocument:
+    """One document's text and the spans of each annotator who annotated it (`{annotator: spans}`)."""
+
+    document_id: str
+    text: str
+    annotations: Mapping[str, Sequence[SpanTuple]]
+
+
+@dataclass(frozen=True, slots=True)
+class BootstrapSettings:
+    """Interval settings; `resamples` 0 turns the intervals off (every `_ci` is null)."""
+
+    level: float = DEFAULT_LEVEL
+    resamples: int = DEFAULT_RESAMPLES
+    seed: int = DEFAULT_SEED
+
+
+def bootstrap_intervals(
+    counts: DocumentCounts, measures: Mapping[str, Any], settings: BootstrapSettings
+) -> dict[str, dict[str, Any] | None]:
+    """`{name: interval dict}` of each measure (null where undefined or when intervals are off)."""
+    if settings.resamples == 0:
+        return dict.fromkeys(measures)
+    intervals = cluster_bootstrap_intervals(
+        counts, measures, level=settings.level, resamples=settings.resamples, seed=settings.seed
+    )
+    return {
+        name: interval.as_dict() if interval.low is not None else None for name, interval in intervals.items()
+    }
+
+
+def character_labels(text: str, spans: Sequence[SpanTuple], labels: Sequence[str]) -> np.ndarray:
+    """Label index of every code point of `text` (index 0 is `O`); the first covering span wins."""
+    index = {label: position for position, label in enumerate(labels)}
+    result = np.zeros(len(text), dtype=np.int64)
+    # Painted last to first, so the first span in (start, end, type) order is the one that stays.
+    for start, end, entity_type in sorted(spans, reverse=True):
+        result[start:end] = index[entity_type]
+    return result
+
+
+def label_set(documents: Sequence[AnnotatedDocument]) -> list[str]:
+    """`O` then every entity type any annotator used, sorted."""
+    types = {span[2] for document in documents for spans in document.annotations.values() for span in spans}
+    return [OUTSIDE, *sorted(types)]
+
+
+def span_agreement(
+    documents: Sequence[AnnotatedDocument], *, settings: BootstrapSettings | None = None
+) -> dict[str, Any]:
+    """The `spans` object of agreement.json: `pairs`, `overall`, `single_annotator_documents`, `labels`."""
+    settings = settings or BootstrapSettings()
+    single = sorted(document.document_id for document in documents if len(document.annotations) < 2)
+    shared = sorted(
+        (document for document in documents if len(document.annotations) >= 2),
+        key=lambda document: document.document_id,
+    )
+    annotators = sorted({annotator for document in shared for annotator in document.annotations})
+    labels = label_set(shared)
+    char_labels = {
+        document.document_id: {
+            annotator: character_labels(document.text, spans, labels)
+            for annotator, spans in document.annotations.items()
+        }
+        for document in shared
+    }
+    pairs = [
+        _pair(
+            a,
+            b,
+            [d for d in shared if a in d.annotations and b in d.annotations],
+            char_labels,
+            labels,
+            settings,
+        )
+        for a, b in combinations(annotators, 2)
+    ]
+    return {
+        "pairs": pairs,
+        "overall": _overall(shared, annotators, char_labels, labels, settings),
+        "single_annotator_documents": single,
+        "labels": labels,
+    }
+
+
+def _pair(
+    a: str,
+    b: str,
+    documents: list[AnnotatedDocument],
+    char_labels: Mapping[str, Mapping[str, np.ndarray]],
+    labels: Sequence[str],
+    settings: BootstrapSettings,
+) -> dict[str, Any]:
+    entry: dict[str, Any] = {"a": a, "b": b, "documents": len(documents)}
+    if not documents:
+        for name in (*F1_MATCHING, "cohen_kappa_chars"):
+            entry[name], entry[f"{name}_ci"] = None, None
+        return entry
+    scores = [
+        score_span_tuples(
+            document.document_id,
+            document.text,
+            list(document.annotations[a]),
+            list(document.annotations[b]),
+        )
+        for document in documents
+    ]
+    table = document_count_table(scores)
+    columns = {
+        f"{family}.{count}": np.asarray(table[f"{family}.{count}"], dtype=np.float64)
+        for family in F1_MATCHING.values()
+        for count in ("gt_total", "gt_matched", "pred_total", "pred_matched")
+    }
+    kappa_rows = [
+        kappa_counts("kappa", char_labels[d.document_id][a], char_labels[d.document_id][b], labels)
+        for d in documents
+    ]
+    order = {document_id: position for position, document_id in enumerate(table["document_id"])}
+    for name in {key for row in kappa_rows for key in row}:
+        column = np.zeros(len(documents))
+        for document, row in zip(documents, kappa_rows, strict=True):
+            column[order[document.document_id]] = row.get(name, 0.0)
+        columns[name] = column
+    counts = DocumentCounts(list(table["document_id"]), columns)
+    measures: dict[str, Any] = {name: PairF1(family) for name, family in F1_MATCHING.items()}
+    measures["cohen_kappa_chars"] = CohenKappa("kappa", labels)
+    intervals = bootstrap_intervals(counts, measures, settings)
+    totals = counts.totals()
+    for name, measure in measures.items():
+        if name == "cohen_kappa_chars":
+            value = library_kappa(
+                np.concatenate([char_labels[d.document_id][a] for d in documents]),
+                np.concatenate([char_labels[d.document_id][b] for d in documents]),
+            )
+        else:
+            value = finite_or_none(measure(totals)[0])
+        entry[name] = value
+        entry[f"{name}_ci"] = intervals[name] if value is not None else None
+    return entry
+
+
+def _overall(
+    documents: list[AnnotatedDocument],
+    annotators: list[str],
+    char_labels: Mapping[str, Mapping[str, np.ndarray]],
+    labels: Sequence[str],
+    settings: BootstrapSettings,
+) -> dict[str, Any]:
+    overall: dict[str, Any] = {"annotators": annotators, "documents": len(documents)}
+    if not documents:
+        overall["krippendorff_alpha_chars"] = overall["krippendorff_alpha_chars_ci"] = None
+        return overall
+    rows = {}
+    for document in documents:
+        value_counts = np.zeros((len(document.text), len(labels)))
+        for per_character in char_labels[document.document_id].values():
+            value_counts[np.arange(len(per_character)), per_character] += 1
+        rows[document.document_id] = nominal_alpha_counts("alpha", value_counts, labels)
+    counts = DocumentCounts.from_rows(rows, columns=["alpha.observed"])
+    measure = NominalAlpha("alpha", labels)
+    interval = bootstrap_intervals(counts, {"alpha": measure}, settings)["alpha"]
+    units = sum(len(document.text) for document in documents)
+    if units <= LIBRARY_ALPHA_MAX_UNITS:
+        reliability = np.concatenate(
+            [
+                np.array(
+                    [
+                        char_labels[document.document_id][annotator].astype(np.float64)
+                        if annotator in document.annotations
+                        else np.full(len(document.text), np.nan)
+                        for annotator in annotators
+                    ]
+                ).reshape(len(annotators), len(document.text))
+                for document in documents
+            ],
+            axis=1,
+        )
+        value = library_alpha(reliability, "nominal", value_domain=list(range(len(labels))))
+        overall["krippendorff_alpha_chars_computed_by"] = "krippendorff"
+    else:
+        value = finite_or_none(measure(counts.totals())[0])
+        overall["krippendorff_alpha_chars_computed_by"] = "coincidence_sums"
+    overall["krippendorff_alpha_chars"] = value
+    overall["krippendorff_alpha_chars_ci"] = interval if value is not None else None
+    return overall

@@ -1,0 +1,184 @@
+"""What changed between two gold versions of a project (`GET /projects/{slug}/gold/versions/{a}/diff/{b}/`).
+
+Documents: `added` (in b, not in a), `removed` (in a, not in b), `changed` (in both, with another gold
+hash). Within a document:
+- spans, as multisets of (start, end, entity_type): a span of b with the bounds of a span of a but
+  another type is `changed` (from, to); the others are `added` or `removed`;
+- attribute values, by attribute: `added` (no value in a), `removed` (no value in b), `changed`
+  (another `output_data`, `additional_text` or citation).
+The summary counts them per entity type (a changed span under its new type) or per attribute.
+
+Held-back documents (the future test set, before acceptance) are left out entirely, documents and
+counts: no one may learn anything of their gold. It lives in `metrics` because that rule lives in
+`experiments` (annotations may not import it).
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from django.db.models import QuerySet
+
+from annotations.models import (
+    Document,
+    GoldAttributeValue,
+    GoldKind,
+    GoldSpan,
+    GoldVersion,
+    GoldVersionDocument,
+)
+from experiments.splits import split_exclude_hidden
+
+CHUNK = 1000
+
+
+def gold_diff_documents(
+    *, version_a: GoldVersion, version_b: GoldVersion
+) -> tuple[QuerySet[Document], dict[int, str]]:
+    """The documents that differ (a queryset ordered by id, for paging) and each one's status."""
+    hashes_a = dict(
+        GoldVersionDocument.objects.filter(gold_version=version_a).values_list("document_id", "content_hash")
+    )
+    hashes_b = dict(
+        GoldVersionDocument.objects.filter(gold_version=version_b).values_list("document_id", "content_hash")
+    )
+    status = {}
+    for document_id in hashes_a.keys() | hashes_b.keys():
+        if document_id not in hashes_a:
+            status[document_id] = "added"
+        elif document_id not in hashes_b:
+            status[document_id] = "removed"
+        elif hashes_a[document_id] != hashes_b[document_id]:
+            status[document_id] = "changed"
+    documents = split_exclude_hidden(
+        Document.objects.filter(pk__in=list(status)), project=version_a.project, document_field="pk"
+    ).order_by("id")
+    return documents, status
+
+
+def _span_rows(version: GoldVersion, document_ids: list[int]) -> dict[int, list[tuple[int, int, str]]]:
+    rows: dict[int, list[tuple[int, int, str]]] = defaultdict(list)
+    for document_id, start, end, entity_type in GoldSpan.objects.filter(
+        gold_version=version, document_id__in=document_ids
+    ).values_list("document_id", "start", "end", "entity_type"):
+        rows[document_id].append((start, end, entity_type))
+    return rows
+
+
+def _value_rows(version: GoldVersion, document_ids: list[int]) -> dict[int, dict[str, Any]]:
+    rows: dict[int, dict[str, Any]] = defaultdict(dict)
+    for (
+        document_id,
+        attribute_id,
+        output_data,
+        additional_text,
+        page,
+        highlight,
+    ) in GoldAttributeValue.objects.filter(gold_version=version, document_id__in=document_ids).values_list(
+        "document_id",
+        "attribute__attribute_id",
+        "output_data",
+        "additional_text",
+        "citation_page",
+        "citation_highlight_text",
+    ):
+        rows[document_id][attribute_id] = {
+            "output_data": output_data,
+            "additional_text": additional_text,
+            "citation_page": page,
+            "citation_highlight_text": highlight,
+        }
+    return rows
+
+
+def span_changes(
+    before: list[tuple[int, int, str]], after: list[tuple[int, int, str]]
+) -> dict[str, list[dict]]:
+    """added, removed and changed (same bounds, another type) spans between two lists of one document."""
+    removed = Counter(before) - Counter(after)
+    added = Counter(after) - Counter(before)
+    changed = []
+    removed_by_bounds: dict[tuple[int, int], list[str]] = defaultdict(list)
+    for (start, end, entity_type), count in sorted(removed.items()):
+        removed_by_bounds[(start, end)].extend([entity_type] * count)
+    added_left = []
+    for (start, end, entity_type), count in sorted(added.items()):
+        for _ in range(count):
+            olds = removed_by_bounds.get((start, end))
+            if olds:
+                changed.append({"start": start, "end": end, "from": olds.pop(0), "to": entity_type})
+            else:
+                added_left.append({"start": start, "end": end, "entity_type": entity_type})
+    removed_left = [
+        {"start": start, "end": end, "entity_type": entity_type}
+        for (start, end), types in sorted(removed_by_bounds.items())
+        for entity_type in types
+    ]
+    return {"spans_added": added_left, "spans_removed": removed_left, "spans_changed": changed}
+
+
+def value_changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, list[dict]]:
+    """added, removed and changed attribute values between two versions of one document."""
+    return {
+        "values_added": [{"attribute_id": key, **after[key]} for key in sorted(after.keys() - before.keys())],
+        "values_removed": [
+            {"attribute_id": key, **before[key]} for key in sorted(before.keys() - after.keys())
+        ],
+        "values_changed": [
+            {"attribute_id": key, "from": before[key], "to": after[key]}
+            for key in sorted(before.keys() & after.keys())
+            if before[key] != after[key]
+        ],
+    }
+
+
+def gold_diff_entries(
+    *, version_a: GoldVersion, version_b: GoldVersion, documents: Iterable[Document], status: dict[int, str]
+) -> Iterator[dict[str, Any]]:
+    """One entry per document: its id, status and the changes within it."""
+    documents = list(documents)
+    for start in range(0, len(documents), CHUNK):
+        chunk = documents[start : start + CHUNK]
+        ids = [document.pk for document in chunk]
+        if version_a.kind == GoldKind.SPANS:
+            before, after = _span_rows(version_a, ids), _span_rows(version_b, ids)
+            for document in chunk:
+                changes = span_changes(before.get(document.pk, []), after.get(document.pk, []))
+                yield {"document_id": document.external_id, "status": status[document.pk], **changes}
+        else:
+            before_values, after_values = _value_rows(version_a, ids), _value_rows(version_b, ids)
+            for document in chunk:
+                changes = value_changes(before_values.get(document.pk, {}), after_values.get(document.pk, {}))
+                yield {"document_id": document.external_id, "status": status[document.pk], **changes}
+
+
+def gold_diff_summary(
+    *, version_a: GoldVersion, version_b: GoldVersion, documents: QuerySet[Document], status: dict[int, str]
+) -> dict[str, Any]:
+    """Counts of documents by status and of spans (per type) or values (per attribute) by change."""
+    summary: dict[str, Any] = {"documents_added": 0, "documents_removed": 0, "documents_changed": 0}
+    per_key: dict[str, Counter] = defaultdict(Counter)
+    entries = gold_diff_entries(
+        version_a=version_a, version_b=version_b, documents=documents.only("pk", "external_id"), status=status
+    )
+    for entry in entries:
+        summary[f"documents_{entry['status']}"] += 1
+        if version_a.kind == GoldKind.SPANS:
+            for span in entry["spans_added"]:
+                per_key[span["entity_type"]]["added"] += 1
+            for span in entry["spans_removed"]:
+                per_key[span["entity_type"]]["removed"] += 1
+            for span in entry["spans_changed"]:
+                per_key[span["to"]]["changed"] += 1
+        else:
+            for change in ("added", "removed", "changed"):
+                for value in entry[f"values_{change}"]:
+                    per_key[value["attribute_id"]][change] += 1
+    name = "per_type" if version_a.kind == GoldKind.SPANS else "per_attribute"
+    summary[name] = {
+        key: {change: counts.get(change, 0) for change in ("added", "removed", "changed")}
+        for key, counts in sorted(per_key.items())
+    }
+    return summary

@@ -1,0 +1,315 @@
+"""The human ceiling beside a model's numbers (docs/agreement.md), and the gold status of a scoring.
+
+Human ceiling: the project's human runs (`source: human`, a second annotator scored against the gold by
+the same code as any model) scored on the same gold version as the model. For each headline metric:
+the model's value and interval, each annotator's (as scored: a gold document the annotator did not
+annotate counts as one where they found nothing, exactly as for a model), and a paired test over the
+documents both posted (`metrics.comparisons.paired_comparison`: paired cluster bootstrap; `paired.human`
+and `paired.model` are the two figures on those documents, delta = model - human).
+`model_below` is true when the whole interval of the delta lies below 0, false when it does not,
+null when the test could not be made (an undefined metric).
+
+Gold status: a scoring names its gold version; when the project has a newer one of the same kind, the
+numbers are out of date and the status says by how much (`text`: "scored on gold v3; v4 has 12 more
+spans"). Both are plain reads, served with the run's numbers by the API and the pages.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Q
+
+from annotations.models import (
+    EvaluationStrategy,
+    GoldAttributeValue,
+    GoldKind,
+    GoldSpan,
+    GoldVersion,
+    Project,
+    ProjectPhase,
+)
+from experiments.models import ExperimentRun, RunSource
+from experiments.splits import split_exclude_hidden
+from metrics.intervals import DEFAULT_INTERVALS, IntervalSettings
+from metrics.models import HumanCeilingPair, MetricScope, MetricValue, Scoring
+
+SPAN_HEADLINES = (
+    ("micro.chars.all.f1", "F1 (characters)"),
+    ("micro.spans_overlap.type_agnostic.f1", "F1 (overlap)"),
+    ("micro.nervaluate.strict.f1", "F1 (strict)"),
+)
+ATTRIBUTE_HEADLINE = ("accuracy", "accuracy")
+
+
+def _figure(value: float | None, low: float | None, high: float | None) -> str:
+    if value is None:
+        return "n/a"
+    if low is None or high is None:
+        return f"{value:.2f}"
+    return f"{value:.2f} [{low:.2f}, {high:.2f}]"
+
+
+def _values(
+    scoring_ids: list[int], keys: list[tuple[str, str, str]]
+) -> dict[tuple[int, str, str, str], MetricValue]:
+    """The headline values of the scorings, by (scoring id, scope, scope_key, name), in one query."""
+    wanted = {name for _, _, name in keys}
+    return {
+        (value.scoring_id, value.scope, value.scope_key, value.name): value
+        for value in MetricValue.objects.filter(scoring_id__in=scoring_ids, name__in=wanted).only(
+            "scoring_id", "scope", "scope_key", "name", "value", "ci_low", "ci_high"
+        )
+    }
+
+
+def _headline_keys(run: ExperimentRun, scoring: Scoring) -> list[tuple[tuple[str, str, str], str]]:
+    if run.kind == GoldKind.SPANS:
+        return [((MetricScope.OVERALL, "", name), label) for name, label in SPAN_HEADLINES]
+    attribute_ids = (
+        MetricValue.objects.filter(scoring=scoring, scope=MetricScope.ATTRIBUTE, name=ATTRIBUTE_HEADLINE[0])
+        .order_by("scope_key")
+        .values_list("scope_key", flat=True)
+    )
+    return [((MetricScope.ATTRIBUTE, key, ATTRIBUTE_HEADLINE[0]), f"{key} accuracy") for key in attribute_ids]
+
+
+def _paired_result(report: dict[str, Any], key: tuple[str, str, str]) -> dict[str, Any] | None:
+    if report.get("kind") == GoldKind.SPANS:
+        return report.get("metrics", {}).get(key[2])
+    for entry in report.get("attributes", []):
+        if entry["attribute_id"] == key[1]:
+            return entry["metrics"].get(key[2])
+    return None
+
+
+def human_scorings(run: ExperimentRun, scoring: Scoring) -> list[tuple[ExperimentRun, Scoring]]:
+    """Each other human run of the project with its latest scoring on `scoring`'s gold version, by name."""
+    found = (
+        Scoring.objects.filter(
+            run__project_id=run.project_id,
+            run__kind=run.kind,
+            run__source=RunSource.HUMAN,
+            gold_version_id=scoring.gold_version_id,
+            is_complete=True,
+        )
+        .exclude(run_id=run.pk)
+        .select_related("run", "gold_version")
+        .defer("report", "document_ids", "run__config")
+        .order_by("run__name", "run_id", "-number")
+    )
+    latest: dict[int, Scoring] = {}
+    for human_scoring in found:
+        latest.setdefault(human_scoring.run_id, human_scoring)
+    return [(human_scoring.run, human_scoring) for human_scoring in latest.values()]
+
+
+def _settings_key(settings: IntervalSettings) -> dict[str, Any]:
+    return {"level": settings.level, "resamples": settings.resamples, "seed": settings.seed}
+
+
+def _pair_key(key: tuple[str, str, str]) -> str:
+    return "|".join(key)
+
+
+def _paired_figures(
+    run: ExperimentRun,
+    scoring: Scoring,
+    humans: list[tuple[ExperimentRun, Scoring]],
+    keys: list[tuple[str, str, str]],
+    settings: IntervalSettings,
+) -> dict[int, dict[str, Any]]:
+    """Per human scoring id: the stored paired test of `scoring` against it (HumanCeilingPair),
+    computed and stored first when missing. Paired tests cost a second each; reads cost a query."""
+    from metrics.comparisons import paired_comparison  # it reads the scoring services; import late
+
+    wanted = _settings_key(settings)
+    stored = {
+        pair.human_scoring_id: pair.result
+        for pair in HumanCeilingPair.objects.filter(
+            scoring_id=scoring.pk, human_scoring_id__in=[human_scoring.pk for _, human_scoring in humans]
+        )
+        if pair.settings == wanted
+    }
+    computed = []
+    for human, human_scoring in humans:
+        if human_scoring.pk in stored:
+            continue
+        report = paired_comparison(
+            run_a=human, scoring_a=human_scoring, run_b=run, scoring_b=scoring, settings=settings
+        )
+        result = {
+            "documents_compared": report.get("documents_compared"),
+            "metrics": {_pair_key(key): _paired_result(report, key) for key in keys},
+        }
+        stored[human_scoring.pk] = result
+        computed.append(
+            HumanCeilingPair(
+                scoring_id=scoring.pk, human_scoring_id=human_scoring.pk, settings=wanted, result=result
+            )
+        )
+    if computed and settings == DEFAULT_INTERVALS:
+        # Two readers may compute the same pair at once: the first stored stays.
+        HumanCeilingPair.objects.bulk_create(computed, ignore_conflicts=True)
+    return stored
+
+
+def human_ceiling(
+    run: ExperimentRun, scoring: Scoring, *, settings: IntervalSettings = DEFAULT_INTERVALS
+) -> dict[str, Any] | None:
+    """The human ceiling of `run`'s `scoring` (module docstring); None when no human run was scored on
+    its gold version. The paired tests are stored (HumanCeilingPair): computed when the later of the
+    two runs is scored (`human_ceiling_store`), else on the first read."""
+    if getattr(scoring, "has_human_scorings", True) is False:
+        return None  # known from the scoring's own query (metrics.selectors.with_gold_context)
+    humans = human_scorings(run, scoring)
+    if not humans:
+        return None
+    headlines = _headline_keys(run, scoring)
+    keys = [key for key, _ in headlines]
+    settings = settings if settings.resamples > 0 else DEFAULT_INTERVALS
+    model_values = _values([scoring.pk], keys)
+    human_values = _values([human_scoring.pk for _, human_scoring in humans], keys)
+    figures = _paired_figures(run, scoring, humans, keys, settings)
+    metrics = []
+    for key, label in headlines:
+        model = model_values.get((scoring.pk, *key))
+        entry: dict[str, Any] = {
+            "scope": key[0],
+            "scope_key": key[1],
+            "name": key[2],
+            "model": {
+                "value": getattr(model, "value", None),
+                "ci_low": getattr(model, "ci_low", None),
+                "ci_high": getattr(model, "ci_high", None),
+            },
+            "annotators": [],
+        }
+        text = [
+            f"{label} {_figure(entry['model']['value'], entry['model']['ci_low'], entry['model']['ci_high'])}"
+        ]
+        for human, human_scoring in humans:
+            value = human_values.get((human_scoring.pk, *key))
+            pair = figures[human_scoring.pk]
+            paired = pair["metrics"].get(_pair_key(key)) or {}
+            high = paired.get("ci_high")
+            delta = paired.get("delta")
+            entry["annotators"].append(
+                {
+                    "run": human.pk,
+                    "name": human.name,
+                    "scoring": human_scoring.number,
+                    "value": getattr(value, "value", None),
+                    "ci_low": getattr(value, "ci_low", None),
+                    "ci_high": getattr(value, "ci_high", None),
+                    "paired": {
+                        "human": paired.get("a"),
+                        "model": paired.get("b"),
+                        "delta": delta,
+                        "ci_low": paired.get("ci_low"),
+                        "ci_high": high,
+                        "p_value": paired.get("p_value"),
+                        "documents_compared": pair.get("documents_compared"),
+                    },
+                    "model_below": None if delta is None or high is None else bool(high < 0),
+                }
+            )
+            text.append(
+                f"{human.name} {_figure(getattr(value, 'value', None), getattr(value, 'ci_low', None), getattr(value, 'ci_high', None))}"
+            )
+        entry["text"] = "; ".join(text)
+        metrics.append(entry)
+    return {
+        "gold_version": scoring.gold_version.number,
+        "level": settings.level,
+        "method": "paired_cluster_bootstrap_percentile",
+        "human_runs": [
+            {"run": human.pk, "name": human.name, "scoring": human_scoring.number}
+            for human, human_scoring in humans
+        ],
+        "metrics": metrics,
+    }
+
+
+def human_ceiling_store(*, scoring: Scoring) -> int:
+    """Compute and store the paired tests a newly stored scoring takes part in; return how many were
+    computed. A model run's scoring: against each human run's latest scoring on the same gold version.
+    A human run's: also each other run's latest scoring on that version against it."""
+    run = scoring.run
+    before = HumanCeilingPair.objects.filter(Q(scoring=scoring) | Q(human_scoring=scoring)).count()
+    human_ceiling(run, scoring)
+    if run.source == RunSource.HUMAN:
+        others = (
+            Scoring.objects.filter(
+                run__project_id=run.project_id,
+                run__kind=run.kind,
+                gold_version_id=scoring.gold_version_id,
+                is_complete=True,
+            )
+            .exclude(run_id=run.pk)
+            .select_related("run", "gold_version")
+            .defer("report", "document_ids")
+            .order_by("run_id", "-number")
+        )
+        latest: dict[int, Scoring] = {}
+        for other in others:
+            latest.setdefault(other.run_id, other)
+        for other in latest.values():
+            if other.run.scorings.filter(is_complete=True, number__gt=other.number).exists():
+                continue  # the run was rescored on another version since: its ceiling reads that one
+            human_ceiling(other.run, other)
+    return HumanCeilingPair.objects.filter(Q(scoring=scoring) | Q(human_scoring=scoring)).count() - before
+
+
+def _change(kind: str, difference: int) -> str:
+    """ "12 more spans", "1 fewer value", "as many spans (changed in place)"."""
+    noun = "span" if kind == GoldKind.SPANS else "value"
+    if difference == 0:
+        return f"as many {noun}s (changed in place)"
+    count = abs(difference)
+    return f"{count} {'more' if difference > 0 else 'fewer'} {noun}{'s' if count != 1 else ''}"
+
+
+def _rows(counts: dict[str, Any]) -> int:
+    return int(counts.get("rows_imported", 0)) + int(counts.get("rows_carried_over", 0))
+
+
+def _visible_rows(version: GoldVersion) -> int:
+    model = GoldSpan if version.kind == GoldKind.SPANS else GoldAttributeValue
+    return split_exclude_hidden(
+        model.objects.filter(gold_version=version), project=Project.objects.get(pk=version.project_id)
+    ).count()
+
+
+def gold_status(scoring: Scoring) -> dict[str, Any]:
+    """Whether `scoring` used the newest gold of its kind, and if not what changed since."""
+    used = scoring.gold_version
+    latest_number = getattr(scoring, "latest_gold_number", None)
+    if latest_number is None:  # not read with the scoring (metrics.selectors.with_gold_context)
+        latest_number = (
+            GoldVersion.objects.filter(project_id=used.project_id, kind=used.kind)
+            .order_by("-number")
+            .values_list("number", flat=True)
+            .first()
+        )
+    status: dict[str, Any] = {
+        "scored_on": used.number,
+        "latest": latest_number,
+        "is_latest": latest_number == used.number,
+    }
+    if status["is_latest"]:
+        status["text"] = f"scored on gold v{used.number}, the latest"
+        return status
+    latest_counts = getattr(scoring, "latest_gold_counts", None)
+    strategy, phase = getattr(scoring, "project_strategy", None), getattr(scoring, "project_phase", None)
+    if latest_counts is not None and (strategy == EvaluationStrategy.NULL or phase == ProjectPhase.FINISHED):
+        # Nothing is held back: the versions' own counts say it, without counting rows again.
+        difference = _rows(latest_counts) - _rows(used.counts or {})
+    else:
+        latest = GoldVersion.objects.get(project_id=used.project_id, kind=used.kind, number=latest_number)
+        # Counted without the held-back documents: their gold is no one's to learn about, not even its size.
+        difference = _visible_rows(latest) - _visible_rows(used)
+    change = _change(used.kind, difference)
+    status["rows_difference"] = difference
+    status["text"] = f"scored on gold v{used.number}; v{latest_number} has {change}"
+    return status

@@ -1,0 +1,179 @@
+"""`manage.py evaluate_agreement`: agreement between annotators, offline, from files to agreement.json.
+
+It touches no database: it reads files, calls `metrics.agreement` (the code the server's agreement job
+uses) and writes one JSON file atomically.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotations.importers.errors import InputValidationError
+from annotations.models import NumberFormat
+from metrics.agreement import evaluate_attribute_agreement_paths, evaluate_span_agreement_path
+from metrics.management.interval_options import add_interval_arguments, interval_settings_from_options
+from metrics.management.offline_files import (
+    ATTRIBUTE_GOLD_FILES,
+    BAD_INPUT,
+    PROMPT_FILES,
+    SPAN_FILES,
+    OfflineHelpFormatter,
+    add_overwrite_argument,
+    output_slot,
+    require_input_kind,
+    write_json_atomically,
+)
+
+PROBLEMS_SHOWN = 50
+
+DESCRIPTION = """\
+Measure how far annotators agree with each other and write agreement.json.
+
+Spans: --input EXPORT takes what evaluate_spans --input takes (a JSONL file, UIMA CAS JSON, a directory
+or a .zip). Annotators come from an INCEpTION project export (annotation/<document>/<user>.json, one
+annotator per user; INITIAL_CAS is skipped) or from JSONL lines with an "annotator" field (one line per
+document and annotator). Written: spans.pairs, one entry per pair of annotators with f1_exact,
+f1_overlap, f1_typed (span matching of evaluate_spans, one annotator as gold, the other as prediction)
+and cohen_kappa_chars (Cohen's kappa of the character labels: the entity type, or O outside any span);
+spans.overall with krippendorff_alpha_chars (nominal, every annotator) and the annotators and documents
+it covers.
+
+Attributes: --gold FILE --prompts CSV. FILE is attribute gold JSONL whose lines name their "annotator";
+the prompt CSV gives the attributes and their types. Written: attributes, one entry per scored
+attribute: Cohen's kappa for two annotators, Krippendorff's alpha (nominal) for more, Krippendorff's
+alpha (interval) for INTEGER and FLOAT, and percent_agreement beside each.
+
+Every figure has a cluster-bootstrap confidence interval over documents beside it (<name>_ci).
+Documents only one annotator worked on are listed (single_annotator_documents) and left out.
+Invalid input (malformed files, a file of another kind such as an EPPI export given as --input)
+stops with exit status 2 and a list of the problems; no file is written. An existing output is refused
+(exit status 2) unless --overwrite is given.
+
+Example:
+  manage.py evaluate_agreement --input inception-export.zip --output agreement.json
+  manage.py evaluate_agreement --gold gold.jsonl --prompts prompts.csv --output agreement.json --overwrite
+"""
+
+
+class Command(BaseCommand):
+    help = DESCRIPTION
+    requires_system_checks: list[str] = []
+
+    def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> argparse.ArgumentParser:
+        return super().create_parser(prog_name, subcommand, formatter_class=OfflineHelpFormatter, **kwargs)
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--input", metavar="EXPORT", help="span annotations: file, directory or .zip")
+        parser.add_argument(
+            "--label-map",
+            metavar="MAP_JSON",
+            help='spans: JSON object {"label": "CANONICAL_TYPE"} merged over the default map',
+        )
+        parser.add_argument(
+            "--gold", metavar="FILE", help="attributes: gold JSONL with an annotator per line"
+        )
+        parser.add_argument("--prompts", metavar="CSV", help="attributes: the prompt CSV (the schema)")
+        parser.add_argument(
+            "--number-format",
+            choices=NumberFormat.values,
+            default=NumberFormat.EN,
+            help="attributes: how numbers are written (default en: 1,250.5)",
+        )
+        parser.add_argument("--output", required=True, metavar="AGREEMENT_JSON", help="where to write")
+        add_overwrite_argument(parser)
+        add_interval_arguments(parser, what="confidence intervals (stored beside each figure as <name>_ci)")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        output = Path(options["output"])
+        spans, gold, prompts = options["input"], options["gold"], options["prompts"]
+        if bool(spans) == bool(gold or prompts):
+            raise _bad("give either --input EXPORT (spans) or --gold FILE --prompts CSV (attributes)")
+        if not spans and not (gold and prompts):
+            raise _bad("--gold and --prompts go together (attribute agreement needs both)")
+        if spans is None and options["label_map"]:
+            raise _bad("--label-map applies to spans (--input) only")
+        for flag, path in (("--gold", gold), ("--prompts", prompts)):
+            if path and not Path(path).is_file():
+                raise _bad(f"{flag} {path}: no such file")
+        require_input_kind(
+            spans,
+            option="--input",
+            expected=SPAN_FILES,
+            wanted="span data (span JSONL or INCEpTION CAS JSON)",
+        )
+        require_input_kind(
+            gold, option="--gold", expected=ATTRIBUTE_GOLD_FILES, wanted="attribute gold (JSONL or EPPI)"
+        )
+        require_input_kind(prompts, option="--prompts", expected=PROMPT_FILES, wanted="a prompt CSV")
+        with output_slot(output, overwrite=options["overwrite"]):
+            report = self._evaluate(options)
+            write_json_atomically(output, report)
+        self.stdout.write(format_summary(report))
+        for warning in report["warnings"]:
+            self.stderr.write(f"warning: {warning.get('message')}")
+        self.stdout.write(f"Agreement written to {output}")
+
+    def _evaluate(self, options: dict[str, Any]) -> dict[str, Any]:
+        spans, gold, prompts = options["input"], options["gold"], options["prompts"]
+        intervals = interval_settings_from_options(options)
+        try:
+            if spans:
+                return evaluate_span_agreement_path(
+                    spans, label_map_path=options["label_map"], intervals=intervals
+                )
+            return evaluate_attribute_agreement_paths(
+                gold, prompts, number_format=options["number_format"], intervals=intervals
+            )
+        except InputValidationError as error:
+            count = len(error.problems)
+            raise _bad(
+                f"invalid input, {count} problem{'s' if count != 1 else ''} found; nothing written:\n"
+                f"{error.summary(limit=PROBLEMS_SHOWN)}"
+            ) from None
+
+
+def _bad(message: str) -> CommandError:
+    return CommandError(message, returncode=BAD_INPUT)
+
+
+def _figure(value: float | None, interval: dict | None) -> str:
+    if value is None:
+        return "n/a"
+    if not interval:
+        return f"{value:.3f}"
+    return f"{value:.3f} [{interval['low']:.3f}, {interval['high']:.3f}]"
+
+
+def format_summary(report: dict[str, Any]) -> str:
+    lines = []
+    if report["kind"] == "spans":
+        spans = report["spans"]
+        overall = spans["overall"]
+        lines.append(
+            f"Annotators: {', '.join(overall['annotators']) or '-'}; documents with two or more: "
+            f"{overall['documents']}; with one only (left out): {len(spans['single_annotator_documents'])}"
+        )
+        for pair in spans["pairs"]:
+            lines.append(
+                f"  {pair['a']} / {pair['b']} ({pair['documents']} documents): "
+                f"F1 exact {_figure(pair['f1_exact'], pair['f1_exact_ci'])}, "
+                f"overlap {_figure(pair['f1_overlap'], pair['f1_overlap_ci'])}, "
+                f"typed {_figure(pair['f1_typed'], pair['f1_typed_ci'])}, "
+                f"kappa chars {_figure(pair['cohen_kappa_chars'], pair['cohen_kappa_chars_ci'])}"
+            )
+        lines.append(
+            "Krippendorff's alpha (nominal, characters): "
+            + _figure(overall["krippendorff_alpha_chars"], overall["krippendorff_alpha_chars_ci"])
+        )
+    else:
+        for entry in report["attributes"]:
+            lines.append(
+                f"  {entry['attribute_id']}: {entry['measure']} {_figure(entry['value'], entry['value_ci'])}; "
+                f"agreement {_figure(entry['percent_agreement'], entry['percent_agreement_ci'])} "
+                f"({entry['documents']} documents)"
+            )
+    return "\n".join(lines)

@@ -1,0 +1,217 @@
+"""Agreement between the annotators of a project, on the server (`POST /projects/{slug}/agreement/`).
+
+The annotators are the author of the current gold (its version's `annotator`, else "gold") and every
+human run of the project (`source: human`; the latest run of each name). The job computes the
+figures of `metrics.agreement` (the same as `manage.py evaluate_agreement`) and stores them as its
+result; `agreement_latest` reads the newest one.
+
+Held-back documents: while the split strategy hides the future test documents, no one may see their
+gold, so they are left out of the computation altogether (their count is in the result), and the
+stored result can be shown to every member.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from annotations.importers.errors import InputValidationError
+from annotations.models import Document, GoldKind, Job, JobKind, JobState, Project
+from annotations.selectors import attribute_specs, gold_attribute_documents, gold_span_documents
+from annotations.selectors.gold import gold_version_current
+from annotations.services.job_problems import internal_error
+from annotations.services.jobs import (
+    TRANSIENT_DATABASE_ERRORS,
+    job_claim,
+    job_enqueue,
+    job_finish,
+    job_heartbeat,
+    job_interruptible,
+)
+from experiments.models import ExperimentRun, RunSource
+from experiments.splits import split_hidden_document_ids
+from metrics.agreement import attribute_ratings, bootstrap_settings
+from metrics.engine.agreement import AnnotatedDocument, attribute_agreement, span_agreement
+from metrics.intervals import DEFAULT_INTERVALS, IntervalSettings
+from metrics.services.engine_inputs import predicted_span_documents, prediction_documents
+
+logger = logging.getLogger("metrics.agreement")
+
+
+class NoAnnotatorsToCompare(Exception):
+    """The project has no gold or no human run: there is nothing to compare."""
+
+
+@transaction.atomic
+def agreement_job_create(*, project: Project, user: AbstractBaseUser | None) -> Job:
+    """Queue an agreement job for the project (sent after this transaction commits)."""
+    job = Job.objects.create(
+        kind=JobKind.AGREEMENT,
+        project=project,
+        created_by=user if user is not None and user.is_authenticated else None,
+    )
+    job_enqueue(job)
+    return job
+
+
+def agreement_job_run(
+    *, job_id: int, resume_token: str | None = None, intervals: IntervalSettings = DEFAULT_INTERVALS
+) -> str:
+    """Run an agreement job to its end; return the job's final state (its current state when this
+    caller did not claim it). A database error propagates as JobInterrupted, for the task to retry."""
+    job = job_claim(job_id=job_id, kind=JobKind.AGREEMENT, resume_token=resume_token)
+    if job is None:
+        return Job.objects.filter(pk=job_id).values_list("state", flat=True).first() or "missing"
+    with job_heartbeat(job), job_interruptible(job):
+        try:
+            result = project_agreement(project=job.project, intervals=intervals)
+        except (NoAnnotatorsToCompare, InputValidationError, ValueError) as error:
+            problems = error.problems if isinstance(error, InputValidationError) else [str(error)]
+            _finish(job, JobState.FAILED, errors=problems)
+            return JobState.FAILED
+        except TRANSIENT_DATABASE_ERRORS:
+            raise
+        except Exception:
+            # The traceback goes to the log under an error id; the job shows the id only.
+            _finish(job, JobState.FAILED, errors=[internal_error(job_id, log=logger)])
+            return JobState.FAILED
+        # The warnings stay in the result (agreement.json's contract) and are the job's warnings too.
+        _finish(job, JobState.SUCCEEDED, result=result, warnings=result.get("warnings", []))
+    return JobState.SUCCEEDED
+
+
+def _finish(
+    job: Job, state: str, *, result: dict | None = None, warnings: Iterable = (), errors: Iterable = ()
+) -> None:
+    job_finish(
+        job_id=job.pk,
+        state=state,
+        claim_token=job.claim_token,
+        result=result,
+        warnings=warnings,
+        errors=errors,
+    )
+
+
+def agreement_latest(*, project: Project) -> Job | None:
+    """The project's newest successful agreement job."""
+    return (
+        Job.objects.filter(project=project, kind=JobKind.AGREEMENT, state=JobState.SUCCEEDED)
+        .order_by("-finished_at", "-pk")
+        .first()
+    )
+
+
+def human_runs_latest(*, project: Project, kind: str) -> list[ExperimentRun]:
+    """The newest human run of each name, by name."""
+    latest: dict[str, ExperimentRun] = {}
+    for run in ExperimentRun.objects.filter(project=project, kind=kind, source=RunSource.HUMAN).order_by(
+        "name", "-created_at", "-pk"
+    ):
+        latest.setdefault(run.name, run)
+    return list(latest.values())
+
+
+def project_agreement(*, project: Project, intervals: IntervalSettings = DEFAULT_INTERVALS) -> dict[str, Any]:
+    """agreement.json for the project's current gold and human runs, without held-back documents."""
+    hidden = set(
+        Document.objects.filter(pk__in=split_hidden_document_ids(project=project)).values_list(
+            "external_id", flat=True
+        )
+    )
+    result: dict[str, Any] = {
+        "format_version": 1,
+        "documents_held_back": len(hidden),
+        "config": {"intervals": intervals.as_config()},
+    }
+    settings = bootstrap_settings(intervals)
+    compared = False
+    spans_gold = gold_version_current(project=project, kind=GoldKind.SPANS)
+    humans = human_runs_latest(project=project, kind=GoldKind.SPANS)
+    if spans_gold is not None and humans:
+        documents = list(_span_documents(spans_gold, humans, hidden))
+        result["spans"] = span_agreement(documents, settings=settings)
+        result["spans"]["gold_version"] = spans_gold.number
+        compared = True
+    attributes_gold = gold_version_current(project=project, kind=GoldKind.ATTRIBUTES)
+    humans = human_runs_latest(project=project, kind=GoldKind.ATTRIBUTES)
+    if attributes_gold is not None and humans:
+        ratings, warnings = attribute_ratings(
+            _attribute_rows(attributes_gold, humans, hidden),
+            attribute_specs(project=project),
+            number_format=project.number_format,
+        )
+        result["attributes"] = attribute_agreement(ratings, settings=settings)
+        result["attributes_gold_version"] = attributes_gold.number
+        result["warnings"] = [problem.as_dict() for problem in warnings]
+        compared = True
+    if not compared:
+        raise NoAnnotatorsToCompare(
+            f"Project {project.slug!r} has no gold with human runs to compare it with: import an export with "
+            "several annotators (choose the gold one), or post a run with source human."
+        )
+    return result
+
+
+def _gold_annotator(gold_version, humans: list[ExperimentRun]) -> str:
+    name = gold_version.annotator or "gold"
+    return f"{name} (gold)" if any(run.name == name for run in humans) else name
+
+
+def _human_names(humans: list[ExperimentRun], gold_name: str) -> dict[int, str]:
+    return {run.pk: (run.name if run.name != gold_name else f"{run.name} (run {run.pk})") for run in humans}
+
+
+def _span_documents(
+    gold_version, humans: list[ExperimentRun], hidden: set[str]
+) -> Iterator[AnnotatedDocument]:
+    gold_name = _gold_annotator(gold_version, humans)
+    names = _human_names(humans, gold_name)
+    gold = {document.document_id: document for document in gold_span_documents(gold_version=gold_version)}
+    annotations: dict[str, dict[str, list]] = {
+        document_id: {gold_name: [(s.start, s.end, s.entity_type) for s in document.spans]}
+        for document_id, document in gold.items()
+        if document_id not in hidden
+    }
+    for run in humans:
+        run_documents = list(run.run_documents.values_list("pk", flat=True))
+        for document in predicted_span_documents(run_documents):
+            if document.document_id in annotations:
+                annotations[document.document_id][names[run.pk]] = [
+                    (s.start, s.end, s.entity_type) for s in document.spans
+                ]
+    for document_id, by_annotator in sorted(annotations.items()):
+        yield AnnotatedDocument(document_id, gold[document_id].text or "", by_annotator)
+
+
+def _attribute_rows(
+    gold_version, humans: list[ExperimentRun], hidden: set[str]
+) -> Iterator[tuple[str, str, dict]]:
+    gold_name = _gold_annotator(gold_version, humans)
+    names = _human_names(humans, gold_name)
+    gold_ids = set()
+    for document in gold_attribute_documents(gold_version=gold_version):
+        if document.document_id in hidden or not document.annotations:
+            continue
+        gold_ids.add(document.document_id)
+        yield (
+            document.document_id,
+            gold_name,
+            {
+                attribute_id: annotation.output_data
+                for attribute_id, annotation in document.annotations.items()
+            },
+        )
+    for run in humans:
+        run_documents = list(run.run_documents.values_list("pk", flat=True))
+        for document_id, prediction in prediction_documents(run_documents).items():
+            if document_id not in gold_ids or prediction.status != "ok":
+                continue
+            values: dict[str, Any] = {}
+            for annotation in prediction.annotations:
+                values.setdefault(annotation.attribute_id, annotation.output_data)
+            yield document_id, names[run.pk], values

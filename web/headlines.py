@@ -25,6 +25,11 @@ SPAN_HEADLINES = {
     "micro.nervaluate.strict.f1": "strict F1 (nervaluate)",
 }
 SPAN_DEFAULT = "micro.chars.all.f1"
+METRIC_LABELS = {
+    **SPAN_HEADLINES,
+    "micro.spans_overlap.type_agnostic.f1": "span F1 (overlap)",
+    "accuracy": "accuracy",
+}
 ATTRIBUTE_MEASURE = "accuracy"
 
 
@@ -97,3 +102,11 @@ def headline_from_values(choice: HeadlineChoice, values: dict[tuple[str, str, st
 
 def values_by_key(values: Iterable[MetricValue]) -> dict[tuple[str, str, str], MetricValue]:
     return {(value.scope, value.scope_key, value.name): value for value in values}
+
+
+def ceiling_by_key(ceiling: dict | None) -> dict[tuple[str, str, str], dict]:
+    """The entries of a human ceiling (`metrics.selectors.human_ceiling_for_run`) by the
+    (scope, scope_key, name) of the headline value each stands beside."""
+    if not ceiling:
+        return {}
+    return {(entry["scope"], entry["scope_key"], entry["name"]): entry for entry in ceiling["metrics"]}

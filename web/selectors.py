@@ -19,7 +19,7 @@ from annotations.selectors import project_list_for_user
 from experiments.models import ExperimentRun, PredictedSpan, PredictedValue, RunDocument
 from experiments.splits import split_hidden_document_ids, split_hides_documents
 from metrics.models import MetricValue, Scoring
-from metrics.selectors import comparison_row_list
+from metrics.selectors import comparison_row_list, with_gold_context
 from web.headlines import GIVEN_PREDICTION, MISSING, HeadlineChoice
 
 
@@ -66,8 +66,9 @@ def project_kind(*, project: Project) -> str:
 def latest_scorings(*, runs: Iterable[ExperimentRun]) -> dict[int, Scoring]:
     """run id -> its latest complete scoring (report and document list not loaded), in one query."""
     run_ids = [run.pk for run in runs]
+    # With what their gold status and human ceiling need, in the same query (`with_gold_context`).
     scorings = (
-        Scoring.objects.filter(run_id__in=run_ids, is_complete=True)
+        with_gold_context(Scoring.objects.filter(run_id__in=run_ids, is_complete=True))
         .defer("report", "document_ids")
         .select_related("gold_version")
         .order_by("run_id", "-number")
@@ -175,3 +176,20 @@ def predicted_values_of_document(*, run_document: RunDocument | None) -> dict[st
         return {}
     values = PredictedValue.objects.filter(run_document=run_document).select_related("attribute")
     return {value.attribute.attribute_id: value for value in values.order_by("position")}
+
+
+@dataclass(frozen=True)
+class GoldVersionRow:
+    version: GoldVersion
+    previous: int | None
+    """The number of the version of the same kind before it (what its diff is taken from)."""
+
+
+def gold_versions_with_previous(*, versions: Iterable[GoldVersion]) -> list[GoldVersionRow]:
+    """`versions` (newest first) each with the number of the version of its kind just before it."""
+    versions = list(versions)
+    rows = []
+    for index, version in enumerate(versions):
+        older = next((other for other in versions[index + 1 :] if other.kind == version.kind), None)
+        rows.append(GoldVersionRow(version, None if older is None else older.number))
+    return rows

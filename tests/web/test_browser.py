@@ -7,6 +7,8 @@ host, and no page may log a JavaScript error.
 from __future__ import annotations
 
 import contextlib
+import json
+from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
@@ -18,6 +20,7 @@ from annotations.importers.errors import ImportProblem
 from annotations.models import Job, JobKind, JobState
 from annotations.services.job_problems import problem_dict
 from experiments.models import ExperimentRun
+from tests.api.runs_support import SPANS, load_span_gold
 from tests.web.support import HELD_BACK, attribute_story, held_back_story, span_story
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -86,7 +89,7 @@ def test_login_and_logout(visits, project, bob):
     assert visits.errors == [] and visits.foreign_requests() == []
 
 
-def test_every_page_of_a_span_project(visits, project, alice, bob, alice_client):
+def test_every_page_of_a_span_project(visits, project, alice, bob, alice_client, tmp_path):
     story = span_story(project, alice_client, _stories_commit)
     _log_in(visits.page, visits.base, bob)
 
@@ -109,8 +112,30 @@ def test_every_page_of_a_span_project(visits, project, alice, bob, alice_client)
     expect(visits.page.get_by_test_id("paired-table")).to_contain_text("Holm p")
     _expect_chart(visits.page, "delta-chart")
 
+    # A second gold version: each run says it was scored on v1, and the diff is one click away.
+    load_span_gold(project, gold=_gold_with_letter_1_retyped(tmp_path))
+    visits.open("/projects/letters/")
+    expect(visits.page.get_by_test_id("runs-table").get_by_test_id("gold-status").first).to_contain_text(
+        "scored on gold v1; v2 has as many spans"
+    )
+    visits.page.get_by_test_id("gold-diff-link").click()
+    expect(visits.page).to_have_url(f"{visits.base}/projects/letters/gold/1/diff/2/")
+    expect(visits.page.get_by_test_id("gold-diff-documents")).to_contain_text("PERSON_NAME → OTHER_PII")
+    expect(visits.page.get_by_test_id("gold-diff-summary")).to_contain_text("OTHER_PII")
+
     assert visits.foreign_requests() == []
     assert visits.errors == []
+
+
+def _gold_with_letter_1_retyped(folder: Path) -> Path:
+    """The stories' span gold with letter-1's name typed OTHER_PII: one span changed in place."""
+    lines = [json.loads(line) for line in (SPANS / "spans_gold.jsonl").read_text().splitlines() if line]
+    for entity in lines[0]["entities"]:
+        if entity["entity_type"] == "PERSON_NAME":
+            entity["entity_type"] = "OTHER_PII"
+    path = folder / "spans_gold_v2.jsonl"
+    path.write_text("\n".join(json.dumps(line) for line in lines))
+    return path
 
 
 def test_every_page_of_an_attribute_project(visits, alice, bob, alice_client):

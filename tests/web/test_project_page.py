@@ -24,7 +24,8 @@ def test_the_runs_table_links_each_run_with_status_stage_gold_model_cost_and_hea
     table = table[: table.index("</table>")]
     for run in (spans.worse, spans.better):
         assert f'href="/runs/{run}/"' in table
-    assert table.count("scored") >= 2 and "gpt-4o-mini" in table and ">all<" in table and ">v1<" in table
+    assert table.count("scored") >= 2 and "gpt-4o-mini" in table and ">all<" in table
+    assert 'data-testid="gold-status">scored on gold v1, the latest</span>' in table
     assert re.search(INTERVAL, table), "the headline is shown with its 95% CI"
     assert "1.00 [1.00, 1.00]" in table  # the perfect tagger's character F1
 

@@ -10,10 +10,13 @@ from annotations.roles import Role
 from annotations.selectors import attribute_specs, gold_version_list, project_get_for_user
 from experiments.selectors import run_list
 from experiments.splits import split_status
+from metrics.selectors import gold_status_for_scoring, human_ceiling_for_run
+from metrics.services.agreement import agreement_latest
 from web.charts import IntervalPoint, interval_chart
-from web.headlines import Headline, headline_choices, headline_from_values
+from web.headlines import Headline, ceiling_by_key, headline_choices, headline_from_values
 from web.pages import chart_download, page
 from web.selectors import (
+    gold_versions_with_previous,
     headline_values,
     latest_scorings,
     project_kind,
@@ -54,6 +57,14 @@ def _rank(point: IntervalPoint) -> tuple[int, float]:
     return (0 if point.emphasised else 1, -point.value)
 
 
+def _agreement(project) -> dict | None:
+    """The latest agreement result, as `GET /api/v1/projects/{slug}/agreement/` answers it."""
+    job = agreement_latest(project=project)
+    if job is None:
+        return None
+    return {"job": job.pk, "computed_at": job.finished_at, **job.result}
+
+
 @page
 def project_detail(request: HttpRequest, slug: str) -> HttpResponse:
     project = project_get_for_user(user=request.user, slug=slug, required=Role.VIEWER)
@@ -77,7 +88,21 @@ def project_detail(request: HttpRequest, slug: str) -> HttpResponse:
             if scoring is not None and chosen
             else None
         )
-        rows.append({"run": run, "scoring": scoring, "headline": headline})
+        rows.append(
+            {
+                "run": run,
+                "scoring": scoring,
+                "headline": headline,
+                # Beside the run's numbers, as the API serves them: the gold status and the human
+                # ceiling of the chosen headline (the selectors `project_leaderboard` is made of).
+                "gold_status": None if scoring is None else gold_status_for_scoring(scoring=scoring),
+                "ceiling": None
+                if scoring is None or chosen is None
+                else ceiling_by_key(human_ceiling_for_run(run=run, scoring=scoring)).get(
+                    (chosen.scope, chosen.scope_key, chosen.name)
+                ),
+            }
+        )
         points.append(_leaderboard_point(run, headline))
     points.sort(key=_rank)
     chart = (
@@ -99,6 +124,7 @@ def project_detail(request: HttpRequest, slug: str) -> HttpResponse:
         if status["chosen_config_hash"]
         else []
     )
+    versions = list(gold_version_list(project=project).order_by("-number"))
     return render(
         request,
         "web/project.html",
@@ -111,7 +137,9 @@ def project_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "leaderboard": chart,
             "split": status,
             "chosen_runs": chosen_runs,
-            "gold_versions": gold_version_list(project=project).order_by("-number"),
+            "gold_versions": gold_versions_with_previous(versions=versions),
+            "gold_kinds": len({version.kind for version in versions}),
+            "agreement": _agreement(project),
             "scored_runs": [row["run"] for row in rows if row["scoring"] is not None],
         },
     )

@@ -23,13 +23,20 @@ from metrics.api.results import RunComparisonApi
 from metrics.engine.attributes.types import MatchStatus
 from metrics.errors import ScoringNotFound
 from metrics.models import MetricScope, Scoring
-from metrics.selectors import comparison_row_list, metric_value_list, scoring_get
+from metrics.selectors import (
+    comparison_row_list,
+    gold_status_for_scoring,
+    human_ceiling_for_run,
+    metric_value_list,
+    scoring_get,
+)
 from web.charts import MATCH_STATUS_CATEGORIES, Bar, IntervalPoint, interval_chart, stacked_bar_chart
 from web.headlines import (
     ATTRIBUTE_MEASURE,
     SPAN_HEADLINES,
     Headline,
     HeadlineChoice,
+    ceiling_by_key,
     headline_from_values,
     values_by_key,
 )
@@ -218,8 +225,18 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         values = values_by_key(metric_value_list(scoring=scoring))
         table = _comparison_table(request, run, scoring, filters)
         context["table"] = table
+        # What the API serves beside the run's numbers (GET /runs/{id}/metrics/): the gold status and
+        # the human ceiling, each headline with its entry.
+        context["gold_status"] = gold_status_for_scoring(scoring=scoring)
+        ceiling = human_ceiling_for_run(run=run, scoring=scoring)
+        context["ceiling"] = ceiling
+        entries = ceiling_by_key(ceiling)
         if run.kind == RunKind.SPANS:
             context["spans"] = _span_summary(values)
+            context["spans"]["headlines"] = [
+                (headline, entries.get((MetricScope.OVERALL, "", name)))
+                for headline, name in zip(context["spans"]["headlines"], SPAN_RUN_HEADLINES, strict=True)
+            ]
             leaked = leaked_document_ids(scoring=scoring)
             context["leaked_documents"] = leaked[:LEAKED_SHOWN]
             context["leaked_total"] = len(leaked)
@@ -228,6 +245,14 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         else:
             distribution = match_status_counts(run=run, scoring=scoring)
             context["attributes"] = _attribute_summary(values, labels, distribution)
+            context["attributes"]["headlines"] = [
+                (
+                    attribute_id,
+                    headline,
+                    entries.get((MetricScope.ATTRIBUTE, attribute_id, ATTRIBUTE_MEASURE)),
+                )
+                for attribute_id, headline in context["attributes"]["headlines"]
+            ]
             context["match_statuses"] = ATTRIBUTE_MATCH_STATUSES
         context["attribute_choices"] = labels
         summary = context.get("spans") or context.get("attributes")

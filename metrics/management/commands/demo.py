@@ -11,7 +11,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.management.base import BaseCommand
 
 from evalproject.local_secrets import read_json, write_json
-from metrics.demo_data import demo_projects, demo_runs, demo_token, headline
+from metrics.demo_data import demo_agreement, demo_projects, demo_runs, demo_token, headline
 
 DEMO_ADMIN = "demo-admin"
 
@@ -74,7 +74,9 @@ class Command(BaseCommand):
 
         deid, trials = demo_projects(user=user)
         token = demo_admin_token(user)
-        results = demo_runs(token=token, base_url=base, log=lambda line: self.stderr.write(f"==> {line}"))
+        log = lambda line: self.stderr.write(f"==> {line}")  # noqa: E731
+        results = demo_runs(token=token, base_url=base, log=log)
+        demo_agreement(project=deid, user=user, log=log)
 
         for result in results:
             run = result.run

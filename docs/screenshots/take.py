@@ -64,6 +64,13 @@ def main() -> None:
             page.screenshot(path=HERE / f"document-{name}.png", full_page=True)
             page.goto(f"{args.base}/compare/?a={runs[0]}&b={runs[1]}")
             page.screenshot(path=HERE / f"compare-{name}.png", full_page=True)
+        # The gold diff needs a second gold version of the span project (the demo has one): import one
+        # (e.g. demo/deid/gold.jsonl with a few spans changed) before running this.
+        page.goto(f"{args.base}/projects/demo-deid/")
+        diff_link = page.get_by_test_id("gold-diff-link")
+        if diff_link.count():
+            diff_link.first.click()
+            page.screenshot(path=HERE / "gold-diff.png", full_page=True)
         browser.close()
 
 

@@ -3,10 +3,11 @@
     python demo/generate.py
 
 - deid/: 30 discharge letters (German and English) with their identifiers as gold spans, and the
-  output of an imaginary de-identification pipeline (most identifiers found, some partly, some
-  missed, a few false alarms).
+  output of two imaginary de-identification pipelines (most identifiers found, some partly, some
+  missed, a few false alarms): predictions.jsonl (rule-based) and predictions_v2.jsonl (better).
 - extraction/: 20 trial abstracts coded in an EPPI-Reviewer-like export (gold), the prompt CSV, the
-  pipeline's config.yaml and its predictions (context, values, verbatim support, tokens, cost, timings).
+  pipeline's config.yaml and its predictions (context, values, verbatim support, tokens, cost, timings):
+  predictions.jsonl (a small model) and predictions_large.jsonl (a better, larger one).
 
 Everything comes from a seeded random generator, so the files are the same on every machine.
 """
@@ -19,6 +20,8 @@ import random
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+SECOND_MODEL_SEED = 20260102
+ANNOTATOR_SEED = 20260103
 FIRST = [
     "Anna",
     "Jonas",
@@ -142,21 +145,37 @@ def spans_of(parts) -> list[dict]:
     return spans
 
 
-def predicted(rng: random.Random, text: str, gold: list[dict]) -> list[dict]:
+# Cumulative chances that a gold span is found exactly, found short, found with the wrong type (else
+# missed): the first pipeline, and a better second one so that the leaderboard and compare have two.
+RULE_BASED = (0.70, 0.82, 0.90)
+TRANSFORMER = (0.88, 0.94, 0.97)
+# A second annotator: agrees with the gold annotator on most spans, bounds or type differ on a few.
+SECOND_ANNOTATOR = (0.93, 0.97, 0.995)
+
+
+def predicted(
+    rng: random.Random,
+    text: str,
+    gold: list[dict],
+    chances: tuple[float, float, float] = RULE_BASED,
+    *,
+    false_alarms: bool = True,
+) -> list[dict]:
     """An imperfect pipeline: exact most of the time, sometimes short or mistyped, sometimes blind."""
+    exact, short, mistyped_below = chances
     out = []
     for span in gold:
         roll = rng.random()
-        if roll < 0.70:
+        if roll < exact:
             out.append({"start": span["start"], "end": span["end"], "entity_type": span["entity_type"]})
-        elif roll < 0.82:
+        elif roll < short:
             end = max(span["start"] + 1, span["end"] - rng.randint(1, 3))
             out.append({"start": span["start"], "end": end, "entity_type": span["entity_type"]})
-        elif roll < 0.90:
+        elif roll < mistyped_below:
             mistyped = "OTHER_DATE" if span["entity_type"] == "DATE_OF_BIRTH" else "OTHER_PII"
             out.append({"start": span["start"], "end": span["end"], "entity_type": mistyped})
         # else: missed
-    if rng.random() < 0.3:
+    if false_alarms and rng.random() < 0.3:
         word = next((w for w in ("Diagnose", "Befund", "pneumonia", "Treated") if w in text), None)
         if word:
             start = text.index(word)
@@ -167,6 +186,7 @@ def predicted(rng: random.Random, text: str, gold: list[dict]) -> list[dict]:
 def write_deid(rng: random.Random) -> None:
     folder = HERE / "deid"
     folder.mkdir(exist_ok=True)
+    letters = []
     with (
         (folder / "gold.jsonl").open("w", encoding="utf-8") as gold,
         (folder / "predictions.jsonl").open("w", encoding="utf-8") as predictions,
@@ -181,6 +201,22 @@ def write_deid(rng: random.Random) -> None:
             )
             entry = {"document_id": document_id, "entities": predicted(rng, text, spans)}
             predictions.write(json.dumps(entry, ensure_ascii=False) + "\n")
+            letters.append((document_id, text, spans))
+    # The second pipeline draws from its own generator, so the first one's files stay as they were.
+    better = random.Random(SECOND_MODEL_SEED)
+    with (folder / "predictions_v2.jsonl").open("w", encoding="utf-8") as predictions:
+        for document_id, text, spans in letters:
+            entry = {"document_id": document_id, "entities": predicted(better, text, spans, TRANSFORMER)}
+            predictions.write(json.dumps(entry, ensure_ascii=False) + "\n")
+    # A second annotator of the same letters (a human run): the human ceiling beside the pipelines.
+    annotator = random.Random(ANNOTATOR_SEED)
+    with (folder / "annotator_b.jsonl").open("w", encoding="utf-8") as annotations:
+        for document_id, text, spans in letters:
+            entry = {
+                "document_id": document_id,
+                "entities": predicted(annotator, text, spans, SECOND_ANNOTATOR, false_alarms=False),
+            }
+            annotations.write(json.dumps(entry, ensure_ascii=False) + "\n")
 
 
 PROMPTS = [
@@ -229,7 +265,7 @@ def write_extraction(rng: random.Random) -> None:
         "temperature: 0\nedit_distance_match_threshold: 0.85\nnumber_format: en\n",
         encoding="utf-8",
     )
-    references, lines = [], []
+    references, lines, abstracts = [], [], []
     for index in range(20):
         item_id = 3001 + index
         text, facts = abstract(rng, index)
@@ -254,6 +290,7 @@ def write_extraction(rng: random.Random) -> None:
             codes = []  # not coded yet: listed as unscored
         references.append({"ItemId": item_id, "Title": f"Invented trial {index + 1}", "Codes": codes})
         lines.append(prediction(rng, str(item_id), text, facts, failed=index == 7))
+        abstracts.append((str(item_id), text, facts))
     export = {
         "CodeSets": [
             {
@@ -275,9 +312,27 @@ def write_extraction(rng: random.Random) -> None:
     with (folder / "predictions.jsonl").open("w", encoding="utf-8") as handle:
         for line in lines:
             handle.write(json.dumps(line, ensure_ascii=False) + "\n")
+    better = random.Random(SECOND_MODEL_SEED)
+    with (folder / "predictions_large.jsonl").open("w", encoding="utf-8") as handle:
+        for document_id, text, facts in abstracts:
+            line = prediction(better, document_id, text, facts, failed=False, skill=LARGE_MODEL)
+            handle.write(json.dumps(line, ensure_ascii=False) + "\n")
 
 
-def prediction(rng: random.Random, document_id: str, text: str, facts: dict, *, failed: bool) -> dict:
+# Chances of the right value per kind of attribute: bool, country, participants, mean age, outcome.
+SMALL_MODEL = (0.85, 0.8, 0.75, 0.8, 0.7)
+LARGE_MODEL = (0.95, 0.95, 0.92, 0.93, 0.9)
+
+
+def prediction(
+    rng: random.Random,
+    document_id: str,
+    text: str,
+    facts: dict,
+    *,
+    failed: bool,
+    skill: tuple[float, float, float, float, float] = SMALL_MODEL,
+) -> dict:
     timings = {
         "document_preparation": round(rng.uniform(0.02, 0.1), 3),
         "llm_extraction": round(rng.uniform(1, 4), 2),
@@ -288,16 +343,19 @@ def prediction(rng: random.Random, document_id: str, text: str, facts: dict, *, 
     annotations = []
     for attribute_id, value in facts.items():
         roll = rng.random()
+        right_bool, right_country, right_count, right_age, right_outcome = skill
         if isinstance(value, bool):
-            guess = value if roll < 0.85 else not value
+            guess = value if roll < right_bool else not value
         elif attribute_id == "202":
-            guess = value if roll < 0.8 else (value.lower() if roll < 0.9 else rng.choice(COUNTRIES))
+            guess = (
+                value if roll < right_country else (value.lower() if roll < 0.9 else rng.choice(COUNTRIES))
+            )
         elif attribute_id == "203":
-            guess = value if roll < 0.75 else value + rng.randint(1, 20)
+            guess = value if roll < right_count else value + rng.randint(1, 20)
         elif attribute_id == "204":
-            guess = value if roll < 0.8 else round(value + rng.uniform(-3, 3), 1)
+            guess = value if roll < right_age else round(value + rng.uniform(-3, 3), 1)
         else:
-            guess = value if roll < 0.7 else value.split(" at ")[0]
+            guess = value if roll < right_outcome else value.split(" at ")[0]
         if roll > 0.97:
             continue  # the model said nothing about it
         annotations.append(

@@ -3,6 +3,7 @@ query parameters once. The JSON parser is in `evalproject.parsers`."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, ClassVar
 
 from django.core.exceptions import ValidationError as DjangoValidationError
@@ -48,13 +49,19 @@ class ApiView(APIView):
         method = "get" if request.method == "HEAD" else request.method.lower()
         if not hasattr(self, method):
             return  # the method is not allowed: that (405) is the answer, whatever the parameters
-        known = set(query_parameter_names(type(self), method))
-        unknown = sorted(set(request.query_params) - known)
-        if unknown:
-            expected = ", ".join(sorted(known)) or "none"
-            raise serializers.ValidationError(
-                {name: [f"unknown query parameter; this operation takes: {expected}."] for name in unknown}
-            )
+        query_parameters_check(request.query_params, known=query_parameter_names(type(self), method))
+
+
+def query_parameters_check(query_params: Iterable[str], *, known: Iterable[str]) -> None:
+    """A 400 naming each query parameter not in `known` and listing those that are (the web pages
+    that mirror an operation check their queries with it too)."""
+    known = set(known)
+    unknown = sorted(set(query_params) - known)
+    if unknown:
+        expected = ", ".join(sorted(known)) or "none"
+        raise serializers.ValidationError(
+            {name: [f"unknown query parameter; this operation takes: {expected}."] for name in unknown}
+        )
 
 
 def query_parameter_names(view_class: type, method: str) -> list[str]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import warnings
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
@@ -69,10 +70,13 @@ INSTALLED_APPS = [
     "experiments",
     "metrics",
     "webhooks",
+    "web",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Static files (the pages' CSS and JS, Swagger UI) from the app itself, with DEBUG=0 too.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "evalproject.middleware.RequestIdMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -123,6 +127,15 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", BASE_DIR / "staticfiles"))
+# The embedded default runs without collectstatic: whitenoise serves the apps' static folders directly
+# (and then has no STATIC_ROOT to read, which is not worth a warning at every start).
+WHITENOISE_USE_FINDERS = True
+warnings.filterwarnings("ignore", message="No directory at: ", category=UserWarning)
+
+# The web pages (web/): session login; every page sends anonymous users here.
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "web:home"
+LOGOUT_REDIRECT_URL = "login"
 MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", BASE_DIR / "media"))
 
 # Uploads: the limit applies to one uploaded file (an import); bigger requests get 413.

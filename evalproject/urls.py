@@ -13,4 +13,6 @@ urlpatterns = [
     path("api/v1/", include("experiments.urls")),
     path("api/v1/", include("metrics.urls")),
     path("api/v1/", include("webhooks.urls")),
+    path("accounts/", include("web.account_urls")),
+    path("", include("web.urls")),
 ]

@@ -1,4 +1,5 @@
-"""The demo's main job on the embedded default: two projects, their gold, a scored run each.
+"""The demo's main job on the embedded default: two projects, their gold, two scored runs each (a
+better and a worse pipeline, so the leaderboard and the compare page have something to show).
 
 Everything goes through the code a team uses: the import services for gold, and the API, through the
 Python client, for runs and predictions (in-process over httpx's WSGI transport, so no server needs to
@@ -28,6 +29,7 @@ from annotations.services import api_token_create, attributes_upsert, gold_impor
 from annotations.services.gold_read import read_attribute_gold, read_prompts, read_spans
 from experiments.models import ExperimentRun, RunStatus
 from metrics.engine.attributes.types import AttributeType
+from metrics.services.agreement import agreement_job_create, agreement_latest
 
 DEMO_DATA = Path(settings.BASE_DIR) / "demo"
 TOKEN_NAME = "demo"
@@ -116,7 +118,8 @@ def _prompts(path: Path) -> list[dict]:
 
 
 def demo_runs(*, token: str, base_url: str, log: Callable[[str], None]) -> list[DemoRun]:
-    """Post, score and read one run per demo project through the client (in-process)."""
+    """Post, score and read two runs per demo project through the client (in-process), and a second
+    annotator of the de-identification letters as a human run (the human ceiling)."""
     transport = httpx.WSGITransport(app=get_wsgi_application())
     specs: list[tuple[str, dict[str, Any], list[dict]]] = [
         (
@@ -126,11 +129,30 @@ def demo_runs(*, token: str, base_url: str, log: Callable[[str], None]) -> list[
             _read_jsonl(DEMO_DATA / "deid" / "predictions.jsonl"),
         ),
         (
+            DEID_SLUG,
+            {"name": "demo: transformer de-identifier v2", "kind": "spans", "model": "demo-transformer",
+             "provider": "demo", "config": {"pipeline": "demo-transformer", "restrict_to_gt_types": False}},
+            _read_jsonl(DEMO_DATA / "deid" / "predictions_v2.jsonl"),
+        ),
+        (
             TRIALS_SLUG,
             {"name": "demo: small LLM extraction", "kind": "attributes", "model": "demo-llm-small", "provider": "demo",
              "config": (DEMO_DATA / "extraction" / "config.yaml").read_text(encoding="utf-8"),
              "prompts": _prompts(DEMO_DATA / "extraction" / "prompts.csv")},
             _read_jsonl(DEMO_DATA / "extraction" / "predictions.jsonl"),
+        ),
+        (
+            TRIALS_SLUG,
+            {"name": "demo: large LLM extraction", "kind": "attributes", "model": "demo-llm-large", "provider": "demo",
+             "config": (DEMO_DATA / "extraction" / "config.yaml").read_text(encoding="utf-8")
+                       .replace("demo-llm-small", "demo-llm-large"),
+             "prompts": _prompts(DEMO_DATA / "extraction" / "prompts.csv")},
+            _read_jsonl(DEMO_DATA / "extraction" / "predictions_large.jsonl"),
+        ),
+        (
+            DEID_SLUG,
+            {"name": "demo: second annotator", "kind": "spans", "source": "human"},
+            _read_jsonl(DEMO_DATA / "deid" / "annotator_b.jsonl"),
         ),
     ]  # fmt: skip
     results = []
@@ -176,3 +198,12 @@ def headline(result: DemoRun) -> list[str]:
             f"  {attribute['attribute_label']:<16} accuracy {shown}{note}  n={attribute['counts']['n_gold_instances']}"
         )
     return lines
+
+
+def demo_agreement(*, project: Project, user: AbstractBaseUser, log: Callable[[str], None]) -> None:
+    """The agreement between the project's annotators, computed once (the project page shows it)."""
+    if agreement_latest(project=project) is not None:
+        return
+    job = agreement_job_create(project=project, user=user)
+    job.refresh_from_db()
+    log(f"{project.slug}: agreement job {job.pk} {job.state}")

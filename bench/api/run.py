@@ -5,10 +5,12 @@ What it does, against PostgreSQL, Redis, gunicorn (2 workers) and one Celery wor
 2. posts 20,000 prediction documents x 10 attributes (~2 KB contexts) with the Python client in
    batches of 500, finalizes the run and waits for its metrics: the end-to-end time;
 3. reads 50 random filtered pages of comparison rows (attribute x match_status, keyset pages of 100):
-   latency p50 / p95 / p99.
+   latency p50 / p95 / p99;
+4. logs in to the web pages (session) and reads the run's page and 50 random filtered comparison
+   pages of it (`/runs/{id}/?attribute=&match_status=`): latency p50 / p95 / p99.
 
 Run it through bench/api/run.sh, which starts the services. Targets on a 2-core machine: end to end
-<= 90 s, page p95 <= 100 ms.
+<= 90 s, API page p95 <= 100 ms, web run page and filtered web page p95 <= 150 ms.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import argparse
 import json
 import os
 import random
+import secrets
 import signal
 import socket
 import statistics
@@ -25,6 +28,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from urllib.parse import urlencode
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
@@ -199,6 +203,42 @@ def start_services(port: int, log_dir: Path) -> list[subprocess.Popen]:
     raise RuntimeError(f"gunicorn did not answer within 60 s; see {log_dir}/gunicorn.log")
 
 
+def web_session(base: str, username: str) -> httpx.Client:
+    """An httpx client logged in to the pages through /accounts/login/ (a password is set for it)."""
+    password = secrets.token_urlsafe(16)
+    user = get_user_model().objects.get(username=username)
+    user.set_password(password)
+    user.save(update_fields=["password"])
+    http = httpx.Client(base_url=base, timeout=60)
+    http.get("/accounts/login/")
+    token = http.cookies["csrftoken"]
+    response = http.post(
+        "/accounts/login/",
+        data={"username": username, "password": password, "csrfmiddlewaretoken": token},
+        headers={"Referer": f"{base}/accounts/login/"},
+    )
+    assert response.status_code == 302, response.text[:500]
+    return http
+
+
+def timed_pages(http: httpx.Client, paths: list[str]) -> list[float]:
+    latencies = []
+    for path in paths:
+        started = time.perf_counter()
+        response = http.get(path)
+        latencies.append((time.perf_counter() - started) * 1000)
+        assert response.status_code == 200, (path, response.status_code)
+    return latencies
+
+
+def latency_summary(latencies: list[float]) -> dict[str, float]:
+    return {
+        "p50": round(statistics.median(latencies), 1),
+        "p95": round(percentile(latencies, 0.95), 1),
+        "p99": round(percentile(latencies, 0.99), 1),
+    }
+
+
 def percentile(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
@@ -264,6 +304,22 @@ def main() -> int:
                     response = http.get(f"/api/v1/runs/{run['id']}/comparison/", params=params)
                     latencies.append((time.perf_counter() - started) * 1000)
                     assert response.status_code == 200
+
+            print(f"==> reading the web run page and {args.pages} filtered web pages", file=sys.stderr)
+            web = web_session(base, "bench")
+            try:
+                run_page = f"/runs/{run['id']}/"
+                web.get(run_page)  # warm the workers
+                run_page_latencies = timed_pages(web, [run_page] * args.pages)
+                filtered = []
+                for _ in range(args.pages):
+                    params = {"attribute": rng.choice(ATTRIBUTES)[0]}
+                    if rng.random() < 0.7:
+                        params["match_status"] = rng.choice(STATUSES)
+                    filtered.append(f"{run_page}?{urlencode(params)}")
+                filtered_latencies = timed_pages(web, filtered)
+            finally:
+                web.close()
     finally:
         for process in processes:
             process.send_signal(signal.SIGTERM)
@@ -285,11 +341,9 @@ def main() -> int:
         "predictions_per_second_posting": round(n_predictions / (posted - start)),
         "predictions_per_second_end_to_end": round(n_predictions / (end - start)),
         "scoring_job": scored["progress"],
-        "page_latency_ms": {
-            "p50": round(statistics.median(latencies), 1),
-            "p95": round(percentile(latencies, 0.95), 1),
-            "p99": round(percentile(latencies, 0.99), 1),
-        },
+        "page_latency_ms": latency_summary(latencies),
+        "web_run_page_latency_ms": latency_summary(run_page_latencies),
+        "web_filtered_page_latency_ms": latency_summary(filtered_latencies),
         "logs": str(log_dir),
     }
     print(json.dumps(result, indent=2))

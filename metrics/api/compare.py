@@ -4,6 +4,10 @@ defaults; `paired=false` leaves them out: `paired` is null)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -11,6 +15,7 @@ from rest_framework.response import Response
 
 from evalproject.api import ApiView
 from evalproject.validation import BIGINTEGER_MAX
+from experiments.models import ExperimentRun
 from experiments.selectors import run_get_for_user
 from metrics.api.human_ceiling import GoldStatusOutput, HumanCeilingOutput
 from metrics.comparisons import CHANGED_ROWS_SHOWN, runs_compare
@@ -101,30 +106,39 @@ class RunCompareApi(ApiView):
     @extend_schema(operation_id="runs_compare", responses=RunComparisonOutput)
     def get(self, request: Request) -> Response:
         """Compare two scored runs of one project on the same gold version. Every member from viewer up."""
-        query = self.CompareQuerySerializer(data=request.query_params)
-        query.is_valid(raise_exception=True)
-        data = query.validated_data
-        run_a = run_get_for_user(user=request.user, run_id=data["a"])
-        run_b = run_get_for_user(user=request.user, run_id=data["b"])
-        scoring_a = scoring_get(run=run_a, number=data.get("scoring_a"))
-        scoring_b = scoring_get(run=run_b, number=data.get("scoring_b"))
-        body = runs_compare(
-            run_a=run_a,
-            scoring_a=scoring_a,
-            run_b=run_b,
-            scoring_b=scoring_b,
-            changed_limit=data["changed_limit"],
-            paired=IntervalSettings(level=data["level"], resamples=data["resamples"], seed=data["seed"])
-            if data["paired"]
-            else None,
-        )
-        body["gold_status"] = {
-            "a": gold_status_for_scoring(scoring=scoring_a),
-            "b": gold_status_for_scoring(scoring=scoring_b),
-        }
-        if data["paired"]:
-            body["human_ceiling"] = {
-                "a": human_ceiling_for_run(run=run_a, scoring=scoring_a),
-                "b": human_ceiling_for_run(run=run_b, scoring=scoring_b),
-            }
+        _, _, body = runs_compare_for_query(user=request.user, query_params=request.query_params)
         return Response(body)
+
+
+def runs_compare_for_query(
+    *, user: AbstractBaseUser, query_params: Mapping[str, Any]
+) -> tuple[ExperimentRun, ExperimentRun, dict]:
+    """Runs a and b of `query_params` (validated by `RunCompareApi`'s serializer) and their comparison,
+    as `GET /runs/compare/` answers it; the compare page reads it too."""
+    query = RunCompareApi.CompareQuerySerializer(data=query_params)
+    query.is_valid(raise_exception=True)
+    data = query.validated_data
+    run_a = run_get_for_user(user=user, run_id=data["a"])
+    run_b = run_get_for_user(user=user, run_id=data["b"])
+    scoring_a = scoring_get(run=run_a, number=data.get("scoring_a"))
+    scoring_b = scoring_get(run=run_b, number=data.get("scoring_b"))
+    body = runs_compare(
+        run_a=run_a,
+        scoring_a=scoring_a,
+        run_b=run_b,
+        scoring_b=scoring_b,
+        changed_limit=data["changed_limit"],
+        paired=IntervalSettings(level=data["level"], resamples=data["resamples"], seed=data["seed"])
+        if data["paired"]
+        else None,
+    )
+    body["gold_status"] = {
+        "a": gold_status_for_scoring(scoring=scoring_a),
+        "b": gold_status_for_scoring(scoring=scoring_b),
+    }
+    if data["paired"]:
+        body["human_ceiling"] = {
+            "a": human_ceiling_for_run(run=run_a, scoring=scoring_a),
+            "b": human_ceiling_for_run(run=run_b, scoring=scoring_b),
+        }
+    return run_a, run_b, body

@@ -3,6 +3,10 @@ by document, with a summary. `?kind=spans|attributes` when the project has gold 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.exceptions import NotFound, ValidationError
@@ -114,28 +118,9 @@ class GoldVersionDiffApi(ApiView):
         """What changed in the gold from version a to version b: documents added, removed or changed, and
         within each the spans or values added, removed or changed; paged by document. Held-back
         documents never appear. Every member from viewer up."""
-        project = project_get_for_user(user=request.user, slug=slug, required=Role.VIEWER)
-        query = GoldDiffQuery(data=request.query_params)
-        query.is_valid(raise_exception=True)
-        kind = query.validated_data.get("kind")
-        if kind is None:
-            kinds = sorted(set(GoldVersion.objects.filter(project=project).values_list("kind", flat=True)))
-            if len(kinds) > 1:
-                raise ValidationError(
-                    {"kind": f"the project has gold of both kinds; choose one of {', '.join(kinds)}"}
-                )
-            kind = kinds[0] if kinds else GoldKind.SPANS
-        # A number past the column's range names no version (and must not reach the database).
-        numbers = [number for number in (a, b) if number <= INTEGER_MAX]
-        versions = {
-            version.number: version
-            for version in GoldVersion.objects.filter(
-                project=project, kind=kind, number__in=numbers
-            ).select_related("project")
-        }
-        missing = [number for number in (a, b) if number not in versions]
-        if missing:
-            raise NotFound(f"Project {slug!r} has no {kind} gold version {missing[0]}.")
+        kind, versions = gold_diff_versions(
+            user=request.user, slug=slug, a=a, b=b, query_params=request.query_params
+        )
         documents, status = gold_diff_documents(version_a=versions[a], version_b=versions[b])
         paginator = self.Pagination()
         page = paginator.paginate_queryset(documents, request, view=self)
@@ -153,3 +138,34 @@ class GoldVersionDiffApi(ApiView):
             **response.data,
         }
         return response
+
+
+def gold_diff_versions(
+    *, user: AbstractBaseUser, slug: str, a: int, b: int, query_params: Mapping[str, Any]
+) -> tuple[str, dict[int, GoldVersion]]:
+    """The kind and the gold versions a and b of project `slug` that `GET .../gold/versions/{a}/diff/{b}/`
+    compares: the user must be a member (else 404), `kind` is the query's or the project's only one
+    (400 when it has both), and a missing version is a 404. The gold diff page reads it too."""
+    project = project_get_for_user(user=user, slug=slug, required=Role.VIEWER)
+    query = GoldDiffQuery(data=query_params)
+    query.is_valid(raise_exception=True)
+    kind = query.validated_data.get("kind")
+    if kind is None:
+        kinds = sorted(set(GoldVersion.objects.filter(project=project).values_list("kind", flat=True)))
+        if len(kinds) > 1:
+            raise ValidationError(
+                {"kind": f"the project has gold of both kinds; choose one of {', '.join(kinds)}"}
+            )
+        kind = kinds[0] if kinds else GoldKind.SPANS
+    # A number past the column's range names no version (and must not reach the database).
+    numbers = [number for number in (a, b) if number <= INTEGER_MAX]
+    versions = {
+        version.number: version
+        for version in GoldVersion.objects.filter(
+            project=project, kind=kind, number__in=numbers
+        ).select_related("project")
+    }
+    missing = [number for number in (a, b) if number not in versions]
+    if missing:
+        raise NotFound(f"Project {slug!r} has no {kind} gold version {missing[0]}.")
+    return kind, versions

@@ -10,6 +10,8 @@ from django.core.management import call_command
 from annotations.models import GoldVersion, Project
 from experiments.models import ExperimentRun
 from metrics.models import ComparisonRow, Scoring
+from metrics.selectors import human_ceiling_for_run
+from metrics.services.agreement import agreement_latest
 
 
 def _demo() -> str:
@@ -24,9 +26,15 @@ def test_the_demo_scores_both_projects_and_prints_headlines_and_urls():
 
     assert set(Project.objects.values_list("slug", flat=True)) == {"demo-deid", "demo-trials"}
     runs = ExperimentRun.objects.order_by("id")
-    assert [(run.kind, run.status) for run in runs] == [("spans", "scored"), ("attributes", "scored")]
+    assert [(run.kind, run.source, run.status) for run in runs] == [
+        ("spans", "llm", "scored"),
+        ("spans", "llm", "scored"),
+        ("attributes", "llm", "scored"),
+        ("attributes", "llm", "scored"),
+        ("spans", "human", "scored"),
+    ]
     assert (
-        ComparisonRow.objects.filter(run=runs[1]).count() == 19 * 6
+        ComparisonRow.objects.filter(run=runs[2]).count() == 19 * 6
     )  # 19 coded abstracts x 6 prompted attributes
     assert "leakage" in output and "Randomised" in output
     assert f"http://127.0.0.1:8123/api/v1/runs/{runs[0].pk}/metrics/" in output
@@ -42,3 +50,39 @@ def test_running_the_demo_twice_changes_nothing():
 
     assert (ExperimentRun.objects.count(), GoldVersion.objects.count(), Scoring.objects.count()) == before
     assert "Randomised" in second
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_demo_prints_the_dashboard_and_the_credentials_first():
+    first_lines = _demo().splitlines()[:2]
+
+    assert first_lines[0] == "Dashboard:  http://127.0.0.1:8123/"
+    assert first_lines[1].startswith("Demo admin: demo-admin  password: ")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_each_demo_project_has_a_better_and_a_worse_scored_run():
+    _demo()
+
+    for slug, metric in (("demo-deid", "micro.chars.all.f1"), ("demo-trials", "accuracy_given_prediction")):
+        scores = sorted(
+            Scoring.objects.get(run=run)
+            .metric_values.filter(name=metric)
+            .order_by("scope_key")
+            .values_list("value", flat=True)[0]
+            for run in ExperimentRun.objects.filter(project__slug=slug, status="scored", source="llm")
+        )
+        assert len(scores) == 2 and scores[0] < scores[1], (slug, scores)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_deid_demo_has_a_second_annotator_an_agreement_and_a_human_ceiling():
+    _demo()
+
+    deid = Project.objects.get(slug="demo-deid")
+    spans = agreement_latest(project=deid).result["spans"]
+    assert sorted(spans["overall"]["annotators"]) == ["demo: second annotator", "gold"]
+    assert spans["overall"]["documents"] == 30 and spans["pairs"][0]["f1_exact"] > 0.8
+    for run in ExperimentRun.objects.filter(project=deid, source="llm"):
+        ceiling = human_ceiling_for_run(run=run)
+        assert [human["name"] for human in ceiling["human_runs"]] == ["demo: second annotator"]

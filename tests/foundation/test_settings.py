@@ -111,7 +111,7 @@ def fresh_clone(tmp_path) -> Path:
     clone = tmp_path / "clone"
     clone.mkdir()
     shutil.copy(PROJECT_ROOT / "manage.py", clone)
-    for package in ("evalproject", "annotations", "experiments", "metrics", "webhooks"):
+    for package in ("evalproject", "annotations", "experiments", "metrics", "webhooks", "web"):
         shutil.copytree(PROJECT_ROOT / package, clone / package, ignore=shutil.ignore_patterns("__pycache__"))
     return clone
 

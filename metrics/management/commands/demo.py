@@ -11,7 +11,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.management.base import BaseCommand
 
 from evalproject.local_secrets import read_json, write_json
-from metrics.demo_data import demo_projects, demo_runs, demo_token, headline
+from metrics.demo_data import demo_agreement, demo_projects, demo_runs, demo_token, headline
 
 DEMO_ADMIN = "demo-admin"
 
@@ -66,10 +66,17 @@ class Command(BaseCommand):
     def handle(self, *args, port: int, **options) -> None:
         user, password = demo_admin()
         base = f"http://127.0.0.1:{port}"
+        shown = password or "(changed since the demo set it; not shown)"
+        # The first lines a person needs: where to look, and how to log in.
+        self.stdout.write(f"Dashboard:  {base}/")
+        self.stdout.write(f"Demo admin: {DEMO_ADMIN}  password: {shown}")
+        self.stdout.flush()
 
         deid, trials = demo_projects(user=user)
         token = demo_admin_token(user)
-        results = demo_runs(token=token, base_url=base, log=lambda line: self.stderr.write(f"==> {line}"))
+        log = lambda line: self.stderr.write(f"==> {line}")  # noqa: E731
+        results = demo_runs(token=token, base_url=base, log=log)
+        demo_agreement(project=deid, user=user, log=log)
 
         for result in results:
             run = result.run
@@ -80,7 +87,7 @@ class Command(BaseCommand):
             self.stdout.write(f"  comparison: {base}/api/v1/runs/{run['id']}/comparison/?format=csv")
             self.stdout.write(f"  artefacts:  {base}/api/v1/runs/{run['id']}/artefacts.zip")
         self.stdout.write("")
-        shown = password or "(changed since the demo set it; not shown)"
+        self.stdout.write(f"Dashboard:  {base}/")
         self.stdout.write(f"Demo admin: {DEMO_ADMIN}  password: {shown}")
         self.stdout.write(f"API token:  {token}   (Authorization: Token <key>)")
         self.stdout.write(f"Admin:      {base}/admin/")

@@ -1,0 +1,10 @@
+"""/accounts/: session login and logout for the pages (Django's own views)."""
+
+from django.contrib.auth import views as auth_views
+from django.urls import path
+
+urlpatterns = [
+    path("login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
+    # Logging out changes state, so it takes a POST (Django's LogoutView refuses GET).
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+]

@@ -18,6 +18,7 @@ from tests.api.runs_support import (
 from tests.conftest import token_client
 
 
+@pytest.mark.postgresql
 @pytest.mark.django_db(transaction=True)
 def test_two_clients_posting_the_same_batch_at_once_store_it_once(project, alice):
     if connection.vendor != "postgresql":

@@ -7,6 +7,7 @@ from annotations.models import Job, JobState
 from annotations.tasks import job_worker_probe
 
 
+@pytest.mark.postgresql
 def test_the_suite_runs_on_postgresql_as_scripts_test_sets_it_up(db):
     assert connection.vendor == "postgresql"
 

@@ -13,6 +13,7 @@ class RolledBack(Exception):
     pass
 
 
+@pytest.mark.postgresql
 def test_progress_written_inside_a_transaction_is_seen_at_once_and_survives_its_rollback(transactional_db):
     job = Job.objects.create(kind="import")
     progress = JobProgress(job.pk)

@@ -265,6 +265,7 @@ def test_an_import_whose_worker_was_given_up_for_dead_writes_no_gold(project, al
     assert Job.objects.get(pk=job.pk).state == JobState.RUNNING  # the next worker's to finish
 
 
+@pytest.mark.postgresql
 @pytest.mark.django_db(transaction=True)
 def test_the_dispatcher_leaves_alone_a_silent_job_whose_row_its_worker_holds(project, settings):
     """A scoring writing its results holds its job row locked for a while, and its heartbeat waits on

@@ -12,6 +12,7 @@ from experiments.models import SplitAssignment, SplitEvent
 from tests.conftest import token_client
 
 
+@pytest.mark.postgresql
 @pytest.mark.django_db(transaction=True)
 def test_two_draws_at_once_never_draw_a_document_twice(letters, alice):
     if connection.vendor != "postgresql":

@@ -27,6 +27,7 @@ from annotations.importers.errors import InputValidationError
 from annotations.services.gold_read import detect_format
 
 BAD_INPUT = 2
+PROBLEMS_SHOWN = 50
 OUTPUT_FILE_MODE = 0o644
 OUTPUT_DIR_MODE = 0o755
 
@@ -111,6 +112,19 @@ def require_input_kind(
             f"{option} {path}: this is {KIND_NAMES[kind]}, not {wanted}; nothing written",
             returncode=BAD_INPUT,
         )
+
+
+def invalid_input_error(
+    error: InputValidationError, *, nothing_written: str = "nothing written"
+) -> CommandError:
+    """The CommandError (exit 2) of input that failed validation: how many problems, then the first
+    PROBLEMS_SHOWN of them; `nothing_written` says what the command did not write."""
+    count = len(error.problems)
+    return CommandError(
+        f"invalid input, {count} problem{'s' if count != 1 else ''} found; {nothing_written}:\n"
+        f"{error.summary(limit=PROBLEMS_SHOWN)}",
+        returncode=BAD_INPUT,
+    )
 
 
 def _is_taken(path: Path) -> bool:

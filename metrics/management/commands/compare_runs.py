@@ -15,7 +15,6 @@ from django.core.management.base import BaseCommand, CommandError
 from annotations.importers.errors import InputValidationError
 from metrics.extraction_evaluation import resolve_settings
 from metrics.intervals import IntervalSettings
-from metrics.management.commands.evaluate_spans import PROBLEMS_SHOWN
 from metrics.management.interval_options import add_interval_arguments, interval_settings_from_options
 from metrics.management.offline_files import (
     ATTRIBUTE_GOLD_FILES,
@@ -24,6 +23,7 @@ from metrics.management.offline_files import (
     SPAN_FILES,
     OfflineHelpFormatter,
     add_overwrite_argument,
+    invalid_input_error,
     output_slot,
     require_input_kind,
     write_json_atomically,
@@ -107,12 +107,7 @@ class Command(BaseCommand):
             try:
                 report = self._compare(options, settings, a, b)
             except InputValidationError as error:
-                count = len(error.problems)
-                raise CommandError(
-                    f"invalid input, {count} problem{'s' if count != 1 else ''} found; nothing written:\n"
-                    f"{error.summary(limit=PROBLEMS_SHOWN)}",
-                    returncode=BAD_INPUT,
-                ) from None
+                raise invalid_input_error(error) from None
             except (FileNotFoundError, IsADirectoryError, PermissionError) as error:
                 raise CommandError(f"{error}; nothing written", returncode=BAD_INPUT) from None
             write_json_atomically(output, report)

@@ -23,12 +23,11 @@ from metrics.management.offline_files import (
     SPAN_FILES,
     OfflineHelpFormatter,
     add_overwrite_argument,
+    invalid_input_error,
     output_slot,
     require_input_kind,
     write_json_atomically,
 )
-
-PROBLEMS_SHOWN = 50
 
 DESCRIPTION = """\
 Measure how far annotators agree with each other and write agreement.json.
@@ -129,11 +128,7 @@ class Command(BaseCommand):
                 gold, prompts, number_format=options["number_format"], intervals=intervals
             )
         except InputValidationError as error:
-            count = len(error.problems)
-            raise _bad(
-                f"invalid input, {count} problem{'s' if count != 1 else ''} found; nothing written:\n"
-                f"{error.summary(limit=PROBLEMS_SHOWN)}"
-            ) from None
+            raise invalid_input_error(error) from None
 
 
 def _bad(message: str) -> CommandError:

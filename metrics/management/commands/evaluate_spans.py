@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, OutputWrapper
+from django.core.management.base import BaseCommand, OutputWrapper
 
 from annotations.importers.errors import InputValidationError
 from metrics.management.interval_options import add_interval_arguments, interval_settings_from_options
@@ -20,6 +20,7 @@ from metrics.management.offline_files import (
     SPAN_FILES,
     OfflineHelpFormatter,
     add_overwrite_argument,
+    invalid_input_error,
     output_slot,
     require_input_kind,
     write_json_atomically,
@@ -27,9 +28,7 @@ from metrics.management.offline_files import (
 from metrics.management.process_options import add_processes_argument
 from metrics.span_evaluation import evaluate_span_paths
 
-INVALID_INPUT_STATUS = 2
 # How many problems the error message lists; the rest are counted.
-PROBLEMS_SHOWN = 50
 
 HEADLINE_ROWS: tuple[tuple[str, str], ...] = (
     ("characters, all", "chars.all"),
@@ -165,12 +164,7 @@ class Command(BaseCommand):
                 processes=options["processes"],
             )
         except InputValidationError as error:
-            count = len(error.problems)
-            raise CommandError(
-                f"invalid input, {count} problem{'s' if count != 1 else ''} found; no results written:\n"
-                f"{error.summary(limit=PROBLEMS_SHOWN)}",
-                returncode=INVALID_INPUT_STATUS,
-            ) from None
+            raise invalid_input_error(error, nothing_written="no results written") from None
         finally:
             if progress is not None:
                 progress.finish()

@@ -79,6 +79,15 @@ def post_documents(client, run_id: int, documents: list[dict], *, replace: bool 
     return client.post(url, {"documents": documents}, format="json", **headers)
 
 
+def posted_extraction_run(project: Project, client, **fields) -> dict:
+    """An attributes run of `project`, once the test gold is loaded, with the gold's prompts and the test
+    predictions (llm.jsonl) posted; `fields` are more of the run's fields (config…)."""
+    load_extraction_gold(project)
+    run = create_run(client, prompts=prompts_as_run_prompts(), **fields)
+    assert post_documents(client, run["id"], read_jsonl(EXTRACTION / "llm.jsonl")).status_code == 201
+    return run
+
+
 def finalize(client, run_id: int) -> dict:
     response = client.post(f"/api/v1/runs/{run_id}/finalize/")
     assert response.status_code == 202, response.content

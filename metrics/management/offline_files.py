@@ -114,6 +114,34 @@ def require_input_kind(
         )
 
 
+def require_span_data(path: Path | str | None, *, option: str) -> None:
+    require_input_kind(
+        path, option=option, expected=SPAN_FILES, wanted="span data (span JSONL or INCEpTION CAS JSON)"
+    )
+
+
+def require_attribute_gold(path: Path | str | None, *, option: str = "--gold") -> None:
+    require_input_kind(
+        path,
+        option=option,
+        expected=ATTRIBUTE_GOLD_FILES,
+        wanted="attribute gold (EPPI Reviewer JSON or attribute JSONL)",
+    )
+
+
+def require_prompts(path: Path | str | None, *, option: str = "--prompts") -> None:
+    require_input_kind(path, option=option, expected=PROMPT_FILES, wanted="a prompt CSV")
+
+
+def require_extraction_predictions(path: Path | str | None, *, option: str) -> None:
+    require_input_kind(
+        path,
+        option=option,
+        expected=EXTRACTION_PREDICTION_FILES,
+        wanted="extraction predictions (JSONL with annotations)",
+    )
+
+
 def invalid_input_error(
     error: InputValidationError, *, nothing_written: str = "nothing written"
 ) -> CommandError:

@@ -17,15 +17,14 @@ from metrics.extraction_evaluation import resolve_settings
 from metrics.intervals import IntervalSettings
 from metrics.management.interval_options import add_interval_arguments, interval_settings_from_options
 from metrics.management.offline_files import (
-    ATTRIBUTE_GOLD_FILES,
-    EXTRACTION_PREDICTION_FILES,
-    PROMPT_FILES,
-    SPAN_FILES,
     OfflineHelpFormatter,
     add_overwrite_argument,
     invalid_input_error,
     output_slot,
-    require_input_kind,
+    require_attribute_gold,
+    require_extraction_predictions,
+    require_prompts,
+    require_span_data,
     write_json_atomically,
 )
 from metrics.management.process_options import add_processes_argument
@@ -116,26 +115,13 @@ class Command(BaseCommand):
 
     def _check_input_kinds(self, options: dict[str, Any]) -> None:
         if options["kind"] == "spans":
-            wanted = "span data (span JSONL or INCEpTION CAS JSON)"
             for option in ("gold", "a", "b"):
-                require_input_kind(options[option], option=f"--{option}", expected=SPAN_FILES, wanted=wanted)
+                require_span_data(options[option], option=f"--{option}")
             return
-        require_input_kind(
-            options["gold"],
-            option="--gold",
-            expected=ATTRIBUTE_GOLD_FILES,
-            wanted="attribute gold (EPPI Reviewer JSON or attribute JSONL)",
-        )
-        require_input_kind(
-            options["prompts"], option="--prompts", expected=PROMPT_FILES, wanted="a prompt CSV"
-        )
+        require_attribute_gold(options["gold"])
+        require_prompts(options["prompts"])
         for option in ("a", "b"):
-            require_input_kind(
-                options[option],
-                option=f"--{option}",
-                expected=EXTRACTION_PREDICTION_FILES,
-                wanted="extraction predictions (JSONL with annotations)",
-            )
+            require_extraction_predictions(options[option], option=f"--{option}")
 
     def _compare(
         self, options: dict[str, Any], settings: IntervalSettings, a: RunSide, b: RunSide

@@ -19,13 +19,13 @@ from metrics.management.interval_options import add_interval_arguments, interval
 from metrics.management.offline_files import (
     ATTRIBUTE_GOLD_FILES,
     BAD_INPUT,
-    PROMPT_FILES,
-    SPAN_FILES,
     OfflineHelpFormatter,
     add_overwrite_argument,
     invalid_input_error,
     output_slot,
     require_input_kind,
+    require_prompts,
+    require_span_data,
     write_json_atomically,
 )
 
@@ -98,16 +98,11 @@ class Command(BaseCommand):
         for flag, path in (("--gold", gold), ("--prompts", prompts)):
             if path and not Path(path).is_file():
                 raise _bad(f"{flag} {path}: no such file")
-        require_input_kind(
-            spans,
-            option="--input",
-            expected=SPAN_FILES,
-            wanted="span data (span JSONL or INCEpTION CAS JSON)",
-        )
+        require_span_data(spans, option="--input")
         require_input_kind(
             gold, option="--gold", expected=ATTRIBUTE_GOLD_FILES, wanted="attribute gold (JSONL or EPPI)"
         )
-        require_input_kind(prompts, option="--prompts", expected=PROMPT_FILES, wanted="a prompt CSV")
+        require_prompts(prompts)
         with output_slot(output, overwrite=options["overwrite"]):
             report = self._evaluate(options)
             write_json_atomically(output, report)

@@ -17,12 +17,11 @@ from django.core.management.base import BaseCommand, OutputWrapper
 from annotations.importers.errors import InputValidationError
 from metrics.management.interval_options import add_interval_arguments, interval_settings_from_options
 from metrics.management.offline_files import (
-    SPAN_FILES,
     OfflineHelpFormatter,
     add_overwrite_argument,
     invalid_input_error,
     output_slot,
-    require_input_kind,
+    require_span_data,
     write_json_atomically,
 )
 from metrics.management.process_options import add_processes_argument
@@ -134,12 +133,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         output = Path(options["output"])
         for option in ("gold", "predictions"):
-            require_input_kind(
-                options[option],
-                option=f"--{option}",
-                expected=SPAN_FILES,
-                wanted="span data (span JSONL or INCEpTION CAS JSON)",
-            )
+            require_span_data(options[option], option=f"--{option}")
         with output_slot(output, overwrite=options["overwrite"]):
             results = self._evaluate(options)
             write_json_atomically(output, results)

@@ -12,6 +12,7 @@ from annotations.models import Attribute, Membership, Project
 from annotations.roles import Role
 from annotations.services import attributes_upsert, gold_import
 from annotations.services.gold_read import read_attribute_gold, read_prompts, read_spans
+from experiments.splits import split_assign_development
 from metrics.engine.attributes.types import AttributeType
 
 DATA = Path(__file__).resolve().parent.parent / "data"
@@ -61,6 +62,16 @@ def load_span_gold(project: Project, *, gold: Path = SPANS / "spans_gold.jsonl")
         progress=lambda done: None,
     )
     gold_import(project=project, gold=gold_set, source=gold.name)
+
+
+def span_project_in_development(project: Project, manager) -> Project:
+    """`project` under the dev_val_test strategy, in development, with the span gold: letter-1 and
+    letter-2 in development, assigned by `manager`; letter-3 is held back for the test."""
+    project.strategy, project.phase = "dev_val_test", "development"
+    project.save()
+    load_span_gold(project)
+    split_assign_development(project=project, actor=manager, document_ids=["letter-1", "letter-2"])
+    return project
 
 
 def add_member(project: Project, user, role: str = Role.PIPELINE) -> None:

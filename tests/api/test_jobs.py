@@ -17,14 +17,13 @@ from annotations.importers.errors import ImportProblem
 from annotations.models import Job, JobState, Membership, Project
 from annotations.roles import Role
 from annotations.services import project_create
-from experiments.splits import split_assign_development
 from tests.api.runs_support import (
     SPANS,
     create_run,
     finalize,
-    load_span_gold,
     posted_extraction_run,
     read_jsonl,
+    span_project_in_development,
 )
 from tests.conftest import token_client
 from tests.importers.test_span_fixtures import jsonl_bytes, jsonl_line
@@ -191,11 +190,7 @@ def test_an_auditor_reads_neither_a_job_nor_the_job_list(project, alice):
 @pytest.fixture
 def held_back_project(project, alice):
     """letter-1 and letter-2 in development; letter-3 is held back for the test."""
-    project.strategy, project.phase = "dev_val_test", "development"
-    project.save()
-    load_span_gold(project)
-    split_assign_development(project=project, actor=alice, document_ids=["letter-1", "letter-2"])
-    return project
+    return span_project_in_development(project, alice)
 
 
 def _unknown_label_warning(label: str, documents: list[str]) -> dict:

@@ -10,14 +10,14 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from annotations.importers.errors import InputValidationError
 from metrics.extraction_evaluation import resolve_settings
 from metrics.intervals import IntervalSettings
 from metrics.management.interval_options import add_interval_arguments, interval_settings_from_options
 from metrics.management.offline_files import (
-    OfflineHelpFormatter,
+    OfflineCommand,
     add_overwrite_argument,
     invalid_input_error,
     output_slot,
@@ -65,13 +65,8 @@ Example:
 """
 
 
-class Command(BaseCommand):
+class Command(OfflineCommand):
     help = DESCRIPTION
-    # Files in, a file out: the server's system checks have no bearing on it.
-    requires_system_checks: list[str] = []
-
-    def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> argparse.ArgumentParser:
-        return super().create_parser(prog_name, subcommand, formatter_class=OfflineHelpFormatter, **kwargs)
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--kind", required=True, choices=("spans", "attributes"))

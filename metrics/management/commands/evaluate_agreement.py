@@ -10,7 +10,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from annotations.importers.errors import InputValidationError
 from annotations.models import NumberFormat
@@ -19,7 +19,7 @@ from metrics.management.interval_options import add_interval_arguments, interval
 from metrics.management.offline_files import (
     ATTRIBUTE_GOLD_FILES,
     BAD_INPUT,
-    OfflineHelpFormatter,
+    OfflineCommand,
     add_overwrite_argument,
     invalid_input_error,
     output_slot,
@@ -58,12 +58,8 @@ Example:
 """
 
 
-class Command(BaseCommand):
+class Command(OfflineCommand):
     help = DESCRIPTION
-    requires_system_checks: list[str] = []
-
-    def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> argparse.ArgumentParser:
-        return super().create_parser(prog_name, subcommand, formatter_class=OfflineHelpFormatter, **kwargs)
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--input", metavar="EXPORT", help="span annotations: file, directory or .zip")

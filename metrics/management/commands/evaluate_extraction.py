@@ -6,19 +6,17 @@ metrics.extraction_evaluation, which the server reuses.
 
 from __future__ import annotations
 
-import argparse
 import gc
 from pathlib import Path
-from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from annotations.importers.errors import InputValidationError
 from metrics.artefacts import format_metrics_table
 from metrics.extraction_evaluation import evaluate_extraction_to_folder, load_config, resolve_settings
 from metrics.management.interval_options import add_interval_arguments, interval_settings_from_options
 from metrics.management.offline_files import (
-    OfflineHelpFormatter,
+    OfflineCommand,
     add_overwrite_argument,
     output_slot,
     require_attribute_gold,
@@ -53,14 +51,8 @@ Example:
 """
 
 
-class Command(BaseCommand):
-    # Files in, files out: no database, URL or model checks are needed, and skipping them keeps an
-    # offline evaluation independent of the server's state (and half a second faster).
-    requires_system_checks: list[str] = []
+class Command(OfflineCommand):
     help = DESCRIPTION
-
-    def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> argparse.ArgumentParser:
-        return super().create_parser(prog_name, subcommand, formatter_class=OfflineHelpFormatter, **kwargs)
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(

@@ -12,12 +12,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, OutputWrapper
+from django.core.management.base import OutputWrapper
 
 from annotations.importers.errors import InputValidationError
 from metrics.management.interval_options import add_interval_arguments, interval_settings_from_options
 from metrics.management.offline_files import (
-    OfflineHelpFormatter,
+    OfflineCommand,
     add_overwrite_argument,
     invalid_input_error,
     output_slot,
@@ -79,14 +79,8 @@ Example:
 """
 
 
-class Command(BaseCommand):
+class Command(OfflineCommand):
     help = DESCRIPTION
-    # An offline tool: it reads files and writes one; the project's system checks (models, admin,
-    # database settings) have no bearing on it.
-    requires_system_checks: list[str] = []
-
-    def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> argparse.ArgumentParser:
-        return super().create_parser(prog_name, subcommand, formatter_class=OfflineHelpFormatter, **kwargs)
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument(

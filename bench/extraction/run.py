@@ -34,6 +34,8 @@ from pathlib import Path
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(PROJECT_ROOT))
 
+from bench.process_tree import descendants  # noqa: E402 (importable once the project root is on the path)
+
 # The reference tool on the same workload (20,000 documents x 10 attributes); other sizes print no ratio.
 REFERENCE_DOCUMENTS = 20_000
 REFERENCE = {
@@ -92,23 +94,6 @@ def child(workdir: Path, output_dir: Path, *, processes: int = 1) -> None:
     )
 
 
-def _descendants(pid: str) -> list[str]:
-    """`pid` and every process below it (a pool's workers are the children of its fork server)."""
-    found, pending = [], [pid]
-    while pending:
-        current = pending.pop()
-        try:
-            with open(f"/proc/{current}/task/{current}/children", encoding="ascii") as children:
-                below = children.read().split()
-        except OSError:
-            if current == pid:
-                return []
-            continue
-        found.append(current)
-        pending.extend(below)
-    return found
-
-
 class _TreeMemory:
     """Samples the memory of a process and of its children (from /proc): every 10 ms the sum of their
     resident sets (RSS, from /proc/PID/status; pages shared between them are counted in each, so
@@ -141,7 +126,7 @@ class _TreeMemory:
         me = str(self.pid)
         tick = 0
         while not self._stop.wait(0.01):
-            pids = _descendants(me)
+            pids = descendants(me)
             if not pids:
                 continue
             each = [self._read_kb(f"/proc/{pid}/status", "VmRSS:") for pid in pids]

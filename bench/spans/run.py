@@ -34,6 +34,10 @@ import time
 from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(PROJECT_ROOT))
+
+from bench.process_tree import descendants  # noqa: E402 (importable once the project root is on the path)
+
 COUNT_KEYS = ("correct", "incorrect", "partial", "missed", "spurious")
 # ours: the glue as `evaluate_spans` runs it, one process (bootstrap intervals on); ours-2p: the same
 # with `--processes 2`; ours-no-ci: intervals off, what nervaluate computes; nervaluate: the peer.
@@ -109,23 +113,6 @@ def _nervaluate(gold_path: Path, predictions_path: Path) -> dict:
     }
 
 
-def _descendants(pid: str) -> list[str]:
-    """`pid` and every process below it (a pool's workers are the children of its fork server)."""
-    found, pending = [], [pid]
-    while pending:
-        current = pending.pop()
-        try:
-            with open(f"/proc/{current}/task/{current}/children", encoding="ascii") as children:
-                below = children.read().split()
-        except OSError:
-            if current == pid:
-                return []
-            continue
-        found.append(current)
-        pending.extend(below)
-    return found
-
-
 class _MemorySampler:
     """Samples the resident memory of this process plus its children (from /proc) every 10 ms.
 
@@ -154,7 +141,7 @@ class _MemorySampler:
     def _run(self) -> None:
         me = str(os.getpid())
         while not self._stop.wait(0.01):
-            pids = _descendants(me)[1:]
+            pids = descendants(me)[1:]
             workers = list(map(self._rss_kb, pids))
             self.peak_kb = max(self.peak_kb, self._rss_kb(me) + sum(workers))
             self.largest_worker_kb = max(self.largest_worker_kb, 0, *workers)
@@ -166,7 +153,6 @@ class _MemorySampler:
 
 
 def _child(tool: str, gold_path: Path, predictions_path: Path) -> None:
-    sys.path.insert(0, str(PROJECT_ROOT))
     sampler = _MemorySampler() if os.path.exists("/proc/self/status") else None
     if tool == "nervaluate":
         report = _nervaluate(gold_path, predictions_path)
@@ -252,7 +238,6 @@ def main() -> None:
         _child(args.child[0], Path(args.child[1]), Path(args.child[2]))
         return
 
-    sys.path.insert(0, str(PROJECT_ROOT))
     from bench.spans.corpus import write_corpus, write_independent_corpus
 
     with tempfile.TemporaryDirectory(prefix="bench-spans-") as temporary:

@@ -47,6 +47,22 @@ def _project_for_status_readers(user: AbstractBaseUser, slug: str) -> Project:
         return project_get_for_user(user=user, slug=slug, required=Role.VIEWER)
 
 
+def audit_reason_field() -> serializers.CharField:
+    """The optional `reason` of a split change, kept in its audit trail."""
+    return serializers.CharField(
+        required=False, allow_blank=True, default="", help_text="Why, for the audit trail."
+    )
+
+
+def stratify_by_field() -> serializers.CharField:
+    """The optional attribute whose gold values a split draw is stratified by."""
+    return serializers.CharField(
+        max_length=200,
+        required=False,
+        help_text="An attribute id: draw proportionally to its gold values.",
+    )
+
+
 class SplitStatusOutput(serializers.Serializer):
     strategy = serializers.CharField()
     phase = serializers.CharField(allow_null=True)
@@ -89,14 +105,8 @@ class SplitAssignDevelopmentApi(ApiView):
         seed = serializers.IntegerField(
             min_value=0, max_value=BIGINTEGER_MAX, required=False, help_text="The draw's seed; needed with n."
         )
-        stratify_by = serializers.CharField(
-            max_length=200,
-            required=False,
-            help_text="An attribute id: draw proportionally to its gold values.",
-        )
-        reason = serializers.CharField(
-            required=False, allow_blank=True, default="", help_text="Why, for the audit trail."
-        )
+        stratify_by = stratify_by_field()
+        reason = audit_reason_field()
 
         def validate(self, data: dict) -> dict:
             if ("n" in data) == ("document_ids" in data):
@@ -147,14 +157,8 @@ class SplitMoveToValidationApi(ApiView):
             max_value=BIGINTEGER_MAX,
             help_text="The scored development run whose configuration is validated.",
         )
-        stratify_by = serializers.CharField(
-            max_length=200,
-            required=False,
-            help_text="An attribute id: draw proportionally to its gold values.",
-        )
-        reason = serializers.CharField(
-            required=False, allow_blank=True, default="", help_text="Why, for the audit trail."
-        )
+        stratify_by = stratify_by_field()
+        reason = audit_reason_field()
 
     @extend_schema(
         operation_id="splits_move_to_validation",
@@ -182,9 +186,7 @@ class SplitMoveToValidationApi(ApiView):
 
 
 class SplitDecisionInput(serializers.Serializer):
-    reason = serializers.CharField(
-        required=False, allow_blank=True, default="", help_text="Why, for the audit trail."
-    )
+    reason = audit_reason_field()
 
 
 DECISION_EXAMPLES = [

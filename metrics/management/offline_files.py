@@ -21,12 +21,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import CommandError, DjangoHelpFormatter
+from django.core.management.base import BaseCommand, CommandError, DjangoHelpFormatter
 
 from annotations.importers.errors import InputValidationError
 from annotations.services.gold_read import detect_format
 
 BAD_INPUT = 2
+PROBLEMS_SHOWN = 50
 OUTPUT_FILE_MODE = 0o644
 OUTPUT_DIR_MODE = 0o755
 
@@ -54,6 +55,18 @@ PROMPT_FILES = frozenset({PROMPTS_CSV})
 class OfflineHelpFormatter(DjangoHelpFormatter, argparse.RawDescriptionHelpFormatter):
     """Django's ordering of options (the command's first), with the description's paragraphs and
     examples kept as written."""
+
+
+class OfflineCommand(BaseCommand):
+    """A command of files in and files out (gate: a server's answer out), its help laid out by
+    OfflineHelpFormatter."""
+
+    # No database, URL or model checks are needed: skipping them keeps an offline evaluation
+    # independent of the server's state (and half a second faster).
+    requires_system_checks: list[str] = []
+
+    def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> argparse.ArgumentParser:
+        return super().create_parser(prog_name, subcommand, formatter_class=OfflineHelpFormatter, **kwargs)
 
 
 def add_overwrite_argument(parser: argparse.ArgumentParser) -> None:
@@ -111,6 +124,47 @@ def require_input_kind(
             f"{option} {path}: this is {KIND_NAMES[kind]}, not {wanted}; nothing written",
             returncode=BAD_INPUT,
         )
+
+
+def require_span_data(path: Path | str | None, *, option: str) -> None:
+    require_input_kind(
+        path, option=option, expected=SPAN_FILES, wanted="span data (span JSONL or INCEpTION CAS JSON)"
+    )
+
+
+def require_attribute_gold(path: Path | str | None, *, option: str = "--gold") -> None:
+    require_input_kind(
+        path,
+        option=option,
+        expected=ATTRIBUTE_GOLD_FILES,
+        wanted="attribute gold (EPPI Reviewer JSON or attribute JSONL)",
+    )
+
+
+def require_prompts(path: Path | str | None, *, option: str = "--prompts") -> None:
+    require_input_kind(path, option=option, expected=PROMPT_FILES, wanted="a prompt CSV")
+
+
+def require_extraction_predictions(path: Path | str | None, *, option: str) -> None:
+    require_input_kind(
+        path,
+        option=option,
+        expected=EXTRACTION_PREDICTION_FILES,
+        wanted="extraction predictions (JSONL with annotations)",
+    )
+
+
+def invalid_input_error(
+    error: InputValidationError, *, nothing_written: str = "nothing written"
+) -> CommandError:
+    """The CommandError (exit 2) of input that failed validation: how many problems, then the first
+    PROBLEMS_SHOWN of them; `nothing_written` says what the command did not write."""
+    count = len(error.problems)
+    return CommandError(
+        f"invalid input, {count} problem{'s' if count != 1 else ''} found; {nothing_written}:\n"
+        f"{error.summary(limit=PROBLEMS_SHOWN)}",
+        returncode=BAD_INPUT,
+    )
 
 
 def _is_taken(path: Path) -> bool:

@@ -34,7 +34,6 @@ from metrics.pipeline.attributes import (
     compare_attribute_chunk,
     merge_attribute_partials,
 )
-from metrics.pipeline.executors import InProcess
 from metrics.services.engine_inputs import (
     prediction_documents,
     run_attribute_specs,
@@ -42,7 +41,13 @@ from metrics.services.engine_inputs import (
     run_document_pks,
 )
 from metrics.services.interval_settings import run_interval_settings
-from metrics.services.results import ComparisonRowData, MetricValueData, ProgressCallback, ScoringResult
+from metrics.services.results import (
+    ComparisonRowData,
+    MetricValueData,
+    ProgressCallback,
+    ScoringResult,
+    partials_in_process,
+)
 
 
 def attribute_settings(run: ExperimentRun) -> EvaluationSettings:
@@ -182,18 +187,15 @@ def score_attribute_run(
     """Score `run` against `gold_version`, on the documents of `document_ids` (None: all of the gold),
     chunk by chunk in this process."""
     plan = attribute_scoring_plan(run=run, gold_version=gold_version, document_ids=document_ids)
-    total = len(plan.document_ids)
-    progress(0, total)
 
-    def score(start: int) -> AttributePartial:
-        stop = min(start + chunk_size, total)
-        partial = attribute_chunk_score(
+    def score_chunk(start: int, stop: int) -> AttributePartial:
+        return attribute_chunk_score(
             run=run, gold_version=gold_version, plan=plan, document_ids=plan.document_ids[start:stop]
         )
-        progress(stop, total)
-        return partial
 
-    partials = InProcess().map(score, range(0, total, chunk_size))
+    partials = partials_in_process(
+        total=len(plan.document_ids), chunk_size=chunk_size, progress=progress, score_chunk=score_chunk
+    )
     return attribute_scoring_result(run=run, gold_version=gold_version, plan=plan, partials=partials)
 
 

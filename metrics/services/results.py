@@ -2,12 +2,32 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
+
+from metrics.pipeline.executors import InProcess
+
+Partial = TypeVar("Partial")
 
 ProgressCallback = Callable[[int, int], None]
 """Called with (documents scored, documents to score) after each chunk."""
+
+
+def partials_in_process(
+    *, total: int, chunk_size: int, progress: ProgressCallback, score_chunk: Callable[[int, int], Partial]
+) -> Iterator[Partial]:
+    """`score_chunk(start, stop)` of each run of `chunk_size` documents out of `total`, in this process and
+    in order, lazily; `progress` is told 0 first, then the documents scored after each chunk."""
+    progress(0, total)
+
+    def score(start: int) -> Partial:
+        stop = min(start + chunk_size, total)
+        partial = score_chunk(start, stop)
+        progress(stop, total)
+        return partial
+
+    return InProcess().map(score, range(0, total, chunk_size))
 
 
 @dataclass(slots=True)

@@ -28,11 +28,16 @@ from metrics.engine.spans import DocumentSpans, aggregate
 from metrics.engine.uncertainty import CLOPPER_PEARSON_METHOD
 from metrics.intervals import CI_SUFFIX, attach_span_intervals, span_results_intervals
 from metrics.models import MetricScope
-from metrics.pipeline.executors import InProcess
 from metrics.pipeline.spans import SpanChunk, SpanPartial, merge_span_partials, score_span_chunk
 from metrics.services.engine_inputs import predicted_span_documents, run_document_index, run_document_pks
 from metrics.services.interval_settings import run_interval_settings
-from metrics.services.results import ComparisonRowData, MetricValueData, ProgressCallback, ScoringResult
+from metrics.services.results import (
+    ComparisonRowData,
+    MetricValueData,
+    ProgressCallback,
+    ScoringResult,
+    partials_in_process,
+)
 from metrics.span_evaluation import FORMAT_VERSION, pair_span_documents
 
 NO_PREDICTIONS = "predictions hold no documents: every gold span counts as missed"
@@ -139,22 +144,19 @@ def score_span_run(
     """Score `run` against `gold_version`, on the documents of `document_ids` (None: all of the gold),
     chunk by chunk in this process."""
     plan = span_scoring_plan(run=run, gold_version=gold_version, document_ids=document_ids)
-    total = len(plan.document_ids)
-    progress(0, total)
 
-    def score(start: int) -> SpanPartial:
-        stop = min(start + chunk_size, total)
-        partial = span_chunk_score(
+    def score_chunk(start: int, stop: int) -> SpanPartial:
+        return span_chunk_score(
             run=run,
             gold_version=gold_version,
             document_ids=plan.document_ids[start:stop],
             first_position=start,
             allowed_types=plan.allowed_types,
         )
-        progress(stop, total)
-        return partial
 
-    partials = InProcess().map(score, range(0, total, chunk_size))
+    partials = partials_in_process(
+        total=len(plan.document_ids), chunk_size=chunk_size, progress=progress, score_chunk=score_chunk
+    )
     return span_scoring_result(run=run, gold_version=gold_version, plan=plan, partials=partials)
 
 

@@ -9,8 +9,7 @@ from django.contrib.auth.models import Permission
 from annotations.importers.errors import ImportProblem
 from annotations.models import Job, JobState, Membership
 from annotations.roles import Role
-from experiments.splits import split_assign_development
-from tests.api.runs_support import load_span_gold
+from tests.api.runs_support import span_project_in_development
 from tests.services.test_gold_import_fixtures import letters_jsonl, upload
 
 pytestmark = pytest.mark.django_db
@@ -50,10 +49,7 @@ def test_a_job_is_view_only_even_for_a_superuser(root_client, failed_import):
 
 
 def test_staff_see_no_held_back_document_in_a_job(root_client, project, alice):
-    project.strategy, project.phase = "dev_val_test", "development"
-    project.save()
-    load_span_gold(project)
-    split_assign_development(project=project, actor=alice, document_ids=["letter-1", "letter-2"])
+    span_project_in_development(project, alice)
     secret = ImportProblem(
         "unknown label 'SecretDiagnosisLabel' mapped to OTHER_PII; found in 1 document: 'letter-3'",
         field="entity_type",

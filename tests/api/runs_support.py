@@ -12,6 +12,7 @@ from annotations.models import Attribute, Membership, Project
 from annotations.roles import Role
 from annotations.services import attributes_upsert, gold_import
 from annotations.services.gold_read import read_attribute_gold, read_prompts, read_spans
+from experiments.splits import split_assign_development
 from metrics.engine.attributes.types import AttributeType
 
 DATA = Path(__file__).resolve().parent.parent / "data"
@@ -63,6 +64,16 @@ def load_span_gold(project: Project, *, gold: Path = SPANS / "spans_gold.jsonl")
     gold_import(project=project, gold=gold_set, source=gold.name)
 
 
+def span_project_in_development(project: Project, manager) -> Project:
+    """`project` under the dev_val_test strategy, in development, with the span gold: letter-1 and
+    letter-2 in development, assigned by `manager`; letter-3 is held back for the test."""
+    project.strategy, project.phase = "dev_val_test", "development"
+    project.save()
+    load_span_gold(project)
+    split_assign_development(project=project, actor=manager, document_ids=["letter-1", "letter-2"])
+    return project
+
+
 def add_member(project: Project, user, role: str = Role.PIPELINE) -> None:
     Membership.objects.update_or_create(project=project, user=user, defaults={"role": role})
 
@@ -77,6 +88,15 @@ def create_run(client, *, slug: str = "letters", kind: str = "attributes", **fie
 def post_documents(client, run_id: int, documents: list[dict], *, replace: bool = False, **headers):
     url = f"/api/v1/runs/{run_id}/predictions/" + ("?replace=true" if replace else "")
     return client.post(url, {"documents": documents}, format="json", **headers)
+
+
+def posted_extraction_run(project: Project, client, **fields) -> dict:
+    """An attributes run of `project`, once the test gold is loaded, with the gold's prompts and the test
+    predictions (llm.jsonl) posted; `fields` are more of the run's fields (config…)."""
+    load_extraction_gold(project)
+    run = create_run(client, prompts=prompts_as_run_prompts(), **fields)
+    assert post_documents(client, run["id"], read_jsonl(EXTRACTION / "llm.jsonl")).status_code == 201
+    return run
 
 
 def finalize(client, run_id: int) -> dict:

@@ -16,11 +16,7 @@ from experiments.models import ExperimentRun, IdempotencyKey, PredictedSpan, Pre
 from tests.api.runs_support import (
     EXTRACTION,
     SPANS,
-    create_run,
-    load_extraction_gold,
-    load_span_gold,
     post_documents,
-    prompts_as_run_prompts,
     read_jsonl,
 )
 from tests.services.test_gold_import_fixtures import letters_jsonl, upload
@@ -28,18 +24,6 @@ from tests.services.test_gold_import_fixtures import letters_jsonl, upload
 pytestmark = pytest.mark.django_db
 
 NUL = "\x00"
-
-
-@pytest.fixture
-def attribute_run(project, alice_client) -> dict:
-    load_extraction_gold(project)
-    return create_run(alice_client, prompts=prompts_as_run_prompts())
-
-
-@pytest.fixture
-def span_run(project, alice_client) -> dict:
-    load_span_gold(project)
-    return create_run(alice_client, kind="spans")
 
 
 def attribute_document(**changes) -> dict:

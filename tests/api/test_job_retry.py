@@ -11,13 +11,8 @@ from annotations.models import Job, JobState
 from experiments.models import ExperimentRun
 from metrics.models import Scoring
 from tests.api.runs_support import (
-    EXTRACTION,
-    create_run,
     finalize,
-    load_extraction_gold,
-    post_documents,
-    prompts_as_run_prompts,
-    read_jsonl,
+    posted_extraction_run,
 )
 from tests.services.test_gold_import_fixtures import letters_jsonl, upload
 
@@ -98,13 +93,9 @@ def test_an_import_whose_upload_is_gone_is_not_retried(failed_import, alice_clie
 def test_a_failed_scoring_is_retried_and_its_run_is_scored_once(
     project, alice_client, django_capture_on_commit_callbacks
 ):
-    load_extraction_gold(project)
-    run = create_run(
-        alice_client,
-        prompts=prompts_as_run_prompts(),
-        config={"custom_evaluation_metrics": ["no_such_metric"]},
+    run = posted_extraction_run(
+        project, alice_client, config={"custom_evaluation_metrics": ["no_such_metric"]}
     )
-    assert post_documents(alice_client, run["id"], read_jsonl(EXTRACTION / "llm.jsonl")).status_code == 201
     with django_capture_on_commit_callbacks(execute=True):
         job_id = finalize(alice_client, run["id"])["job"]["id"]
     assert alice_client.get(f"/api/v1/runs/{run['id']}/").json()["status"] == "failed"

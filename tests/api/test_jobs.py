@@ -17,17 +17,13 @@ from annotations.importers.errors import ImportProblem
 from annotations.models import Job, JobState, Membership, Project
 from annotations.roles import Role
 from annotations.services import project_create
-from experiments.splits import split_assign_development
 from tests.api.runs_support import (
-    EXTRACTION,
     SPANS,
     create_run,
     finalize,
-    load_extraction_gold,
-    load_span_gold,
-    post_documents,
-    prompts_as_run_prompts,
+    posted_extraction_run,
     read_jsonl,
+    span_project_in_development,
 )
 from tests.conftest import token_client
 from tests.importers.test_span_fixtures import jsonl_bytes, jsonl_line
@@ -108,10 +104,8 @@ def test_listing_jobs_costs_the_same_queries_for_3_or_30(
 def test_a_scoring_job_that_warned_is_read_with_its_warnings_as_problems(
     project, alice_client, bob_client, django_capture_on_commit_callbacks
 ):
-    load_extraction_gold(project)
-    run = create_run(alice_client, prompts=prompts_as_run_prompts())
     # Gold document 1004 has no gold annotations: the scoring warns that it is not scored.
-    assert post_documents(alice_client, run["id"], read_jsonl(EXTRACTION / "llm.jsonl")).status_code == 201
+    run = posted_extraction_run(project, alice_client)
     with django_capture_on_commit_callbacks(execute=True):
         job_id = finalize(alice_client, run["id"])["job"]["id"]
 
@@ -128,13 +122,9 @@ def test_a_scoring_job_that_warned_is_read_with_its_warnings_as_problems(
 def test_a_failed_scoring_job_is_read_with_its_error_as_a_problem(
     project, alice_client, bob_client, django_capture_on_commit_callbacks
 ):
-    load_extraction_gold(project)
-    run = create_run(
-        alice_client,
-        prompts=prompts_as_run_prompts(),
-        config={"custom_evaluation_metrics": ["no_such_metric"]},
+    run = posted_extraction_run(
+        project, alice_client, config={"custom_evaluation_metrics": ["no_such_metric"]}
     )
-    assert post_documents(alice_client, run["id"], read_jsonl(EXTRACTION / "llm.jsonl")).status_code == 201
     with django_capture_on_commit_callbacks(execute=True):
         job_id = finalize(alice_client, run["id"])["job"]["id"]
 
@@ -200,11 +190,7 @@ def test_an_auditor_reads_neither_a_job_nor_the_job_list(project, alice):
 @pytest.fixture
 def held_back_project(project, alice):
     """letter-1 and letter-2 in development; letter-3 is held back for the test."""
-    project.strategy, project.phase = "dev_val_test", "development"
-    project.save()
-    load_span_gold(project)
-    split_assign_development(project=project, actor=alice, document_ids=["letter-1", "letter-2"])
-    return project
+    return span_project_in_development(project, alice)
 
 
 def _unknown_label_warning(label: str, documents: list[str]) -> dict:

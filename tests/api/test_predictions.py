@@ -10,28 +10,12 @@ from experiments.models import PredictedSpan, PredictedValue, RunDocument
 from tests.api.runs_support import (
     EXTRACTION,
     SPANS,
-    create_run,
     finalize,
-    load_extraction_gold,
-    load_span_gold,
     post_documents,
-    prompts_as_run_prompts,
     read_jsonl,
 )
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def attribute_run(project, alice_client) -> dict:
-    load_extraction_gold(project)
-    return create_run(alice_client, prompts=prompts_as_run_prompts())
-
-
-@pytest.fixture
-def span_run(project, alice_client) -> dict:
-    load_span_gold(project)
-    return create_run(alice_client, kind="spans")
 
 
 def test_a_new_batch_is_created_and_answers_201_with_a_status_per_document(attribute_run, alice_client):

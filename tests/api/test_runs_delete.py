@@ -9,13 +9,8 @@ from annotations.models import Job
 from experiments.models import ExperimentRun, PredictedValue, RunDocument, RunStage, RunStatus
 from metrics.models import ComparisonRow, MetricValue, Scoring
 from tests.api.runs_support import (
-    EXTRACTION,
-    create_run,
     finalize,
-    load_extraction_gold,
-    post_documents,
-    prompts_as_run_prompts,
-    read_jsonl,
+    posted_extraction_run,
 )
 from tests.splits.conftest import make_run
 
@@ -24,9 +19,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def scored_run(project, alice_client, django_capture_on_commit_callbacks) -> dict:
-    load_extraction_gold(project)
-    run = create_run(alice_client, prompts=prompts_as_run_prompts())
-    assert post_documents(alice_client, run["id"], read_jsonl(EXTRACTION / "llm.jsonl")).status_code == 201
+    run = posted_extraction_run(project, alice_client)
     with django_capture_on_commit_callbacks(execute=True):
         finalize(alice_client, run["id"])
     return run

@@ -15,9 +15,8 @@ from tests.api.runs_support import (
     create_run,
     finalize,
     load_extraction_gold,
-    post_documents,
+    posted_extraction_run,
     prompts_as_run_prompts,
-    read_jsonl,
 )
 
 pytestmark = pytest.mark.django_db
@@ -25,12 +24,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def posted_run(project, alice_client) -> dict:
-    load_extraction_gold(project)
-    run = create_run(
-        alice_client, config={"edit_distance_match_threshold": 0.75}, prompts=prompts_as_run_prompts()
-    )
-    assert post_documents(alice_client, run["id"], read_jsonl(EXTRACTION / "llm.jsonl")).status_code == 201
-    return run
+    return posted_extraction_run(project, alice_client, config={"edit_distance_match_threshold": 0.75})
 
 
 def test_finalize_answers_202_with_a_scoring_job_and_the_run_gets_scored(

@@ -4,20 +4,22 @@ from __future__ import annotations
 
 import pytest
 
-from experiments.splits import split_assign_development
 from metrics.models import Scoring
-from tests.api.runs_support import SPANS, create_run, finalize, load_span_gold, post_documents, read_jsonl
+from tests.api.runs_support import (
+    SPANS,
+    create_run,
+    finalize,
+    post_documents,
+    read_jsonl,
+    span_project_in_development,
+)
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def development_project(project, alice):
-    project.strategy, project.phase = "dev_val_test", "development"
-    project.save()
-    load_span_gold(project)
-    split_assign_development(project=project, actor=alice, document_ids=["letter-1", "letter-2"])
-    return project
+    return span_project_in_development(project, alice)
 
 
 def test_a_development_run_refuses_predictions_for_documents_outside_development(

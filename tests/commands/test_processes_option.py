@@ -32,6 +32,22 @@ def command(name: str, *arguments: str) -> None:
     call_command(name, *arguments, stdout=io.StringIO(), stderr=io.StringIO())
 
 
+def extraction_arguments(predictions: Path) -> list[str]:
+    """evaluate_extraction's arguments on the test gold, prompts and config, but the output folder."""
+    return [
+        "--gold",
+        str(EXTRACTION / "gold_eppi.json"),
+        "--prompts",
+        str(EXTRACTION / "prompts.csv"),
+        "--predictions",
+        str(predictions),
+        "--config",
+        str(EXTRACTION / "config.yaml"),
+        "--run-id",
+        "r",
+    ]
+
+
 def test_evaluate_spans_writes_the_same_results_with_two_processes(tmp_path: Path) -> None:
     gold, predictions, _, _ = write_corpus(tmp_path, 60, seed=4)
     common = ["--input", str(gold), "--predictions", str(predictions), "--resamples", "50"]
@@ -41,18 +57,7 @@ def test_evaluate_spans_writes_the_same_results_with_two_processes(tmp_path: Pat
 
 
 def test_evaluate_extraction_writes_the_same_artefacts_with_two_processes(tmp_path: Path) -> None:
-    common = [
-        "--gold",
-        str(EXTRACTION / "gold_eppi.json"),
-        "--prompts",
-        str(EXTRACTION / "prompts.csv"),
-        "--predictions",
-        str(EXTRACTION / "llm.jsonl"),
-        "--config",
-        str(EXTRACTION / "config.yaml"),
-        "--run-id",
-        "r",
-    ]
+    common = extraction_arguments(EXTRACTION / "llm.jsonl")
     command("evaluate_extraction", *common, "--output-dir", str(tmp_path / "one"))
     command("evaluate_extraction", *common, "--output-dir", str(tmp_path / "two"), "--processes", "2")
     names = sorted(path.name for path in (tmp_path / "one").iterdir())
@@ -110,18 +115,7 @@ def test_documents_without_context_are_counted_in_one_warning_whatever_the_proce
     del lines[1]["context"]
     predictions = tmp_path / "llm.jsonl"
     predictions.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
-    common = [
-        "--gold",
-        str(EXTRACTION / "gold_eppi.json"),
-        "--prompts",
-        str(EXTRACTION / "prompts.csv"),
-        "--predictions",
-        str(predictions),
-        "--config",
-        str(EXTRACTION / "config.yaml"),
-        "--run-id",
-        "r",
-    ]
+    common = extraction_arguments(predictions)
     command("evaluate_extraction", *common, "--output-dir", str(tmp_path / "one"))
     command("evaluate_extraction", *common, "--output-dir", str(tmp_path / "two"), "--processes", "2")
 

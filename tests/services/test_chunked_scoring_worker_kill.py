@@ -8,15 +8,11 @@ import signal
 import time
 
 import pytest
-from django.conf import settings
 
-from annotations.models import GoldVersion, Job
-from evalproject.celery import app as celery_app
-from experiments.models import ExperimentRun
+from annotations.models import Job
 from metrics.models import MetricValue, Scoring, ScoringChunk
-from metrics.services.span_scoring import score_span_run
-from tests.api.runs_support import SPANS, create_run, load_span_gold, post_documents, read_jsonl
-from tests.conftest import start_celery_worker, stop_celery_worker, token_client
+from tests.conftest import start_celery_worker, stop_celery_worker
+from tests.services.span_workers_support import scoring_of_one_process, span_run_with_predictions, wait_for
 
 VISIBILITY_TIMEOUT_SECONDS = 2
 COMMON_ENVIRONMENT = {
@@ -28,32 +24,16 @@ COMMON_ENVIRONMENT = {
 DOOMED_ENVIRONMENT = {**COMMON_ENVIRONMENT, "EVALPROJECT_TEST_SCORING_DELAY": "3"}
 
 
-def _wait_for(condition, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.2)
-    pytest.fail(f"timed out waiting for {what}")
-
-
 @pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
 def test_a_chunk_task_lost_with_its_worker_is_scored_again_alone(project, alice):
-    if not settings.CELERY_BROKER_URL:
-        pytest.fail("CELERY_BROKER_URL is not set: run the suite through scripts/test")
-    celery_app.control.purge()
-    load_span_gold(project)
-    client = token_client(alice)
-    run = create_run(client, kind="spans")
-    assert post_documents(client, run["id"], read_jsonl(SPANS / "spans_predictions.jsonl")).status_code == 201
+    client, run = span_run_with_predictions(project, alice)
 
     doomed = start_celery_worker("doomed-chunks", extra_env=DOOMED_ENVIRONMENT)
     rescuer = None
     try:
         job_id = client.post(f"/api/v1/runs/{run['id']}/finalize/").json()["job"]["id"]
-        _wait_for(
+        wait_for(
             lambda: ScoringChunk.objects.filter(job_id=job_id).exists(),
             30,
             "the doomed worker to store its first chunk",
@@ -66,7 +46,7 @@ def test_a_chunk_task_lost_with_its_worker_is_scored_again_alone(project, alice)
         time.sleep(VISIBILITY_TIMEOUT_SECONDS + 1)
 
         rescuer = start_celery_worker("rescuer-chunks", extra_env=COMMON_ENVIRONMENT)
-        job = _wait_for(
+        job = wait_for(
             lambda: Job.objects.filter(pk=job_id, state__in=["succeeded", "failed"]).first(),
             60,
             "the rescuer to finish the job",
@@ -80,13 +60,7 @@ def test_a_chunk_task_lost_with_its_worker_is_scored_again_alone(project, alice)
     scoring = Scoring.objects.get(run_id=run["id"])
     assert job.progress_done == job.progress_total == len(scoring.document_ids)
     assert not ScoringChunk.objects.filter(job_id=job_id).exists()
-    one = score_span_run(
-        run=ExperimentRun.objects.select_related("project").get(pk=run["id"]),
-        gold_version=GoldVersion.objects.get(pk=job.params["gold_version_id"]),
-        document_ids=None,
-        chunk_size=500,
-        progress=lambda done, total: None,
-    )
+    one = scoring_of_one_process(run["id"], job)
     assert scoring.report == one.report
     assert list(MetricValue.objects.filter(scoring=scoring).order_by("pk").values_list("name", "value")) == [
         (value.name, value.value) for value in one.metric_values

@@ -20,13 +20,8 @@ from experiments.models import ExperimentRun, RunDocument
 from metrics.models import ComparisonRow, Scoring
 from metrics.tasks import score_run
 from tests.api.runs_support import (
-    EXTRACTION,
-    create_run,
     finalize,
-    load_extraction_gold,
-    post_documents,
-    prompts_as_run_prompts,
-    read_jsonl,
+    posted_extraction_run,
 )
 from tests.services.test_gold_import_fixtures import letters_jsonl, upload
 
@@ -35,10 +30,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def posted_run(project, alice_client) -> dict:
-    load_extraction_gold(project)
-    run = create_run(alice_client, prompts=prompts_as_run_prompts())
-    assert post_documents(alice_client, run["id"], read_jsonl(EXTRACTION / "llm.jsonl")).status_code == 201
-    return run
+    return posted_extraction_run(project, alice_client)
 
 
 @pytest.fixture

@@ -3,47 +3,26 @@ stores the scoring one process computes: the same report, metric values and comp
 
 from __future__ import annotations
 
-import time
-
 import pytest
-from django.conf import settings
 
-from annotations.models import GoldVersion, Job
+from annotations.models import Job
 from evalproject.celery import app as celery_app
-from experiments.models import ExperimentRun
 from metrics.models import ComparisonRow, MetricValue, Scoring
-from metrics.services.span_scoring import score_span_run
-from tests.api.runs_support import SPANS, create_run, load_span_gold, post_documents, read_jsonl
-from tests.conftest import start_celery_worker, stop_celery_worker, token_client
+from tests.conftest import start_celery_worker, stop_celery_worker
+from tests.services.span_workers_support import scoring_of_one_process, span_run_with_predictions, wait_for
 
 WORKER_ENVIRONMENT = {"SCORING_EXECUTOR": "celery", "SCORING_CHUNK_DOCUMENTS": "1"}
-
-
-def _wait_for(condition, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.2)
-    pytest.fail(f"timed out waiting for {what}")
 
 
 @pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
 def test_two_workers_store_the_scoring_of_one_process(project, alice):
-    if not settings.CELERY_BROKER_URL:
-        pytest.fail("CELERY_BROKER_URL is not set: run the suite through scripts/test")
-    celery_app.control.purge()
-    load_span_gold(project)
-    client = token_client(alice)
-    run = create_run(client, kind="spans")
-    assert post_documents(client, run["id"], read_jsonl(SPANS / "spans_predictions.jsonl")).status_code == 201
+    client, run = span_run_with_predictions(project, alice)
 
     workers = [start_celery_worker(name, extra_env=WORKER_ENVIRONMENT) for name in ("left", "right")]
     try:
         job_id = client.post(f"/api/v1/runs/{run['id']}/finalize/").json()["job"]["id"]
-        job = _wait_for(
+        job = wait_for(
             lambda: Job.objects.filter(pk=job_id, state__in=["succeeded", "failed"]).first(),
             60,
             "the workers to finish the job",
@@ -62,13 +41,7 @@ def test_two_workers_store_the_scoring_of_one_process(project, alice):
     assert sum(chunk_tasks.values()) == len(scoring.document_ids)  # one chunk task per document
     assert len(chunk_tasks) == 2 and all(chunk_tasks.values()), chunk_tasks  # both workers scored
 
-    one = score_span_run(
-        run=ExperimentRun.objects.select_related("project").get(pk=run["id"]),
-        gold_version=GoldVersion.objects.get(pk=job.params["gold_version_id"]),
-        document_ids=None,
-        chunk_size=500,
-        progress=lambda done, total: None,
-    )
+    one = scoring_of_one_process(run["id"], job)
     assert scoring.report == one.report
     assert scoring.document_ids == one.document_ids
     stored_values = list(

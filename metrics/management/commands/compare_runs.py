@@ -10,22 +10,21 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from annotations.importers.errors import InputValidationError
 from metrics.extraction_evaluation import resolve_settings
 from metrics.intervals import IntervalSettings
-from metrics.management.commands.evaluate_spans import PROBLEMS_SHOWN
 from metrics.management.interval_options import add_interval_arguments, interval_settings_from_options
 from metrics.management.offline_files import (
-    ATTRIBUTE_GOLD_FILES,
-    EXTRACTION_PREDICTION_FILES,
-    PROMPT_FILES,
-    SPAN_FILES,
-    OfflineHelpFormatter,
+    OfflineCommand,
     add_overwrite_argument,
+    invalid_input_error,
     output_slot,
-    require_input_kind,
+    require_attribute_gold,
+    require_extraction_predictions,
+    require_prompts,
+    require_span_data,
     write_json_atomically,
 )
 from metrics.management.process_options import add_processes_argument
@@ -66,13 +65,8 @@ Example:
 """
 
 
-class Command(BaseCommand):
+class Command(OfflineCommand):
     help = DESCRIPTION
-    # Files in, a file out: the server's system checks have no bearing on it.
-    requires_system_checks: list[str] = []
-
-    def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> argparse.ArgumentParser:
-        return super().create_parser(prog_name, subcommand, formatter_class=OfflineHelpFormatter, **kwargs)
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--kind", required=True, choices=("spans", "attributes"))
@@ -107,12 +101,7 @@ class Command(BaseCommand):
             try:
                 report = self._compare(options, settings, a, b)
             except InputValidationError as error:
-                count = len(error.problems)
-                raise CommandError(
-                    f"invalid input, {count} problem{'s' if count != 1 else ''} found; nothing written:\n"
-                    f"{error.summary(limit=PROBLEMS_SHOWN)}",
-                    returncode=BAD_INPUT,
-                ) from None
+                raise invalid_input_error(error) from None
             except (FileNotFoundError, IsADirectoryError, PermissionError) as error:
                 raise CommandError(f"{error}; nothing written", returncode=BAD_INPUT) from None
             write_json_atomically(output, report)
@@ -121,26 +110,13 @@ class Command(BaseCommand):
 
     def _check_input_kinds(self, options: dict[str, Any]) -> None:
         if options["kind"] == "spans":
-            wanted = "span data (span JSONL or INCEpTION CAS JSON)"
             for option in ("gold", "a", "b"):
-                require_input_kind(options[option], option=f"--{option}", expected=SPAN_FILES, wanted=wanted)
+                require_span_data(options[option], option=f"--{option}")
             return
-        require_input_kind(
-            options["gold"],
-            option="--gold",
-            expected=ATTRIBUTE_GOLD_FILES,
-            wanted="attribute gold (EPPI Reviewer JSON or attribute JSONL)",
-        )
-        require_input_kind(
-            options["prompts"], option="--prompts", expected=PROMPT_FILES, wanted="a prompt CSV"
-        )
+        require_attribute_gold(options["gold"])
+        require_prompts(options["prompts"])
         for option in ("a", "b"):
-            require_input_kind(
-                options[option],
-                option=f"--{option}",
-                expected=EXTRACTION_PREDICTION_FILES,
-                wanted="extraction predictions (JSONL with annotations)",
-            )
+            require_extraction_predictions(options[option], option=f"--{option}")
 
     def _compare(
         self, options: dict[str, Any], settings: IntervalSettings, a: RunSide, b: RunSide

@@ -10,7 +10,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from annotations.importers.errors import InputValidationError
 from annotations.models import NumberFormat
@@ -19,16 +19,15 @@ from metrics.management.interval_options import add_interval_arguments, interval
 from metrics.management.offline_files import (
     ATTRIBUTE_GOLD_FILES,
     BAD_INPUT,
-    PROMPT_FILES,
-    SPAN_FILES,
-    OfflineHelpFormatter,
+    OfflineCommand,
     add_overwrite_argument,
+    invalid_input_error,
     output_slot,
     require_input_kind,
+    require_prompts,
+    require_span_data,
     write_json_atomically,
 )
-
-PROBLEMS_SHOWN = 50
 
 DESCRIPTION = """\
 Measure how far annotators agree with each other and write agreement.json.
@@ -59,12 +58,8 @@ Example:
 """
 
 
-class Command(BaseCommand):
+class Command(OfflineCommand):
     help = DESCRIPTION
-    requires_system_checks: list[str] = []
-
-    def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> argparse.ArgumentParser:
-        return super().create_parser(prog_name, subcommand, formatter_class=OfflineHelpFormatter, **kwargs)
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--input", metavar="EXPORT", help="span annotations: file, directory or .zip")
@@ -99,16 +94,11 @@ class Command(BaseCommand):
         for flag, path in (("--gold", gold), ("--prompts", prompts)):
             if path and not Path(path).is_file():
                 raise _bad(f"{flag} {path}: no such file")
-        require_input_kind(
-            spans,
-            option="--input",
-            expected=SPAN_FILES,
-            wanted="span data (span JSONL or INCEpTION CAS JSON)",
-        )
+        require_span_data(spans, option="--input")
         require_input_kind(
             gold, option="--gold", expected=ATTRIBUTE_GOLD_FILES, wanted="attribute gold (JSONL or EPPI)"
         )
-        require_input_kind(prompts, option="--prompts", expected=PROMPT_FILES, wanted="a prompt CSV")
+        require_prompts(prompts)
         with output_slot(output, overwrite=options["overwrite"]):
             report = self._evaluate(options)
             write_json_atomically(output, report)
@@ -129,11 +119,7 @@ class Command(BaseCommand):
                 gold, prompts, number_format=options["number_format"], intervals=intervals
             )
         except InputValidationError as error:
-            count = len(error.problems)
-            raise _bad(
-                f"invalid input, {count} problem{'s' if count != 1 else ''} found; nothing written:\n"
-                f"{error.summary(limit=PROBLEMS_SHOWN)}"
-            ) from None
+            raise invalid_input_error(error) from None
 
 
 def _bad(message: str) -> CommandError:

@@ -6,25 +6,22 @@ metrics.extraction_evaluation, which the server reuses.
 
 from __future__ import annotations
 
-import argparse
 import gc
 from pathlib import Path
-from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from annotations.importers.errors import InputValidationError
 from metrics.artefacts import format_metrics_table
 from metrics.extraction_evaluation import evaluate_extraction_to_folder, load_config, resolve_settings
 from metrics.management.interval_options import add_interval_arguments, interval_settings_from_options
 from metrics.management.offline_files import (
-    ATTRIBUTE_GOLD_FILES,
-    EXTRACTION_PREDICTION_FILES,
-    PROMPT_FILES,
-    OfflineHelpFormatter,
+    OfflineCommand,
     add_overwrite_argument,
     output_slot,
-    require_input_kind,
+    require_attribute_gold,
+    require_extraction_predictions,
+    require_prompts,
 )
 from metrics.management.process_options import add_processes_argument
 
@@ -54,14 +51,8 @@ Example:
 """
 
 
-class Command(BaseCommand):
-    # Files in, files out: no database, URL or model checks are needed, and skipping them keeps an
-    # offline evaluation independent of the server's state (and half a second faster).
-    requires_system_checks: list[str] = []
+class Command(OfflineCommand):
     help = DESCRIPTION
-
-    def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> argparse.ArgumentParser:
-        return super().create_parser(prog_name, subcommand, formatter_class=OfflineHelpFormatter, **kwargs)
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
@@ -135,21 +126,9 @@ class Command(BaseCommand):
     def _evaluate(self, options: dict) -> None:
         output_dir: Path = options["output_dir"]
         intervals = interval_settings_from_options(options)
-        require_input_kind(
-            options["gold"],
-            option="--gold",
-            expected=ATTRIBUTE_GOLD_FILES,
-            wanted="attribute gold (EPPI Reviewer JSON or attribute JSONL)",
-        )
-        require_input_kind(
-            options["prompts"], option="--prompts", expected=PROMPT_FILES, wanted="a prompt CSV"
-        )
-        require_input_kind(
-            options["predictions"],
-            option="--predictions",
-            expected=EXTRACTION_PREDICTION_FILES,
-            wanted="extraction predictions (JSONL with annotations)",
-        )
+        require_attribute_gold(options["gold"])
+        require_prompts(options["prompts"])
+        require_extraction_predictions(options["predictions"], option="--predictions")
         with output_slot(output_dir, overwrite=options["overwrite"]):
             run, settings = self._write_artefacts(options, output_dir, intervals)
         self.stdout.write(format_metrics_table(run.evaluation, settings.custom_metrics))

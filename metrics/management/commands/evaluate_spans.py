@@ -12,24 +12,22 @@ import time
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, OutputWrapper
+from django.core.management.base import OutputWrapper
 
 from annotations.importers.errors import InputValidationError
 from metrics.management.interval_options import add_interval_arguments, interval_settings_from_options
 from metrics.management.offline_files import (
-    SPAN_FILES,
-    OfflineHelpFormatter,
+    OfflineCommand,
     add_overwrite_argument,
+    invalid_input_error,
     output_slot,
-    require_input_kind,
+    require_span_data,
     write_json_atomically,
 )
 from metrics.management.process_options import add_processes_argument
 from metrics.span_evaluation import evaluate_span_paths
 
-INVALID_INPUT_STATUS = 2
 # How many problems the error message lists; the rest are counted.
-PROBLEMS_SHOWN = 50
 
 HEADLINE_ROWS: tuple[tuple[str, str], ...] = (
     ("characters, all", "chars.all"),
@@ -81,14 +79,8 @@ Example:
 """
 
 
-class Command(BaseCommand):
+class Command(OfflineCommand):
     help = DESCRIPTION
-    # An offline tool: it reads files and writes one; the project's system checks (models, admin,
-    # database settings) have no bearing on it.
-    requires_system_checks: list[str] = []
-
-    def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> argparse.ArgumentParser:
-        return super().create_parser(prog_name, subcommand, formatter_class=OfflineHelpFormatter, **kwargs)
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument(
@@ -135,12 +127,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         output = Path(options["output"])
         for option in ("gold", "predictions"):
-            require_input_kind(
-                options[option],
-                option=f"--{option}",
-                expected=SPAN_FILES,
-                wanted="span data (span JSONL or INCEpTION CAS JSON)",
-            )
+            require_span_data(options[option], option=f"--{option}")
         with output_slot(output, overwrite=options["overwrite"]):
             results = self._evaluate(options)
             write_json_atomically(output, results)
@@ -165,12 +152,7 @@ class Command(BaseCommand):
                 processes=options["processes"],
             )
         except InputValidationError as error:
-            count = len(error.problems)
-            raise CommandError(
-                f"invalid input, {count} problem{'s' if count != 1 else ''} found; no results written:\n"
-                f"{error.summary(limit=PROBLEMS_SHOWN)}",
-                returncode=INVALID_INPUT_STATUS,
-            ) from None
+            raise invalid_input_error(error, nothing_written="no results written") from None
         finally:
             if progress is not None:
                 progress.finish()

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from metrics.engine.attributes.metrics import metric_column_order
 from metrics.engine.attributes.types import AttributeType
@@ -23,7 +23,7 @@ from metrics.gate_documents import (
     read_metrics_file,
     read_threshold_file,
 )
-from metrics.management.offline_files import OfflineHelpFormatter
+from metrics.management.offline_files import OfflineCommand
 
 FAILED = 1
 BAD_INPUT = 2
@@ -64,14 +64,10 @@ file) from GET /api/v1/runs/{id}/metrics/.
 """
 
 
-class Command(BaseCommand):
+class Command(OfflineCommand):
     help = DESCRIPTION
-    requires_system_checks: list[str] = []
     # Tests pass a fake transport here to stand in for the server.
     transport: httpx.BaseTransport | None = None
-
-    def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> argparse.ArgumentParser:
-        return super().create_parser(prog_name, subcommand, formatter_class=OfflineHelpFormatter, **kwargs)
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--thresholds", required=True, type=Path, help="the threshold file (JSON)")

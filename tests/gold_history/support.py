@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from annotations.models import Document, EvaluationStrategy, ProjectPhase
+from experiments.splits import split_assign_development, split_hidden_document_ids
 from tests.services.test_gold_import_fixtures import upload
 
 TEXTS = {
@@ -53,3 +55,24 @@ def predictions(documents: dict[str, list[tuple[int, int, str]]]) -> list[dict]:
         }
         for document_id, spans in documents.items()
     ]
+
+
+def two_versions_with_one_document_held_back(project, *, alice, alice_client, capture_on_commit) -> str:
+    """A dev_val_test project in development: d1-d3, two of them in development and one held back,
+    gold v1 (V1) and v2 changing every document. Returns the held-back document's external id."""
+    project.strategy, project.phase = EvaluationStrategy.DEV_VAL_TEST, ProjectPhase.DEVELOPMENT
+    project.save()
+    for document_id in ("d1", "d2", "d3"):
+        Document.objects.create(project=project, external_id=document_id, text=TEXTS[document_id])
+    split_assign_development(project=project, actor=alice, n=2, seed=1)
+    (hidden,) = Document.objects.filter(pk__in=split_hidden_document_ids(project=project)).values_list(
+        "external_id", flat=True
+    )
+    import_gold(alice_client, capture_on_commit, V1)
+    # v2 changes every document, the held-back one among them.
+    import_gold(
+        alice_client,
+        capture_on_commit,
+        {document_id: [(0, 4, "OTHER_PII")] for document_id in ("d1", "d2", "d3")},
+    )
+    return hidden

@@ -7,9 +7,7 @@ import re
 
 import pytest
 
-from annotations.models import Document, EvaluationStrategy, ProjectPhase
-from experiments.splits import split_assign_development, split_hidden_document_ids
-from tests.gold_history.support import TEXTS, V1, import_gold
+from tests.gold_history.support import V1, import_gold, two_versions_with_one_document_held_back
 from tests.services.test_gold_import_fixtures import media_root  # noqa: F401 (a fixture)
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("media_root")]
@@ -80,19 +78,8 @@ def test_an_unknown_version_is_404_an_unknown_parameter_400_and_an_outsider_sees
 def test_held_back_documents_never_appear_in_the_diff(
     project, alice, alice_client, alice_browser, django_capture_on_commit_callbacks
 ):
-    project.strategy, project.phase = EvaluationStrategy.DEV_VAL_TEST, ProjectPhase.DEVELOPMENT
-    project.save()
-    for document_id in ("d1", "d2", "d3"):
-        Document.objects.create(project=project, external_id=document_id, text=TEXTS[document_id])
-    split_assign_development(project=project, actor=alice, n=2, seed=1)
-    (hidden,) = Document.objects.filter(pk__in=split_hidden_document_ids(project=project)).values_list(
-        "external_id", flat=True
-    )
-    import_gold(alice_client, django_capture_on_commit_callbacks, V1)
-    import_gold(
-        alice_client,
-        django_capture_on_commit_callbacks,
-        {document_id: [(0, 4, "OTHER_PII")] for document_id in ("d1", "d2", "d3")},
+    hidden = two_versions_with_one_document_held_back(
+        project, alice=alice, alice_client=alice_client, capture_on_commit=django_capture_on_commit_callbacks
     )
 
     page = alice_browser.get(PAGE).content.decode()

@@ -217,7 +217,6 @@ def _load_and_score(
     chunks = span_chunks(
         _until_first_problem(pairing.pair_stream(predicted), problems),
         allowed_predicted_types=allowed_types,
-        portable=executor.processes > 1,
     )
     # The merge puts scores back in gold order: results never depend on the order of the predictions.
     scores, _ = merge_span_partials(_reporting(executor.map(score_span_chunk, chunks), progress, total))

@@ -1,6 +1,6 @@
 """The span task's chunk, partial result and merge.
 
-A chunk is a list of paired documents with their positions in gold order; its partial result holds
+A chunk is paired documents as columns (`SpanColumns`) with their positions in gold order; its partial result holds
 the chunk's per-document counts as columns (one flat int32 column of every document's stored
 counts, cut by `count_ends`), the types, leaked spans and dropped predictions of each document, and
 the comparison rows a server chunk adds. `merge_span_partials` is the one place where chunks meet:
@@ -14,45 +14,36 @@ from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
-from operator import attrgetter
 from typing import Any
 
 import numpy as np
 
-from metrics.engine.spans import DocumentScore, DocumentSpans, LeakedSpan, score_document_batch
-from metrics.engine.spans.batch import BATCH_DOCUMENTS
+from metrics.engine.spans import DocumentScore, DocumentSpans, LeakedSpan
+from metrics.engine.spans.batch import BATCH_DOCUMENTS, score_span_columns
+from metrics.engine.spans.columns import SpanColumns
 from metrics.pipeline.executors import Executor
 
 # Documents per chunk: one numpy pass of the batch scorer.
 CHUNK_DOCUMENTS = BATCH_DOCUMENTS
-_SPAN_TUPLE = attrgetter("start", "end", "entity_type")
-# A document as it crosses a process boundary: (id, text, gold spans, predicted spans), each span a
-# (start, end, type) tuple. Tuples and strings pickle in C; a slots object per span would not.
-DocumentTuple = tuple[str, str, list[tuple[int, int, str]], list[tuple[int, int, str]]]
 
 
 @dataclass
 class SpanChunk:
-    """Paired documents to score together, and where each stands in gold order."""
+    """Paired documents to score together, as columns, and where each stands in gold order. Columns
+    and strings pickle in C: a chunk crosses to another process as it is."""
 
     positions: list[int]
-    documents: Sequence[DocumentSpans | DocumentTuple]
+    columns: SpanColumns
     allowed_predicted_types: frozenset[str] | None = None
 
-    def portable(self) -> SpanChunk:
-        """This chunk with its documents as plain tuples, to send to another process."""
-        documents = [
-            document
-            if isinstance(document, tuple)
-            else (
-                document.document_id,
-                document.text,
-                list(map(_SPAN_TUPLE, document.gold)),
-                list(map(_SPAN_TUPLE, document.predicted)),
-            )
-            for document in self.documents
-        ]
-        return SpanChunk(self.positions, documents, self.allowed_predicted_types)
+    @classmethod
+    def of_documents(
+        cls,
+        positions: list[int],
+        documents: Sequence[DocumentSpans],
+        allowed_predicted_types: frozenset[str] | None = None,
+    ) -> SpanChunk:
+        return cls(positions, SpanColumns.of_documents(documents), allowed_predicted_types)
 
 
 @dataclass
@@ -100,11 +91,7 @@ class SpanPartial:
 
 def score_span_chunk(chunk: SpanChunk) -> SpanPartial:
     """The partial result of one chunk: `score_document` of each of its documents."""
-    documents = [
-        DocumentSpans(*document) if isinstance(document, tuple) else document for document in chunk.documents
-    ]
-    scores = score_document_batch(documents, allowed_predicted_types=chunk.allowed_predicted_types)
-    return SpanPartial.of(chunk.positions, scores)
+    return SpanPartial.of(chunk.positions, score_span_columns(chunk.columns, chunk.allowed_predicted_types))
 
 
 def merge_span_partials(partials: Iterable[SpanPartial]) -> tuple[list[DocumentScore], list[Any]]:
@@ -129,18 +116,15 @@ def span_chunks(
     paired: Iterable[tuple[int, DocumentSpans]],
     *,
     allowed_predicted_types: frozenset[str] | None,
-    portable: bool,
     size: int | None = None,
 ) -> Iterator[SpanChunk]:
-    """Paired documents (gold position, document) in chunks of `size` (default CHUNK_DOCUMENTS);
-    `portable` for another process."""
+    """Paired documents (gold position, document) in chunks of `size` (default CHUNK_DOCUMENTS)."""
     size = size or CHUNK_DOCUMENTS
     stream = iter(paired)
     while batch := list(islice(stream, size)):
-        chunk = SpanChunk(
+        yield SpanChunk.of_documents(
             [position for position, _ in batch], [document for _, document in batch], allowed_predicted_types
         )
-        yield chunk.portable() if portable else chunk
 
 
 def score_span_documents(
@@ -150,8 +134,6 @@ def score_span_documents(
     allowed_predicted_types: frozenset[str] | None = None,
 ) -> list[DocumentScore]:
     """Chunk, score with `executor` and merge: every paired document's score, in gold order."""
-    chunks = span_chunks(
-        paired, allowed_predicted_types=allowed_predicted_types, portable=executor.processes > 1
-    )
+    chunks = span_chunks(paired, allowed_predicted_types=allowed_predicted_types)
     scores, _ = merge_span_partials(executor.map(score_span_chunk, chunks))
     return scores

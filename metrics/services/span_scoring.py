@@ -85,7 +85,7 @@ def span_chunk_score(
     predicted = predicted_span_documents(run_document_pks(run=run, external_ids=document_ids))
     paired = pair_span_documents(gold, predicted)
     positions = list(range(first_position, first_position + len(paired)))
-    partial = score_span_chunk(SpanChunk(positions, paired, allowed_types))
+    partial = score_span_chunk(SpanChunk.of_documents(positions, paired, allowed_types))
     partial.rows = [row for document in paired for row in span_rows(document, allowed_types)]
     return partial
 

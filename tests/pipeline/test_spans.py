@@ -50,7 +50,7 @@ def test_the_merge_of_any_chunking_equals_one_pass(case):
     corpus, chunks, order, restrict = case
     allowed = allowed_types(corpus, restrict)
     partials = [
-        score_span_chunk(SpanChunk(positions, [corpus[i] for i in positions], allowed))
+        score_span_chunk(SpanChunk.of_documents(positions, [corpus[i] for i in positions], allowed))
         for positions in chunks
     ]
     merged, rows = merge_span_partials(partials[k] for k in order)
@@ -62,11 +62,11 @@ def test_the_merge_of_any_chunking_equals_one_pass(case):
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(chunkings())
-def test_a_partial_result_crosses_a_process_boundary_unchanged(case):
+def test_a_chunk_and_its_partial_result_cross_a_process_boundary_unchanged(case):
     corpus, chunks, _, restrict = case
     allowed = allowed_types(corpus, restrict)
-    chunk = SpanChunk(chunks[0], [corpus[i] for i in chunks[0]], allowed)
-    partial = score_span_chunk(chunk.portable())
+    chunk = SpanChunk.of_documents(chunks[0], [corpus[i] for i in chunks[0]], allowed)
+    partial = score_span_chunk(pickle.loads(pickle.dumps(chunk)))
     copy = pickle.loads(pickle.dumps(partial))
     assert list(copy.scores()) == list(score_span_chunk(chunk).scores())
 
@@ -80,13 +80,13 @@ def test_a_process_pool_gives_the_scores_of_one_pass(case, chunk_documents):
     pooled = score_span_documents(paired, executor=ProcessPool(2), allowed_predicted_types=allowed)
     here = score_span_documents(paired, executor=InProcess(), allowed_predicted_types=allowed)
     assert pooled == here == one_pass(corpus, allowed)
-    chunks = list(span_chunks(paired, allowed_predicted_types=allowed, portable=True, size=chunk_documents))
+    chunks = list(span_chunks(paired, allowed_predicted_types=allowed, size=chunk_documents))
     assert [position for chunk in chunks for position in chunk.positions] == list(range(len(corpus)))[::-1]
 
 
 def test_a_partial_result_holds_its_counts_as_one_column():
     corpus = [DocumentSpans("a", "Anna Schmidt", [], []), DocumentSpans("b", "Berlin", [], [])]
-    partial = score_span_chunk(SpanChunk([0, 1], corpus))
+    partial = score_span_chunk(SpanChunk.of_documents([0, 1], corpus))
     assert isinstance(partial, SpanPartial)
     assert partial.counts.dtype.name == "int32" and partial.counts.ndim == 1
     assert partial.count_ends[-1] == len(partial.counts)

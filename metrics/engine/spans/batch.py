@@ -28,11 +28,10 @@ import sys
 from array import array
 from collections import Counter
 from collections.abc import Sequence
-from itertools import chain
-from operator import attrgetter, itemgetter
 
 import numpy as np
 
+from metrics.engine.spans.columns import SpanColumns
 from metrics.engine.spans.document import CONDITIONS_OF_LEAK, score_document
 from metrics.engine.spans.intervals import LEFT_OUT_CHARACTERS
 from metrics.engine.spans.nervaluate_counts import nervaluate_one_type, nervaluate_typed
@@ -66,12 +65,12 @@ def score_document_batch(
     characters = 0
     for doc in docs:
         if chunk and (len(chunk) >= BATCH_DOCUMENTS or characters + len(doc.text) > BATCH_CHARACTERS):
-            scores.extend(_score_chunk(chunk, allowed_predicted_types))
+            scores.extend(score_span_columns(SpanColumns.of_documents(chunk), allowed_predicted_types))
             chunk, characters = [], 0
         chunk.append(doc)
         characters += len(doc.text) + 1
     if chunk:
-        scores.extend(_score_chunk(chunk, allowed_predicted_types))
+        scores.extend(score_span_columns(SpanColumns.of_documents(chunk), allowed_predicted_types))
     return scores
 
 
@@ -92,21 +91,6 @@ class _Spans:
 
     def __len__(self) -> int:
         return len(self.start)
-
-
-def _flatten(spans_per_doc: list[Sequence], n_docs: int) -> tuple[np.ndarray, ...]:
-    """(document index, start, end, type strings) of every span, in document order."""
-    counts = np.fromiter(map(len, spans_per_doc), dtype=_INT, count=n_docs)
-    flat = list(chain.from_iterable(spans_per_doc))
-    if all(issubclass(kind, tuple) for kind in set(map(type, flat))):
-        get_start, get_end, get_type = itemgetter(0), itemgetter(1), itemgetter(2)
-    else:
-        get_start, get_end, get_type = attrgetter("start"), attrgetter("end"), attrgetter("entity_type")
-    n = len(flat)
-    doc = np.repeat(np.arange(n_docs, dtype=_INT), counts)
-    start = np.fromiter(map(get_start, flat), dtype=_INT, count=n)
-    end = np.fromiter(map(get_end, flat), dtype=_INT, count=n)
-    return doc, start, end, list(map(get_type, flat))
 
 
 def _distinct(values: np.ndarray) -> np.ndarray:
@@ -197,23 +181,33 @@ def _per(index: np.ndarray, size: int, weights: np.ndarray | None = None) -> np.
     return np.bincount(index, weights=weights, minlength=size).astype(_INT)
 
 
-def _score_chunk(docs: Sequence[DocumentSpans], allowed: frozenset[str] | None) -> list[DocumentScore]:
-    n_docs = len(docs)
+def score_span_columns(columns: SpanColumns, allowed: frozenset[str] | None = None) -> list[DocumentScore]:
+    """`score_document` of every document of the batch, in batch order, in one numpy pass."""
+    n_docs = len(columns)
     if n_docs == 0:
         return []
-    texts = [doc.text for doc in docs]
+    texts = columns.texts
     n_chars = np.fromiter(map(len, texts), dtype=_INT, count=n_docs)
     bases = np.zeros(n_docs, dtype=_INT)
     np.cumsum(n_chars[:-1] + 1, out=bases[1:])
     joined = _SEPARATOR.join(texts) + _SEPARATOR
     line_length = len(joined)  # > every global coordinate
 
-    gold_doc, gold_start, gold_end, gold_types = _flatten([doc.gold for doc in docs], n_docs)
-    pred_doc, pred_start, pred_end, pred_types = _flatten([doc.predicted for doc in docs], n_docs)
-    type_names = sorted(set(gold_types).union(pred_types))
-    code_of = {name: code for code, name in enumerate(type_names)}
-    gold_code = np.fromiter(map(code_of.__getitem__, gold_types), dtype=_INT, count=len(gold_types))
-    pred_code = np.fromiter(map(code_of.__getitem__, pred_types), dtype=_INT, count=len(pred_types))
+    # Codes numbered in the types' sorted order, so that sorting by code sorts by type name.
+    type_names = sorted(columns.type_names)
+    renumber = np.fromiter(
+        map({name: code for code, name in enumerate(type_names)}.__getitem__, columns.type_names),
+        dtype=_INT,
+        count=len(type_names),
+    )
+    gold_doc, gold_start, gold_end = columns.gold.document, columns.gold.start, columns.gold.end
+    gold_code = renumber[columns.gold.type_code] if len(renumber) else columns.gold.type_code
+    pred_doc, pred_start, pred_end = (
+        columns.predicted.document,
+        columns.predicted.start,
+        columns.predicted.end,
+    )
+    pred_code = renumber[columns.predicted.type_code] if len(renumber) else columns.predicted.type_code
 
     # restrict_to_gt_types: drop predictions of other types first, counting them per document.
     dropped_by_doc: dict[int, tuple[tuple[str, int], ...]] = {}
@@ -225,7 +219,7 @@ def _score_chunk(docs: Sequence[DocumentSpans], allowed: frozenset[str] | None) 
             lost = np.flatnonzero(~kept)
             lost_types: dict[int, Counter[str]] = {}
             for k in lost.tolist():
-                lost_types.setdefault(int(pred_doc[k]), Counter())[pred_types[k]] += 1
+                lost_types.setdefault(int(pred_doc[k]), Counter())[type_names[pred_code[k]]] += 1
             dropped_by_doc = {d: tuple(sorted(c.items())) for d, c in lost_types.items()}
             dropped = _per(pred_doc[lost], n_docs)
             pred_doc, pred_start, pred_end, pred_code = (
@@ -243,12 +237,12 @@ def _score_chunk(docs: Sequence[DocumentSpans], allowed: frozenset[str] | None) 
             invalid[doc_index[bad]] = True
     if invalid.any():
         first_invalid = int(np.flatnonzero(invalid)[0])
-        score_document(docs[first_invalid], allowed_predicted_types=allowed)
+        score_document(columns.document(first_invalid), allowed_predicted_types=allowed)
         raise AssertionError("score_document accepted a span the batch scorer refused")  # pragma: no cover
 
     if (len(type_names) + 1) * (line_length + 1) ** 2 >= _LARGEST_KEY:
         # A text of billions of code points: keys would overflow; the reference scorer has no keys.
-        return [score_document(doc, allowed_predicted_types=allowed) for doc in docs]
+        return [score_document(columns.document(i), allowed_predicted_types=allowed) for i in range(n_docs)]
 
     gold = _Spans(gold_doc, gold_start, gold_end, gold_code, bases)
     pred = _Spans(pred_doc, pred_start, pred_end, pred_code, bases)
@@ -420,7 +414,7 @@ def _score_chunk(docs: Sequence[DocumentSpans], allowed: frozenset[str] | None) 
         counts[:, document_column] = _per(row_doc, n_docs, rows[:, row_column])
 
     return _document_scores(
-        docs,
+        columns,
         counts,
         rows,
         row_doc,
@@ -566,7 +560,7 @@ def _nervaluate(
 
 
 def _document_scores(
-    docs: Sequence[DocumentSpans],
+    columns: SpanColumns,
     counts: np.ndarray,
     rows: np.ndarray,
     row_doc: np.ndarray,
@@ -580,7 +574,7 @@ def _document_scores(
 ) -> list[DocumentScore]:
     """One DocumentScore per document: its counts row, then its type rows, as score_document lays
     them out, in one 32-bit buffer sliced per document."""
-    n_docs, n_rows = len(docs), len(rows)
+    n_docs, n_rows = len(columns), len(rows)
     rows_per_doc = np.bincount(row_doc, minlength=n_docs).astype(_INT)
     row_first = np.cumsum(rows_per_doc) - rows_per_doc
     sizes = N_STORED + rows_per_doc * N_TYPE_STORED
@@ -612,12 +606,12 @@ def _document_scores(
     ):
         leaked_by_doc.setdefault(doc, []).append(
             LeakedSpan(
-                start, end, type_names[code], docs[doc].text[start:end], CONDITIONS_OF_LEAK[scored, miss]
+                start, end, type_names[code], columns.texts[doc][start:end], CONDITIONS_OF_LEAK[scored, miss]
             )
         )
 
     scores = []
-    for i, doc in enumerate(docs):
+    for i, document_id in enumerate(columns.document_ids):
         type_codes = tuple(codes[firsts[i] : lasts[i]])
         types = types_cache.get(type_codes)
         if types is None:
@@ -625,7 +619,7 @@ def _document_scores(
         leaked_spans = leaked_by_doc.get(i)
         scores.append(
             DocumentScore(
-                document_id=doc.document_id,
+                document_id=document_id,
                 counts=array("i", buffer[byte_offsets[i] : byte_ends[i]]),
                 types=types,
                 leaked_spans=() if leaked_spans is None else tuple(leaked_spans),

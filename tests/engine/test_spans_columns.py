@@ -1,0 +1,34 @@
+"""`SpanColumns`: paired documents as columns, and back."""
+
+import numpy as np
+
+from metrics.engine.spans import DocumentSpans, Span
+from metrics.engine.spans.batch import score_span_columns
+from metrics.engine.spans.columns import SpanColumns, SpanSide
+
+LETTER = DocumentSpans(
+    "letter",
+    "Anna Schmidt, geb. 01.02.1960",
+    [Span(0, 12, "PERSON_NAME"), Span(19, 29, "DATE_OF_BIRTH")],
+    [Span(0, 4, "PERSON_NAME"), Span(19, 29, "OTHER_DATE")],
+)
+EMPTY = DocumentSpans("empty", "nichts", [], [])
+
+
+def test_documents_become_columns_and_come_back_unchanged():
+    columns = SpanColumns.of_documents([LETTER, EMPTY])
+    assert [columns.document(0), columns.document(1)] == [LETTER, EMPTY]
+    assert columns.gold.document.tolist() == [0, 0]
+    assert columns.predicted.start.tolist() == [0, 19]
+
+
+def test_type_codes_in_any_order_score_as_the_sorted_ones():
+    """A reader may number types as it meets them; the scorer renumbers them."""
+    reordered = SpanColumns(
+        document_ids=["letter"],
+        texts=[LETTER.text],
+        type_names=["PERSON_NAME", "OTHER_DATE", "DATE_OF_BIRTH"],
+        gold=SpanSide(np.array([0, 0]), np.array([0, 19]), np.array([12, 29]), np.array([0, 2])),
+        predicted=SpanSide(np.array([0, 0]), np.array([0, 19]), np.array([4, 29]), np.array([0, 1])),
+    )
+    assert score_span_columns(reordered) == score_span_columns(SpanColumns.of_documents([LETTER]))

@@ -33,7 +33,7 @@ from annotations.importers.attribute_jsonl import InputSource
 from annotations.importers.errors import ImportProblem, InputValidationError
 from annotations.importers.sources import SourceInput
 from metrics.engine.attributes.types import ComparisonRow, EvaluationSettings
-from metrics.engine.spans import DocumentScore
+from metrics.engine.spans import DocumentScore, SpanScores, as_span_scores
 from metrics.engine.uncertainty import PairedComparison, compare_runs
 from metrics.engine.uncertainty.attribute_metrics import (
     attribute_document_counts,
@@ -82,8 +82,8 @@ def _header(kind: str, a: RunSide, b: RunSide, comparison: PairedComparison) -> 
 
 
 def paired_report_spans(
-    scores_a: Sequence[DocumentScore],
-    scores_b: Sequence[DocumentScore],
+    scores_a: Sequence[DocumentScore] | SpanScores,
+    scores_b: Sequence[DocumentScore] | SpanScores,
     *,
     predicted_a: Collection[str] | None = None,
     predicted_b: Collection[str] | None = None,
@@ -117,12 +117,15 @@ def paired_report_spans(
 
 
 def _predicted_scores(
-    scores: Sequence[DocumentScore], predicted: Collection[str] | None
-) -> list[DocumentScore]:
+    scores: Sequence[DocumentScore] | SpanScores, predicted: Collection[str] | None
+) -> SpanScores:
+    table = as_span_scores(scores)
     if predicted is None:
-        return list(scores)
+        return table
     wanted = set(predicted)
-    return [score for score in scores if score.document_id in wanted]
+    return table.take(
+        [index for index, document_id in enumerate(table.document_ids) if document_id in wanted]
+    )
 
 
 def paired_report_attributes(

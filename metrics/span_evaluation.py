@@ -27,7 +27,7 @@ from annotations.importers.sources import ArchiveLimits, SourceInput
 from annotations.importers.span_jsonl import offsets_problem, text_mismatch_problem
 from annotations.importers.span_types import SpanAnnotation, SpanDocument
 from annotations.importers.spans import iter_span_documents, load_span_corpus, select_annotator
-from metrics.engine.spans import DocumentScore, DocumentSpans, Span, aggregate
+from metrics.engine.spans import DocumentSpans, Span, SpanScores, aggregate
 from metrics.engine.uncertainty import CLOPPER_PEARSON_METHOD
 from metrics.intervals import (
     DEFAULT_INTERVALS,
@@ -141,7 +141,7 @@ def _evaluate_span_paths(
 class ScoredSpanDocuments:
     """Every gold document scored against one prediction set, before aggregation."""
 
-    scores: list[DocumentScore]  # one per gold document, in gold order
+    scores: SpanScores  # one per gold document, in gold order
     gold_count: int
     predicted_ids: frozenset[str]  # the documents the prediction set holds (the others predicted nothing)
     warnings: list[ImportProblem]

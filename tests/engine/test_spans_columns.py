@@ -32,3 +32,9 @@ def test_type_codes_in_any_order_score_as_the_sorted_ones():
         predicted=SpanSide(np.array([0, 0]), np.array([0, 19]), np.array([4, 29]), np.array([0, 1])),
     )
     assert score_span_columns(reordered) == score_span_columns(SpanColumns.of_documents([LETTER]))
+
+
+def test_score_tables_are_equal_column_by_column():
+    scores = score_span_columns(SpanColumns.of_documents([LETTER]))
+    assert scores == score_span_columns(SpanColumns.of_documents([LETTER]))
+    assert scores != scores.take([]) and scores.take([0]) == scores

@@ -1,15 +1,24 @@
 """The span chunks merge to one pass: for any corpus, any cut into chunks and any order the chunks
-come back in, `merge_span_partials` gives every DocumentScore of `score_document_batch` over the whole
-corpus, in gold order, field by field; in this process and in a process pool."""
+come back in, `merge_span_partials` gives the score columns of one pass over the whole corpus
+(`score_span_batches`), in gold order, field by field, and so every DocumentScore of
+`score_document_batch`; in this process and in a process pool."""
 
 from __future__ import annotations
 
 import pickle
 
+import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from metrics.engine.spans import DocumentSpans, aggregate, score_document_batch
+from metrics.engine.spans import (
+    DocumentSpans,
+    aggregate,
+    score_document_batch,
+    score_span_batches,
+)
+from metrics.engine.spans.score import N_STORED, N_TYPE_STORED
+from metrics.engine.spans.types import Span
 from metrics.pipeline.executors import InProcess, ProcessPool
 from metrics.pipeline.spans import (
     SpanChunk,
@@ -54,8 +63,9 @@ def test_the_merge_of_any_chunking_equals_one_pass(case):
         for positions in chunks
     ]
     merged, rows = merge_span_partials(partials[k] for k in order)
+    assert merged == score_span_batches(corpus, allowed_predicted_types=allowed)  # column by column
     expected = one_pass(corpus, allowed)
-    assert merged == expected  # DocumentScore by DocumentScore: counts, types, leaked, dropped
+    assert list(merged) == expected  # DocumentScore by DocumentScore: counts, types, leaked, dropped
     assert rows == []
     assert aggregate(merged, include_sensitive_text=True) == aggregate(expected, include_sensitive_text=True)
 
@@ -68,7 +78,8 @@ def test_a_chunk_and_its_partial_result_cross_a_process_boundary_unchanged(case)
     chunk = SpanChunk.of_documents(chunks[0], [corpus[i] for i in chunks[0]], allowed)
     partial = score_span_chunk(pickle.loads(pickle.dumps(chunk)))
     copy = pickle.loads(pickle.dumps(partial))
-    assert list(copy.scores()) == list(score_span_chunk(chunk).scores())
+    assert copy.scores == score_span_chunk(chunk).scores
+    assert np.array_equal(copy.positions, partial.positions)
 
 
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -84,9 +95,13 @@ def test_a_process_pool_gives_the_scores_of_one_pass(case, chunk_documents):
     assert [position for chunk in chunks for position in chunk.positions] == list(range(len(corpus)))[::-1]
 
 
-def test_a_partial_result_holds_its_counts_as_one_column():
-    corpus = [DocumentSpans("a", "Anna Schmidt", [], []), DocumentSpans("b", "Berlin", [], [])]
+def test_a_partial_result_holds_its_counts_as_int32_matrices():
+    corpus = [
+        DocumentSpans("a", "Anna Schmidt", [Span(0, 4, "NAME")], []),
+        DocumentSpans("b", "Berlin", [], []),
+    ]
     partial = score_span_chunk(SpanChunk.of_documents([0, 1], corpus))
     assert isinstance(partial, SpanPartial)
-    assert partial.counts.dtype.name == "int32" and partial.counts.ndim == 1
-    assert partial.count_ends[-1] == len(partial.counts)
+    assert partial.scores.counts.dtype.name == "int32" and partial.scores.counts.shape == (2, N_STORED)
+    assert partial.scores.rows.dtype.name == "int32" and partial.scores.rows.shape == (1, N_TYPE_STORED)
+    assert partial.scores.row_document.tolist() == [0]

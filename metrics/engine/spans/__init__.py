@@ -2,11 +2,17 @@
 
 Build `DocumentSpans`, score each with `score_document` (anywhere: chunks, processes; many at once with
 `score_document_batch`, the same scores, vectorised), then
-`aggregate` the `DocumentScore`s into the results.json body. `evaluate_documents` does all three.
+`aggregate` the scores (`SpanScores`, columns; or `DocumentScore`s) into the results.json body. `evaluate_documents` does all three.
 """
 
-from metrics.engine.spans.aggregate import aggregate, document_count_table, evaluate_documents, gold_types
-from metrics.engine.spans.batch import score_document_batch
+from metrics.engine.spans.aggregate import (
+    aggregate,
+    as_span_scores,
+    document_count_table,
+    evaluate_documents,
+    gold_types,
+)
+from metrics.engine.spans.batch import score_document_batch, score_span_batches
 from metrics.engine.spans.document import score_document
 from metrics.engine.spans.intervals import LEFT_OUT_CHARACTERS
 from metrics.engine.spans.score import (
@@ -16,6 +22,7 @@ from metrics.engine.spans.score import (
     DocumentScore,
     LeakedSpan,
 )
+from metrics.engine.spans.score_table import SpanScores
 from metrics.engine.spans.types import DocumentSpans, Span
 
 __all__ = [
@@ -27,10 +34,13 @@ __all__ = [
     "DocumentSpans",
     "LeakedSpan",
     "Span",
+    "SpanScores",
     "aggregate",
+    "as_span_scores",
     "document_count_table",
     "evaluate_documents",
     "gold_types",
     "score_document",
     "score_document_batch",
+    "score_span_batches",
 ]

@@ -9,14 +9,13 @@ the order of the documents or the way they were split into chunks.
 from __future__ import annotations
 
 import math
-from array import array
-from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from itertools import product
 
 import numpy as np
 
-from metrics.engine.spans.batch import score_document_batch
+from metrics.engine.spans.batch import score_span_batches
+from metrics.engine.spans.document import CONDITIONS_OF_LEAK
 from metrics.engine.spans.measures import confusion, existence, nervaluate_measures
 from metrics.engine.spans.nervaluate_counts import COUNT_NAMES, SCHEMAS
 from metrics.engine.spans.score import (
@@ -25,9 +24,11 @@ from metrics.engine.spans.score import (
     N_TYPE_STORED,
     TYPE_STORED_FIELDS,
     DocumentScore,
+    LeakedSpan,
     expand_counts,
     expand_type_counts,
 )
+from metrics.engine.spans.score_table import SpanScores
 from metrics.engine.spans.types import DocumentSpans
 
 _EXISTENCE = ("gt_total", "gt_matched", "pred_total", "pred_matched")
@@ -92,77 +93,73 @@ def _put(tree: dict, path: tuple[str, ...], value: dict) -> None:
     tree[path[-1]] = value
 
 
-class _Collector:
-    """Reads DocumentScores once; keeps one stored row per document and running per-type sums."""
+def _sorted_by_id(scores: SpanScores) -> tuple[list[str], dict[str, np.ndarray], list[int]]:
+    """Document ids, their COUNT_FIELDS columns and their reading positions, sorted by document id
+    (then by counts, so that even duplicate ids give one order)."""
+    stored = scores.counts.astype(np.int64)
+    ids = scores.document_ids
+    if len(set(ids)) == len(ids):
+        order = sorted(range(len(ids)), key=ids.__getitem__)
+    else:
+        keys = [stored[:, k] for k in reversed(range(N_STORED))]
+        order = np.lexsort([*keys, np.array(ids, dtype=object).astype(str)]).tolist()
+    return [ids[i] for i in order], expand_counts(stored[order]), order
 
-    def __init__(self, include_sensitive_text: bool) -> None:
-        self.include_sensitive_text = include_sensitive_text
-        self.rows = array("i")
-        self.document_ids: list[str] = []
-        self.leaked_text: dict[int, list[dict]] = {}
-        self.dropped_by_type: Counter[str] = Counter()
-        self.type_blocks: dict[str, array] = {}
-        self.type_sums: dict[str, np.ndarray] = {}
 
-    def add(self, score: DocumentScore) -> None:
-        counts = score.counts
-        if len(counts) != N_STORED + len(score.types) * N_TYPE_STORED:
-            raise ValueError(f"document {score.document_id!r}: counts do not match STORED_FIELDS")
-        if self.include_sensitive_text and score.leaked_spans:
-            self.leaked_text[len(self.document_ids)] = [span._asdict() for span in score.leaked_spans]
-        self.rows.extend(counts[:N_STORED])
-        self.document_ids.append(score.document_id)
-        for entity_type, n_dropped in score.dropped_by_type:
-            self.dropped_by_type[entity_type] += n_dropped
-        for k, entity_type in enumerate(score.types):
-            block = self.type_blocks.get(entity_type)
-            if block is None:
-                block = self.type_blocks[entity_type] = array("i")
-            start = N_STORED + k * N_TYPE_STORED
-            block.extend(counts[start : start + N_TYPE_STORED])
-            if len(block) >= _TYPE_BLOCK_ROWS * N_TYPE_STORED:
-                self._flush(entity_type)
-
-    def _flush(self, entity_type: str) -> None:
-        block = (
-            np.frombuffer(self.type_blocks.pop(entity_type), dtype=np.intc)
-            .astype(np.int64)
-            .reshape(-1, N_TYPE_STORED)
-        )
-        total = self.type_sums.get(entity_type)
-        self.type_sums[entity_type] = block.sum(axis=0) if total is None else total + block.sum(axis=0)
-
-    def table(self) -> tuple[list[str], dict[str, np.ndarray], list[int]]:
-        """Document ids, their COUNT_FIELDS columns and their reading positions, sorted by document id
-        (then by counts, so that even duplicate ids give one order)."""
-        stored = np.frombuffer(self.rows, dtype=np.intc).astype(np.int64).reshape(-1, N_STORED)
-        ids = self.document_ids
-        if len(set(ids)) == len(ids):
-            order = sorted(range(len(ids)), key=ids.__getitem__)
-        else:
-            keys = [stored[:, k] for k in reversed(range(N_STORED))]
-            order = np.lexsort([*keys, np.array(ids, dtype=object).astype(str)]).tolist()
-        return [ids[i] for i in order], expand_counts(stored[order]), order
-
-    def per_type_totals(self) -> dict[str, dict[str, int]]:
-        for entity_type in list(self.type_blocks):
-            self._flush(entity_type)
-        return {
-            entity_type: {name: int(column[0]) for name, column in expand_type_counts(total).items()}
-            for entity_type, total in sorted(self.type_sums.items())
+def _per_type_totals(scores: SpanScores) -> dict[str, dict[str, int]]:
+    """TYPE_FIELDS summed over the documents, for each type some document holds."""
+    present = np.unique(scores.row_type)
+    rows = scores.rows
+    totals: dict[str, dict[str, int]] = {}
+    for code in present.tolist():
+        # In blocks, summed in 64 bits: memory stays flat for any corpus.
+        selected = np.flatnonzero(scores.row_type == code)
+        total = np.zeros(N_TYPE_STORED, dtype=np.int64)
+        for first in range(0, len(selected), _TYPE_BLOCK_ROWS):
+            total += rows[selected[first : first + _TYPE_BLOCK_ROWS]].sum(axis=0, dtype=np.int64)
+        totals[scores.type_names[code]] = {
+            name: int(column[0]) for name, column in expand_type_counts(total).items()
         }
+    return totals
 
 
-def aggregate(scores: Iterable[DocumentScore], *, include_sensitive_text: bool = False) -> dict:
+def _leaked_text(scores: SpanScores) -> dict[int, list[dict]]:
+    """{document's reading position: its leaked gold spans, as per_document lists them}."""
+    by_document: dict[int, list[dict]] = {}
+    for span, document in zip(_leaked_spans(scores), scores.leaked_document.tolist(), strict=True):
+        by_document.setdefault(document, []).append(span._asdict())
+    return by_document
+
+
+def _leaked_spans(scores: SpanScores) -> Iterable[LeakedSpan]:
+    names = scores.type_names
+    conditions = [CONDITIONS_OF_LEAK[scored, missed] for scored, missed in ((0, 0), (0, 1), (1, 0), (1, 1))]
+    return (
+        LeakedSpan(start, end, names[code], text, conditions[condition])
+        for start, end, code, text, condition in zip(
+            scores.leaked_start.tolist(),
+            scores.leaked_end.tolist(),
+            scores.leaked_type.tolist(),
+            scores.leaked_text,
+            scores.leaked_condition.tolist(),
+            strict=True,
+        )
+    )
+
+
+def as_span_scores(scores: Iterable[DocumentScore] | SpanScores) -> SpanScores:
+    """Scores as columns: SpanScores as they are, DocumentScores gathered into columns."""
+    return scores if isinstance(scores, SpanScores) else SpanScores.of_scores(scores)
+
+
+def aggregate(scores: Iterable[DocumentScore] | SpanScores, *, include_sensitive_text: bool = False) -> dict:
     """The results.json body: micro, macro, leakage, per_type, per_document, restricted predictions.
 
     Reads `scores` once (a generator is fine). Without include_sensitive_text the result holds no
     text from the documents; with it, each leaking document lists its leaked gold spans and their text.
     """
-    collector = _Collector(include_sensitive_text)
-    for score in scores:
-        collector.add(score)
-    ids, columns, order = collector.table()
+    table = as_span_scores(scores)
+    ids, columns, order = _sorted_by_id(table)
     totals = {name: int(column.sum()) for name, column in columns.items()}
 
     micro: dict = {}
@@ -188,15 +185,16 @@ def aggregate(scores: Iterable[DocumentScore], *, include_sensitive_text: bool =
             "leaked_document_ids": leaked_ids,
         }
 
+    leaked_text = _leaked_text(table) if include_sensitive_text else {}
     return {
         "micro": micro,
         "macro": macro,
         "leakage": leakage,
-        "per_type": {t: _per_type_entry(counts) for t, counts in collector.per_type_totals().items()},
-        "per_document": _per_document(ids, columns, order, collector.leaked_text),
+        "per_type": {t: _per_type_entry(counts) for t, counts in _per_type_totals(table).items()},
+        "per_document": _per_document(ids, columns, order, leaked_text),
         "documents_with_gold": with_gold,
         "restricted_predictions_dropped": totals["document.restricted_predictions_dropped"],
-        "restricted_predictions_dropped_by_type": dict(sorted(collector.dropped_by_type.items())),
+        "restricted_predictions_dropped_by_type": dict(sorted(table.dropped_by_type().items())),
     }
 
 
@@ -318,5 +316,5 @@ def evaluate_documents(
     from the whole data set's gold are dropped first (and counted)."""
     docs = list(docs)
     allowed = gold_types(docs) if restrict_to_gt_types else None
-    scores = score_document_batch(docs, allowed_predicted_types=allowed)
+    scores = score_span_batches(docs, allowed_predicted_types=allowed)
     return aggregate(scores, include_sensitive_text=include_sensitive_text)

@@ -24,18 +24,16 @@ which raises its ValueError: errors are exactly `score_document`'s, in document 
 
 from __future__ import annotations
 
-import sys
-from array import array
-from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
 
 from metrics.engine.spans.columns import SpanColumns
-from metrics.engine.spans.document import CONDITIONS_OF_LEAK, score_document
+from metrics.engine.spans.document import score_document
 from metrics.engine.spans.intervals import LEFT_OUT_CHARACTERS
 from metrics.engine.spans.nervaluate_counts import nervaluate_one_type, nervaluate_typed
-from metrics.engine.spans.score import N_STORED, N_TYPE_STORED, DocumentScore, LeakedSpan
+from metrics.engine.spans.score import N_STORED, N_TYPE_STORED, DocumentScore
+from metrics.engine.spans.score_table import SpanScores
 from metrics.engine.spans.types import DocumentSpans
 
 # Documents per numpy pass: large enough that numpy's per-call overhead is spread over thousands of
@@ -60,18 +58,25 @@ def score_document_batch(
     docs: Sequence[DocumentSpans], *, allowed_predicted_types: frozenset[str] | None = None
 ) -> list[DocumentScore]:
     """`[score_document(doc, allowed_predicted_types=...) for doc in docs]`, computed in chunks."""
-    scores: list[DocumentScore] = []
+    return list(score_span_batches(docs, allowed_predicted_types=allowed_predicted_types))
+
+
+def score_span_batches(
+    docs: Sequence[DocumentSpans], *, allowed_predicted_types: frozenset[str] | None = None
+) -> SpanScores:
+    """The scores of `score_document_batch`, as columns."""
+    parts: list[SpanScores] = []
     chunk: list[DocumentSpans] = []
     characters = 0
     for doc in docs:
         if chunk and (len(chunk) >= BATCH_DOCUMENTS or characters + len(doc.text) > BATCH_CHARACTERS):
-            scores.extend(score_span_columns(SpanColumns.of_documents(chunk), allowed_predicted_types))
+            parts.append(score_span_columns(SpanColumns.of_documents(chunk), allowed_predicted_types))
             chunk, characters = [], 0
         chunk.append(doc)
         characters += len(doc.text) + 1
     if chunk:
-        scores.extend(score_span_columns(SpanColumns.of_documents(chunk), allowed_predicted_types))
-    return scores
+        parts.append(score_span_columns(SpanColumns.of_documents(chunk), allowed_predicted_types))
+    return SpanScores.concatenate(parts)
 
 
 class _Spans:
@@ -181,11 +186,11 @@ def _per(index: np.ndarray, size: int, weights: np.ndarray | None = None) -> np.
     return np.bincount(index, weights=weights, minlength=size).astype(_INT)
 
 
-def score_span_columns(columns: SpanColumns, allowed: frozenset[str] | None = None) -> list[DocumentScore]:
+def score_span_columns(columns: SpanColumns, allowed: frozenset[str] | None = None) -> SpanScores:
     """`score_document` of every document of the batch, in batch order, in one numpy pass."""
     n_docs = len(columns)
     if n_docs == 0:
-        return []
+        return SpanScores.empty()
     texts = columns.texts
     n_chars = np.fromiter(map(len, texts), dtype=_INT, count=n_docs)
     bases = np.zeros(n_docs, dtype=_INT)
@@ -210,17 +215,23 @@ def score_span_columns(columns: SpanColumns, allowed: frozenset[str] | None = No
     pred_code = renumber[columns.predicted.type_code] if len(renumber) else columns.predicted.type_code
 
     # restrict_to_gt_types: drop predictions of other types first, counting them per document.
-    dropped_by_doc: dict[int, tuple[tuple[str, int], ...]] = {}
+    empty = np.zeros(0, dtype=_INT)
+    dropped_columns = (empty, empty, empty)
     dropped = np.zeros(n_docs, dtype=_INT)
     if allowed is not None:
         keep = np.fromiter((name in allowed for name in type_names), dtype=bool, count=len(type_names))
         kept = keep[pred_code] if len(pred_code) else np.ones(0, dtype=bool)
         if not kept.all():
             lost = np.flatnonzero(~kept)
-            lost_types: dict[int, Counter[str]] = {}
-            for k in lost.tolist():
-                lost_types.setdefault(int(pred_doc[k]), Counter())[type_names[pred_code[k]]] += 1
-            dropped_by_doc = {d: tuple(sorted(c.items())) for d, c in lost_types.items()}
+            lost_keys = pred_doc[lost] * len(type_names) + pred_code[lost]
+            dropped_keys = _distinct(lost_keys)
+            dropped_columns = (
+                dropped_keys // len(type_names),
+                dropped_keys % len(type_names),
+                np.bincount(np.searchsorted(dropped_keys, lost_keys), minlength=len(dropped_keys)).astype(
+                    _INT
+                ),
+            )
             dropped = _per(pred_doc[lost], n_docs)
             pred_doc, pred_start, pred_end, pred_code = (
                 pred_doc[kept],
@@ -242,7 +253,9 @@ def score_span_columns(columns: SpanColumns, allowed: frozenset[str] | None = No
 
     if (len(type_names) + 1) * (line_length + 1) ** 2 >= _LARGEST_KEY:
         # A text of billions of code points: keys would overflow; the reference scorer has no keys.
-        return [score_document(columns.document(i), allowed_predicted_types=allowed) for i in range(n_docs)]
+        return SpanScores.of_scores(
+            score_document(columns.document(i), allowed_predicted_types=allowed) for i in range(n_docs)
+        )
 
     gold = _Spans(gold_doc, gold_start, gold_end, gold_code, bases)
     pred = _Spans(pred_doc, pred_start, pred_end, pred_code, bases)
@@ -413,7 +426,7 @@ def score_span_columns(columns: SpanColumns, allowed: frozenset[str] | None = No
     ):  # fmt: skip
         counts[:, document_column] = _per(row_doc, n_docs, rows[:, row_column])
 
-    return _document_scores(
+    return _score_table(
         columns,
         counts,
         rows,
@@ -424,7 +437,7 @@ def score_span_columns(columns: SpanColumns, allowed: frozenset[str] | None = No
         leaked,
         scored_leak,
         missed,
-        dropped_by_doc,
+        dropped_columns,
     )
 
 
@@ -559,7 +572,7 @@ def _nervaluate(
             rows[row, 13:16] = (exact_counts[0], exact_counts[1], type_counts[0])
 
 
-def _document_scores(
+def _score_table(
     columns: SpanColumns,
     counts: np.ndarray,
     rows: np.ndarray,
@@ -570,60 +583,39 @@ def _document_scores(
     leaked: np.ndarray,
     scored_leak: np.ndarray,
     missed: np.ndarray,
-    dropped_by_doc: dict[int, tuple[tuple[str, int], ...]],
-) -> list[DocumentScore]:
-    """One DocumentScore per document: its counts row, then its type rows, as score_document lays
-    them out, in one 32-bit buffer sliced per document."""
-    n_docs, n_rows = len(columns), len(rows)
-    rows_per_doc = np.bincount(row_doc, minlength=n_docs).astype(_INT)
-    row_first = np.cumsum(rows_per_doc) - rows_per_doc
-    sizes = N_STORED + rows_per_doc * N_TYPE_STORED
-    offsets = np.cumsum(sizes) - sizes
-    flat = np.empty(int(sizes.sum()), dtype=np.int32)
-    flat[offsets[:, None] + np.arange(N_STORED)] = counts
-    if n_rows:
-        row_position = offsets[row_doc] + N_STORED + (np.arange(n_rows) - row_first[row_doc]) * N_TYPE_STORED
-        flat[row_position[:, None] + np.arange(N_TYPE_STORED)] = rows
-    buffer = flat.tobytes()
-    byte_offsets = (offsets * 4).tolist()
-    byte_ends = ((offsets + sizes) * 4).tolist()
-    names = [sys.intern(name) for name in type_names]
-    codes = row_code.tolist()
-    firsts = row_first.tolist()
-    lasts = (row_first + rows_per_doc).tolist()
-    types_cache: dict[tuple[int, ...], tuple[str, ...]] = {}
-
-    leaked_by_doc: dict[int, list[LeakedSpan]] = {}
+    dropped: tuple[np.ndarray, np.ndarray, np.ndarray],
+) -> SpanScores:
+    """The chunk's scores as columns, in 32 bits (a count past 2**31 fails loudly, not wrapping)."""
     leaked_index = np.flatnonzero(leaked)
-    for doc, start, end, code, scored, miss in zip(
-        gold.doc[leaked_index].tolist(),
-        gold.local_start[leaked_index].tolist(),
-        gold.local_end[leaked_index].tolist(),
-        gold.code[leaked_index].tolist(),
-        scored_leak[leaked_index].tolist(),
-        missed[leaked_index].tolist(),
-        strict=True,
-    ):
-        leaked_by_doc.setdefault(doc, []).append(
-            LeakedSpan(
-                start, end, type_names[code], columns.texts[doc][start:end], CONDITIONS_OF_LEAK[scored, miss]
+    texts = columns.texts
+    return SpanScores(
+        document_ids=list(columns.document_ids),
+        counts=_int32(counts),
+        type_names=tuple(type_names),
+        row_document=row_doc,
+        row_type=row_code,
+        rows=_int32(rows),
+        leaked_document=gold.doc[leaked_index],
+        leaked_start=gold.local_start[leaked_index],
+        leaked_end=gold.local_end[leaked_index],
+        leaked_type=gold.code[leaked_index],
+        leaked_condition=(2 * scored_leak[leaked_index] + missed[leaked_index]).astype(np.int8),
+        leaked_text=[
+            texts[doc][start:end]
+            for doc, start, end in zip(
+                gold.doc[leaked_index].tolist(),
+                gold.local_start[leaked_index].tolist(),
+                gold.local_end[leaked_index].tolist(),
+                strict=True,
             )
-        )
+        ],
+        dropped_document=dropped[0],
+        dropped_type=dropped[1],
+        dropped_count=dropped[2],
+    )
 
-    scores = []
-    for i, document_id in enumerate(columns.document_ids):
-        type_codes = tuple(codes[firsts[i] : lasts[i]])
-        types = types_cache.get(type_codes)
-        if types is None:
-            types = types_cache[type_codes] = tuple(names[code] for code in type_codes)
-        leaked_spans = leaked_by_doc.get(i)
-        scores.append(
-            DocumentScore(
-                document_id=document_id,
-                counts=array("i", buffer[byte_offsets[i] : byte_ends[i]]),
-                types=types,
-                leaked_spans=() if leaked_spans is None else tuple(leaked_spans),
-                dropped_by_type=dropped_by_doc.get(i, ()),
-            )
-        )
-    return scores
+
+def _int32(values: np.ndarray) -> np.ndarray:
+    if len(values) and (values.max() > np.iinfo(np.int32).max or values.min() < np.iinfo(np.int32).min):
+        raise OverflowError("a count does not fit in 32 bits")
+    return values.astype(np.int32)

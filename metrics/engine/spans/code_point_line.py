@@ -1,0 +1,223 @@
+"""A chunk's documents laid end to end on one line of code points, and the interval arithmetic the batch
+scorer (`batch.py`) does on it.
+
+Document i occupies [base_i, base_i + len(text_i)), and one separator code point follows it, so two
+documents' intervals never overlap or touch, and a run of letters never crosses from one to the next.
+A span's global coordinates are its offsets plus its document's base. Everything sorted by global
+coordinate is therefore sorted by document too: counts per document are differences of positions
+found at the documents' bases, and a union segment, which never crosses a document, carries the
+document (or type row) of the span that opened it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from metrics.engine.spans.intervals import LEFT_OUT_CHARACTERS
+
+SEPARATOR = "\n"  # left out and not a letter: it adds nothing to any count
+# Per Latin-1 code point: scored (not in LEFT_OUT_CHARACTERS), and str.isalnum() (the token pattern
+# `[^\W_]+` is runs of these). Every left-out character is ASCII.
+_LATIN1_SCORED = np.array([chr(c) not in LEFT_OUT_CHARACTERS for c in range(256)], dtype=bool)
+_LATIN1_ALNUM = np.array([chr(c).isalnum() for c in range(256)], dtype=bool)
+INT = np.int64
+
+
+class Line:
+    """The texts of a chunk on one line: where each document starts, which code points are scored
+    (prefix sums), and where runs of letters and digits start and break."""
+
+    def __init__(self, texts: Sequence[str], n_chars: np.ndarray) -> None:
+        n_docs = len(texts)
+        self.n_chars = n_chars
+        self.bases = np.zeros(n_docs, dtype=INT)
+        np.cumsum(n_chars[:-1] + 1, out=self.bases[1:])
+        joined = SEPARATOR.join(texts) + SEPARATOR
+        self.length = len(joined)  # > every global coordinate
+        # Where each document's coordinates start, and after the last document, the line's end.
+        self.boundaries = np.append(self.bases, self.length)
+        scored, alnum = character_classes(joined)
+        self.scored_prefix = np.zeros(self.length + 1, dtype=INT)
+        np.cumsum(scored, out=self.scored_prefix[1:])
+        self.alnum = alnum
+        # Runs of letters and digits: where they start, and every code point that breaks them.
+        self.run_starts = np.flatnonzero(alnum[1:] & ~alnum[:-1]) + 1
+        if self.length and alnum[0]:
+            self.run_starts = np.concatenate(([0], self.run_starts))
+        self.breaks = np.append(np.flatnonzero(~alnum), self.length)
+
+    def scored_between(self, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+        return self.scored_prefix[end] - self.scored_prefix[start]
+
+    def per_document(self, points: np.ndarray, scale: int = 1) -> np.ndarray:
+        """How many of these sorted points (global coordinates times `scale`, plus less than `scale`)
+        fall in each document."""
+        return np.diff(np.searchsorted(points, self.boundaries * scale))
+
+
+class SortedSpans:
+    """One side's spans of a chunk, in global coordinates, sorted as score_document sorts them:
+    (start, end, type code), type codes numbered in the types' sorted order.
+
+    `key` = (start * (line length + 1) + end) * n_types + code, sorted; `bounds` = key // n_types.
+    """
+
+    def __init__(
+        self, doc: np.ndarray, start: np.ndarray, end: np.ndarray, code: np.ndarray, line: Line, n_types: int
+    ) -> None:
+        bases = line.bases[doc]
+        scale = line.length + 1
+        key = ((start + bases) * scale + end + bases) * n_types + code
+        order = np.argsort(key)
+        self.key = key[order]
+        self.bounds = self.key // n_types
+        self.doc = doc[order]
+        self.local_start = start[order]
+        self.local_end = end[order]
+        self.code = code[order]
+        base = bases[order]
+        self.start = self.local_start + base
+        self.end = self.local_end + base
+
+    def __len__(self) -> int:
+        return len(self.start)
+
+
+def distinct(values: np.ndarray) -> np.ndarray:
+    """Sorted distinct values (np.unique's hash path measured several times slower here)."""
+    ordered = np.sort(values)
+    if len(ordered) < 2:
+        return ordered
+    keep = np.empty(len(ordered), dtype=bool)
+    keep[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=keep[1:])
+    return ordered[keep]
+
+
+def member_sorted(values: np.ndarray, pool: np.ndarray) -> np.ndarray:
+    """For each value, whether it occurs in pool; both sorted (sorted queries search fastest)."""
+    if len(pool) == 0 or len(values) == 0:
+        return np.zeros(len(values), dtype=bool)
+    at = np.searchsorted(pool, values)
+    np.minimum(at, len(pool) - 1, out=at)
+    return pool[at] == values
+
+
+def merge(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Union of intervals sorted by start; touching intervals merge (as `merge_intervals`). Returns
+    each segment's start and end and the index of the interval that opened it."""
+    if len(start) == 0:
+        return start, end, np.zeros(0, dtype=INT)
+    running_end = np.maximum.accumulate(end)
+    opens = np.empty(len(start), dtype=bool)
+    opens[0] = True
+    np.greater(start[1:], running_end[:-1], out=opens[1:])
+    first = np.flatnonzero(opens)
+    last = np.empty_like(first)
+    last[:-1] = first[1:] - 1
+    last[-1] = len(start) - 1
+    return start[first], running_end[last], first
+
+
+def merge_unsorted(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`merge` of intervals in any order; the opening interval's index is into the given order."""
+    order = np.argsort(start, kind="stable")
+    union_start, union_end, first = merge(start[order], end[order])
+    return union_start, union_end, order[first]
+
+
+def per(index: np.ndarray, size: int, weights: np.ndarray | None = None) -> np.ndarray:
+    """Sum of weights (or count) per index value, as int64."""
+    if weights is None:
+        return np.bincount(index, minlength=size).astype(INT)
+    return np.bincount(index, weights=weights, minlength=size).astype(INT)
+
+
+class Cover:
+    """A merged interval set, answering for many intervals at once how much of each it covers."""
+
+    def __init__(self, start: np.ndarray, end: np.ndarray, scored_prefix: np.ndarray | None = None):
+        self.start, self.end = start, end
+        self.prefix = scored_prefix
+        if scored_prefix is not None:
+            self.before = np.concatenate(([0], np.cumsum(end - start)))[:-1]
+            scored = scored_prefix[end] - scored_prefix[start]
+            self.scored_before = np.concatenate(([0], np.cumsum(scored)))[:-1]
+
+    def _last_starting_at_or_before(self, x: np.ndarray) -> np.ndarray:
+        return np.searchsorted(self.start, x, side="right") - 1
+
+    def covered_below(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(code points, scored code points) of the set below x, for each x."""
+        if len(self.start) == 0:
+            zero = np.zeros(len(x), dtype=INT)
+            return zero, zero
+        k = self._last_starting_at_or_before(x)
+        inside = k >= 0
+        k = np.where(inside, k, 0)
+        cut = np.minimum(x, self.end[k])
+        points = np.where(inside, self.before[k] + cut - self.start[k], 0)
+        if self.prefix is None:
+            return points, points
+        scored = np.where(inside, self.scored_before[k] + self.prefix[cut] - self.prefix[self.start[k]], 0)
+        return points, scored
+
+    def covers(self, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+        if len(self.start) == 0:
+            return np.zeros(len(start), dtype=bool)
+        k = self._last_starting_at_or_before(start)
+        return (k >= 0) & (self.end[np.maximum(k, 0)] >= end)
+
+    def overlaps(self, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+        if len(self.start) == 0:
+            return np.zeros(len(start), dtype=bool)
+        k = np.searchsorted(self.start, end, side="left") - 1
+        return (k >= 0) & (self.end[np.maximum(k, 0)] > start)
+
+
+def character_classes(text: str) -> tuple[np.ndarray, np.ndarray]:
+    """(scored, alnum) for each code point of the text, as boolean arrays."""
+    try:
+        latin1 = np.frombuffer(text.encode("latin-1"), dtype=np.uint8)
+    except UnicodeEncodeError:
+        pass
+    else:
+        return _LATIN1_SCORED[latin1], _LATIN1_ALNUM[latin1]
+    code_points = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+    in_latin1 = code_points < 256
+    clipped = np.where(in_latin1, code_points, 0)
+    scored = ~in_latin1 | _LATIN1_SCORED[clipped]
+    alnum = in_latin1 & _LATIN1_ALNUM[clipped]
+    others = np.flatnonzero(~in_latin1)
+    other_points = code_points[others]
+    found = distinct(other_points)
+    is_alnum = np.fromiter((chr(c).isalnum() for c in found.tolist()), dtype=bool, count=len(found))
+    alnum[others] = is_alnum[np.searchsorted(found, other_points)]
+    return scored, alnum
+
+
+def token_pieces(spans: SortedSpans, line: Line) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(piece start, piece end, span index) of every token piece of every span: the runs of letters
+    and digits inside [start, end), cut at the span bounds (as `span_tokens`)."""
+    if len(spans) == 0:
+        empty = np.zeros(0, dtype=INT)
+        return empty, empty, empty
+    run_starts = line.run_starts
+    head = line.alnum[spans.start]  # the span starts inside a run: its first piece starts at the span
+    first_inner = np.searchsorted(run_starts, spans.start, side="right")
+    stop_inner = np.searchsorted(run_starts, spans.end, side="left")
+    per_span = (stop_inner - first_inner) + head
+    span_index = np.repeat(np.arange(len(spans), dtype=INT), per_span)
+    position = np.arange(len(span_index), dtype=INT) - np.repeat(np.cumsum(per_span) - per_span, per_span)
+    is_head = head[span_index] & (position == 0)
+    inner = first_inner[span_index] + position - head[span_index]
+    # run_starts padded by one entry: head pieces compute an index they do not use.
+    padded_run_starts = np.append(run_starts, 0)
+    piece_start = np.where(
+        is_head, spans.start[span_index], padded_run_starts[np.clip(inner, 0, len(run_starts))]
+    )
+    breaks = line.breaks
+    piece_end = np.minimum(breaks[np.searchsorted(breaks, piece_start, side="left")], spans.end[span_index])
+    return piece_start, piece_end, span_index

@@ -11,6 +11,7 @@ document (or type row) of the span that opened it.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 
 import numpy as np
@@ -20,8 +21,8 @@ from metrics.engine.spans.intervals import LEFT_OUT_CHARACTERS
 SEPARATOR = "\n"  # left out and not a letter: it adds nothing to any count
 # Per Latin-1 code point: scored (not in LEFT_OUT_CHARACTERS), and str.isalnum() (the token pattern
 # `[^\W_]+` is runs of these). Every left-out character is ASCII.
-_LATIN1_SCORED = np.array([chr(c) not in LEFT_OUT_CHARACTERS for c in range(256)], dtype=bool)
-_LATIN1_ALNUM = np.array([chr(c).isalnum() for c in range(256)], dtype=bool)
+_LATIN1_SCORED = np.array([chr(c) not in LEFT_OUT_CHARACTERS for c in range(256)], dtype=np.uint8)
+_LATIN1_ALNUM = np.array([chr(c).isalnum() for c in range(256)], dtype=np.uint8)
 INT = np.int64
 
 
@@ -39,7 +40,9 @@ class Line:
         # Where each document's coordinates start, and after the last document, the line's end.
         self.boundaries = np.append(self.bases, self.length)
         scored, alnum = character_classes(joined)
-        self.scored_prefix = np.zeros(self.length + 1, dtype=INT)
+        # 32 bits when the line is shorter than 2**31 code points: half the memory traffic.
+        prefix_type = np.int32 if self.length < np.iinfo(np.int32).max else INT
+        self.scored_prefix = np.zeros(self.length + 1, dtype=prefix_type)
         np.cumsum(scored, out=self.scored_prefix[1:])
         self.alnum = alnum
         # Runs of letters and digits: where they start, and every code point that breaks them.
@@ -180,22 +183,34 @@ class Cover:
 def character_classes(text: str) -> tuple[np.ndarray, np.ndarray]:
     """(scored, alnum) for each code point of the text, as boolean arrays."""
     try:
-        latin1 = np.frombuffer(text.encode("latin-1"), dtype=np.uint8)
+        code_points: np.ndarray = np.frombuffer(text.encode("latin-1"), dtype=np.uint8)
     except UnicodeEncodeError:
-        pass
-    else:
-        return _LATIN1_SCORED[latin1], _LATIN1_ALNUM[latin1]
-    code_points = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
-    in_latin1 = code_points < 256
-    clipped = np.where(in_latin1, code_points, 0)
-    scored = ~in_latin1 | _LATIN1_SCORED[clipped]
-    alnum = in_latin1 & _LATIN1_ALNUM[clipped]
-    others = np.flatnonzero(~in_latin1)
-    other_points = code_points[others]
-    found = distinct(other_points)
-    is_alnum = np.fromiter((chr(c).isalnum() for c in found.tolist()), dtype=bool, count=len(found))
-    alnum[others] = is_alnum[np.searchsorted(found, other_points)]
-    return scored, alnum
+        code_points = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+    classes = np.take(_classes_up_to(int(code_points.max()) if len(code_points) else 0), code_points)
+    return (classes & _SCORED).view(bool), (classes >> 1).view(bool)
+
+
+_SCORED, _ALNUM = 1, 2
+_classes: list[np.ndarray] = [_LATIN1_SCORED * _SCORED + _LATIN1_ALNUM * _ALNUM]
+
+
+def _classes_up_to(code_point: int) -> np.ndarray:
+    """Per code point up to at least this one: _SCORED | _ALNUM bits (uint8). Grown on demand and kept:
+    str.isalnum() is asked once per code point per process, not once per occurrence."""
+    table = _classes[0]
+    if code_point < len(table):
+        return table
+    size = max(1 << 16, 1 << code_point.bit_length())
+    grown = np.empty(min(size, sys.maxunicode + 1), dtype=np.uint8)
+    grown[: len(table)] = table
+    # Every left-out character is ASCII: above Latin-1 every code point is scored.
+    grown[len(table) :] = _SCORED + _ALNUM * np.fromiter(
+        (chr(c).isalnum() for c in range(len(table), len(grown))),
+        dtype=np.uint8,
+        count=len(grown) - len(table),
+    )
+    _classes[0] = grown
+    return grown
 
 
 def token_pieces(spans: SortedSpans, line: Line) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -51,3 +51,22 @@ def test_column_sums_equal_the_reference_sums_of_the_stacked_matrix(n_documents,
     expected = reference_sums(matrix, resamples, seed)
     assert np.array_equal(resampled_column_sums(columns, n_documents, resamples, seed), expected)
     assert np.array_equal(resampled_sums(matrix, resamples, seed), expected)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    n_documents=st.sampled_from([1, 7, 2_100]),
+    widths=st.lists(st.integers(min_value=0, max_value=40), min_size=1, max_size=7),
+    other=st.sampled_from([None, -1.0, 0.5]),
+    seed=st.integers(min_value=0, max_value=2**32),
+)
+def test_integer_columns_packed_into_shared_words_sum_exactly(n_documents, widths, other, seed):
+    """Counts of any size (up to 40 bits a document) come back as the unpacked product gives them,
+    also beside a negative or fractional column (which turns packing off)."""
+    rng = np.random.default_rng(seed)
+    columns = [rng.integers(0, 2**width + 1, size=n_documents).astype(np.float64) for width in widths]
+    if other is not None:
+        columns.append(np.full(n_documents, other))
+    matrix = np.column_stack(columns)
+    expected = reference_sums(matrix, 12, seed)
+    assert np.array_equal(resampled_column_sums(columns, n_documents, 12, seed), expected)

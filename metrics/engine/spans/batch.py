@@ -351,32 +351,47 @@ def _nervaluate(chunk: _Chunk) -> None:
     A prediction's candidates are the gold spans it overlaps sufficiently (`nervaluate_counts`). Where
     every prediction has at most one candidate and every gold span is the candidate of at most one
     prediction, nothing competes: each prediction with a candidate claims it, and the schemas only
-    differ in whether bounds and type agree. Other documents get the reference walk.
+    differ in whether bounds and type agree. Per type the walk sees only the type's spans, so the
+    same holds for each (document, type) row on its own pairs. Where claims compete, in a document or
+    in a row, the reference walk counts.
     """
     gold, pred = chunk.gold, chunk.pred
     if len(gold) == 0 or len(pred) == 0:
         return
     pair_pred, pair_gold = _candidate_pairs(gold, pred)
-    contended = np.zeros(chunk.n_docs, dtype=bool)
-    contended[pred.doc[np.bincount(pair_pred, minlength=len(pred)) > 1]] = True
-    contended[gold.doc[np.bincount(pair_gold, minlength=len(gold)) > 1]] = True
-    plain = ~contended[gold.doc[pair_gold]]
-    pair_pred, pair_gold = pair_pred[plain], pair_gold[plain]
-    counts, rows = chunk.counts, chunk.rows
     same_bounds = gold.bounds[pair_gold] == pred.bounds[pair_pred]
     same_type = gold.code[pair_gold] == pred.code[pair_pred]
-    pair_doc = gold.doc[pair_gold]
+    contended = _contended(pair_pred, pair_gold, pred.doc, gold.doc, chunk.n_docs)
+    plain = ~contended[gold.doc[pair_gold]]
+    pair_doc = gold.doc[pair_gold[plain]]
     for column, agrees in ((25, same_bounds & same_type), (27, same_bounds), (29, same_type)):
-        correct = chunk.per_doc(pair_doc[agrees])
-        counts[:, column] = correct
-        counts[:, column + 1] = chunk.per_doc(pair_doc) - correct
-    typed_row = chunk.gold_row[pair_gold[same_type]]
-    typed_exact = same_bounds[same_type]
-    rows[:, 13] = chunk.per_row(typed_row[typed_exact])
-    rows[:, 14] = chunk.per_row(typed_row[~typed_exact])
-    rows[:, 15] = chunk.per_row(typed_row)
+        correct = chunk.per_doc(pair_doc[agrees[plain]])
+        chunk.counts[:, column] = correct
+        chunk.counts[:, column + 1] = chunk.per_doc(pair_doc) - correct
+    typed_pred, typed_gold = pair_pred[same_type], pair_gold[same_type]
+    contended_rows = _contended(typed_pred, typed_gold, chunk.pred_row, chunk.gold_row, chunk.n_rows)
+    typed_row = chunk.gold_row[typed_gold]
+    plain_typed = ~contended_rows[typed_row]
+    typed_row = typed_row[plain_typed]
+    typed_exact = same_bounds[same_type][plain_typed]
+    chunk.rows[:, 13] = chunk.per_row(typed_row[typed_exact])
+    chunk.rows[:, 14] = chunk.per_row(typed_row[~typed_exact])
+    chunk.rows[:, 15] = chunk.per_row(typed_row)
     if contended.any():
         _walk_contended(chunk, np.flatnonzero(contended))
+    if contended_rows.any():
+        _walk_contended_rows(chunk, np.flatnonzero(contended_rows))
+
+
+def _contended(
+    pair_pred: np.ndarray, pair_gold: np.ndarray, pred_group: np.ndarray, gold_group: np.ndarray, size: int
+) -> np.ndarray:
+    """Per group (document, or type row): whether a prediction has several candidates in it, or a gold
+    span is the candidate of several predictions."""
+    contended = np.zeros(size, dtype=bool)
+    contended[pred_group[np.bincount(pair_pred, minlength=len(pred_group)) > 1]] = True
+    contended[gold_group[np.bincount(pair_gold, minlength=len(gold_group)) > 1]] = True
+    return contended
 
 
 def _candidate_pairs(gold: SortedSpans, pred: SortedSpans) -> tuple[np.ndarray, np.ndarray]:
@@ -400,8 +415,8 @@ def _candidate_pairs(gold: SortedSpans, pred: SortedSpans) -> tuple[np.ndarray, 
 
 
 def _walk_contended(chunk: _Chunk, contended_docs: np.ndarray) -> None:
-    """The reference walk (`nervaluate_counts`) for documents where claims compete."""
-    gold, pred, counts, rows = chunk.gold, chunk.pred, chunk.counts, chunk.rows
+    """The reference walk (`nervaluate_typed`) for documents where claims compete."""
+    gold, pred = chunk.gold, chunk.pred
     gold_bounds = np.searchsorted(gold.doc, np.arange(chunk.n_docs + 1))
     pred_bounds = np.searchsorted(pred.doc, np.arange(chunk.n_docs + 1))
     for doc in contended_docs.tolist():
@@ -415,14 +430,32 @@ def _walk_contended(chunk: _Chunk, contended_docs: np.ndarray) -> None:
         )
         # Type codes stand in for type names: they compare in the same order and are equal alike.
         strict, exact, _, ent_type = nervaluate_typed(gold_spans, pred_spans)
-        counts[doc, 25:31] = (strict[0], strict[1], exact[0], exact[1], ent_type[0], ent_type[1])
-        doc_rows = chunk.gold_row[g]
-        for code in set(gold.code[g].tolist()):
-            type_gold = [(start, end) for start, end, c in gold_spans if c == code]
-            type_pred = [(start, end) for start, end, c in pred_spans if c == code]
-            exact_counts, _, _, type_counts = nervaluate_one_type(type_gold, type_pred)
-            row = doc_rows[gold.code[g] == code][0]
-            rows[row, 13:16] = (exact_counts[0], exact_counts[1], type_counts[0])
+        chunk.counts[doc, 25:31] = (strict[0], strict[1], exact[0], exact[1], ent_type[0], ent_type[1])
+
+
+def _walk_contended_rows(chunk: _Chunk, contended_rows: np.ndarray) -> None:
+    """The reference walk (`nervaluate_one_type`) for (document, type) rows where claims compete."""
+    gold, pred = chunk.gold, chunk.pred
+    # Each side's spans grouped by row, in sorted order within a row.
+    gold_order = np.argsort(chunk.gold_row, kind="stable")
+    pred_order = np.argsort(chunk.pred_row, kind="stable")
+    gold_bounds = np.searchsorted(chunk.gold_row[gold_order], contended_rows)
+    gold_ends = np.searchsorted(chunk.gold_row[gold_order], contended_rows, side="right")
+    pred_bounds = np.searchsorted(chunk.pred_row[pred_order], contended_rows)
+    pred_ends = np.searchsorted(chunk.pred_row[pred_order], contended_rows, side="right")
+    for row, g0, g1, p0, p1 in zip(
+        contended_rows.tolist(),
+        gold_bounds.tolist(),
+        gold_ends.tolist(),
+        pred_bounds.tolist(),
+        pred_ends.tolist(),
+        strict=True,
+    ):
+        g, p = gold_order[g0:g1], pred_order[p0:p1]
+        type_gold = list(zip(gold.local_start[g].tolist(), gold.local_end[g].tolist(), strict=True))
+        type_pred = list(zip(pred.local_start[p].tolist(), pred.local_end[p].tolist(), strict=True))
+        exact_counts, _, _, type_counts = nervaluate_one_type(type_gold, type_pred)
+        chunk.rows[row, 13:16] = (exact_counts[0], exact_counts[1], type_counts[0])
 
 
 def _score_table(

@@ -230,48 +230,11 @@ def score_span_tuples(
     """
     n_chars = len(text)
     gold = sorted(gold)
-    dropped: Counter[str] = Counter()
-    if allowed_predicted_types is not None:
-        dropped.update([p[2] for p in predicted if p[2] not in allowed_predicted_types])
-        if dropped:
-            predicted = [p for p in predicted if p[2] in allowed_predicted_types]
-    predicted = sorted(predicted)
+    predicted, dropped = _restricted(predicted, allowed_predicted_types)
     _check_bounds(document_id, n_chars, gold, "gold")
     _check_bounds(document_id, n_chars, predicted, "predicted")
-
-    # chars: unions, so nested and duplicate spans count once.
-    gold_union = merge_intervals(gold)
-    predicted_union = merge_intervals(predicted)
-    # Intersections by inclusion-exclusion: |G & P| = |G| + |P| - |G | P|, for any count of code points.
-    either = merge_intervals(sorted(gold + predicted))
-    gold_len, predicted_len = total_length(gold_union), total_length(predicted_union)
-    both_len = gold_len + predicted_len - total_length(either)
-    left_out = LeftOutCounter(text)
-    scored_chars = n_chars - left_out.in_text()
-    gold_scored = left_out.scored_length(gold_union)
-    predicted_scored = left_out.scored_length(predicted_union)
-    both_scored = gold_scored + predicted_scored - left_out.scored_length(either)
-
-    # Leakage, judged per gold span against the union of all predictions of any type.
-    leaked_spans: list[LeakedSpan] = []
-    missed_spans: list[tuple[int, int, str]] = []
-    leaks_by_type: dict[str, tuple[int, int, int]] = {}
-    n_any_char_scored = 0
-    for gold_span in gold:
-        start, end, entity_type = gold_span
-        if covers(predicted_union, start, end):
-            continue
-        uncovered = uncovered_part(predicted_union, start, end)
-        scored_leak = left_out.has_scored(uncovered)
-        missed = uncovered[0][0] == start and uncovered[1][0] == end
-        n_any_char_scored += scored_leak
-        if missed:
-            missed_spans.append(gold_span)
-        previous = leaks_by_type.get(entity_type, (0, 0, 0))
-        leaks_by_type[entity_type] = (previous[0] + 1, previous[1] + scored_leak, previous[2] + missed)
-        leaked_spans.append(
-            LeakedSpan(start, end, entity_type, text[start:end], CONDITIONS_OF_LEAK[scored_leak, missed])
-        )
+    chars = _Characters(text, gold, predicted)
+    leaks = _Leaks(text, gold, chars.predicted_union, chars.left_out)
 
     gold_pairs = list(map(_BOUNDS, gold))
     predicted_pairs = list(map(_BOUNDS, predicted))
@@ -279,9 +242,123 @@ def score_span_tuples(
     predicted_bounds = set(predicted_pairs)
     exact_gold_hits = sum(map(predicted_bounds.__contains__, gold_pairs))
     exact_predicted_hits = sum(map(gold_bounds.__contains__, predicted_pairs))
-    overlap_predicted_hits = _gold_hits_overlapping(predicted_pairs, gold_union)
+    overlap_predicted_hits = _gold_hits_overlapping(predicted_pairs, chars.gold_union)
+    types, type_rows, token_counts = _per_type(text, gold, predicted, chars.predicted_union, leaks.by_type)
+    column_sums = list(map(sum, zip(*type_rows, strict=True))) if type_rows else [0] * 19
+    typed = [column_sums[k] for k in _TYPED_SUMS]
+    strict, exact, _, ent_type = nervaluate_typed(gold, predicted)
+    counts = array("i", [
+        *chars.counts(),
+        *typed[0:3],
+        *token_counts,
+        *typed[3:6],
+        exact_gold_hits, exact_predicted_hits,
+        typed[6], typed[7],
+        len(gold) - len(leaks.missed), overlap_predicted_hits,
+        typed[8], typed[9],
+        strict[0], strict[1], exact[0], exact[1], ent_type[0], ent_type[1],
+        len(leaks.spans),
+        chars.gold_len - chars.both_len,
+        leaks.n_any_char_scored,
+        chars.gold_scored - chars.both_scored,
+        len(leaks.missed),
+        total_length(merge_intervals(leaks.missed)),
+        len(gold),
+        len(predicted),
+        n_chars,
+        sum(dropped.values()),
+        *chain.from_iterable(type_rows),
+    ])  # fmt: skip
+    return DocumentScore(
+        document_id=document_id,
+        counts=counts,
+        types=types,
+        leaked_spans=tuple(leaks.spans),
+        dropped_by_type=tuple(sorted(dropped.items())),
+    )
 
-    # Per type: every family restricted to one type; the typed families are sums over types.
+
+def _restricted(
+    predicted: list[tuple[int, int, str]], allowed: frozenset[str] | None
+) -> tuple[list[tuple[int, int, str]], Counter[str]]:
+    """The predictions of allowed types (restrict_to_gt_types), sorted, and the dropped ones per type."""
+    dropped: Counter[str] = Counter()
+    if allowed is not None:
+        dropped.update([p[2] for p in predicted if p[2] not in allowed])
+        if dropped:
+            predicted = [p for p in predicted if p[2] in allowed]
+    return sorted(predicted), dropped
+
+
+class _Characters:
+    """chars.all and chars.scored: unions, so nested and duplicate spans count once; intersections by
+    inclusion-exclusion: |G & P| = |G| + |P| - |G | P|, for any count of code points."""
+
+    def __init__(self, text: str, gold: list[tuple[int, int, str]], predicted: list[tuple[int, int, str]]):
+        self.n_chars = len(text)
+        self.gold_union = merge_intervals(gold)
+        self.predicted_union = merge_intervals(predicted)
+        either = merge_intervals(sorted(gold + predicted))
+        self.gold_len, self.predicted_len = total_length(self.gold_union), total_length(self.predicted_union)
+        self.both_len = self.gold_len + self.predicted_len - total_length(either)
+        self.left_out = left_out = LeftOutCounter(text)
+        self.scored_chars = self.n_chars - left_out.in_text()
+        self.gold_scored = left_out.scored_length(self.gold_union)
+        self.predicted_scored = left_out.scored_length(self.predicted_union)
+        self.both_scored = self.gold_scored + self.predicted_scored - left_out.scored_length(either)
+
+    def counts(self) -> tuple[int, ...]:
+        """chars.all and chars.scored tp, fp, fn, tn."""
+        gold, predicted, both = self.gold_len, self.predicted_len, self.both_len
+        gold_scored, predicted_scored, both_scored = self.gold_scored, self.predicted_scored, self.both_scored
+        return (
+            both, predicted - both, gold - both, self.n_chars - gold - predicted + both,
+            both_scored, predicted_scored - both_scored, gold_scored - both_scored,
+            self.scored_chars - gold_scored - predicted_scored + both_scored,
+        )  # fmt: skip
+
+
+class _Leaks:
+    """Leakage, judged per gold span against the union of all predictions of any type: the leaked
+    spans, the missed ones, how many leak scored code points, and (leaked, scored, missed) per type."""
+
+    def __init__(
+        self,
+        text: str,
+        gold: list[tuple[int, int, str]],
+        predicted_union: list[tuple[int, int]],
+        left_out: LeftOutCounter,
+    ):
+        self.spans: list[LeakedSpan] = []
+        self.missed: list[tuple[int, int, str]] = []
+        self.by_type: dict[str, tuple[int, int, int]] = {}
+        self.n_any_char_scored = 0
+        for gold_span in gold:
+            start, end, entity_type = gold_span
+            if covers(predicted_union, start, end):
+                continue
+            uncovered = uncovered_part(predicted_union, start, end)
+            scored_leak = left_out.has_scored(uncovered)
+            missed = uncovered[0][0] == start and uncovered[1][0] == end
+            self.n_any_char_scored += scored_leak
+            if missed:
+                self.missed.append(gold_span)
+            previous = self.by_type.get(entity_type, (0, 0, 0))
+            self.by_type[entity_type] = (previous[0] + 1, previous[1] + scored_leak, previous[2] + missed)
+            self.spans.append(
+                LeakedSpan(start, end, entity_type, text[start:end], CONDITIONS_OF_LEAK[scored_leak, missed])
+            )
+
+
+def _per_type(
+    text: str,
+    gold: list[tuple[int, int, str]],
+    predicted: list[tuple[int, int, str]],
+    predicted_union: list[tuple[int, int]],
+    leaks_by_type: dict[str, tuple[int, int, int]],
+) -> tuple[tuple[str, ...], list[tuple[int, ...]], tuple[int, int, int]]:
+    """Every family restricted to one type, a row per type (sorted), and tokens.binary tp, fp, fn,
+    whose token sets the rows gather on the way."""
     gold_by_type: dict[str, list[tuple[int, int]]] = {}
     predicted_by_type: dict[str, list[tuple[int, int]]] = {}
     for start, end, entity_type in gold:
@@ -289,7 +366,7 @@ def score_span_tuples(
     for start, end, entity_type in predicted:
         predicted_by_type.setdefault(entity_type, []).append((start, end))
     # Tokens of each distinct span: a prediction with the bounds of a gold span is tokenised once.
-    tokens_of = {bounds: span_tokens(text, *bounds) for bounds in gold_bounds | predicted_bounds}
+    tokens_of = {bounds: span_tokens(text, *bounds) for bounds in set(map(_BOUNDS, gold + predicted))}
     gold_tokens: set[tuple[int, int]] = set()
     predicted_tokens: set[tuple[int, int]] = set()
     types = tuple(sorted({sys.intern(t) for t in gold_by_type.keys() | predicted_by_type.keys()}))
@@ -306,46 +383,5 @@ def score_span_tuples(
         )
         for entity_type in types
     ]
-    column_sums = list(map(sum, zip(*type_rows, strict=True))) if type_rows else [0] * 19
-    typed = [column_sums[k] for k in _TYPED_SUMS]
-
     token_both = len(gold_tokens & predicted_tokens)
-    strict, exact, _, ent_type = nervaluate_typed(gold, predicted)
-    counts = array("i", [
-        both_len,
-        predicted_len - both_len,
-        gold_len - both_len,
-        n_chars - gold_len - predicted_len + both_len,
-        both_scored,
-        predicted_scored - both_scored,
-        gold_scored - both_scored,
-        scored_chars - gold_scored - predicted_scored + both_scored,
-        *typed[0:3],
-        token_both,
-        len(predicted_tokens) - token_both,
-        len(gold_tokens) - token_both,
-        *typed[3:6],
-        exact_gold_hits, exact_predicted_hits,
-        typed[6], typed[7],
-        len(gold) - len(missed_spans), overlap_predicted_hits,
-        typed[8], typed[9],
-        strict[0], strict[1], exact[0], exact[1], ent_type[0], ent_type[1],
-        len(leaked_spans),
-        gold_len - both_len,
-        n_any_char_scored,
-        gold_scored - both_scored,
-        len(missed_spans),
-        total_length(merge_intervals(missed_spans)),
-        len(gold),
-        len(predicted),
-        n_chars,
-        sum(dropped.values()),
-        *chain.from_iterable(type_rows),
-    ])  # fmt: skip
-    return DocumentScore(
-        document_id=document_id,
-        counts=counts,
-        types=types,
-        leaked_spans=tuple(leaked_spans),
-        dropped_by_type=tuple(sorted(dropped.items())),
-    )
+    return types, type_rows, (token_both, len(predicted_tokens) - token_both, len(gold_tokens) - token_both)

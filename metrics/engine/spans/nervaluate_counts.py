@@ -60,6 +60,96 @@ def _all_correct(n: int) -> tuple[NervalCounts, NervalCounts, NervalCounts, Nerv
     return counts, counts, counts, counts
 
 
+class _Claims:
+    """One schema's walk: which gold spans are claimed, and its COR, INC and SPU so far."""
+
+    __slots__ = ("claimed", "correct", "incorrect", "spurious")
+
+    def __init__(self, n_gold: int) -> None:
+        self.claimed = [False] * n_gold
+        self.correct = self.incorrect = self.spurious = 0
+
+    def claim(self, k: int, correct: bool) -> None:
+        """A prediction with one candidate: COR or INC if the candidate is unclaimed, else SPU."""
+        if self.claimed[k]:
+            self.spurious += 1
+            return
+        self.claimed[k] = True
+        if correct:
+            self.correct += 1
+        else:
+            self.incorrect += 1
+
+    def claim_first(self, candidates: list[int], correct: list[bool]) -> None:
+        """strict and exact: the first unclaimed candidate that is correct is COR (stop); otherwise
+        the first unclaimed candidate is INC; with none the prediction is SPU."""
+        first_other = -1
+        for k, is_correct in zip(candidates, correct, strict=True):
+            if self.claimed[k]:
+                continue
+            if is_correct:
+                self.correct += 1
+                self.claimed[k] = True
+                return
+            if first_other < 0:
+                first_other = k
+        self._claim_other(first_other)
+
+    def claim_closest(self, candidates: list[int], same_type: list[bool], distance: list[int]) -> None:
+        """ent_type: the unclaimed candidate of the same type with the smallest boundary distance
+        (the first on ties) is COR; else the first unclaimed candidate of another type is INC; else SPU."""
+        first_other = closest = -1
+        closest_distance = 0
+        for k, same, how_far in zip(candidates, same_type, distance, strict=True):
+            if self.claimed[k]:
+                continue
+            if same:
+                if closest < 0 or how_far < closest_distance:
+                    closest, closest_distance = k, how_far
+            elif first_other < 0:
+                first_other = k
+        if closest >= 0:
+            self.correct += 1
+            self.claimed[closest] = True
+        else:
+            self._claim_other(first_other)
+
+    def _claim_other(self, k: int) -> None:
+        if k >= 0:
+            self.incorrect += 1
+            self.claimed[k] = True
+        else:
+            self.spurious += 1
+
+    def counts(self) -> NervalCounts:
+        return (self.correct, self.incorrect, 0, len(self.claimed) - sum(self.claimed), self.spurious)
+
+
+class _CandidateFinder:
+    """The gold spans a prediction overlaps sufficiently, in list order (gold sorted)."""
+
+    def __init__(self, gold: Sequence[tuple]) -> None:
+        self.gold = gold
+        self.starts = [g[0] for g in gold]
+        self.running_max_end = list(accumulate((g[1] for g in gold), max))
+
+    def __call__(self, start: int, end: int) -> list[int]:
+        first = bisect_right(self.running_max_end, start)
+        stop = bisect_left(self.starts, end)
+        if stop - first == 1:
+            # One gold span in range, the usual case: _candidates without the call.
+            gold_start, gold_end = self.gold[first][0], self.gold[first][1]
+            overlap = (end if end < gold_end else gold_end) - (start if start > gold_start else gold_start)
+            return [first] if gold_end > start and (overlap / (gold_end - gold_start)) * 100.0 >= 1.0 else []
+        if stop > first:
+            return _candidates(self.gold, first, stop, start, end)
+        return []
+
+
+def _distances(gold: Sequence[tuple], candidates: list[int], start: int, end: int) -> list[int]:
+    return [abs(start - gold[k][0]) + abs(end - gold[k][1]) for k in candidates]
+
+
 def nervaluate_typed(
     gold: Sequence[tuple[int, int, str]], predicted: Sequence[tuple[int, int, str]]
 ) -> tuple[NervalCounts, NervalCounts, NervalCounts, NervalCounts]:
@@ -70,131 +160,28 @@ def nervaluate_typed(
         return counts, counts, counts, counts
     if gold == predicted:
         return _all_correct(n_gold)
-    gold_starts = [g[0] for g in gold]
-    running_max_end = list(accumulate((g[1] for g in gold), max))
-    strict_claimed = [False] * n_gold
-    exact_claimed = [False] * n_gold
-    type_claimed = [False] * n_gold
-    strict_cor = strict_inc = strict_spu = 0
-    exact_cor = exact_inc = exact_spu = 0
-    type_cor = type_inc = type_spu = 0
+    strict, exact, ent_type = _Claims(n_gold), _Claims(n_gold), _Claims(n_gold)
+    candidates_of = _CandidateFinder(gold)
     for prediction in predicted:
         start, end, label = prediction
-        first = bisect_right(running_max_end, start)
-        stop = bisect_left(gold_starts, end)
-        if stop - first == 1:
-            # One gold span in range, the usual case: _candidates without the call.
-            gold_start, gold_end = gold[first][0], gold[first][1]
-            overlap = (end if end < gold_end else gold_end) - (start if start > gold_start else gold_start)
-            candidates = (
-                [first] if gold_end > start and (overlap / (gold_end - gold_start)) * 100.0 >= 1.0 else []
-            )
-        elif stop > first:
-            candidates = _candidates(gold, first, stop, start, end)
-        else:
-            candidates = []
-        if not candidates:
-            strict_spu += 1
-            exact_spu += 1
-            type_spu += 1
-            continue
+        candidates = candidates_of(start, end)
         if len(candidates) == 1:
-            # The usual case, the loops below reduced to their one step.
-            k = candidates[0]
-            gold_start, gold_end, gold_label = gold[k]
+            # The usual case: every schema's rule reduced to its one step.
+            gold_start, gold_end, gold_label = gold[candidates[0]]
             same_bounds = gold_start == start and gold_end == end
             same_label = gold_label == label
-            if strict_claimed[k]:
-                strict_spu += 1
-            else:
-                strict_claimed[k] = True
-                if same_bounds and same_label:
-                    strict_cor += 1
-                else:
-                    strict_inc += 1
-            if exact_claimed[k]:
-                exact_spu += 1
-            else:
-                exact_claimed[k] = True
-                if same_bounds:
-                    exact_cor += 1
-                else:
-                    exact_inc += 1
-            if type_claimed[k]:
-                type_spu += 1
-            else:
-                type_claimed[k] = True
-                if same_label:
-                    type_cor += 1
-                else:
-                    type_inc += 1
+            strict.claim(candidates[0], same_bounds and same_label)
+            exact.claim(candidates[0], same_bounds)
+            ent_type.claim(candidates[0], same_label)
             continue
-
-        first_other = -1
-        for k in candidates:
-            if strict_claimed[k]:
-                continue
-            if gold[k] == prediction:
-                strict_cor += 1
-                strict_claimed[k] = True
-                break
-            if first_other < 0:
-                first_other = k
-        else:
-            if first_other >= 0:
-                strict_inc += 1
-                strict_claimed[first_other] = True
-            else:
-                strict_spu += 1
-
-        first_other = -1
-        for k in candidates:
-            if exact_claimed[k]:
-                continue
-            if gold[k][0] == start and gold[k][1] == end:
-                exact_cor += 1
-                exact_claimed[k] = True
-                break
-            if first_other < 0:
-                first_other = k
-        else:
-            if first_other >= 0:
-                exact_inc += 1
-                exact_claimed[first_other] = True
-            else:
-                exact_spu += 1
-
-        first_other = -1
-        closest = -1
-        closest_distance = 0
-        for k in candidates:
-            if type_claimed[k]:
-                continue
-            gold_start, gold_end, gold_label = gold[k]
-            if gold_label == label:
-                distance = abs(start - gold_start) + abs(end - gold_end)
-                if closest < 0 or distance < closest_distance:
-                    closest = k
-                    closest_distance = distance
-            elif first_other < 0:
-                first_other = k
-        if closest >= 0:
-            type_cor += 1
-            type_claimed[closest] = True
-        elif first_other >= 0:
-            type_inc += 1
-            type_claimed[first_other] = True
-        else:
-            type_spu += 1
-
-    strict_mis = n_gold - sum(strict_claimed)
-    exact_mis = n_gold - sum(exact_claimed)
-    return (
-        (strict_cor, strict_inc, 0, strict_mis, strict_spu),
-        (exact_cor, exact_inc, 0, exact_mis, exact_spu),
-        (exact_cor, 0, exact_inc, exact_mis, exact_spu),
-        (type_cor, type_inc, 0, n_gold - sum(type_claimed), type_spu),
-    )
+        # No candidate: every rule below finds nothing to claim, and counts SPU.
+        strict.claim_first(candidates, [gold[k] == prediction for k in candidates])
+        exact.claim_first(candidates, [gold[k][0] == start and gold[k][1] == end for k in candidates])
+        ent_type.claim_closest(
+            candidates, [gold[k][2] == label for k in candidates], _distances(gold, candidates, start, end)
+        )
+    exact_counts = exact.counts()
+    return strict.counts(), exact_counts, _as_partial(exact_counts), ent_type.counts()
 
 
 def nervaluate_one_type(
@@ -210,85 +197,21 @@ def nervaluate_one_type(
         return counts, counts, counts, counts
     if gold == predicted:
         return _all_correct(n_gold)
-    gold_starts = [g[0] for g in gold]
-    running_max_end = list(accumulate((g[1] for g in gold), max))
-    exact_claimed = [False] * n_gold
-    type_claimed = [False] * n_gold
-    exact_cor = exact_inc = exact_spu = 0
-    type_cor = type_spu = 0
+    exact, ent_type = _Claims(n_gold), _Claims(n_gold)
+    candidates_of = _CandidateFinder(gold)
     for prediction in predicted:
         start, end = prediction
-        first = bisect_right(running_max_end, start)
-        stop = bisect_left(gold_starts, end)
-        if stop - first == 1:
-            # One gold span in range, the usual case: _candidates without the call.
-            gold_start, gold_end = gold[first][0], gold[first][1]
-            overlap = (end if end < gold_end else gold_end) - (start if start > gold_start else gold_start)
-            candidates = (
-                [first] if gold_end > start and (overlap / (gold_end - gold_start)) * 100.0 >= 1.0 else []
-            )
-        elif stop > first:
-            candidates = _candidates(gold, first, stop, start, end)
-        else:
-            candidates = []
-        if not candidates:
-            exact_spu += 1
-            type_spu += 1
-            continue
+        candidates = candidates_of(start, end)
         if len(candidates) == 1:
-            # The usual case, the loops below reduced to their one step.
-            k = candidates[0]
-            if exact_claimed[k]:
-                exact_spu += 1
-            else:
-                exact_claimed[k] = True
-                if gold[k] == prediction:
-                    exact_cor += 1
-                else:
-                    exact_inc += 1
-            if type_claimed[k]:
-                type_spu += 1
-            else:
-                type_claimed[k] = True
-                type_cor += 1
+            exact.claim(candidates[0], gold[candidates[0]] == prediction)
+            ent_type.claim(candidates[0], True)
             continue
+        exact.claim_first(candidates, [gold[k] == prediction for k in candidates])
+        ent_type.claim_closest(candidates, [True] * len(candidates), _distances(gold, candidates, start, end))
+    exact_counts = exact.counts()
+    return exact_counts, exact_counts, _as_partial(exact_counts), ent_type.counts()
 
-        first_other = -1
-        for k in candidates:
-            if exact_claimed[k]:
-                continue
-            if gold[k] == prediction:
-                exact_cor += 1
-                exact_claimed[k] = True
-                break
-            if first_other < 0:
-                first_other = k
-        else:
-            if first_other >= 0:
-                exact_inc += 1
-                exact_claimed[first_other] = True
-            else:
-                exact_spu += 1
 
-        closest = -1
-        closest_distance = 0
-        for k in candidates:
-            if type_claimed[k]:
-                continue
-            distance = abs(start - gold[k][0]) + abs(end - gold[k][1])
-            if closest < 0 or distance < closest_distance:
-                closest = k
-                closest_distance = distance
-        if closest >= 0:
-            type_cor += 1
-            type_claimed[closest] = True
-        else:
-            type_spu += 1
-
-    exact = (exact_cor, exact_inc, 0, n_gold - sum(exact_claimed), exact_spu)
-    return (
-        exact,
-        exact,
-        (exact_cor, 0, exact_inc, exact[3], exact_spu),
-        (type_cor, 0, 0, n_gold - sum(type_claimed), type_spu),
-    )
+def _as_partial(exact: NervalCounts) -> NervalCounts:
+    """partial: exact's counts with INC renamed PAR (equal bounds always overlap sufficiently)."""
+    return (exact[0], 0, exact[1], exact[3], exact[4])

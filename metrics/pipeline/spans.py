@@ -69,16 +69,20 @@ def merge_span_partials(partials: Iterable[SpanPartial]) -> tuple[SpanScores, li
     for partial in partials:
         first = int(partial.positions[0]) if len(partial.positions) else -1
         positioned.append((first, len(positioned), partial))
-    ordered = [partial for _, _, partial in sorted(positioned, key=lambda item: item[:2])]
-    scores = SpanScores.concatenate([partial.scores for partial in ordered])
-    positions = np.concatenate([partial.positions for partial in ordered]) if ordered else np.zeros(0)
+    positioned.sort(key=lambda item: item[:2])
+    positions = (
+        np.concatenate([partial.positions for _, _, partial in positioned]) if positioned else np.zeros(0)
+    )
+    rows_by_document: dict[str, list[Any]] = {}
+    for _, _, partial in positioned:
+        for row in partial.rows:
+            rows_by_document.setdefault(row.document_id, []).append(row)
+    parts = [partial.scores for _, _, partial in positioned]
+    del positioned  # the parts are the only references left: joining lets go of them column by column
+    scores = SpanScores.concatenate(parts)
     order = np.argsort(positions, kind="stable")
     if np.any(order != np.arange(len(order))):
         scores = scores.take(order)
-    rows_by_document: dict[str, list[Any]] = {}
-    for partial in ordered:
-        for row in partial.rows:
-            rows_by_document.setdefault(row.document_id, []).append(row)
     rows = [row for document_id in scores.document_ids for row in rows_by_document.get(document_id, ())]
     return scores, rows
 

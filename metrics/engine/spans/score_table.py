@@ -17,6 +17,7 @@ from array import array
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, fields
+from typing import Any
 
 import numpy as np
 
@@ -165,45 +166,39 @@ class SpanScores:
         )
 
     @classmethod
-    def concatenate(cls, parts: Sequence[SpanScores]) -> SpanScores:
-        """The documents of every part, part after part; type codes renumbered over all the types."""
-        parts = [part for part in parts if len(part)]
-        if not parts:
-            return cls.empty()
-        if len(parts) == 1:
-            return parts[0]
-        type_names = tuple(sorted({name for part in parts for name in part.type_names}))
+    def concatenate(cls, parts: list[SpanScores]) -> SpanScores:
+        """The documents of every part, part after part; type codes renumbered over all the types.
+
+        Empties `parts`: each column of the parts is let go as soon as it is joined, so that joining
+        100,000 documents holds the parts and one joined column, not the parts and the whole result.
+        """
+        nonempty = [part for part in parts if len(part)]
+        parts.clear()
+        if len(nonempty) <= 1:
+            return nonempty[0] if nonempty else cls.empty()
+        type_names = tuple(sorted({name for part in nonempty for name in part.type_names}))
         code_of = {name: code for code, name in enumerate(type_names)}
         recode = [
-            np.array([code_of[name] for name in part.type_names] or [0], dtype=np.int64) for part in parts
+            np.array([code_of[name] for name in part.type_names] or [0], dtype=np.int64) for part in nonempty
         ]
-        firsts = np.cumsum([0, *(len(part) for part in parts)])[:-1].tolist()
-
-        def joined(name: str, shift: bool = False, codes: bool = False) -> np.ndarray:
-            columns = [getattr(part, name) for part in parts]
-            if shift:
-                columns = [column + first for column, first in zip(columns, firsts, strict=True)]
-            if codes:
-                columns = [codes_of[column] for column, codes_of in zip(columns, recode, strict=True)]
-            return np.concatenate(columns)
-
-        return cls(
-            document_ids=[document_id for part in parts for document_id in part.document_ids],
-            counts=joined("counts"),
-            type_names=type_names,
-            row_document=joined("row_document", shift=True),
-            row_type=joined("row_type", codes=True),
-            rows=joined("rows"),
-            leaked_document=joined("leaked_document", shift=True),
-            leaked_start=joined("leaked_start"),
-            leaked_end=joined("leaked_end"),
-            leaked_type=joined("leaked_type", codes=True),
-            leaked_condition=joined("leaked_condition"),
-            leaked_text=[text for part in parts for text in part.leaked_text],
-            dropped_document=joined("dropped_document", shift=True),
-            dropped_type=joined("dropped_type", codes=True),
-            dropped_count=joined("dropped_count"),
-        )
+        firsts = np.cumsum([0, *(len(part) for part in nonempty)])[:-1].tolist()
+        pieces = {
+            field.name: [getattr(part, field.name) for part in nonempty] for field in fields(SpanScores)
+        }
+        del nonempty
+        joined: dict[str, Any] = {"type_names": type_names}
+        for name in list(pieces):
+            columns = pieces.pop(name)
+            if name in ("document_ids", "leaked_text"):
+                joined[name] = [item for column in columns for item in column]
+            elif name != "type_names":
+                if name in ("row_document", "leaked_document", "dropped_document"):
+                    columns = [column + first for column, first in zip(columns, firsts, strict=True)]
+                elif name in ("row_type", "leaked_type", "dropped_type"):
+                    columns = [codes[column] for column, codes in zip(columns, recode, strict=True)]
+                joined[name] = np.concatenate(columns)
+            del columns
+        return cls(**joined)
 
     @classmethod
     def of_scores(cls, scores: Iterable[DocumentScore]) -> SpanScores:

@@ -147,10 +147,10 @@ def score_span_columns(columns: SpanColumns, allowed: frozenset[str] | None = No
     )
     chunk.rows[:, 0] = chunk.per_row(chunk.gold_row)
     chunk.rows[:, 1] = chunk.per_row(chunk.pred_row)
-    pred_cover = _character_counts(chunk)
+    gold_cover, pred_cover = _character_counts(chunk)
     type_covers = _typed_character_counts(chunk, pred_cover)
     _token_counts(chunk)
-    _exact_and_overlap_counts(chunk, *type_covers)
+    _exact_and_overlap_counts(chunk, gold_cover, *type_covers)
     leaked, scored_leak, missed = _leakage_counts(chunk, pred_cover)
     _nervaluate(chunk)
     counts = chunk.counts
@@ -215,9 +215,9 @@ def _check_offsets(
         raise AssertionError("score_document accepted a span the batch scorer refused")  # pragma: no cover
 
 
-def _character_counts(chunk: _Chunk) -> Cover:
+def _character_counts(chunk: _Chunk) -> tuple[Cover, Cover]:
     """chars.all and chars.scored: unions per document, intersections by inclusion-exclusion.
-    Returns the union of all predictions, which the leakage and per-type counts read too."""
+    Returns the unions of all gold spans and of all predictions, which later counts read too."""
     line, gold, pred, counts = chunk.line, chunk.gold, chunk.pred, chunk.counts
     gold_start, gold_end, gold_first = merge(gold.start, gold.end)
     pred_start, pred_end, pred_first = merge(pred.start, pred.end)
@@ -245,7 +245,7 @@ def _character_counts(chunk: _Chunk) -> Cover:
     counts[:, 7] = scored_chars - gold_scored - pred_scored + both_scored
     counts[:, 32] = gold_len - both_len
     counts[:, 34] = gold_scored - both_scored
-    return Cover(pred_start, pred_end, line.scored_prefix)
+    return Cover(gold_start, gold_end), Cover(pred_start, pred_end, line.scored_prefix)
 
 
 def _typed_character_counts(chunk: _Chunk, pred_cover: Cover) -> tuple[Cover, Cover]:
@@ -276,27 +276,27 @@ def _typed_character_counts(chunk: _Chunk, pred_cover: Cover) -> tuple[Cover, Co
 
 def _token_counts(chunk: _Chunk) -> None:
     """tokens: runs of letters and digits cut at span bounds, compared as (start, end) pieces; per
-    type, the piece keyed by its span's type too. Sorted keys are sorted by document (and type)."""
-    line, counts, rows = chunk.line, chunk.counts, chunk.rows
-    gold_start, gold_end, gold_span = token_pieces(chunk.gold, line)
-    pred_start, pred_end, pred_span = token_pieces(chunk.pred, line)
+    type, the piece keyed by its span's type too.
+
+    A piece's key is (start * (line length + 1) + end) * n_types + type: sorted once, the keys are
+    sorted by document, and their distinct values without the type are sorted too.
+    """
+    line, counts, rows, n_types = chunk.line, chunk.counts, chunk.rows, chunk.n_types
     key_scale = line.length + 1
-    gold_keys = distinct(gold_start * key_scale + gold_end)
-    pred_keys = distinct(pred_start * key_scale + pred_end)
+    gold_typed = _typed_piece_keys(chunk.gold, line, n_types)
+    pred_typed = _typed_piece_keys(chunk.pred, line, n_types)
+    gold_keys = _distinct_sorted(gold_typed // n_types)
+    pred_keys = _distinct_sorted(pred_typed // n_types)
     token_both = line.per_document(gold_keys[member_sorted(gold_keys, pred_keys)], key_scale)
     counts[:, 11] = token_both
     counts[:, 12] = line.per_document(pred_keys, key_scale) - token_both
     counts[:, 13] = line.per_document(gold_keys, key_scale) - token_both
-    piece_scale = key_scale * key_scale
-    gold_typed = distinct(chunk.gold.code[gold_span] * piece_scale + gold_start * key_scale + gold_end)
-    pred_typed = distinct(chunk.pred.code[pred_span] * piece_scale + pred_start * key_scale + pred_end)
-    boundaries = (
-        np.arange(chunk.n_types, dtype=INT)[:, None] * piece_scale + line.boundaries[None, :] * key_scale
-    ).ravel()
+    typed_scale = key_scale * n_types
 
     def per_row(keys: np.ndarray) -> np.ndarray:
-        per_type_and_doc = np.diff(np.searchsorted(keys, boundaries).reshape(chunk.n_types, -1), axis=1)
-        return per_type_and_doc[chunk.row_code, chunk.row_doc]
+        doc = np.repeat(np.arange(chunk.n_docs, dtype=INT), line.per_document(keys, typed_scale))
+        per_doc_and_type = np.bincount(doc * n_types + keys % n_types, minlength=chunk.n_docs * n_types)
+        return per_doc_and_type[chunk.row_doc * n_types + chunk.row_code]
 
     rows_token_both = per_row(gold_typed[member_sorted(gold_typed, pred_typed)])
     rows[:, 6] = rows_token_both
@@ -304,7 +304,24 @@ def _token_counts(chunk: _Chunk) -> None:
     rows[:, 8] = per_row(gold_typed) - rows_token_both
 
 
-def _exact_and_overlap_counts(chunk: _Chunk, gold_type_cover: Cover, pred_type_cover: Cover) -> None:
+def _typed_piece_keys(spans: SortedSpans, line: Line, n_types: int) -> np.ndarray:
+    """Sorted distinct (start * (line length + 1) + end) * n_types + type of the spans' token pieces."""
+    start, end, span = token_pieces(spans, line)
+    return distinct((start * (line.length + 1) + end) * n_types + spans.code[span])
+
+
+def _distinct_sorted(values: np.ndarray) -> np.ndarray:
+    if len(values) < 2:
+        return values
+    keep = np.empty(len(values), dtype=bool)
+    keep[0] = True
+    np.not_equal(values[1:], values[:-1], out=keep[1:])
+    return values[keep]
+
+
+def _exact_and_overlap_counts(
+    chunk: _Chunk, gold_cover: Cover, gold_type_cover: Cover, pred_type_cover: Cover
+) -> None:
     """spans_exact: bounds (and type, per type) found on the other side; spans_overlap: a span
     matches when it shares a code point with the other side's union."""
     gold, pred, counts, rows = chunk.gold, chunk.pred, chunk.counts, chunk.rows
@@ -312,8 +329,7 @@ def _exact_and_overlap_counts(chunk: _Chunk, gold_type_cover: Cover, pred_type_c
     counts[:, 18] = chunk.per_doc(pred.doc[member_sorted(pred.bounds, gold.bounds)])
     rows[:, 9] = chunk.per_row(chunk.gold_row[member_sorted(gold.key, pred.key)])
     rows[:, 10] = chunk.per_row(chunk.pred_row[member_sorted(pred.key, gold.key)])
-    gold_union = merge(gold.start, gold.end)
-    counts[:, 22] = chunk.per_doc(pred.doc[Cover(*gold_union[:2]).overlaps(pred.start, pred.end)])
+    counts[:, 22] = chunk.per_doc(pred.doc[gold_cover.overlaps(pred.start, pred.end)])
     rows[:, 11] = chunk.per_row(chunk.gold_row[pred_type_cover.overlaps(*chunk.typed(gold))])
     rows[:, 12] = chunk.per_row(chunk.pred_row[gold_type_cover.overlaps(*chunk.typed(pred))])
 

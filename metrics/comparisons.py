@@ -27,7 +27,7 @@ from experiments.models import DocumentStatus, ExperimentRun, RunKind
 from metrics.engine.attributes import compare_documents
 from metrics.engine.attributes.types import AttributeSpec, EvaluationSettings, GoldDocument
 from metrics.engine.attributes.types import ComparisonRow as EngineRow
-from metrics.engine.spans import DocumentScore, score_document_batch
+from metrics.engine.spans import SpanScores, score_span_batches
 from metrics.errors import ComparisonNotPossible
 from metrics.intervals import DEFAULT_INTERVALS, IntervalSettings
 from metrics.models import ComparisonRow, MetricValue, Scoring
@@ -217,7 +217,7 @@ def paired_comparison(
 
 def _span_scores(
     run: ExperimentRun, scoring: Scoring, gold: list[SpanDocument]
-) -> tuple[list[DocumentScore], set[str]]:
+) -> tuple[SpanScores, set[str]]:
     """As `score_span_run` scores: the scoring's documents, paired with what the run posted, with the
     scoring's `restrict_to_gt_types`. Predicted: the scored documents the run posted."""
     wanted = _scored_document_ids(scoring)
@@ -228,15 +228,15 @@ def _span_scores(
         else None
     )
     posted = run_document_index(run)
-    scores = []
+    parts = []
     for chunk in _chunks(documents):
         predicted = predicted_span_documents(
             [posted[d.document_id] for d in chunk if d.document_id in posted]
         )
-        scores.extend(
-            score_document_batch(pair_span_documents(chunk, predicted), allowed_predicted_types=allowed)
+        parts.append(
+            score_span_batches(pair_span_documents(chunk, predicted), allowed_predicted_types=allowed)
         )
-    return scores, {document_id for document_id in posted if document_id in wanted}
+    return SpanScores.concatenate(parts), {document_id for document_id in posted if document_id in wanted}
 
 
 def _attribute_rows(

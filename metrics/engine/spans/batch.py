@@ -432,21 +432,32 @@ def _candidate_pairs(gold: SortedSpans, pred: SortedSpans) -> tuple[np.ndarray, 
 
 def _walk_contended(chunk: _Chunk, contended_docs: np.ndarray) -> None:
     """The reference walk (`nervaluate_typed`) for documents where claims compete."""
-    gold, pred = chunk.gold, chunk.pred
-    gold_bounds = np.searchsorted(gold.doc, np.arange(chunk.n_docs + 1))
-    pred_bounds = np.searchsorted(pred.doc, np.arange(chunk.n_docs + 1))
-    for doc in contended_docs.tolist():
-        g = slice(gold_bounds[doc], gold_bounds[doc + 1])
-        p = slice(pred_bounds[doc], pred_bounds[doc + 1])
-        gold_spans = list(
-            zip(gold.local_start[g].tolist(), gold.local_end[g].tolist(), gold.code[g].tolist(), strict=True)
-        )
-        pred_spans = list(
-            zip(pred.local_start[p].tolist(), pred.local_end[p].tolist(), pred.code[p].tolist(), strict=True)
-        )
-        # Type codes stand in for type names: they compare in the same order and are equal alike.
-        strict, exact, _, ent_type = nervaluate_typed(gold_spans, pred_spans)
+    # Type codes stand in for type names: they compare in the same order and are equal alike.
+    gold_spans = _span_tuples_of(chunk.gold, contended_docs, chunk.n_docs)
+    pred_spans = _span_tuples_of(chunk.pred, contended_docs, chunk.n_docs)
+    for doc, gold, pred in zip(contended_docs.tolist(), gold_spans, pred_spans, strict=True):
+        strict, exact, _, ent_type = nervaluate_typed(gold, pred)
         chunk.counts[doc, 25:31] = (strict[0], strict[1], exact[0], exact[1], ent_type[0], ent_type[1])
+
+
+def _span_tuples_of(spans: SortedSpans, docs: np.ndarray, n_docs: int) -> list[list[tuple[int, int, int]]]:
+    """(start, end, type code) of the spans of each of these documents, in sorted order: gathered and
+    converted to Python once for all of them."""
+    bounds = np.searchsorted(spans.doc, np.arange(n_docs + 1))
+    first, lengths = bounds[docs], bounds[docs + 1] - bounds[docs]
+    ends = np.cumsum(lengths)
+    index = np.arange(int(ends[-1]) if len(ends) else 0, dtype=INT) + np.repeat(
+        first - (ends - lengths), lengths
+    )
+    tuples = list(
+        zip(
+            spans.local_start[index].tolist(),
+            spans.local_end[index].tolist(),
+            spans.code[index].tolist(),
+            strict=True,
+        )
+    )
+    return [tuples[end - length : end] for end, length in zip(ends.tolist(), lengths.tolist(), strict=True)]
 
 
 def _walk_contended_rows(chunk: _Chunk, contended_rows: np.ndarray) -> None:

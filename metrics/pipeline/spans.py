@@ -58,15 +58,10 @@ class SpanPartial:
 
 def score_span_chunk(chunk: SpanChunk) -> SpanPartial:
     """The partial result of one chunk: `score_document` of each of its documents, as columns."""
-    partial = SpanPartial(
+    return SpanPartial(
         np.asarray(chunk.positions, dtype=np.int64),
         score_span_columns(chunk.columns, chunk.allowed_predicted_types),
     )
-    # A chunk's code point arrays (megabytes) are freed between the small arrays its result keeps;
-    # glibc keeps such holes, and chunk after chunk the process grows by memory it does not use.
-    # Handing it back costs about a millisecond a chunk.
-    release_free_memory()
-    return partial
 
 
 def merge_span_partials(partials: Iterable[SpanPartial]) -> tuple[SpanScores, list[Any]]:
@@ -75,6 +70,11 @@ def merge_span_partials(partials: Iterable[SpanPartial]) -> tuple[SpanScores, li
     for partial in partials:
         first = int(partial.positions[0]) if len(partial.positions) else -1
         positioned.append((first, len(positioned), partial))
+        # A chunk's big arrays (its code points scored here, or its pickle sent to a worker) are freed
+        # between the small arrays the partial results keep; glibc keeps such holes, and chunk after
+        # chunk the process grows by memory it does not use. Handing it back costs about a
+        # millisecond a chunk.
+        release_free_memory()
     positioned.sort(key=lambda item: item[:2])
     positions = (
         np.concatenate([partial.positions for _, _, partial in positioned]) if positioned else np.zeros(0)

@@ -141,3 +141,19 @@ def numbers_by_every_token(text: str, number_format: str) -> list[float]:
 )
 def test_reading_numbers_from_their_digits_finds_every_token(text, number_format):
     assert read_numbers(text, number_format) == numbers_by_every_token(text, number_format)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    text=st.text(TEXT_ALPHABET, max_size=30),
+    values=st.lists(
+        st.one_of(st.integers(-2000, 2000).map(float), st.sampled_from([0.05, 0.5, 1.25, 1250.5])), max_size=6
+    ),
+    number_format=st.sampled_from(["en", "de"]),
+)
+def test_a_text_searched_for_many_numbers_answers_each_as_a_fresh_text(text, values, number_format):
+    searched = SearchableText(text, number_format)
+    for value in values:
+        assert searched.contains_number(value, 0.0) == SearchableText(text, number_format).contains_number(
+            value, 0.0
+        )

@@ -315,7 +315,10 @@ class SearchableText:
         return near_threshold is not None and near_window_in(normalised_value, self.folded, near_threshold)
 
     def contains_number(self, value: float, relative_tolerance: float) -> bool:
-        found = number_occurs(self.raw, value, self._number_format, relative_tolerance)
-        if found is None:
-            found = number_in(value, self.numbers, relative_tolerance)
-        return found
+        # Once the text's numbers are read (for an earlier value the targeted search could not
+        # settle), a binary search in them beats another scan of the text; both give one answer.
+        if self._numbers is None:
+            found = number_occurs(self.raw, value, self._number_format, relative_tolerance)
+            if found is not None:
+                return found
+        return number_in(value, self.numbers, relative_tolerance)

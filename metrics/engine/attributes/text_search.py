@@ -22,9 +22,8 @@ from metrics.engine.attributes.coercion import parse_number_text
 # `token_value` then decides whether it stands alone and whether a sign belongs to it, and reads it
 # whole in the project's number format (which decides whether a leading "." or "," is a decimal).
 _NUMBER_TOKEN = re.compile(r"[.,]?\d+(?:[.,]\d+)*")
-# The same tokens, found from their first digit: scanning a text for this runs about three times as
-# fast as for `_NUMBER_TOKEN`, whose optional first character the regex engine tries at every
-# position. A separator right before the digits is the token's own (a token ends with a digit, so
+# The same tokens, found from their first digit: a text is scanned for this far faster than for
+# `_NUMBER_TOKEN`, whose optional first character the regex engine tries at every position. A separator right before the digits is the token's own (a token ends with a digit, so
 # the one before cannot have taken it).
 _DIGITS_OF_TOKEN = re.compile(r"\d+(?:[.,]\d+)*")
 _GLUE = "_.,"

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from annotations.importers.attribute_jsonl import (
@@ -80,36 +81,7 @@ def _gold_set(
     documents: list[GoldDocument] = []
     without_gold: list[str] = []
     first_index: dict[str, int] = {}
-    # AttributeId integer -> its decimal text, made once: hundreds of thousands of codes share a few
-    # ids, and one string object each instead of one per code.
-    id_texts: dict[int, str] = {}
-
-    def build(index: int, reference: dict, document_id: str) -> None:
-        where = f"References[{index}]"
-        title = reference.get("Title")
-        if title is not None and not isinstance(title, str):
-            problems.error(
-                "Title must be a string", file=file, document_id=document_id, field=f"{where}.Title"
-            )
-        codes = reference.get("Codes") or []
-        if not isinstance(codes, list):
-            problems.error(
-                "Codes must be an array", file=file, document_id=document_id, field=f"{where}.Codes"
-            )
-            return
-        if not codes:
-            without_gold.append(document_id)
-        annotations = _read_codes(
-            codes, where, document_id, attribute_types, attribute_names, file, problems, id_texts
-        )
-        documents.append(
-            GoldDocument(
-                document_id=document_id,
-                name=title if isinstance(title, str) else None,
-                external_id=document_id,
-                annotations=annotations,
-            )
-        )
+    reading = _CodeReading(attribute_types, attribute_names, file, problems, {})
 
     for index in range(len(references)):
         # Taken out of the parsed export: its objects are freed as soon as its document is built,
@@ -131,14 +103,62 @@ def _gold_set(
             )
             continue
         first_index[document_id] = index
-        build(index, reference, document_id)
+        coded = bool(reference.get("Codes"))
+        document = _reference_document(reference, where, document_id, reading)
         del reference
+        if document is not None:
+            if not coded:
+                without_gold.append(document_id)
+            documents.append(document)
     problems.raise_if_errors()
     return GoldSet(
         documents=documents,
         documents_without_gold=without_gold,
         attribute_names=attribute_names,
         warnings=problems.warnings,
+    )
+
+
+@dataclass(frozen=True)
+class _CodeReading:
+    """What reading every reference's codes shares."""
+
+    attribute_types: Mapping[str, AttributeType]
+    attribute_names: Mapping[str, str]
+    file: str
+    problems: ProblemCollector
+    # AttributeId integer -> its decimal text, made once: hundreds of thousands of codes share a few
+    # ids, and one string object each instead of one per code.
+    id_texts: dict[int, str]
+
+
+def _reference_document(
+    reference: dict, where: str, document_id: str, reading: _CodeReading
+) -> GoldDocument | None:
+    """The gold document of one reference; None when its Codes are not an array."""
+    file, problems = reading.file, reading.problems
+    title = reference.get("Title")
+    if title is not None and not isinstance(title, str):
+        problems.error("Title must be a string", file=file, document_id=document_id, field=f"{where}.Title")
+    codes = reference.get("Codes") or []
+    if not isinstance(codes, list):
+        problems.error("Codes must be an array", file=file, document_id=document_id, field=f"{where}.Codes")
+        return None
+    annotations = _read_codes(
+        codes,
+        where,
+        document_id,
+        reading.attribute_types,
+        reading.attribute_names,
+        file,
+        problems,
+        reading.id_texts,
+    )
+    return GoldDocument(
+        document_id=document_id,
+        name=title if isinstance(title, str) else None,
+        external_id=document_id,
+        annotations=annotations,
     )
 
 

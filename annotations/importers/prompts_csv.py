@@ -62,16 +62,7 @@ def read_prompts_csv(
     # Headers are matched after stripping, so " prompt" in a hand-edited file still works.
     columns = [column.strip() for column in next(rows, [])]
     problems.raise_if_errors()
-    missing = [column for column in REQUIRED_COLUMNS if column not in columns]
-    if missing:
-        problems.error(
-            f"missing column(s) {', '.join(missing)}; found {', '.join(columns) or 'no header'}",
-            file=file,
-            line=1,
-            field=", ".join(missing),
-        )
-        problems.raise_if_errors()
-    position = {column: columns.index(column) for column in REQUIRED_COLUMNS}
+    position = _required_positions(columns, file, problems)
     attributes: list[AttributeSpec] = []
     first_line: dict[str, int] = {}
     previous_end = reader.line_num
@@ -81,62 +72,95 @@ def read_prompts_csv(
         if len(cells) > len(columns):
             problems.error("the row has more cells than the header", file=file, line=line)
             continue
-        values = {
-            column: cells[index].strip() if index < len(cells) else "" for column, index in position.items()
-        }
-        if not any(values.values()):
+        spec = _row_attribute(cells, position, _Where(file, line, problems), limits, first_line)
+        if spec is None:
             continue
-        prompt = cells[position["prompt"]] if position["prompt"] < len(cells) else ""
-        unfit = False
-        for column, limit in (
-            ("attribute_id", limits.attribute_id),
-            ("attribute_label", limits.attribute_label),
-            ("prompt", None),
-            ("output_data_type", None),
-        ):
-            problem = text_problem(values[column], max_length=limit)
-            if problem is not None:
-                problems.error(f"the {column} {problem}", file=file, line=line, field=column)
-                unfit = True
-        if unfit:
-            continue
-        attribute_id = values["attribute_id"]
-        if not attribute_id:
-            problems.error("attribute_id is empty", file=file, line=line, field="attribute_id")
-        elif attribute_id in first_line:
-            problems.error(
-                f"duplicate attribute_id {attribute_id!r} (first on line {first_line[attribute_id]})",
-                file=file,
-                line=line,
-                field="attribute_id",
-            )
-        else:
-            first_line[attribute_id] = line
-        if not values["attribute_label"]:
-            problems.error("attribute_label is empty", file=file, line=line, field="attribute_label")
-        try:
-            attribute_type = AttributeType.parse(values["output_data_type"])
-        except ValueError as error:
-            problems.error(str(error), file=file, line=line, field="output_data_type")
-            continue
-        # The prompt is kept as written (inner whitespace matters to a model); only its emptiness
-        # is judged after stripping.
-        spec = AttributeSpec(
-            attribute_id=attribute_id,
-            label=values["attribute_label"],
-            type=attribute_type,
-            prompt=prompt,
-        )
         attributes.append(spec)
         if not spec.is_scored:
             problems.warn(
-                f"attribute {attribute_id!r} ({spec.label}) has an empty prompt and is not scored",
+                f"attribute {spec.attribute_id!r} ({spec.label}) has an empty prompt and is not scored",
                 file=file,
                 line=line,
                 field="prompt",
             )
     problems.raise_if_errors()
     return PromptSet(attributes=attributes, warnings=problems.warnings)
+
+
+def _required_positions(columns: list[str], file: str, problems: ProblemCollector) -> dict[str, int]:
+    """Where each required column is in the header; every missing one stops the reading."""
+    missing = [column for column in REQUIRED_COLUMNS if column not in columns]
+    if missing:
+        problems.error(
+            f"missing column(s) {', '.join(missing)}; found {', '.join(columns) or 'no header'}",
+            file=file,
+            line=1,
+            field=", ".join(missing),
+        )
+        problems.raise_if_errors()
+    return {column: columns.index(column) for column in REQUIRED_COLUMNS}
+
+
+@dataclass(frozen=True)
+class _Where:
+    file: str
+    line: int
+    problems: ProblemCollector
+
+    def error(self, message: str, column: str) -> None:
+        self.problems.error(message, file=self.file, line=self.line, field=column)
+
+
+def _row_attribute(
+    cells: list[str],
+    position: dict[str, int],
+    where: _Where,
+    limits: ColumnLimits,
+    first_line: dict[str, int],
+) -> AttributeSpec | None:
+    """The attribute of one row (None for a blank row, or one whose cells or type are unfit; the
+    problems are recorded at `where`). `first_line` holds each attribute id's first line."""
+    values = {
+        column: cells[index].strip() if index < len(cells) else "" for column, index in position.items()
+    }
+    if not any(values.values()):
+        return None
+    unfit = False
+    for column, limit in (
+        ("attribute_id", limits.attribute_id),
+        ("attribute_label", limits.attribute_label),
+        ("prompt", None),
+        ("output_data_type", None),
+    ):
+        problem = text_problem(values[column], max_length=limit)
+        if problem is not None:
+            where.error(f"the {column} {problem}", column)
+            unfit = True
+    if unfit:
+        return None
+    attribute_id = values["attribute_id"]
+    if not attribute_id:
+        where.error("attribute_id is empty", "attribute_id")
+    elif attribute_id in first_line:
+        where.error(
+            f"duplicate attribute_id {attribute_id!r} (first on line {first_line[attribute_id]})",
+            "attribute_id",
+        )
+    else:
+        first_line[attribute_id] = where.line
+    if not values["attribute_label"]:
+        where.error("attribute_label is empty", "attribute_label")
+    try:
+        attribute_type = AttributeType.parse(values["output_data_type"])
+    except ValueError as error:
+        where.error(str(error), "output_data_type")
+        return None
+    # The prompt is kept as written (inner whitespace matters to a model); only its emptiness is
+    # judged after stripping.
+    prompt = cells[position["prompt"]] if position["prompt"] < len(cells) else ""
+    return AttributeSpec(
+        attribute_id=attribute_id, label=values["attribute_label"], type=attribute_type, prompt=prompt
+    )
 
 
 def _rows(reader, file: str, problems: ProblemCollector) -> Iterator[list[str]]:

@@ -1,9 +1,11 @@
 """Benchmark: a full offline extraction evaluation against the reference tool's figures.
 
-    uv run python bench/extraction/run.py [--documents 20000] [--seed 7] [--repeat 3] [--processes 1 2]
+    uv run python bench/extraction/run.py [--shape standard|long] [--documents N] [--seed 7] [--repeat 3]
+        [--processes 1 2]
 
-Generates a seeded workload (documents x 10 attributes: 3 BOOL, 3 STRING, 2 INTEGER, 2 FLOAT; ~2 KB
-contexts; EPPI gold with citations; predictions with realistic errors), then runs the evaluation
+Generates a seeded workload (`--shape standard`: 20,000 documents x 10 attributes, 3 BOOL, 3 STRING,
+2 INTEGER, 2 FLOAT, ~2 KB contexts; `--shape long`: 5,000 documents x 40 attributes, ~8 KB contexts;
+EPPI gold with citations; predictions with realistic errors), then runs the evaluation
 `--repeat` times, each in a fresh subprocess doing what `manage.py evaluate_extraction` does
 (`evaluate_extraction_to_folder`: read, score, compute the confidence intervals, write every
 artefact; then the table), once per `--processes` value (the `--processes N` of the command: 1 scores
@@ -95,7 +97,10 @@ def child(workdir: Path, output_dir: Path, *, processes: int = 1) -> None:
 
 
 class _TreeMemory:
-    """Samples the memory of a process and of its children (from /proc): every 10 ms the sum of their
+    """Samples the memory of a process and of its children (from /proc), and the CPU time of the
+    children it does not wait for (a pool's workers are the fork server's children: they never reach
+    this process's RUSAGE_CHILDREN; their utime + stime as last seen, every 10 ms, a lower bound by at
+    most 10 ms of each): every 10 ms the sum of their
     resident sets (RSS, from /proc/PID/status; pages shared between them are counted in each, so
     this is an upper bound), every 100 ms the sum of their proportional sets (PSS, from
     smaps_rollup; a shared page counts once, split between its sharers: the memory they take from
@@ -107,6 +112,7 @@ class _TreeMemory:
         self.peak_rss_kb = 0
         self.peak_pss_kb = 0
         self.largest_process_kb = 0
+        self._pool_cpu_ticks: dict[str, int] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
@@ -122,6 +128,20 @@ class _TreeMemory:
             pass
         return 0
 
+    @staticmethod
+    def _cpu_ticks(pid: str) -> int:
+        """utime + stime of a process, in clock ticks (0 once it is gone)."""
+        try:
+            with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+                fields = stat.read().rpartition(")")[2].split()
+        except OSError:
+            return 0
+        return int(fields[11]) + int(fields[12])
+
+    @property
+    def pool_cpu_seconds(self) -> float:
+        return sum(self._pool_cpu_ticks.values()) / os.sysconf("SC_CLK_TCK")
+
     def _run(self) -> None:
         me = str(self.pid)
         tick = 0
@@ -129,6 +149,10 @@ class _TreeMemory:
             pids = descendants(me)
             if not pids:
                 continue
+            for pid in pids:
+                if pid != me:
+                    ticks = self._cpu_ticks(pid)
+                    self._pool_cpu_ticks[pid] = max(self._pool_cpu_ticks.get(pid, 0), ticks)
             each = [self._read_kb(f"/proc/{pid}/status", "VmRSS:") for pid in pids]
             self.peak_rss_kb = max(self.peak_rss_kb, sum(each))
             self.largest_process_kb = max(self.largest_process_kb, *each)
@@ -163,13 +187,14 @@ def measure_once(workdir: Path, *, processes: int) -> dict:
     wall = time.perf_counter() - start
     peak_rss, peak_pss = memory.stop()
     largest_process = memory.largest_process_kb / 1024
-    cpu = _children_cpu_seconds() - cpu_before
+    cpu = _children_cpu_seconds() - cpu_before + memory.pool_cpu_seconds
     if process.returncode != 0:
         raise SystemExit(f"evaluation failed ({process.returncode}):\n{stderr}")
     result = json.loads(stdout.strip().splitlines()[-1])
     return {
         "wall_seconds": wall,
         "cpu_seconds": cpu,
+        "pool_cpu_seconds": memory.pool_cpu_seconds,
         "peak_rss_sum_mb": peak_rss,
         "peak_pss_sum_mb": peak_pss,
         "largest_process_mb": largest_process,
@@ -186,7 +211,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--documents", type=int, default=20_000)
+    parser.add_argument(
+        "--shape",
+        choices=("standard", "long"),
+        default="standard",
+        help="standard: 20,000 documents x 10 attributes, ~2 KB contexts; long: 5,000 documents x 40 "
+        "attributes, ~8 KB contexts (as many rows and context bytes)",
+    )
+    parser.add_argument("--documents", type=int, help="default: the shape's (20,000 or 5,000)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument(
@@ -208,8 +240,12 @@ def main() -> None:
     if args.generate_into:
         from bench.extraction.workload import generate
 
-        generate(args.generate_into, documents=args.documents, seed=args.seed)
+        generate(args.generate_into, documents=args.documents, seed=args.seed, shape=args.shape)
         return
+    from bench.extraction.workload import SHAPES
+
+    if args.documents is None:
+        args.documents = SHAPES[args.shape].documents
 
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="bench-extraction-"))
     started = time.perf_counter()
@@ -225,11 +261,13 @@ def main() -> None:
             str(args.documents),
             "--seed",
             str(args.seed),
+            "--shape",
+            args.shape,
         ],
         check=True,
     )
     sizes = {path.name: path.stat().st_size / 1e6 for path in sorted(workdir.iterdir()) if path.is_file()}
-    print(f"workload: {args.documents} documents x 10 attributes, seed {args.seed}, in {workdir}")
+    print(f"workload: {args.shape}, {args.documents} documents, seed {args.seed}, in {workdir}")
     print("  " + ", ".join(f"{name} {size:.1f} MB" for name, size in sizes.items()))
     print(f"  generated in {time.perf_counter() - started:.1f} s")
 
@@ -274,7 +312,9 @@ def report(runs: list[dict], args: argparse.Namespace, processes: int) -> None:
     def median(key: str, source: str | None = None) -> float:
         return statistics.median(run[source][key] if source else run[key] for run in runs)
 
-    comparable = args.documents == REFERENCE_DOCUMENTS
+    comparable = args.documents == REFERENCE_DOCUMENTS and args.shape == "standard"
+    # The issue's targets hold on every shape; the reference's figures are of the standard one only.
+    targeted = args.shape != "standard" or args.documents == REFERENCE_DOCUMENTS
 
     def line(name: str, ours: float, reference: float | None = None, digits: int = 2) -> None:
         reference = reference if comparable else None
@@ -291,6 +331,7 @@ def report(runs: list[dict], args: argparse.Namespace, processes: int) -> None:
     peak = max(run["peak_rss_sum_mb"] for run in runs)
     line("total wall time (s)", wall, REFERENCE["wall_seconds"])
     line("total CPU time, user + sys, with workers (s)", median("cpu_seconds"), REFERENCE["wall_seconds"])
+    line("  of which the pool's processes (sampled, s)", median("pool_cpu_seconds"))
     line("peak memory (MB, RSS summed over processes)", peak, REFERENCE["peak_rss_mb"], digits=0)
     line("peak memory (MB, PSS summed over processes)", max(run["peak_pss_sum_mb"] for run in runs), digits=0)
     line("  main process's own peak RSS (MB)", max(run["own_peak_mb"] for run in runs), digits=0)
@@ -300,14 +341,17 @@ def report(runs: list[dict], args: argparse.Namespace, processes: int) -> None:
     for phase in runs[0]["phases"]:
         line(f"  {phase}", median(phase, "phases"), REFERENCE.get(phase), digits=3)
     seconds = TARGET_SECONDS.get(processes)
-    if seconds is not None and comparable:
+    if seconds is not None and targeted:
         time_verdict = "meets" if wall <= seconds else "MISSES"
         memory_verdict = "meets" if largest <= TARGET_LARGEST_PROCESS_MB else "MISSES"
         print(
             f"\ntarget: <= {seconds:.0f} s wall: {time_verdict}; largest process <= "
             f"{TARGET_LARGEST_PROCESS_MB:.0f} MB ({largest:.0f} MB): {memory_verdict}"
         )
-    print(json.dumps({"documents": args.documents, "seed": args.seed, "runs": runs}), file=sys.stderr)
+    print(
+        json.dumps({"shape": args.shape, "documents": args.documents, "seed": args.seed, "runs": runs}),
+        file=sys.stderr,
+    )
 
 
 if __name__ == "__main__":

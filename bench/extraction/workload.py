@@ -1,6 +1,10 @@
 """A seeded extraction workload shaped like a real EPPI Reviewer project.
 
-Documents have ~2 KB contexts in which most gold values occur; gold comes as an EPPI Reviewer export
+Two shapes (`SHAPES`): "standard", 20,000 documents x 10 attributes with ~2 KB contexts (the issue's
+workload), and "long", 5,000 documents x 40 attributes (the ten in four arms) with ~8 KB contexts: as
+many comparison rows and as many context bytes, in fewer, longer documents.
+
+Documents have contexts in which most gold values occur; gold comes as an EPPI Reviewer export
 with citations (`Page N:` and `[¬s]…[¬e]` markup); predictions carry the errors real pipelines make:
 wrong and near-miss values, invalid values, duplicates, missing annotations, failed documents and
 documents with no line at all. Same seed, same files.
@@ -91,6 +95,28 @@ FILLER = [
 
 
 @dataclass(frozen=True)
+class Shape:
+    documents: int  # the default number of documents
+    arms: int  # the ten attributes repeated this many times, ids 1001.., 2001.., ...
+    context_chars: int  # filler is added until the context is about this long
+
+
+SHAPES = {
+    "standard": Shape(documents=20_000, arms=1, context_chars=1900),
+    "long": Shape(documents=5_000, arms=4, context_chars=7600),
+}
+
+
+def _attributes(arms: int) -> list[tuple[int, str, str, int]]:
+    """(attribute_id, label, type, the attribute's id in the first arm) of every arm."""
+    return [
+        (attribute_id + 1000 * arm, label if arm == 0 else f"{label} (arm {arm + 1})", kind, attribute_id)
+        for arm in range(arms)
+        for attribute_id, label, kind in ATTRIBUTES
+    ]
+
+
+@dataclass(frozen=True)
 class WorkloadFiles:
     prompts: Path
     gold: Path
@@ -120,9 +146,22 @@ def _number_text(value: object) -> str:
     return str(value)
 
 
-def _context(rng: random.Random, values: dict[int, object]) -> str:
-    sentences = []
-    facts = [
+def _context(rng: random.Random, arms: list[dict[int, object]], length: int) -> str:
+    sentences: list[str] = []
+    facts = [fact for values in arms for fact in _facts(values)]
+    # Some facts are left out of what the model read: gold "not in context" (bad source) cases.
+    facts = [fact for fact in facts if rng.random() < 0.9]
+    while sum(map(len, sentences)) < length:
+        if facts and rng.random() < 0.15:
+            sentences.append(facts.pop())
+        else:
+            sentences.append(" ".join(rng.choices(FILLER, k=14)).capitalize() + ".")
+    sentences.extend(facts)
+    return " ".join(sentences)
+
+
+def _facts(values: dict[int, object]) -> list[str]:
+    return [
         f"The trial took place in {values[1004]}.",
         f"Households received {values[1005]}.",
         f"The primary outcome was {values[1006]}.",
@@ -132,15 +171,6 @@ def _context(rng: random.Random, values: dict[int, object]) -> str:
         f"The dropout rate was {values[1010]}.",
         "Allocation was randomised." if values[1001] else "Allocation was by village.",
     ]
-    # Some facts are left out of what the model read: gold "not in context" (bad source) cases.
-    facts = [fact for fact in facts if rng.random() < 0.9]
-    while sum(map(len, sentences)) < 1900:
-        if facts and rng.random() < 0.15:
-            sentences.append(facts.pop())
-        else:
-            sentences.append(" ".join(rng.choices(FILLER, k=14)).capitalize() + ".")
-    sentences.extend(facts)
-    return " ".join(sentences)
 
 
 def _citation(rng: random.Random, text: str) -> list[dict]:
@@ -165,7 +195,13 @@ def _prediction(rng: random.Random, attribute_type: str, gold: object) -> object
     return round(float(gold) * rng.uniform(0.8, 1.2), 3)
 
 
-def generate(directory: Path, *, documents: int, seed: int) -> WorkloadFiles:
+def generate(
+    directory: Path, *, documents: int | None = None, seed: int, shape: str = "standard"
+) -> WorkloadFiles:
+    """The workload of `shape` (`SHAPES`) with `documents` documents (None: the shape's number)."""
+    form = SHAPES[shape]
+    documents = form.documents if documents is None else documents
+    attributes = _attributes(form.arms)
     rng = random.Random(seed)
     directory.mkdir(parents=True, exist_ok=True)
     files = WorkloadFiles(
@@ -177,7 +213,7 @@ def generate(directory: Path, *, documents: int, seed: int) -> WorkloadFiles:
     with open(files.prompts, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(["prompt", "output_data_type", "attribute_id", "attribute_label"])
-        for attribute_id, label, attribute_type in ATTRIBUTES:
+        for attribute_id, label, attribute_type, _ in attributes:
             writer.writerow(
                 [f"Extract: {label}. Answer with a {attribute_type}.", attribute_type, attribute_id, label]
             )
@@ -192,7 +228,7 @@ def generate(directory: Path, *, documents: int, seed: int) -> WorkloadFiles:
             "Attributes": {
                 "AttributesList": [
                     {"AttributeId": attribute_id, "AttributeName": label}
-                    for attribute_id, label, _ in ATTRIBUTES
+                    for attribute_id, label, _, _ in attributes
                 ]
             },
         }
@@ -201,12 +237,12 @@ def generate(directory: Path, *, documents: int, seed: int) -> WorkloadFiles:
     with open(files.predictions, "w", encoding="utf-8") as predictions:
         for index in range(documents):
             item_id = 500_000 + index
-            values = _gold_values(rng)
-            context = _context(rng, values)
+            arms = [_gold_values(rng) for _ in range(form.arms)]
+            context = _context(rng, arms, form.context_chars)
             codes = []
             annotations = []
-            for attribute_id, _, attribute_type in ATTRIBUTES:
-                gold = values[attribute_id]
+            for attribute_id, _, attribute_type, first_arm_id in attributes:
+                gold = arms[(attribute_id - first_arm_id) // 1000][first_arm_id]
                 if attribute_type == "bool":
                     if gold:
                         codes.append(

@@ -33,6 +33,12 @@ from metrics.engine.attributes.types import (
     GoldDocument,
     PredictionDocument,
 )
+from metrics.pipeline.attribute_columns import (
+    gold_columns,
+    gold_documents,
+    prediction_columns,
+    prediction_documents,
+)
 from metrics.pipeline.executors import Executor
 
 # Documents per chunk when chunks go to other processes: enough that a chunk's fixed costs (its
@@ -46,11 +52,27 @@ _row_values = attrgetter(*_ROW_FIELDS)
 
 @dataclass
 class AttributeChunk:
+    """Pickled (to cross to another process) with its documents as columns (`attribute_columns`)."""
+
     run_id: str
     attributes: Sequence[AttributeSpec]
     settings: EvaluationSettings
     gold_documents: Sequence[GoldDocument]
     predictions: Mapping[str, PredictionDocument]  # of this chunk's documents (others are ignored)
+
+    def __getstate__(self) -> tuple[Any, ...]:
+        return (
+            self.run_id,
+            self.attributes,
+            self.settings,
+            gold_columns(self.gold_documents),
+            prediction_columns(self.predictions),
+        )
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        self.run_id, self.attributes, self.settings, gold, predictions = state
+        self.gold_documents = gold_documents(gold)
+        self.predictions = prediction_documents(predictions)
 
 
 @dataclass
@@ -91,17 +113,27 @@ def compare_attribute_chunk(chunk: AttributeChunk) -> AttributePartial:
     return AttributePartial(rows, warnings, unknown, unscored)
 
 
-def merge_attribute_partials(partials: Iterable[AttributePartial]) -> tuple[list[ComparisonRow], list[str]]:
-    """Every chunk's rows and warnings, in chunk order, then the outside-the-schema warnings."""
-    rows: list[ComparisonRow] = []
-    warnings: list[str] = []
+@dataclass
+class MergedAttributes:
+    """The chunks of a run joined: what `evaluation_from_rows` builds the run's evaluation from."""
+
+    rows: list[ComparisonRow]
+    warnings: list[str]
+    unscored_documents: list[str]
+
+
+def merge_attribute_partials(partials: Iterable[AttributePartial]) -> MergedAttributes:
+    """Every chunk's rows, warnings and unscored documents, in chunk order; the warnings end with the
+    outside-the-schema ones, counted over every chunk."""
+    merged = MergedAttributes(rows=[], warnings=[], unscored_documents=[])
     unknown: dict[str, int] = {}
     for chunk_result in partials:
-        rows.extend(chunk_result.rows)
-        warnings.extend(chunk_result.warnings)
+        merged.rows.extend(chunk_result.rows)
+        merged.warnings.extend(chunk_result.warnings)
+        merged.unscored_documents.extend(chunk_result.unscored_documents)
         add_unknown_counts(unknown, chunk_result.unknown_predicted)
-    warnings.extend(unknown_attribute_warnings(unknown))
-    return rows, warnings
+    merged.warnings.extend(unknown_attribute_warnings(unknown))
+    return merged
 
 
 def attribute_chunks(
@@ -156,7 +188,8 @@ def compare_all_documents(
             settings=settings,
             size=chunk_documents,
         )
-    return merge_attribute_partials(executor.map(compare_attribute_chunk, chunks))
+    merged = merge_attribute_partials(executor.map(compare_attribute_chunk, chunks))
+    return merged.rows, merged.warnings
 
 
 def chunked_comparison(executor: Executor) -> Callable[..., tuple[list[ComparisonRow], list[str]]]:

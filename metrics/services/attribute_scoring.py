@@ -1,8 +1,9 @@
 """Scoring an attribute run in chunks of documents: rows per chunk, then metrics over all rows.
 
-The same engine calls as `evaluate_extraction` (the offline command's), split by documents:
-`compare_documents` on each chunk (its rows only depend on the chunk's documents), then
-`attribute_result` per attribute over every row, then `metrics_report`, the body of metrics.json.
+The same steps as the offline command's, split by documents: `compare_attribute_chunk` on each chunk
+(its rows only depend on the chunk's documents), `merge_attribute_partials`, then
+`evaluation_from_rows` (the one builder of an ExtractionEvaluation, offline and here), then
+`metrics_report`, the body of metrics.json.
 """
 
 from __future__ import annotations
@@ -16,14 +17,13 @@ from annotations.selectors import attribute_specs
 from annotations.selectors.gold import gold_attribute_documents, gold_version_external_ids
 from experiments.models import DocumentStatus, ExperimentRun, RunDocument
 from metrics.artefacts import metrics_report
-from metrics.engine.attributes import attribute_result, resolve_custom_metrics
-from metrics.engine.attributes.comparison import no_context_warning, skipped_attribute_ids
+from metrics.engine.attributes import resolve_custom_metrics
+from metrics.engine.attributes.evaluation import evaluation_from_rows
 from metrics.engine.attributes.types import (
     COMPARISON_COLUMNS,
     AttributeSpec,
     ComparisonRow,
     EvaluationSettings,
-    ExtractionEvaluation,
 )
 from metrics.extraction_evaluation import ExtractionConfig, resolve_settings
 from metrics.intervals import extraction_intervals
@@ -111,48 +111,27 @@ def attribute_scoring_result(
     partials: Iterable[AttributePartial],
 ) -> ScoringResult:
     """The scoring of the whole run from the partial results of its chunks, in chunk order."""
-    settings, specs = plan.settings, plan.specs
-    custom = resolve_custom_metrics(settings.custom_metrics)
-    partials = list(partials)
-    unscored = [document_id for partial in partials for document_id in partial.unscored_documents]
-    rows, warnings = merge_attribute_partials(partials)
-    del partials
-    run_id = str(run.pk)
-    scored = [spec for spec in specs if spec.is_scored]
-    by_attribute: dict[str, list[ComparisonRow]] = {spec.attribute_id: [] for spec in scored}
-    for row in rows:
-        by_attribute[row.attribute_id].append(row)
-    evaluation = ExtractionEvaluation(
-        run_id=run_id,
-        attributes=[
-            attribute_result(spec, by_attribute[spec.attribute_id], settings, custom_metrics=custom)
-            for spec in scored
-        ],
-        rows=rows,
-        warnings=warnings,
-        unscored_documents=unscored,
-        skipped_attributes=skipped_attribute_ids(specs),
-    )
+    settings = plan.settings
+    merged = merge_attribute_partials(partials)
     posted = run_document_index(run)
     gold_ids = set(plan.document_ids)
     ignored = sorted(document_id for document_id in posted if document_id not in gold_ids)
-    notes = []
-    if evaluation.unscored_documents:
-        notes.append(
-            f"{len(evaluation.unscored_documents)} gold document(s) have no gold annotations and are not scored"
-        )
-    if ignored:
-        notes.append(
-            f"{len(ignored)} posted document(s) are not in gold version {gold_version.number} and are ignored"
-        )
     without_context = set(
         RunDocument.objects.filter(run=run, status=DocumentStatus.OK, context__isnull=True).values_list(
             "document__external_id", flat=True
         )
     )
-    notes += no_context_warning(
-        [document_id for document_id in plan.document_ids if document_id in without_context]
+    evaluation = evaluation_from_rows(
+        run_id=str(run.pk),
+        attributes=plan.specs,
+        rows=merged.rows,
+        row_warnings=merged.warnings,
+        unscored=merged.unscored_documents,
+        without_context=[document_id for document_id in plan.document_ids if document_id in without_context],
+        ignored_note=posted_documents_note(ignored, gold_version),
+        settings=settings,
     )
+    del merged
     intervals = run_interval_settings(run.config)
     report = metrics_report(
         evaluation,
@@ -171,9 +150,18 @@ def attribute_scoring_result(
         },
         document_ids=list(plan.document_ids),
         metric_values=attribute_metric_values(report),
-        rows=[_row_data(row) for row in rows],
-        warnings=notes + warnings,
+        rows=[_row_data(row) for row in evaluation.rows],
+        warnings=evaluation.warnings,
     )
+
+
+def posted_documents_note(document_ids: list[str], gold_version: GoldVersion) -> list[str]:
+    """The note on posted documents outside the gold version scored against (none when there are none)."""
+    if not document_ids:
+        return []
+    return [
+        f"{len(document_ids)} posted document(s) are not in gold version {gold_version.number} and are ignored"
+    ]
 
 
 def score_attribute_run(

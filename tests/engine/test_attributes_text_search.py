@@ -1,6 +1,7 @@
 """'Gold value found in text': word-bounded strings, near windows in citations, whole numbers."""
 
 import math
+import re
 
 import pytest
 from hypothesis import given, settings
@@ -15,6 +16,7 @@ from metrics.engine.attributes.text_search import (
     number_occurs,
     occurs_on_word_boundaries,
     read_numbers,
+    token_value,
 )
 
 
@@ -123,3 +125,35 @@ WORDY = st.text(st.sampled_from(list("abcde  ")), max_size=40).map(lambda text: 
 @given(needle=WORDY, haystack=WORDY, threshold=st.sampled_from([0.0, 0.3, 0.6, 0.75, 0.9, 1.0]))
 def test_the_near_window_search_agrees_with_comparing_every_window(needle, haystack, threshold):
     assert near_window_in(needle, haystack, threshold) == every_window_reaches(needle, haystack, threshold)
+
+
+def numbers_by_every_token(text: str, number_format: str) -> list[float]:
+    """read_numbers by its definition: every token of `[.,]?\\d+(?:[.,]\\d+)*` that reads as a number."""
+    tokens = re.finditer(r"[.,]?\d+(?:[.,]\d+)*", text)
+    values = [token_value(text, token.start(), token.end(), number_format) for token in tokens]
+    return sorted(value for value in values if value is not None)
+
+
+@settings(max_examples=600, deadline=None)
+@given(
+    text=st.text(st.sampled_from(list("0123456789.,,..+- ab_٣")), max_size=40),
+    number_format=st.sampled_from(["en", "de"]),
+)
+def test_reading_numbers_from_their_digits_finds_every_token(text, number_format):
+    assert read_numbers(text, number_format) == numbers_by_every_token(text, number_format)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    text=st.text(TEXT_ALPHABET, max_size=30),
+    values=st.lists(
+        st.one_of(st.integers(-2000, 2000).map(float), st.sampled_from([0.05, 0.5, 1.25, 1250.5])), max_size=6
+    ),
+    number_format=st.sampled_from(["en", "de"]),
+)
+def test_a_text_searched_for_many_numbers_answers_each_as_a_fresh_text(text, values, number_format):
+    searched = SearchableText(text, number_format)
+    for value in values:
+        assert searched.contains_number(value, 0.0) == SearchableText(text, number_format).contains_number(
+            value, 0.0
+        )

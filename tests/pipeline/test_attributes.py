@@ -11,7 +11,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from metrics.engine.attributes import compare_documents
-from metrics.pipeline.attributes import AttributeChunk, compare_all_documents, compare_attribute_chunk
+from metrics.engine.attributes.comparison import unscored_document_ids
+from metrics.pipeline.attributes import (
+    AttributeChunk,
+    compare_all_documents,
+    compare_attribute_chunk,
+    merge_attribute_partials,
+)
 from metrics.pipeline.executors import InProcess, ProcessPool
 from tests.engine.test_attributes_fast_paths import SCHEMA, SETTINGS, random_inputs
 
@@ -57,3 +63,17 @@ def test_a_process_pool_gives_the_rows_and_warnings_of_one_pass(seed, chunk_docu
         **run, settings=SETTINGS[1], executor=ProcessPool(2), chunk_documents=chunk_documents
     )
     assert pooled == compare_documents(**run, settings=SETTINGS[1])
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 10_000), st.integers(1, 30), st.integers(1, 35))
+def test_the_merge_lists_every_chunks_unscored_documents_in_gold_order(seed, documents, chunk_documents):
+    run = run_of(seed, documents)
+    gold = run["gold_documents"]
+    chunks = [
+        AttributeChunk("r", SCHEMA, SETTINGS[0], gold[start : start + chunk_documents], run["predictions"])
+        for start in range(0, len(gold), chunk_documents)
+    ]
+    merged = merge_attribute_partials(map(compare_attribute_chunk, chunks))
+    assert merged.unscored_documents == unscored_document_ids(gold, SCHEMA)
+    assert merged.rows == compare_documents(**run, settings=SETTINGS[0])[0]

@@ -157,3 +157,41 @@ def test_chunked_scoring_gives_the_numbers_of_one_chunk(
 
     chunked = Scoring.objects.get(run_id=run["id"], number=2).report
     assert chunked == whole
+
+
+def test_an_attribute_scoring_job_notes_what_the_offline_log_notes(
+    project, alice_client, tmp_path, django_capture_on_commit_callbacks
+):
+    """One builder of an extraction evaluation: the job's warnings carry the notes of evaluation.log
+    (an attribute without a prompt, a gold document without gold) in the same words."""
+    from annotations.models import Job
+
+    load_extraction_gold(project)
+    run = create_run(
+        alice_client, config=(EXTRACTION / "config.yaml").read_text(), prompts=prompts_as_run_prompts()
+    )
+    assert post_documents(alice_client, run["id"], read_jsonl(EXTRACTION / "llm.jsonl")).status_code == 201
+    with django_capture_on_commit_callbacks(execute=True):
+        job_id = finalize(alice_client, run["id"])["job"]["id"]
+
+    offline = tmp_path / "offline"
+    call_command(
+        "evaluate_extraction",
+        gold=EXTRACTION / "gold.jsonl",
+        prompts=EXTRACTION / "prompts.csv",
+        predictions=EXTRACTION / "llm.jsonl",
+        config=EXTRACTION / "config.yaml",
+        output_dir=offline,
+        stdout=io.StringIO(),
+        stderr=io.StringIO(),
+    )
+    log = (offline / "evaluation.log").read_text().splitlines()
+    notes = [
+        "1 attribute(s) have no prompt and are not scored: '105'",
+        "1 gold document(s) have no gold annotations and are not scored: '1004'",
+    ]
+    assert [f"WARNING {note}" for note in notes] == [
+        line for line in log if line.removeprefix("WARNING ") in notes
+    ]
+    messages = [warning["message"] for warning in Job.objects.get(pk=job_id).warnings]
+    assert [message for message in messages if message in notes] == notes

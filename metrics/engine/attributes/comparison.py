@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
 from typing import Any
 
@@ -256,6 +256,177 @@ def _compare_chunk(
     return rows, warnings, unknown_predicted
 
 
+class _DocumentSide:
+    """One gold document's prediction as the row loop reads it: its annotations by attribute id (or
+    why there are none), its context prepared for searching, and the verbatim scores already taken
+    against that context."""
+
+    __slots__ = ("predicted", "failure", "without_context", "context", "verbatim_scores")
+
+    def __init__(
+        self,
+        prediction: PredictionDocument | None,
+        schema_ids: set[str] | frozenset[str],
+        unknown_predicted: dict[str, int],
+        number_format: str,
+    ) -> None:
+        self.predicted: dict[str, list[PredictedAnnotation]] = {}
+        self.failure: str | None = None
+        if prediction is None:
+            self.failure = NO_PREDICTION_DOCUMENT
+        elif prediction.status != "ok":
+            detail = f": {prediction.error}" if prediction.error else ""
+            self.failure = f"extraction failed for this document (status {prediction.status!r}){detail}"
+        else:
+            self.predicted = _group_by_attribute(prediction.annotations)
+            for attribute_id, given in self.predicted.items():
+                if attribute_id not in schema_ids:
+                    unknown_predicted[attribute_id] = unknown_predicted.get(attribute_id, 0) + len(given)
+        # An extracted document without a context: no source or verbatim checks, blank cells instead.
+        self.without_context = self.failure is None and prediction.context is None
+        self.context = SearchableText((prediction.context or "") if prediction else "", number_format)
+        # A fuzzy score of a long snippet costs up to a millisecond, and the same quote often backs
+        # several attributes of a document, or both the human and the model side of one row.
+        self.verbatim_scores: dict[str, float] = {}
+
+
+def _where(document_id: str, plan: _AttributePlan) -> str:
+    return f"document {document_id!r}, attribute {plan.attribute_id!r}"
+
+
+def _coerced(plan: _AttributePlan, coerce: _Coercions, raw: Any) -> tuple[bool, Any]:
+    """`coerce_value` of a non-null raw value as (True, value) or (False, the error), from the
+    attribute's cache when it has been seen."""
+    known = plan.coercions
+    try:
+        answer = known.get((raw.__class__, raw))
+    except TypeError:
+        answer = None
+    if answer is None:
+        answer = coerce.compute(known, raw, plan.type)
+    return answer
+
+
+def _gold_value(
+    plan: _AttributePlan,
+    coerce: _Coercions,
+    annotation: GoldAnnotation | None,
+    document_id: str,
+    warn: Callable[[str], None],
+) -> tuple[bool, Any]:
+    """(gold_is_valid, the coerced gold value): the attribute's missing default when the document has
+    no annotation for it; an invalid gold value is warned about and kept as its raw text."""
+    if annotation is not None:
+        raw_gold = annotation.output_data
+    else:
+        raw_gold = plan.missing if plan.missing_is_fixed else plan.spec.missing_value()
+    if raw_gold is None:
+        return True, None
+    gold_is_valid, gold = _coerced(plan, coerce, raw_gold)
+    if not gold_is_valid:
+        warn(
+            f"{_where(document_id, plan)}: invalid gold value {raw_gold!r} ({gold}); left out of the metrics"
+        )
+        gold = _raw_text(raw_gold)
+    return gold_is_valid, gold
+
+
+def _predicted_value(
+    plan: _AttributePlan,
+    coerce: _Coercions,
+    side: _DocumentSide,
+    document_id: str,
+    warn: Callable[[str], None],
+) -> tuple[Any, str | None, str | None]:
+    """(the coerced predicted value or None when missing, llm_reasoning, llm_verbatim_text)."""
+    if side.failure is not None:
+        return None, side.failure, None
+    given = side.predicted.get(plan.attribute_id)
+    if not given:
+        return None, NO_ANNOTATION, None
+    if len(given) > 1:
+        values = ", ".join(repr(entry.output_data) for entry in given)
+        reasoning = f"the model gave {len(given)} values for this attribute ({values}); counted as missing"
+        warn(f"{_where(document_id, plan)}: {reasoning}")
+        return None, reasoning, None
+    given_annotation = given[0]
+    reasoning = given_annotation.reasoning
+    raw = given_annotation.output_data
+    if raw is None:
+        # (A raw value that coerces to None cannot happen: coerce_value maps only None to None.)
+        return None, _with_model_reasoning(NULL_PREDICTION, reasoning), given_annotation.additional_text
+    valid, coerced = _coerced(plan, coerce, raw)
+    if valid:
+        return coerced, reasoning, given_annotation.additional_text
+    reason = f"invalid predicted value ({coerced}); counted as missing"
+    warn(f"{_where(document_id, plan)}: {reason}")
+    return None, _with_model_reasoning(reason, reasoning), given_annotation.additional_text
+
+
+def _source_checks(
+    state: _ChunkState,
+    plan: _AttributePlan,
+    side: _DocumentSide,
+    gold: Any,
+    value: Any,
+    citation_texts: Sequence[str],
+) -> tuple[bool | None, bool | None, bool | None, MatchStatus | None]:
+    """(is_correct, gold_value_in_context, gold_value_in_citation, match_status) of a valid, non-null
+    gold value. Only STRING, INTEGER and FLOAT are searched for and get a status; the first rule that
+    holds gives it: missing_prediction, exact_match, near_match (STRING), bad source, good source.
+    Without a context the gold cannot have been found in it: a mismatch is a bad-source error (its
+    source cell stays blank)."""
+    is_correct: bool | None = None
+    if value is not None:
+        if plan.is_float:
+            is_correct = math.isclose(gold, value, rel_tol=plan.tolerance, abs_tol=0.0)
+        else:
+            is_correct = bool(gold == value)
+    kind = plan.kind
+    if kind == _KIND_STRING:
+        needle = state.needles.get(gold)
+        if needle is None:
+            needle = state.needles[gold] = normalise_for_search(gold)
+        in_context = None if side.without_context else side.context.contains_string(needle)
+        in_citation = bool(citation_texts) and _string_in_citation(needle, citation_texts, state.threshold)
+    elif kind == _KIND_NUMBER:
+        number = float(gold)
+        tolerance = plan.tolerance
+        in_context = None if side.without_context else side.context.contains_number(number, tolerance)
+        in_citation = _number_in_texts(number, citation_texts, state.number_format, tolerance)
+    else:
+        return is_correct, None, None, None
+    if value is None:
+        status = MatchStatus.MISSING_PREDICTION
+    elif is_correct:
+        status = MatchStatus.EXACT_MATCH
+    elif kind == _KIND_STRING and string_similarity(gold, value) >= state.threshold:
+        status = MatchStatus.NEAR_MATCH
+    elif not in_context:
+        status = MatchStatus.EXTRACTION_ERROR_BAD_SOURCE
+    else:
+        status = MatchStatus.EXTRACTION_ERROR_GOOD_SOURCE
+    return is_correct, in_context, in_citation, status
+
+
+def _verbatim_pct(side: _DocumentSide, snippet: str | None, fuzzy: FuzzyScores) -> float | None:
+    """`verbatim_fuzzy_pct` of a snippet in the document's context (None without a context, 0 without
+    a snippet); a score that needs `partial_ratio` is left to `fuzzy`, and stands as -1 - its
+    position there until the end."""
+    if side.without_context:
+        return None
+    if not snippet:
+        return 0.0
+    pct = side.verbatim_scores.get(snippet)
+    if pct is None:
+        collapsed_context = side.context.collapsed
+        pct, collapsed_snippet = settled_pct(snippet, collapsed_context)
+        if pct is None:
+            pct = -1.0 - fuzzy.add(collapsed_snippet, collapsed_context)
+        side.verbatim_scores[snippet] = pct
+    return pct
+
+
 def _compare_rows(
     state: _ChunkState,
     plans: Sequence[_AttributePlan],
@@ -267,211 +438,47 @@ def _compare_rows(
     """`_compare_chunk`, with each verbatim score that needs `partial_ratio` handed to `fuzzy` and
     written in its row as -1 - its position there; the last item lists the rows holding one.
 
-    One flat loop: this runs once per comparison row (hundreds of thousands), so every lookup that
-    does not depend on the row is hoisted out of it, and the checks follow the order of the rules in
-    SEMANTICS.md section 2.
+    The checks of each row follow the order of the rules in SEMANTICS.md section 2: the gold value,
+    the prediction, the searches in the context and the citation with the match status, then the
+    verbatim grounding of both snippets.
     """
     rows: list[ComparisonRow] = []
     waiting: list[ComparisonRow] = []
-    add_fuzzy = fuzzy.add
     warnings: list[str] = []
     unknown_predicted: dict[str, int] = {}
-    run_id = state.run_id
-    threshold = state.threshold
-    number_format = state.number_format
-    float_tolerance = state.settings.float_relative_tolerance
-    citations = state.citations
-    coerce = state.coerce
-    needles = state.needles
-    append_row = rows.append
     warn = warnings.append
-    invalid_gold = MatchStatus.INVALID_GOLD
-    missing_prediction = MatchStatus.MISSING_PREDICTION
-    exact_match = MatchStatus.EXACT_MATCH
-    near_match = MatchStatus.NEAR_MATCH
-    bad_source = MatchStatus.EXTRACTION_ERROR_BAD_SOURCE
-    good_source = MatchStatus.EXTRACTION_ERROR_GOOD_SOURCE
-    kind_string, kind_number = _KIND_STRING, _KIND_NUMBER
-    no_citation = NO_CITATION
-    isclose = math.isclose
-    similarity = Levenshtein.normalized_similarity
-
+    run_id, coerce, citations = state.run_id, state.coerce, state.citations
     for document in gold_documents:
         document_id = document.document_id
-        external_id = document.external_id
-        document_name = document.name
         gold_annotations = document.annotations
-        prediction = predictions.get(document_id)
-        predicted: dict[str, list[PredictedAnnotation]] = {}
-        failure: str | None = None
-        if prediction is None:
-            failure = NO_PREDICTION_DOCUMENT
-        elif prediction.status != "ok":
-            detail = f": {prediction.error}" if prediction.error else ""
-            failure = f"extraction failed for this document (status {prediction.status!r}){detail}"
-        else:
-            predicted = _group_by_attribute(prediction.annotations)
-            for attribute_id, given in predicted.items():
-                if attribute_id not in schema_ids:
-                    unknown_predicted[attribute_id] = unknown_predicted.get(attribute_id, 0) + len(given)
-        # An extracted document without a context: no source or verbatim checks, blank cells instead.
-        without_context = failure is None and prediction.context is None
-        context = SearchableText((prediction.context or "") if prediction else "", number_format)
-        # A fuzzy score of a long snippet costs up to a millisecond, and the same quote often backs
-        # several attributes of a document, or both the human and the model side of one row.
-        verbatim_scores: dict[str, float] = {}
-
+        side = _DocumentSide(predictions.get(document_id), schema_ids, unknown_predicted, state.number_format)
         for plan in plans:
             attribute_id = plan.attribute_id
-            kind = plan.kind
             annotation: GoldAnnotation | None = gold_annotations.get(attribute_id)
-
-            # The gold value, coerced.
-            if annotation is not None:
-                raw_gold = annotation.output_data
-                human_additional_text = annotation.additional_text
-            else:
-                raw_gold = plan.missing if plan.missing_is_fixed else plan.spec.missing_value()
-                human_additional_text = None
-            gold_is_valid = True
-            if raw_gold is None:
-                gold = None
-            else:
-                known = plan.coercions
-                try:
-                    answer = known.get((raw_gold.__class__, raw_gold))
-                except TypeError:
-                    answer = None
-                if answer is None:
-                    answer = coerce.compute(known, raw_gold, plan.type)
-                gold_is_valid, gold = answer
-                if not gold_is_valid:
-                    warn(
-                        f"document {document_id!r}, attribute {attribute_id!r}: invalid gold value "
-                        f"{raw_gold!r} ({gold}); left out of the metrics"
-                    )
-                    gold = _raw_text(raw_gold)
-
-            # The prediction: (value or None when missing, llm_reasoning, llm_verbatim_text).
-            value = None
-            verbatim_text = None
-            if failure is not None:
-                reasoning = failure
-            else:
-                given = predicted.get(attribute_id)
-                if not given:
-                    reasoning = NO_ANNOTATION
-                elif len(given) > 1:
-                    values = ", ".join(repr(entry.output_data) for entry in given)
-                    reasoning = f"the model gave {len(given)} values for this attribute ({values}); counted as missing"
-                    warn(f"document {document_id!r}, attribute {attribute_id!r}: {reasoning}")
-                else:
-                    given_annotation = given[0]
-                    verbatim_text = given_annotation.additional_text
-                    reasoning = given_annotation.reasoning
-                    raw = given_annotation.output_data
-                    if raw is not None:
-                        known = plan.coercions
-                        try:
-                            answer = known.get((raw.__class__, raw))
-                        except TypeError:
-                            answer = None
-                        if answer is None:
-                            answer = coerce.compute(known, raw, plan.type)
-                        valid, coerced = answer
-                        if valid:
-                            value = coerced
-                        else:
-                            reason = f"invalid predicted value ({coerced}); counted as missing"
-                            warn(f"document {document_id!r}, attribute {attribute_id!r}: {reason}")
-                            reasoning = _with_model_reasoning(reason, reasoning)
-                    if value is None and raw is None:
-                        reasoning = _with_model_reasoning(NULL_PREDICTION, reasoning)
-                    # (A raw value that coerces to None cannot happen: coerce_value maps only None
-                    # to None.)
-
-            citation = _citation(citations, annotation) if annotation is not None else no_citation
-
-            is_correct: bool | None = None
-            in_context: bool | None = None
-            in_citation: bool | None = None
-            status: MatchStatus | None = None
+            gold_is_valid, gold = _gold_value(plan, coerce, annotation, document_id, warn)
+            value, reasoning, verbatim_text = _predicted_value(plan, coerce, side, document_id, warn)
+            human_additional_text = None if annotation is None else annotation.additional_text
+            citation = NO_CITATION if annotation is None else _citation(citations, annotation)
             if not gold_is_valid:
                 # Every type, BOOL included: an unscored row must say why it is unscored.
-                status = invalid_gold
-            elif gold is not None:
+                is_correct, in_context, in_citation = None, None, None
+                status: MatchStatus | None = MatchStatus.INVALID_GOLD
+            elif gold is None:
                 # (A null gold, from a null missing default, is left out: no checks, no status.)
-                if value is not None:
-                    if plan.is_float:
-                        is_correct = isclose(gold, value, rel_tol=float_tolerance, abs_tol=0.0)
-                    else:
-                        is_correct = bool(gold == value)
-                if kind == kind_string:
-                    needle = needles.get(gold)
-                    if needle is None:
-                        needle = needles[gold] = normalise_for_search(gold)
-                    in_context = None if without_context else context.contains_string(needle)
-                    texts = citation.highlights
-                    if human_additional_text:
-                        texts = (human_additional_text, *texts)
-                    in_citation = bool(texts) and _string_in_citation(needle, texts, threshold)
-                elif kind == kind_number:
-                    number = float(gold)
-                    tolerance = plan.tolerance
-                    in_context = None if without_context else context.contains_number(number, tolerance)
-                    texts = citation.highlights
-                    if human_additional_text:
-                        texts = (human_additional_text, *texts)
-                    in_citation = _number_in_texts(number, texts, number_format, tolerance)
-                if kind in (kind_string, kind_number):
-                    # The first rule that holds: missing_prediction, exact_match, near_match
-                    # (STRING), bad source, good source. Without a context the gold cannot have been
-                    # found in it: a mismatch is a bad-source error (its source cell stays blank).
-                    if value is None:
-                        status = missing_prediction
-                    elif is_correct:
-                        status = exact_match
-                    elif (
-                        kind == kind_string
-                        and similarity(normalise_for_similarity(gold), normalise_for_similarity(value))
-                        >= threshold
-                    ):
-                        status = near_match
-                    elif not in_context:
-                        status = bad_source
-                    else:
-                        status = good_source
-
-            # Verbatim grounding of both snippets in the context (0 without a snippet), as
-            # `verbatim_fuzzy_pct`: what needs `partial_ratio` is left to `fuzzy`, the row
-            # holding -1 - its position there until the end.
-            if without_context:
-                human_pct = None
-            elif human_additional_text:
-                human_pct = verbatim_scores.get(human_additional_text)
-                if human_pct is None:
-                    human_pct, snippet = settled_pct(human_additional_text, context.collapsed)
-                    if human_pct is None:
-                        human_pct = -1.0 - add_fuzzy(snippet, context.collapsed)
-                    verbatim_scores[human_additional_text] = human_pct
+                is_correct, in_context, in_citation, status = None, None, None, None
             else:
-                human_pct = 0.0
-            if without_context:
-                llm_pct = None
-            elif verbatim_text:
-                llm_pct = verbatim_scores.get(verbatim_text)
-                if llm_pct is None:
-                    llm_pct, snippet = settled_pct(verbatim_text, context.collapsed)
-                    if llm_pct is None:
-                        llm_pct = -1.0 - add_fuzzy(snippet, context.collapsed)
-                    verbatim_scores[verbatim_text] = llm_pct
-            else:
-                llm_pct = 0.0
-
+                texts = citation.highlights
+                if human_additional_text:
+                    texts = (human_additional_text, *texts)
+                is_correct, in_context, in_citation, status = _source_checks(
+                    state, plan, side, gold, value, texts
+                )
+            human_pct = _verbatim_pct(side, human_additional_text, fuzzy)
+            llm_pct = _verbatim_pct(side, verbatim_text, fuzzy)
             row = ComparisonRow(
                 document_id,
-                external_id,
-                document_name,
+                document.external_id,
+                document.name,
                 attribute_id,
                 plan.label,
                 plan.type,
@@ -493,8 +500,8 @@ def _compare_rows(
                 gold_is_valid,
                 is_correct,
             )
-            append_row(row)
-            if not without_context and (human_pct < 0.0 or llm_pct < 0.0):
+            rows.append(row)
+            if not side.without_context and (human_pct < 0.0 or llm_pct < 0.0):
                 waiting.append(row)
     return rows, warnings, unknown_predicted, waiting
 

@@ -58,18 +58,28 @@ def evaluate_extraction(
         predictions=predictions,
         settings=settings,
     )
-    unscored = unscored_document_ids(gold_documents, attributes)
     gold_ids = {document.document_id for document in gold_documents}
     extra = sorted(document_id for document_id in predictions if document_id not in gold_ids)
     return evaluation_from_rows(
         run_id=run_id,
         attributes=attributes,
         rows=rows,
-        row_warnings=no_context_warning(documents_without_context(gold_documents, predictions)) + warnings,
-        unscored=unscored,
-        extra_predictions=extra,
+        row_warnings=warnings,
+        unscored=unscored_document_ids(gold_documents, attributes),
+        without_context=documents_without_context(gold_documents, predictions),
+        ignored_note=extra_predictions_note(extra),
         settings=settings,
     )
+
+
+def extra_predictions_note(document_ids: Sequence[str]) -> list[str]:
+    """The note on prediction documents with no gold document (sorted ids), none when there are none."""
+    if not document_ids:
+        return []
+    return [
+        f"{len(document_ids)} prediction document(s) have no gold document and are ignored: "
+        f"{_some_ids(document_ids)}"
+    ]
 
 
 def evaluation_from_rows(
@@ -77,15 +87,21 @@ def evaluation_from_rows(
     run_id: str,
     attributes: Sequence[AttributeSpec],
     rows: list[ComparisonRow],
-    row_warnings: list[str],
+    row_warnings: Sequence[str],
     unscored: list[str],
-    extra_predictions: list[str],
+    without_context: Sequence[str],
+    ignored_note: Sequence[str],
     settings: EvaluationSettings,
 ) -> ExtractionEvaluation:
     """The evaluation of a run from its comparison rows (all of them, in order) and their warnings:
-    the metrics of each scored attribute, and the notes on what was left out. `unscored`: gold
-    documents without gold (in order); `extra_predictions`: prediction documents with no gold
-    document (sorted)."""
+    the metrics of each scored attribute, and the notes on what was left out. The one builder of an
+    ExtractionEvaluation, offline and on the server.
+
+    `unscored`: gold documents without gold (in order); `without_context`: gold documents whose
+    prediction was extracted with no context (in order); `ignored_note`: the note on predicted
+    documents outside the gold, worded by the caller (which knows where they came from), or none.
+    Notes come in this order: attributes without a prompt, unscored documents, `ignored_note`,
+    custom metrics without a BOOL attribute, documents without a context, then `row_warnings`."""
     custom = resolve_custom_metrics(settings.custom_metrics)
     scored = [spec for spec in attributes if spec.is_scored]
     skipped = skipped_attribute_ids(attributes)
@@ -96,11 +112,7 @@ def evaluation_from_rows(
         notes.append(
             f"{len(unscored)} gold document(s) have no gold annotations and are not scored: {_some_ids(unscored)}"
         )
-    if extra_predictions:
-        notes.append(
-            f"{len(extra_predictions)} prediction document(s) have no gold document and are ignored: "
-            f"{_some_ids(extra_predictions)}"
-        )
+    notes.extend(ignored_note)
     if custom and not any(spec.type is AttributeType.BOOL for spec in scored):
         notes.append("custom metrics apply to BOOL attributes only, and no BOOL attribute is scored")
 
@@ -115,7 +127,7 @@ def evaluation_from_rows(
         run_id=run_id,
         attributes=results,
         rows=rows,
-        warnings=notes + row_warnings,
+        warnings=[*notes, *no_context_warning(without_context), *row_warnings],
         unscored_documents=unscored,
         skipped_attributes=skipped,
     )

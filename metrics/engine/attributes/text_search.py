@@ -19,9 +19,13 @@ from metrics.engine.attributes.coercion import parse_number_text
 
 # A number as written in running text: digits, optionally grouped or split by "." or "," (kept as one
 # token so "10,000" is never read as 10 and 0), or led by the separator (".05" in "p < .05").
-# `_token_value` then decides whether it stands alone and whether a sign belongs to it, and reads it
+# `token_value` then decides whether it stands alone and whether a sign belongs to it, and reads it
 # whole in the project's number format (which decides whether a leading "." or "," is a decimal).
 _NUMBER_TOKEN = re.compile(r"[.,]?\d+(?:[.,]\d+)*")
+# The same tokens, found from their first digit: a text is scanned for this far faster than for
+# `_NUMBER_TOKEN`, whose optional first character the regex engine tries at every position. A separator right before the digits is the token's own (a token ends with a digit, so
+# the one before cannot have taken it).
+_DIGITS_OF_TOKEN = re.compile(r"\d+(?:[.,]\d+)*")
 _GLUE = "_.,"
 _THOUSANDS_SEPARATOR = {"en": ",", "de": "."}
 # Past this many candidate integer parts the targeted search is no cheaper than reading every number.
@@ -92,7 +96,7 @@ def _glues(char: str) -> bool:
     return char.isalnum() or char in _GLUE
 
 
-def _token_value(text: str, start: int, end: int, number_format: str) -> float | None:
+def token_value(text: str, start: int, end: int, number_format: str) -> float | None:
     """The value of the number token `text[start:end]`, or None when it is not a number on its own.
 
     A token glued to a word or separator on its left ("x12", "1..2") is not a number. A sign counts
@@ -117,8 +121,11 @@ def read_numbers(text: str, number_format: str) -> list[float]:
     "1.250,5" is 1250.5 and "0,45" is 0.45.
     """
     numbers = []
-    for match in _NUMBER_TOKEN.finditer(text):
-        value = _token_value(text, match.start(), match.end(), number_format)
+    for match in _DIGITS_OF_TOKEN.finditer(text):
+        start = match.start()
+        if start and text[start - 1] in ".,":
+            start -= 1
+        value = token_value(text, start, match.end(), number_format)
         if value is not None:
             numbers.append(value)
     numbers.sort()
@@ -193,10 +200,8 @@ def number_occurs(text: str, value: float, number_format: str, relative_toleranc
                 continue
             start = _token_start(text, position)
             token = _NUMBER_TOKEN.match(text, start)
-            token_value = _token_value(text, start, token.end(), number_format) if token else None
-            if token_value is not None and math.isclose(
-                token_value, value, rel_tol=relative_tolerance, abs_tol=0.0
-            ):
+            found = token_value(text, start, token.end(), number_format) if token else None
+            if found is not None and math.isclose(found, value, rel_tol=relative_tolerance, abs_tol=0.0):
                 return True
             position = text.find(key, position + 1)
     return False
@@ -309,7 +314,10 @@ class SearchableText:
         return near_threshold is not None and near_window_in(normalised_value, self.folded, near_threshold)
 
     def contains_number(self, value: float, relative_tolerance: float) -> bool:
-        found = number_occurs(self.raw, value, self._number_format, relative_tolerance)
-        if found is None:
-            found = number_in(value, self.numbers, relative_tolerance)
-        return found
+        # Once the text's numbers are read (for an earlier value the targeted search could not
+        # settle), a binary search in them beats another scan of the text; both give one answer.
+        if self._numbers is None:
+            found = number_occurs(self.raw, value, self._number_format, relative_tolerance)
+            if found is not None:
+                return found
+        return number_in(value, self.numbers, relative_tolerance)

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, cast
 
 from annotations.importers.errors import ImportProblem, InputValidationError, ProblemCollector
-from annotations.importers.labels import LabelResolver, load_label_map
+from annotations.importers.labels import LabelMap, LabelResolver, load_label_map
 from annotations.importers.sources import ArchiveLimits, SourceInput
 from annotations.importers.span_jsonl import offsets_problem, text_mismatch_problem
 from annotations.importers.span_types import SpanAnnotation, SpanDocument
@@ -38,6 +38,7 @@ from metrics.intervals import (
 from metrics.memory import release_free_memory
 from metrics.pipeline.executors import Executor, local_executor
 from metrics.pipeline.phases import PhaseTimer, paused_garbage_collection
+from metrics.pipeline.span_files import SpanFileChunk, plan_span_file_chunks, score_span_file_chunk
 from metrics.pipeline.spans import SpanPartial, merge_span_partials, score_span_chunk, span_chunks
 
 FORMAT_VERSION = 1
@@ -184,6 +185,102 @@ def _load_and_score(
     executor: Executor,
 ) -> ScoredSpanDocuments:
     label_map = load_label_map(label_map_path)
+    if gold_annotator is None:
+        scored = _score_plain_files(
+            gold_path,
+            predictions_path,
+            label_map=label_map,
+            restrict_to_gt_types=restrict_to_gt_types,
+            progress=progress,
+            executor=executor,
+        )
+        if scored is not None:
+            return scored
+    return _read_validate_and_score(
+        gold_path,
+        predictions_path,
+        label_map=label_map,
+        restrict_to_gt_types=restrict_to_gt_types,
+        progress=progress,
+        gold_annotator=gold_annotator,
+        limits=limits,
+        executor=executor,
+    )
+
+
+def _score_plain_files(
+    gold_path: SourceInput,
+    predictions_path: SourceInput,
+    *,
+    label_map: LabelMap,
+    restrict_to_gt_types: bool,
+    progress: ProgressCallback | None,
+    executor: Executor,
+) -> ScoredSpanDocuments | None:
+    """The fast path (`metrics.pipeline.span_files`): two plain JSONL files whose lines pair up, each
+    chunk read by whoever scores it. None when it is not sure of something: the caller reads again."""
+    chunks = plan_span_file_chunks(gold_path, predictions_path, label_map=label_map)
+    if chunks is None:
+        return None
+    total = sum(chunk.documents for chunk in chunks)
+    scored = _score_file_chunks(chunks, executor, progress, total)
+    if scored is None:
+        return None
+    partials, gold_types, predicted_types = scored
+    if restrict_to_gt_types and not predicted_types <= gold_types:
+        # Scored unrestricted, as if every predicted type were in gold; some were not: score again
+        # knowing gold's types (restricting to types that every prediction has changes nothing).
+        allowed = frozenset(gold_types)
+        scored = _score_file_chunks(
+            [replace(chunk, allowed_predicted_types=allowed) for chunk in chunks], executor, None, total
+        )
+        if scored is None:
+            return None
+        partials = scored[0]
+    scores, _ = merge_span_partials(partials)
+    document_ids = frozenset(score.document_id for score in scores)
+    if len(document_ids) != total:
+        return None  # a duplicate document id: the validating reader names both lines
+    return ScoredSpanDocuments(scores=scores, gold_count=total, predicted_ids=document_ids, warnings=[])
+
+
+def _score_file_chunks(
+    chunks: list[SpanFileChunk], executor: Executor, progress: ProgressCallback | None, total: int
+) -> tuple[list[SpanPartial], set[str], set[str]] | None:
+    """Every chunk's partial result and the types gold and the predictions named, or None when a chunk
+    was not sure (the chunks after it are then not read)."""
+    partials: list[SpanPartial] = []
+    gold_types: set[str] = set()
+    predicted_types: set[str] = set()
+    results = executor.map(score_span_file_chunk, chunks)
+    try:
+        for result in results:
+            if result.partial is None:
+                return None
+            partials.append(result.partial)
+            gold_types |= result.gold_types
+            predicted_types |= result.predicted_types
+            if progress is not None:
+                progress(sum(len(partial.positions) for partial in partials), total)
+    finally:
+        close = getattr(results, "close", None)
+        if close is not None:
+            close()
+    return partials, gold_types, predicted_types
+
+
+def _read_validate_and_score(
+    gold_path: SourceInput,
+    predictions_path: SourceInput,
+    *,
+    label_map: LabelMap,
+    restrict_to_gt_types: bool,
+    progress: ProgressCallback | None,
+    gold_annotator: str | None,
+    limits: ArchiveLimits,
+    executor: Executor,
+) -> ScoredSpanDocuments:
+    """The validating path: every input the importers read, every problem worded."""
     gold_problems: list[ImportProblem] = []
     try:
         gold_corpus = load_span_corpus(gold_path, label_map=label_map, limits=limits, role="gold")

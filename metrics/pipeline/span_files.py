@@ -16,6 +16,7 @@ always has. Its results are those of the validating path, document by document.
 
 from __future__ import annotations
 
+import mmap
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -29,11 +30,12 @@ import orjson
 
 from annotations.importers.labels import LabelMap
 from metrics.engine.spans.columns import SpanColumns, SpanSide
-from metrics.pipeline.spans import CHUNK_DOCUMENTS, SpanChunk, SpanPartial, score_span_chunk
+from metrics.pipeline import spans as span_pipeline
+from metrics.pipeline.spans import SpanChunk, SpanPartial, score_span_chunk
 
 JSONL_SUFFIXES = frozenset({".jsonl", ".ndjson"})
 # Newlines are found a block at a time, so the scan's temporary arrays stay a few MB.
-_SCAN_BLOCK = 1 << 23
+_SCAN_BLOCK = 1 << 22
 _NEWLINE = 0x0A
 _START, _END, _TYPE = itemgetter("start"), itemgetter("end"), itemgetter("entity_type")
 
@@ -86,7 +88,7 @@ def plan_span_file_chunks(
     predicted_ends = line_ends(str(predictions_path))
     if len(gold_ends) == 0 or len(gold_ends) != len(predicted_ends):
         return None
-    size = size or CHUNK_DOCUMENTS
+    size = size or span_pipeline.CHUNK_DOCUMENTS  # read at call time: tests cut small chunks
     mapping = dict(label_map.mapping)
     chunks = []
     for first in range(0, len(gold_ends), size):
@@ -118,15 +120,21 @@ def _plain_jsonl(path: Any) -> bool:
 
 def line_ends(path: str) -> np.ndarray:
     """The byte offset just past each line of a file (its newline, or the end of a last line without one)."""
-    ends = []
-    offset = 0
     with open(path, "rb") as file:
-        while block := file.read(_SCAN_BLOCK):
-            ends.append(np.flatnonzero(np.frombuffer(block, dtype=np.uint8) == _NEWLINE) + (offset + 1))
-            offset += len(block)
-    found = np.concatenate(ends) if ends else np.zeros(0, dtype=np.int64)
-    if offset and (len(found) == 0 or found[-1] != offset):
-        found = np.append(found, offset)
+        size = os.fstat(file.fileno()).st_size
+        if size == 0:
+            return np.zeros(0, dtype=np.int64)
+        # Mapped, not read: the scan looks at the page cache's bytes without copying them.
+        with mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+            data = np.frombuffer(mapped, dtype=np.uint8)
+            ends = [
+                np.flatnonzero(data[offset : offset + _SCAN_BLOCK] == _NEWLINE) + (offset + 1)
+                for offset in range(0, size, _SCAN_BLOCK)
+            ]
+            del data  # the mapping cannot close while an array views it
+    found = np.concatenate(ends)
+    if len(found) == 0 or found[-1] != size:
+        found = np.append(found, size)
     return found.astype(np.int64)
 
 

@@ -226,7 +226,9 @@ def _score_plain_files(
     scored = _score_file_chunks(chunks, executor, progress, total)
     if scored is None:
         return None
-    partials, gold_types, predicted_types = scored
+    partials, document_ids, gold_types, predicted_types = scored
+    if len(document_ids) != total:
+        return None  # a duplicate document id: the validating reader names both lines
     if restrict_to_gt_types and not predicted_types <= gold_types:
         # Scored unrestricted, as if every predicted type were in gold; some were not: score again
         # knowing gold's types (restricting to types that every prediction has changes nothing).
@@ -238,18 +240,16 @@ def _score_plain_files(
             return None
         partials = scored[0]
     scores, _ = merge_span_partials(partials)
-    document_ids = frozenset(score.document_id for score in scores)
-    if len(document_ids) != total:
-        return None  # a duplicate document id: the validating reader names both lines
     return ScoredSpanDocuments(scores=scores, gold_count=total, predicted_ids=document_ids, warnings=[])
 
 
 def _score_file_chunks(
     chunks: list[SpanFileChunk], executor: Executor, progress: ProgressCallback | None, total: int
-) -> tuple[list[SpanPartial], set[str], set[str]] | None:
-    """Every chunk's partial result and the types gold and the predictions named, or None when a chunk
-    was not sure (the chunks after it are then not read)."""
+) -> tuple[list[SpanPartial], frozenset[str], set[str], set[str]] | None:
+    """Every chunk's partial result, the documents' ids and the types gold and the predictions named,
+    or None when a chunk was not sure (the chunks after it are then not read)."""
     partials: list[SpanPartial] = []
+    document_ids: set[str] = set()
     gold_types: set[str] = set()
     predicted_types: set[str] = set()
     results = executor.map(score_span_file_chunk, chunks)
@@ -258,15 +258,16 @@ def _score_file_chunks(
             if result.partial is None:
                 return None
             partials.append(result.partial)
+            document_ids.update(result.document_ids)
             gold_types |= result.gold_types
             predicted_types |= result.predicted_types
             if progress is not None:
-                progress(sum(len(partial.positions) for partial in partials), total)
+                progress(len(document_ids), total)
     finally:
         close = getattr(results, "close", None)
         if close is not None:
             close()
-    return partials, gold_types, predicted_types
+    return partials, frozenset(document_ids), gold_types, predicted_types
 
 
 def _read_validate_and_score(

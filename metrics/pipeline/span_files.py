@@ -74,6 +74,7 @@ class SpanFileResult:
     """A chunk's partial result and the types each side named; `partial` None: not sure, read again."""
 
     partial: SpanPartial | None
+    document_ids: Sequence[str] = ()
     gold_types: frozenset[str] = frozenset()
     predicted_types: frozenset[str] = frozenset()
 
@@ -144,7 +145,9 @@ def score_span_file_chunk(chunk: SpanFileChunk) -> SpanFileResult:
     if read is None:
         return SpanFileResult(None)
     span_chunk, gold_types, predicted_types = read
-    return SpanFileResult(score_span_chunk(span_chunk), gold_types, predicted_types)
+    return SpanFileResult(
+        score_span_chunk(span_chunk), span_chunk.columns.document_ids, gold_types, predicted_types
+    )
 
 
 def read_span_file_chunk(chunk: SpanFileChunk) -> tuple[SpanChunk, frozenset[str], frozenset[str]] | None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 from annotations.importers.errors import ImportProblem, InputValidationError, ProblemCollector
@@ -217,57 +217,72 @@ def _score_plain_files(
     progress: ProgressCallback | None,
     executor: Executor,
 ) -> ScoredSpanDocuments | None:
-    """The fast path (`metrics.pipeline.span_files`): two plain JSONL files whose lines pair up, each
-    chunk read by whoever scores it. None when it is not sure of something: the caller reads again."""
+    """The fast path (`metrics.pipeline.span_files`): two plain JSONL files, each chunk read by whoever
+    scores it. None when it is not sure of something: the caller reads both again, validating."""
     chunks = plan_span_file_chunks(gold_path, predictions_path, label_map=label_map)
-    if chunks is None:
+    scored = None if chunks is None else _score_file_chunks(chunks, executor, progress)
+    if scored is UNPAIRED:  # line k of the predictions was not the document of gold's line k
+        chunks = plan_span_file_chunks(gold_path, predictions_path, label_map=label_map, by_document_id=True)
+        scored = None if chunks is None else _score_file_chunks(chunks, executor, progress)
+    if not isinstance(scored, _FileScores) or chunks is None:
         return None
     total = sum(chunk.documents for chunk in chunks)
-    scored = _score_file_chunks(chunks, executor, progress, total)
-    if scored is None:
-        return None
-    partials, document_ids, gold_types, predicted_types = scored
-    if len(document_ids) != total:
+    if len(scored.document_ids) != total:
         return None  # a duplicate document id: the validating reader names both lines
-    if restrict_to_gt_types and not predicted_types <= gold_types:
+    if restrict_to_gt_types and not scored.predicted_types <= scored.gold_types:
         # Scored unrestricted, as if every predicted type were in gold; some were not: score again
         # knowing gold's types (restricting to types that every prediction has changes nothing).
-        allowed = frozenset(gold_types)
-        scored = _score_file_chunks(
-            [replace(chunk, allowed_predicted_types=allowed) for chunk in chunks], executor, None, total
+        allowed = frozenset(scored.gold_types)
+        restricted = _score_file_chunks(
+            [replace(chunk, allowed_predicted_types=allowed) for chunk in chunks], executor, None
         )
-        if scored is None:
+        if not isinstance(restricted, _FileScores):
             return None
-        partials = scored[0]
-    scores, _ = merge_span_partials(partials)
-    return ScoredSpanDocuments(scores=scores, gold_count=total, predicted_ids=document_ids, warnings=[])
+        scored.partials = restricted.partials
+    scores, _ = merge_span_partials(scored.partials)
+    return ScoredSpanDocuments(
+        scores=scores, gold_count=total, predicted_ids=frozenset(scored.predicted_ids), warnings=[]
+    )
+
+
+@dataclass
+class _FileScores:
+    """The fast path's chunks, scored: partial results, the documents' ids and the types each side named."""
+
+    partials: list[SpanPartial] = field(default_factory=list)
+    document_ids: set[str] = field(default_factory=set)
+    predicted_ids: set[str] = field(default_factory=set)
+    gold_types: set[str] = field(default_factory=set)
+    predicted_types: set[str] = field(default_factory=set)
+
+
+UNPAIRED = "unpaired"
 
 
 def _score_file_chunks(
-    chunks: list[SpanFileChunk], executor: Executor, progress: ProgressCallback | None, total: int
-) -> tuple[list[SpanPartial], frozenset[str], set[str], set[str]] | None:
-    """Every chunk's partial result, the documents' ids and the types gold and the predictions named,
-    or None when a chunk was not sure (the chunks after it are then not read)."""
-    partials: list[SpanPartial] = []
-    document_ids: set[str] = set()
-    gold_types: set[str] = set()
-    predicted_types: set[str] = set()
+    chunks: list[SpanFileChunk], executor: Executor, progress: ProgressCallback | None
+) -> _FileScores | str | None:
+    """Every chunk scored, or None when a chunk was not sure, or UNPAIRED when its lines did not pair
+    (the chunks after it are then not read)."""
+    scored = _FileScores()
+    total = sum(chunk.documents for chunk in chunks)
     results = executor.map(score_span_file_chunk, chunks)
     try:
         for result in results:
             if result.partial is None:
-                return None
-            partials.append(result.partial)
-            document_ids.update(result.document_ids)
-            gold_types |= result.gold_types
-            predicted_types |= result.predicted_types
+                return UNPAIRED if result.unpaired else None
+            scored.partials.append(result.partial)
+            scored.document_ids.update(result.document_ids)
+            scored.predicted_ids.update(result.predicted_ids)
+            scored.gold_types |= result.gold_types
+            scored.predicted_types |= result.predicted_types
             if progress is not None:
-                progress(len(document_ids), total)
+                progress(len(scored.document_ids), total)
     finally:
         close = getattr(results, "close", None)
         if close is not None:
             close()
-    return partials, frozenset(document_ids), gold_types, predicted_types
+    return scored
 
 
 def _read_validate_and_score(

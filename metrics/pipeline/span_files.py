@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import mmap
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import chain, repeat
@@ -37,6 +38,8 @@ JSONL_SUFFIXES = frozenset({".jsonl", ".ndjson"})
 # Newlines are found a block at a time, so the scan's temporary arrays stay a few MB.
 _SCAN_BLOCK = 1 << 22
 _NEWLINE = 0x0A
+# A line that starts with its document id, unescaped: `{"document_id": "doc-1", ...`.
+_LEADING_ID = re.compile(rb'\{\s*"document_id"\s*:\s*"([^"\\]*)"')
 _START, _END, _TYPE = itemgetter("start"), itemgetter("end"), itemgetter("entity_type")
 
 
@@ -58,58 +61,154 @@ class ByteRange:
 
 
 @dataclass(frozen=True)
+class ScatteredLines:
+    """One line of a file per document, by byte offsets (`start` -1: the document has no line)."""
+
+    path: str
+    starts: np.ndarray
+    ends: np.ndarray
+
+    def read_lines(self) -> list[bytes | None]:
+        with open(self.path, "rb") as file:
+            descriptor = file.fileno()
+            return [
+                None if start < 0 else os.pread(descriptor, end - start, start)
+                for start, end in zip(self.starts.tolist(), self.ends.tolist(), strict=True)
+            ]
+
+
+class LinesDoNotPair(Exception):
+    """A prediction line names another document than the gold line it was paired with."""
+
+
+@dataclass(frozen=True)
 class SpanFileChunk:
-    """Documents `first_position ...` of gold and the predictions' lines that pair with them."""
+    """Documents `first_position ...` of gold and the predictions' lines that pair with them: the same
+    lines of the predictions (a `ByteRange`), or each document's line wherever it is."""
 
     first_position: int
     documents: int
     gold: ByteRange
-    predictions: ByteRange
+    predictions: ByteRange | ScatteredLines
     label_map: dict[str, str]  # normalized label -> canonical type (LabelMap.mapping as a plain dict)
     allowed_predicted_types: frozenset[str] | None = None
 
 
 @dataclass
 class SpanFileResult:
-    """A chunk's partial result and the types each side named; `partial` None: not sure, read again."""
+    """A chunk's partial result, its documents' ids (all, and those predicted) and the types each side
+    named. `partial` None: not sure, read again; `unpaired`: because the lines did not pair."""
 
     partial: SpanPartial | None
     document_ids: Sequence[str] = ()
+    predicted_ids: Sequence[str] = ()
     gold_types: frozenset[str] = frozenset()
     predicted_types: frozenset[str] = frozenset()
+    unpaired: bool = False
 
 
 def plan_span_file_chunks(
-    gold_path: Any, predictions_path: Any, *, label_map: LabelMap, size: int | None = None
+    gold_path: Any,
+    predictions_path: Any,
+    *,
+    label_map: LabelMap,
+    size: int | None = None,
+    by_document_id: bool = False,
 ) -> list[SpanFileChunk] | None:
-    """The chunks of two plain JSONL files with as many lines each, or None for any other input."""
+    """The chunks of two plain JSONL files, or None for any other input.
+
+    Line k of the predictions goes with line k of gold when both have as many lines (the readers
+    check that the ids agree) unless `by_document_id`; else each prediction line goes with the gold
+    line its `document_id` names (None when some line names no document, an unknown or a repeated one).
+    """
     if not (_plain_jsonl(gold_path) and _plain_jsonl(predictions_path)):
         return None
     gold_ends = line_ends(str(gold_path))
     predicted_ends = line_ends(str(predictions_path))
-    if len(gold_ends) == 0 or len(gold_ends) != len(predicted_ends):
+    if len(gold_ends) == 0 or len(predicted_ends) == 0:
         return None
     size = size or span_pipeline.CHUNK_DOCUMENTS  # read at call time: tests cut small chunks
-    mapping = dict(label_map.mapping)
+    gold_starts = np.concatenate(([0], gold_ends[:-1]))
+    by_line = len(gold_ends) == len(predicted_ends) and not by_document_id
+    if by_line:
+        predicted_starts = np.concatenate(([0], predicted_ends[:-1]))
+    else:
+        found = _predicted_lines_by_gold_line(
+            str(gold_path), gold_starts, gold_ends, str(predictions_path), predicted_ends
+        )
+        if found is None:
+            return None
+        predicted_starts, predicted_ends = found
     chunks = []
     for first in range(0, len(gold_ends), size):
-        last = min(first + size, len(gold_ends)) - 1
+        last = min(first + size, len(gold_ends))
+        predictions: ByteRange | ScatteredLines = (
+            ByteRange(str(predictions_path), int(predicted_starts[first]), int(predicted_ends[last - 1]))
+            if by_line
+            else ScatteredLines(
+                str(predictions_path), predicted_starts[first:last].copy(), predicted_ends[first:last].copy()
+            )
+        )
         chunks.append(
             SpanFileChunk(
                 first_position=first,
-                documents=last - first + 1,
-                gold=ByteRange(
-                    str(gold_path), int(gold_ends[first - 1]) if first else 0, int(gold_ends[last])
-                ),
-                predictions=ByteRange(
-                    str(predictions_path),
-                    int(predicted_ends[first - 1]) if first else 0,
-                    int(predicted_ends[last]),
-                ),
-                label_map=mapping,
+                documents=last - first,
+                gold=ByteRange(str(gold_path), int(gold_starts[first]), int(gold_ends[last - 1])),
+                predictions=predictions,
+                label_map=dict(label_map.mapping),
             )
         )
     return chunks
+
+
+def _predicted_lines_by_gold_line(
+    gold_path: str,
+    gold_starts: np.ndarray,
+    gold_ends: np.ndarray,
+    predictions_path: str,
+    predicted_ends: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """For each gold line, the byte offsets of the prediction line naming its document (-1: none)."""
+    gold_ids = line_document_ids(gold_path, gold_starts, gold_ends)
+    predicted_starts = np.concatenate(([0], predicted_ends[:-1]))
+    predicted_ids = line_document_ids(predictions_path, predicted_starts, predicted_ends)
+    if gold_ids is None or predicted_ids is None:
+        return None
+    line_of = {document_id: line for line, document_id in enumerate(gold_ids)}
+    if len(line_of) != len(gold_ids):
+        return None
+    try:
+        lines = np.fromiter(map(line_of.__getitem__, predicted_ids), dtype=np.int64, count=len(predicted_ids))
+    except KeyError:
+        return None  # a prediction for a document that is not in gold
+    if len(np.unique(lines)) != len(lines):
+        return None
+    starts = np.full(len(gold_ids), -1, dtype=np.int64)
+    ends = np.full(len(gold_ids), -1, dtype=np.int64)
+    starts[lines] = predicted_starts
+    ends[lines] = predicted_ends
+    return starts, ends
+
+
+def line_document_ids(path: str, starts: np.ndarray, ends: np.ndarray) -> list[str] | None:
+    """The `document_id` each line names, or None when a line names none. Read from the line's first
+    bytes when it starts with its id: the reader of the chunk checks it against the parsed line."""
+    ids = []
+    with open(path, "rb") as file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+        for start, end in zip(starts.tolist(), ends.tolist(), strict=True):
+            match = _LEADING_ID.match(mapped, start, end)
+            try:
+                document_id = (
+                    match.group(1).decode("utf-8")
+                    if match
+                    else orjson.loads(mapped[start:end]).get("document_id")
+                )
+            except (UnicodeDecodeError, orjson.JSONDecodeError, AttributeError):
+                return None
+            if type(document_id) is not str:
+                return None
+            ids.append(document_id)
+    return ids
 
 
 def _plain_jsonl(path: Any) -> bool:
@@ -141,64 +240,95 @@ def line_ends(path: str) -> np.ndarray:
 
 def score_span_file_chunk(chunk: SpanFileChunk) -> SpanFileResult:
     """Read, check and score one chunk: its partial result, or a result without one when not sure."""
-    read = read_span_file_chunk(chunk)
+    try:
+        read = read_span_file_chunk(chunk)
+    except LinesDoNotPair:
+        return SpanFileResult(None, unpaired=True)
     if read is None:
         return SpanFileResult(None)
-    span_chunk, gold_types, predicted_types = read
     return SpanFileResult(
-        score_span_chunk(span_chunk), span_chunk.columns.document_ids, gold_types, predicted_types
+        score_span_chunk(read.chunk),
+        read.chunk.columns.document_ids,
+        read.predicted_ids,
+        read.gold_types,
+        read.predicted_types,
     )
 
 
-def read_span_file_chunk(chunk: SpanFileChunk) -> tuple[SpanChunk, frozenset[str], frozenset[str]] | None:
-    """The chunk's columns and the types named by gold and by the predictions, or None when not sure."""
+@dataclass
+class ReadSpanFileChunk:
+    """A chunk as read: its columns, the documents that have a prediction line, the types named."""
+
+    chunk: SpanChunk
+    predicted_ids: list[str]
+    gold_types: frozenset[str]
+    predicted_types: frozenset[str]
+
+
+def read_span_file_chunk(chunk: SpanFileChunk) -> ReadSpanFileChunk | None:
+    """The chunk as columns, or None when not sure. Raises LinesDoNotPair when a prediction line names
+    another document than its gold line."""
     gold = _records(chunk.gold.read_lines(), chunk.documents)
-    predicted = _records(chunk.predictions.read_lines(), chunk.documents)
-    if gold is None or predicted is None:
+    if gold is None:
         return None
     document_ids = _document_ids(gold)
     texts = _field(gold, "text")
-    if document_ids is None or texts is None or set(map(type, texts)) != {str}:
+    if document_ids is None or set(map(type, texts)) != {str}:
         return None
-    if _document_ids(predicted) != document_ids or not _same_texts(_field(predicted, "text"), texts):
+    predicted_lines = chunk.predictions.read_lines()
+    predicted = _records([line for line in predicted_lines if line is not None], None)
+    if predicted is None:
+        return None
+    predicted_ids = _document_ids(predicted)
+    if predicted_ids is None:
+        return None
+    if None in predicted_lines:  # documents without a prediction line predicted nothing
+        found = iter(predicted)
+        predicted = [
+            {"document_id": document_id, "entities": []} if line is None else next(found)
+            for line, document_id in zip(predicted_lines, document_ids, strict=True)
+        ]
+    if _document_ids(predicted) != document_ids:
+        raise LinesDoNotPair
+    if not _same_texts(_field(predicted, "text"), texts):
         return None
     labels = _Labels(chunk.label_map)
     gold_spans = _spans(gold, texts, labels)
     predicted_spans = _spans(predicted, texts, labels)
     if gold_spans is None or predicted_spans is None:
         return None
-    type_names = labels.type_names
     columns = SpanColumns(
         document_ids=document_ids,
         texts=texts,
-        type_names=type_names,
+        type_names=labels.type_names,
         gold=gold_spans,
         predicted=predicted_spans,
     )
     positions = list(range(chunk.first_position, chunk.first_position + chunk.documents))
-    return (
+    return ReadSpanFileChunk(
         SpanChunk(positions, columns, chunk.allowed_predicted_types),
-        _types_of(gold_spans, type_names),
-        _types_of(predicted_spans, type_names),
+        predicted_ids,
+        _types_of(gold_spans, labels.type_names),
+        _types_of(predicted_spans, labels.type_names),
     )
 
 
-def _records(lines: Sequence[bytes], documents: int) -> list[dict[str, Any]] | None:
+def _records(lines: Sequence[bytes], documents: int | None) -> list[dict[str, Any]] | None:
     """Each line's JSON object, or None unless every line is one (a blank or malformed line is not).
 
     orjson directly, without `parse_json_bytes`' scan for long integers: where orjson reads a value
     differently from json (an integer beyond 64 bits), the value is either one this path ignores or
     an offset, and an offset that is not an int sends the chunk to the validating reader."""
-    if len(lines) != documents:
+    if documents is not None and len(lines) != documents:
         return None
     try:
         records = list(map(orjson.loads, lines))
     except orjson.JSONDecodeError:
         return None
-    if set(map(type, records)) != {dict}:
+    if set(map(type, records)) - {dict}:
         return None
     # An annotator makes the document one of several versions: the validating reader chooses.
-    if set(_field(records, "annotator")) != {None}:
+    if set(_field(records, "annotator")) - {None}:
         return None
     return records
 
@@ -209,7 +339,7 @@ def _field(records: Sequence[dict[str, Any]], name: str) -> list[Any]:
 
 def _document_ids(records: Sequence[dict[str, Any]]) -> list[str] | None:
     document_ids = _field(records, "document_id")
-    if set(map(type, document_ids)) != {str} or not all(document_ids):
+    if set(map(type, document_ids)) - {str} or not all(document_ids):
         return None
     return document_ids
 

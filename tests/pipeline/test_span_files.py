@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -19,7 +20,13 @@ from annotations.importers.errors import InputValidationError
 from annotations.importers.labels import LabelMap
 from metrics.pipeline import span_files
 from metrics.pipeline import spans as span_pipeline
-from metrics.pipeline.span_files import line_ends, plan_span_file_chunks, read_span_file_chunk
+from metrics.pipeline.span_files import (
+    LinesDoNotPair,
+    line_document_ids,
+    line_ends,
+    plan_span_file_chunks,
+    read_span_file_chunk,
+)
 from metrics.span_evaluation import score_span_paths
 
 TEXT = "Anna Beispiel, geboren am 01.02.1990, wohnt in Köln 😀."
@@ -58,10 +65,18 @@ def write_pair(tmp_path: Path, gold: list, predicted: list) -> tuple[Path, Path]
     return write_lines(tmp_path / "gold.jsonl", gold), write_lines(tmp_path / "predictions.jsonl", predicted)
 
 
-def fast_chunks(gold: Path, predictions: Path, size: int = 2) -> list | None:
-    """Each chunk as the fast path reads it (None: not sure), or None when it does not plan at all."""
-    chunks = plan_span_file_chunks(gold, predictions, label_map=LabelMap.default(), size=size)
-    return None if chunks is None else [read_span_file_chunk(chunk) for chunk in chunks]
+def fast_chunks(gold: Path, predictions: Path, size: int = 2, **options) -> list | None:
+    """Each chunk as the fast path reads it (None: not sure; "unpaired": its lines do not pair), or
+    None when it does not plan at all."""
+    chunks = plan_span_file_chunks(gold, predictions, label_map=LabelMap.default(), size=size, **options)
+    return None if chunks is None else [read_or_unpaired(chunk) for chunk in chunks]
+
+
+def read_or_unpaired(chunk):
+    try:
+        return read_span_file_chunk(chunk)
+    except LinesDoNotPair:
+        return "unpaired"
 
 
 def validating(gold: Path, predictions: Path, **options):
@@ -112,6 +127,9 @@ def paired_files(draw: st.DrawFn) -> tuple[list[dict], list[dict], bool]:
         if draw(st.booleans()):
             prediction["text"] = text
         predicted.append(prediction)
+    if draw(st.booleans()):  # predictions in another order, some documents without one
+        predicted = draw(st.permutations(predicted))
+        predicted = predicted[: draw(st.integers(1, len(predicted)))]
     return gold, predicted, draw(st.booleans())
 
 
@@ -120,7 +138,7 @@ def paired_files(draw: st.DrawFn) -> tuple[list[dict], list[dict], bool]:
 def test_it_scores_what_the_validating_reader_scores(tmp_path_factory, files):
     gold_lines, predicted_lines, restrict = files
     gold, predictions = write_pair(tmp_path_factory.mktemp("files"), gold_lines, predicted_lines)
-    assert all(chunk is not None for chunk in fast_chunks(gold, predictions))
+    assert all(chunk is not None for chunk in fast_chunks(gold, predictions, by_document_id=True))
 
     fast = score_span_paths(gold, predictions, restrict_to_gt_types=restrict)
     slow = validating(gold, predictions, restrict_to_gt_types=restrict)
@@ -194,7 +212,6 @@ NOT_SURE = {
         None,
         predicted_record("c", entities=[{"start": 0, "end": 4, "entity_type": "AGE", "text": "Otto"}]),
     ),
-    "predictions in another order": (None, predicted_record("d")),
 }
 
 
@@ -211,7 +228,7 @@ def test_it_is_not_sure_of_anything_the_validating_reader_would_word(tmp_path, c
     predicted_lines = [predicted_record(i) for i in "ab"]
     predicted_lines += [
         predicted_record("c") if predicted_line is None else predicted_line,
-        predicted_record("c" if predicted_line == predicted_record("d") else "d"),
+        predicted_record("d"),
     ]
     gold, predictions = write_pair(tmp_path, gold_lines, predicted_lines)
 
@@ -235,10 +252,81 @@ def test_it_is_not_sure_of_anything_the_validating_reader_would_word(tmp_path, c
         ]
 
 
-def test_it_leaves_files_whose_lines_do_not_pair_to_the_validating_reader(tmp_path):
-    gold, predictions = write_pair(tmp_path, [gold_record("a"), gold_record("b")], [predicted_record("a")])
+def test_it_pairs_predictions_in_another_order_by_document_id(tmp_path):
+    gold, predictions = write_pair(
+        tmp_path,
+        [gold_record(i) for i in "abcde"],
+        [
+            predicted_record("b"),
+            predicted_record("a"),
+            predicted_record("e"),
+            predicted_record("d"),
+            predicted_record("c"),
+        ],
+    )
+    assert fast_chunks(gold, predictions) == ["unpaired", "unpaired", "unpaired"]
+    assert None not in fast_chunks(gold, predictions, by_document_id=True)
+    assert score_fields(score_span_paths(gold, predictions)) == score_fields(validating(gold, predictions))
+
+
+def test_documents_without_a_prediction_line_predicted_nothing(tmp_path):
+    gold, predictions = write_pair(tmp_path, [gold_record(i) for i in "abc"], [predicted_record("c")])
+    read = fast_chunks(gold, predictions)
+    assert [len(chunk.chunk.columns.predicted) for chunk in read] == [0, 2]
+    assert [chunk.predicted_ids for chunk in read] == [[], ["c"]]
+    fast = score_span_paths(gold, predictions)
+    assert fast.predicted_ids == {"c"}
+    assert score_fields(fast) == score_fields(validating(gold, predictions))
+
+
+@pytest.mark.parametrize(
+    "predicted",
+    [
+        [predicted_record("a"), predicted_record("x")],
+        [predicted_record("a"), predicted_record("a")],
+        [predicted_record("a"), {"entities": []}],
+    ],
+    ids=[
+        "a document not in gold",
+        "a document predicted twice",
+        "a line without document id",
+    ],
+)
+def test_it_leaves_predictions_it_cannot_pair_to_the_validating_reader(tmp_path, predicted):
+    gold, predictions = write_pair(tmp_path, [gold_record(i) for i in "abc"], predicted)
+    assert fast_chunks(gold, predictions) is None
+    with pytest.raises(InputValidationError) as raised:
+        score_span_paths(gold, predictions)
+    with pytest.raises(InputValidationError) as expected:
+        validating(gold, predictions)
+    # The validating reader read the same files from their folders (`g/`, `p/`), and says so.
+    assert [problem.message for problem in raised.value.problems] == [
+        problem.message.replace("/p/", "/").replace("/g/", "/") for problem in expected.value.problems
+    ]
+
+
+def test_it_leaves_a_blank_line_among_unpaired_lines_to_the_validating_reader(tmp_path):
+    gold, predictions = write_pair(tmp_path, [gold_record(i) for i in "abc"], [predicted_record("a"), ""])
     assert fast_chunks(gold, predictions) is None
     assert score_fields(score_span_paths(gold, predictions)) == score_fields(validating(gold, predictions))
+
+
+def test_a_line_names_its_document_in_its_first_bytes_or_anywhere(tmp_path):
+    path = write_lines(
+        tmp_path / "lines.jsonl",
+        [
+            '{"document_id": "plain", "entities": []}',
+            '{"document_id":"compact","entities":[]}',
+            '{"entities": [], "document_id": "later"}',
+            '{"document_id": "esc\\"aped", "entities": []}',
+            '{"document_id": "dök-😀", "entities": []}',
+        ],
+    )
+    ends = line_ends(str(path))
+    starts = np.concatenate(([0], ends[:-1]))
+    assert line_document_ids(str(path), starts, ends) == ["plain", "compact", "later", 'esc"aped', "dök-😀"]
+    write_lines(path, ['{"document_id": 7}'])
+    assert line_document_ids(str(path), np.array([0]), line_ends(str(path))) is None
 
 
 def test_it_leaves_a_duplicate_document_in_another_chunk_to_the_validating_reader(tmp_path):

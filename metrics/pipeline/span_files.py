@@ -32,6 +32,7 @@ import orjson
 from annotations.importers.labels import LabelMap
 from metrics.engine.spans.columns import SpanColumns, SpanSide
 from metrics.pipeline import spans as span_pipeline
+from metrics.pipeline.phases import paused_garbage_collection
 from metrics.pipeline.spans import SpanChunk, SpanPartial, score_span_chunk
 
 JSONL_SUFFIXES = frozenset({".jsonl", ".ndjson"})
@@ -240,19 +241,21 @@ def line_ends(path: str) -> np.ndarray:
 
 def score_span_file_chunk(chunk: SpanFileChunk) -> SpanFileResult:
     """Read, check and score one chunk: its partial result, or a result without one when not sure."""
-    try:
-        read = read_span_file_chunk(chunk)
-    except LinesDoNotPair:
-        return SpanFileResult(None, unpaired=True)
-    if read is None:
-        return SpanFileResult(None)
-    return SpanFileResult(
-        score_span_chunk(read.chunk),
-        read.chunk.columns.document_ids,
-        read.predicted_ids,
-        read.gold_types,
-        read.predicted_types,
-    )
+    # A pool's worker runs with the collector on; a chunk's parsed lines are thousands of containers.
+    with paused_garbage_collection():
+        try:
+            read = read_span_file_chunk(chunk)
+        except LinesDoNotPair:
+            return SpanFileResult(None, unpaired=True)
+        if read is None:
+            return SpanFileResult(None)
+        return SpanFileResult(
+            score_span_chunk(read.chunk),
+            read.chunk.columns.document_ids,
+            read.predicted_ids,
+            read.gold_types,
+            read.predicted_types,
+        )
 
 
 @dataclass

@@ -4,9 +4,14 @@ The glue between the importers (`annotations.importers`, plain Python) and the s
 (`metrics.engine.spans`). It imports nothing from Django, so the offline `evaluate_spans` command,
 the server's scoring jobs and the benchmark all run the same code.
 
-Memory and speed: gold is loaded whole (it must be: a prediction can name any gold document), but
-predictions are streamed. Each predicted document is checked, paired with its gold document, scored
-and dropped; the gold document is dropped too. Only per-document scores stay.
+Memory and speed: two plain JSONL files take the fast path (`metrics.pipeline.span_files`): a chunk
+is byte ranges of both files, and whoever scores it (this process or a pool's worker) reads and
+checks its lines straight into columns, so no process holds the whole gold text and reading runs in
+every worker. Predictions pair with gold line by line, or else by the document id each line names.
+Every other input (directories, archives, CAS files, a label map's unknown labels, annotators), and
+any input the fast path is not sure of, takes the validating path: gold is loaded whole (a
+prediction can name any gold document), predictions streamed, each checked, paired, scored and
+dropped with its gold document; that path words every error and warning.
 
 Scoring runs on the one pipeline (`metrics.pipeline`): paired documents are cut into chunks, each
 chunk scored into a partial result by the executor (`processes` > 1: a local process pool), and the

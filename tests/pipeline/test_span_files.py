@@ -354,3 +354,19 @@ def test_line_ends_are_the_offsets_past_each_line(tmp_path, monkeypatch):
     assert line_ends(str(path)).tolist() == [3, 11]
     path.write_bytes(b"")
     assert line_ends(str(path)).tolist() == []
+
+
+def test_a_label_map_maps_labels_as_the_validating_reader_maps_them(tmp_path):
+    label_map = tmp_path / "labels.json"
+    label_map.write_text(json.dumps({"Shoe Size": "AGE", "name": "ORGANIZATION"}), encoding="utf-8")
+    shoe = [{"start": 0, "end": 4, "entity_type": "shoe size"}]
+    gold, predictions = write_pair(
+        tmp_path,
+        [gold_record("a", entities=shoe), gold_record("b"), gold_record("c")],
+        [predicted_record(i) for i in "abc"],
+    )
+    fast = score_span_paths(gold, predictions, label_map_path=label_map)
+    slow = validating(gold, predictions, label_map_path=label_map)
+    assert score_fields(fast) == score_fields(slow)
+    assert {"AGE", "ORGANIZATION"} <= set(score_fields(fast)[0][2])
+    assert fast.warnings == slow.warnings == []

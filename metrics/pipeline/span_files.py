@@ -39,6 +39,9 @@ from metrics.pipeline.phases import paused_garbage_collection
 from metrics.pipeline.spans import SpanChunk, SpanPartial, score_span_chunk
 
 JSONL_SUFFIXES = frozenset({".jsonl", ".ndjson"})
+# Gold bytes per chunk at most (beside CHUNK_DOCUMENTS documents at most): 1,024 documents of the
+# bench corpora are 1.3-2.3 MB.
+CHUNK_BYTES = 1 << 23
 # Newlines are found a block at a time, so the scan's temporary arrays stay a few MB.
 _SCAN_BLOCK = 1 << 22
 _NEWLINE = 0x0A
@@ -143,8 +146,12 @@ def plan_span_file_chunks(
             return None
         predicted_starts, predicted_ends = found
     chunks = []
-    for first in range(0, len(gold_ends), size):
-        last = min(first + size, len(gold_ends))
+    first = 0
+    while first < len(gold_ends):
+        # At most `size` documents, and no more gold bytes than CHUNK_BYTES unless one line is longer:
+        # a chunk of long documents stays as small in memory as one of short ones.
+        fitting = int(np.searchsorted(gold_ends, gold_starts[first] + CHUNK_BYTES, side="right"))
+        last = min(first + size, max(fitting, first + 1))
         predictions: ByteRange | ScatteredLines = (
             ByteRange(str(predictions_path), int(predicted_starts[first]), int(predicted_ends[last - 1]))
             if by_line
@@ -161,6 +168,7 @@ def plan_span_file_chunks(
                 label_map=dict(label_map.mapping),
             )
         )
+        first = last
     return chunks
 
 

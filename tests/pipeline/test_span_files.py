@@ -370,3 +370,19 @@ def test_a_label_map_maps_labels_as_the_validating_reader_maps_them(tmp_path):
     assert score_fields(fast) == score_fields(slow)
     assert {"AGE", "ORGANIZATION"} <= set(score_fields(fast)[0][2])
     assert fast.warnings == slow.warnings == []
+
+
+def test_a_chunk_holds_no_more_gold_bytes_than_chunk_bytes_unless_one_line_does(tmp_path, monkeypatch):
+    long_text = "Köln " * 100
+    long_record = gold_record("b", text=long_text, entities=[])
+    gold, predictions = write_pair(
+        tmp_path,
+        [gold_record("a"), long_record, gold_record("c"), gold_record("d")],
+        [predicted_record(i) for i in "abcd"],
+    )
+    line = len(json.dumps(gold_record("a"), ensure_ascii=False).encode()) + 1
+    monkeypatch.setattr(span_files, "CHUNK_BYTES", 2 * line)
+    chunks = plan_span_file_chunks(gold, predictions, label_map=LabelMap.default(), size=3)
+    assert [(chunk.first_position, chunk.documents) for chunk in chunks] == [(0, 1), (1, 1), (2, 2)]
+    assert all(read is not None for read in fast_chunks(gold, predictions, size=3))
+    assert score_fields(score_span_paths(gold, predictions)) == score_fields(validating(gold, predictions))

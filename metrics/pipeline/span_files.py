@@ -179,12 +179,16 @@ def _predicted_lines_by_gold_line(
     predictions_path: str,
     predicted_ends: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray] | None:
-    """For each gold line, the byte offsets of the prediction line naming its document (-1: none)."""
+    """For each gold line, the byte offsets of the prediction line naming its document (-1: none).
+    Blank prediction lines are passed over, as the validating reader passes over them."""
     gold_ids = line_document_ids(gold_path, gold_starts, gold_ends)
     predicted_starts = np.concatenate(([0], predicted_ends[:-1]))
     predicted_ids = line_document_ids(predictions_path, predicted_starts, predicted_ends)
-    if gold_ids is None or predicted_ids is None:
+    if gold_ids is None or predicted_ids is None or None in gold_ids:
         return None
+    named = np.fromiter((document_id is not None for document_id in predicted_ids), dtype=bool)
+    predicted_ids = [document_id for document_id in predicted_ids if document_id is not None]
+    predicted_starts, predicted_ends = predicted_starts[named], predicted_ends[named]
     line_of = {document_id: line for line, document_id in enumerate(gold_ids)}
     if len(line_of) != len(gold_ids):
         return None
@@ -201,13 +205,17 @@ def _predicted_lines_by_gold_line(
     return starts, ends
 
 
-def line_document_ids(path: str, starts: np.ndarray, ends: np.ndarray) -> list[str] | None:
-    """The `document_id` each line names, or None when a line names none. Read from the line's first
-    bytes when it starts with its id: the reader of the chunk checks it against the parsed line."""
-    ids = []
+def line_document_ids(path: str, starts: np.ndarray, ends: np.ndarray) -> list[str | None] | None:
+    """The `document_id` each line names (None for a blank line), or None when a line names none.
+    Read from the line's first bytes when it starts with its id: the reader of the chunk checks it
+    against the parsed line."""
+    ids: list[str | None] = []
     with open(path, "rb") as file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
         for start, end in zip(starts.tolist(), ends.tolist(), strict=True):
             match = _LEADING_ID.match(mapped, start, end)
+            if match is None and mapped[start:end].isspace():
+                ids.append(None)
+                continue
             try:
                 document_id = (
                     match.group(1).decode("utf-8")
@@ -289,6 +297,8 @@ def read_span_file_chunk(chunk: SpanFileChunk) -> ReadSpanFileChunk | None:
     if document_ids is None or None in texts:
         return None
     predicted_lines = chunk.predictions.read_lines()
+    if isinstance(chunk.predictions, ByteRange) and _any_blank(predicted_lines):
+        raise LinesDoNotPair  # the validating reader passes over blank lines; pairing by id does too
     predicted = _documents([line for line in predicted_lines if line is not None])
     if predicted is None:
         return None
@@ -367,6 +377,10 @@ def _documents(lines: Sequence[bytes]) -> list[_Document] | None:
     if set(map(_ANNOTATOR, documents)) - {None}:
         return None
     return documents
+
+
+def _any_blank(lines: Sequence[bytes | None]) -> bool:
+    return b"" in lines or any(map(bytes.isspace, lines))
 
 
 def _document_ids(documents: Sequence[_Document]) -> list[str] | None:

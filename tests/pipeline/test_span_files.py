@@ -305,8 +305,28 @@ def test_it_leaves_predictions_it_cannot_pair_to_the_validating_reader(tmp_path,
     ]
 
 
-def test_it_leaves_a_blank_line_among_unpaired_lines_to_the_validating_reader(tmp_path):
-    gold, predictions = write_pair(tmp_path, [gold_record(i) for i in "abc"], [predicted_record("a"), ""])
+def test_it_passes_over_blank_prediction_lines_as_the_validating_reader_does(tmp_path):
+    gold, predictions = write_pair(
+        tmp_path, [gold_record(i) for i in "abc"], [predicted_record("c"), " \t", predicted_record("a"), ""]
+    )
+    read = fast_chunks(gold, predictions)
+    assert [chunk.predicted_ids for chunk in read] == [["a"], ["c"]]
+    assert score_fields(score_span_paths(gold, predictions)) == score_fields(validating(gold, predictions))
+
+
+def test_a_blank_line_among_as_many_prediction_lines_as_gold_lines_is_paired_by_id(tmp_path):
+    gold, predictions = write_pair(
+        tmp_path, [gold_record(i) for i in "abc"], [predicted_record("a"), "", predicted_record("c")]
+    )
+    assert fast_chunks(gold, predictions)[0] == "unpaired"
+    assert all(chunk is not None for chunk in fast_chunks(gold, predictions, by_document_id=True))
+    assert score_fields(score_span_paths(gold, predictions)) == score_fields(validating(gold, predictions))
+
+
+def test_it_leaves_a_blank_gold_line_to_the_validating_reader(tmp_path):
+    gold, predictions = write_pair(
+        tmp_path, [gold_record("a"), "", gold_record("b")], [predicted_record("a")]
+    )
     assert fast_chunks(gold, predictions) is None
     assert score_fields(score_span_paths(gold, predictions)) == score_fields(validating(gold, predictions))
 

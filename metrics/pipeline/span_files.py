@@ -129,8 +129,8 @@ def plan_span_file_chunks(
     """
     if not (_plain_jsonl(gold_path) and _plain_jsonl(predictions_path)):
         return None
-    gold_ends = line_ends(str(gold_path))
-    predicted_ends = line_ends(str(predictions_path))
+    gold_ends = _without_trailing_blank_lines(str(gold_path), line_ends(str(gold_path)))
+    predicted_ends = _without_trailing_blank_lines(str(predictions_path), line_ends(str(predictions_path)))
     if len(gold_ends) == 0 or len(predicted_ends) == 0:
         return None
     size = size or span_pipeline.CHUNK_DOCUMENTS  # read at call time: tests cut small chunks
@@ -228,6 +228,19 @@ def line_document_ids(path: str, starts: np.ndarray, ends: np.ndarray) -> list[s
                 return None
             ids.append(document_id)
     return ids
+
+
+def _without_trailing_blank_lines(path: str, ends: np.ndarray) -> np.ndarray:
+    """`ends` without the blank lines that end the file (an editor's extra newline), which the
+    validating reader passes over."""
+    starts = np.concatenate(([0], ends[:-1]))
+    last = len(ends)
+    with open(path, "rb") as file:
+        while last and _blank(
+            os.pread(file.fileno(), int(ends[last - 1] - starts[last - 1]), int(starts[last - 1]))
+        ):
+            last -= 1
+    return ends[:last]
 
 
 def _plain_jsonl(path: Any) -> bool:
@@ -379,7 +392,11 @@ def _documents(lines: Sequence[bytes]) -> list[_Document] | None:
     return documents
 
 
-def _any_blank(lines: Sequence[bytes | None]) -> bool:
+def _blank(line: bytes) -> bool:
+    return not line or line.isspace()
+
+
+def _any_blank(lines: Sequence[bytes]) -> bool:
     return b"" in lines or any(map(bytes.isspace, lines))
 
 

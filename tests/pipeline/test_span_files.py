@@ -309,7 +309,7 @@ def test_it_passes_over_blank_prediction_lines_as_the_validating_reader_does(tmp
     gold, predictions = write_pair(
         tmp_path, [gold_record(i) for i in "abc"], [predicted_record("c"), " \t", predicted_record("a"), ""]
     )
-    read = fast_chunks(gold, predictions)
+    read = fast_chunks(gold, predictions, by_document_id=True)
     assert [chunk.predicted_ids for chunk in read] == [["a"], ["c"]]
     assert score_fields(score_span_paths(gold, predictions)) == score_fields(validating(gold, predictions))
 
@@ -320,6 +320,19 @@ def test_a_blank_line_among_as_many_prediction_lines_as_gold_lines_is_paired_by_
     )
     assert fast_chunks(gold, predictions)[0] == "unpaired"
     assert all(chunk is not None for chunk in fast_chunks(gold, predictions, by_document_id=True))
+    assert score_fields(score_span_paths(gold, predictions)) == score_fields(validating(gold, predictions))
+
+
+def test_blank_lines_that_end_a_file_are_passed_over(tmp_path):
+    gold, predictions = write_pair(
+        tmp_path, [gold_record(i) for i in "abc"], [predicted_record(i) for i in "abc"]
+    )
+    gold.write_bytes(gold.read_bytes() + b"\n \n")
+    predictions.write_bytes(predictions.read_bytes() + b"\n")
+    chunks = plan_span_file_chunks(gold, predictions, label_map=LabelMap.default())
+    assert [(chunk.first_position, chunk.documents) for chunk in chunks] == [(0, 2), (2, 1)]
+    assert isinstance(chunks[0].predictions, span_files.ByteRange)
+    assert None not in fast_chunks(gold, predictions)
     assert score_fields(score_span_paths(gold, predictions)) == score_fields(validating(gold, predictions))
 
 

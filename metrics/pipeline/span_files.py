@@ -43,7 +43,7 @@ JSONL_SUFFIXES = frozenset({".jsonl", ".ndjson"})
 # bench corpora are 1.3-2.3 MB.
 CHUNK_BYTES = 1 << 23
 # Newlines are found a block at a time, so the scan's temporary arrays stay a few MB.
-_SCAN_BLOCK = 1 << 22
+SCAN_BLOCK = 1 << 22
 _NEWLINE = 0x0A
 # A line that starts with its document id, unescaped: `{"document_id": "doc-1", ...`.
 _LEADING_ID = re.compile(rb'\{\s*"document_id"\s*:\s*"([^"\\]*)"')
@@ -260,8 +260,8 @@ def line_ends(path: str) -> np.ndarray:
         with mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
             data = np.frombuffer(mapped, dtype=np.uint8)
             ends = [
-                np.flatnonzero(data[offset : offset + _SCAN_BLOCK] == _NEWLINE) + (offset + 1)
-                for offset in range(0, size, _SCAN_BLOCK)
+                np.flatnonzero(data[offset : offset + SCAN_BLOCK] == _NEWLINE) + (offset + 1)
+                for offset in range(0, size, SCAN_BLOCK)
             ]
             del data  # the mapping cannot close while an array views it
     found = np.concatenate(ends)

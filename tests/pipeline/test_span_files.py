@@ -379,7 +379,7 @@ def test_it_reads_only_plain_jsonl_files(tmp_path):
 
 
 def test_line_ends_are_the_offsets_past_each_line(tmp_path, monkeypatch):
-    monkeypatch.setattr(span_files, "_SCAN_BLOCK", 4)  # lines across blocks
+    monkeypatch.setattr(span_files, "SCAN_BLOCK", 4)  # lines across blocks
     path = tmp_path / "lines.jsonl"
     path.write_bytes(b"ab\n\ncdefg\nh")
     assert line_ends(str(path)).tolist() == [3, 4, 10, 11]

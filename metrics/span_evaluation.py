@@ -43,7 +43,12 @@ from metrics.intervals import (
 from metrics.memory import release_free_memory
 from metrics.pipeline.executors import Executor, local_executor
 from metrics.pipeline.phases import PhaseTimer, paused_garbage_collection
-from metrics.pipeline.span_files import SpanFileChunk, plan_span_file_chunks, score_span_file_chunk
+from metrics.pipeline.span_files import (
+    SpanFileChunk,
+    SpanFileResult,
+    plan_span_file_chunks,
+    score_span_file_chunk,
+)
 from metrics.pipeline.spans import SpanPartial, merge_span_partials, score_span_chunk, span_chunks
 
 FORMAT_VERSION = 1
@@ -238,27 +243,49 @@ def _score_plain_files(
         # Scored unrestricted, as if every predicted type were in gold; some were not: score again
         # knowing gold's types (restricting to types that every prediction has changes nothing).
         allowed = frozenset(scored.gold_types)
-        restricted = _score_file_chunks(
+        del scored  # its scores, before the second pass's
+        scored = _score_file_chunks(
             [replace(chunk, allowed_predicted_types=allowed) for chunk in chunks], executor, None
         )
-        if not isinstance(restricted, _FileScores):
+        if not isinstance(scored, _FileScores):
             return None
-        scored.partials = restricted.partials
-    scores, _ = merge_span_partials(scored.partials)
     return ScoredSpanDocuments(
-        scores=scores, gold_count=total, predicted_ids=frozenset(scored.predicted_ids), warnings=[]
+        scores=scored.scores, gold_count=total, predicted_ids=frozenset(scored.predicted_ids), warnings=[]
     )
 
 
 @dataclass
 class _FileScores:
-    """The fast path's chunks, scored: partial results, the documents' ids and the types each side named."""
+    """The fast path's chunks, scored and merged: the scores, the documents' ids and the types each
+    side named."""
 
-    partials: list[SpanPartial] = field(default_factory=list)
+    scores: Any = None  # merge_span_partials' scores
     document_ids: set[str] = field(default_factory=set)
     predicted_ids: set[str] = field(default_factory=set)
     gold_types: set[str] = field(default_factory=set)
     predicted_types: set[str] = field(default_factory=set)
+
+    def partials(
+        self, results: Iterable[SpanFileResult], progress: ProgressCallback | None, total: int
+    ) -> Iterator[SpanPartial]:
+        """Each result's partial result, as it comes, for the merge; raises _NotSure at the first
+        chunk that was not sure."""
+        for result in results:
+            if result.partial is None:
+                raise _NotSure(result.unpaired)
+            self.document_ids.update(result.document_ids)
+            self.predicted_ids.update(result.predicted_ids)
+            self.gold_types |= result.gold_types
+            self.predicted_types |= result.predicted_types
+            if progress is not None:
+                progress(len(self.document_ids), total)
+            yield result.partial
+
+
+class _NotSure(Exception):
+    def __init__(self, unpaired: bool) -> None:
+        super().__init__()
+        self.unpaired = unpaired
 
 
 UNPAIRED = "unpaired"
@@ -267,22 +294,16 @@ UNPAIRED = "unpaired"
 def _score_file_chunks(
     chunks: list[SpanFileChunk], executor: Executor, progress: ProgressCallback | None
 ) -> _FileScores | str | None:
-    """Every chunk scored, or None when a chunk was not sure, or UNPAIRED when its lines did not pair
-    (the chunks after it are then not read)."""
+    """Every chunk scored and merged, or None when a chunk was not sure, or UNPAIRED when its lines did
+    not pair (the chunks after it are then not read). The partial results go to the merge as they
+    come, so it frees each chunk's leftovers as it goes."""
     scored = _FileScores()
     total = sum(chunk.documents for chunk in chunks)
     results = executor.map(score_span_file_chunk, chunks)
     try:
-        for result in results:
-            if result.partial is None:
-                return UNPAIRED if result.unpaired else None
-            scored.partials.append(result.partial)
-            scored.document_ids.update(result.document_ids)
-            scored.predicted_ids.update(result.predicted_ids)
-            scored.gold_types |= result.gold_types
-            scored.predicted_types |= result.predicted_types
-            if progress is not None:
-                progress(len(scored.document_ids), total)
+        scored.scores, _ = merge_span_partials(scored.partials(results, progress, total))
+    except _NotSure as not_sure:
+        return UNPAIRED if not_sure.unpaired else None
     finally:
         close = getattr(results, "close", None)
         if close is not None:

@@ -4,9 +4,14 @@ The glue between the importers (`annotations.importers`, plain Python) and the s
 (`metrics.engine.spans`). It imports nothing from Django, so the offline `evaluate_spans` command,
 the server's scoring jobs and the benchmark all run the same code.
 
-Memory and speed: gold is loaded whole (it must be: a prediction can name any gold document), but
-predictions are streamed. Each predicted document is checked, paired with its gold document, scored
-and dropped; the gold document is dropped too. Only per-document scores stay.
+Memory and speed: two plain JSONL files take the fast path (`metrics.pipeline.span_files`): a chunk
+is byte ranges of both files, and whoever scores it (this process or a pool's worker) reads and
+checks its lines straight into columns, so no process holds the whole gold text and reading runs in
+every worker. Predictions pair with gold line by line, or else by the document id each line names.
+Every other input (directories, archives, CAS files, a label map's unknown labels, annotators), and
+any input the fast path is not sure of, takes the validating path: gold is loaded whole (a
+prediction can name any gold document), predictions streamed, each checked, paired, scored and
+dropped with its gold document; that path words every error and warning.
 
 Scoring runs on the one pipeline (`metrics.pipeline`): paired documents are cut into chunks, each
 chunk scored into a partial result by the executor (`processes` > 1: a local process pool), and the
@@ -18,11 +23,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 from annotations.importers.errors import ImportProblem, InputValidationError, ProblemCollector
-from annotations.importers.labels import LabelResolver, load_label_map
+from annotations.importers.labels import LabelMap, LabelResolver, load_label_map
 from annotations.importers.sources import ArchiveLimits, SourceInput
 from annotations.importers.span_jsonl import offsets_problem, text_mismatch_problem
 from annotations.importers.span_types import SpanAnnotation, SpanDocument
@@ -38,6 +43,12 @@ from metrics.intervals import (
 from metrics.memory import release_free_memory
 from metrics.pipeline.executors import Executor, local_executor
 from metrics.pipeline.phases import PhaseTimer, paused_garbage_collection
+from metrics.pipeline.span_files import (
+    SpanFileChunk,
+    SpanFileResult,
+    plan_span_file_chunks,
+    score_span_file_chunk,
+)
 from metrics.pipeline.spans import SpanPartial, merge_span_partials, score_span_chunk, span_chunks
 
 FORMAT_VERSION = 1
@@ -184,6 +195,134 @@ def _load_and_score(
     executor: Executor,
 ) -> ScoredSpanDocuments:
     label_map = load_label_map(label_map_path)
+    if gold_annotator is None:
+        scored = _score_plain_files(
+            gold_path,
+            predictions_path,
+            label_map=label_map,
+            restrict_to_gt_types=restrict_to_gt_types,
+            progress=progress,
+            executor=executor,
+        )
+        if scored is not None:
+            return scored
+    return _read_validate_and_score(
+        gold_path,
+        predictions_path,
+        label_map=label_map,
+        restrict_to_gt_types=restrict_to_gt_types,
+        progress=progress,
+        gold_annotator=gold_annotator,
+        limits=limits,
+        executor=executor,
+    )
+
+
+def _score_plain_files(
+    gold_path: SourceInput,
+    predictions_path: SourceInput,
+    *,
+    label_map: LabelMap,
+    restrict_to_gt_types: bool,
+    progress: ProgressCallback | None,
+    executor: Executor,
+) -> ScoredSpanDocuments | None:
+    """The fast path (`metrics.pipeline.span_files`): two plain JSONL files, each chunk read by whoever
+    scores it. None when it is not sure of something: the caller reads both again, validating."""
+    chunks = plan_span_file_chunks(gold_path, predictions_path, label_map=label_map)
+    scored = None if chunks is None else _score_file_chunks(chunks, executor, progress)
+    if scored is UNPAIRED:  # line k of the predictions was not the document of gold's line k
+        chunks = plan_span_file_chunks(gold_path, predictions_path, label_map=label_map, by_document_id=True)
+        scored = None if chunks is None else _score_file_chunks(chunks, executor, progress)
+    if not isinstance(scored, _FileScores) or chunks is None:
+        return None
+    total = sum(chunk.documents for chunk in chunks)
+    if len(scored.document_ids) != total:
+        return None  # a duplicate document id: the validating reader names both lines
+    if restrict_to_gt_types and not scored.predicted_types <= scored.gold_types:
+        # Scored unrestricted, as if every predicted type were in gold; some were not: score again
+        # knowing gold's types (restricting to types that every prediction has changes nothing).
+        allowed = frozenset(scored.gold_types)
+        del scored  # its scores, before the second pass's
+        scored = _score_file_chunks(
+            [replace(chunk, allowed_predicted_types=allowed) for chunk in chunks], executor, None
+        )
+        if not isinstance(scored, _FileScores):
+            return None
+    return ScoredSpanDocuments(
+        scores=scored.scores, gold_count=total, predicted_ids=frozenset(scored.predicted_ids), warnings=[]
+    )
+
+
+@dataclass
+class _FileScores:
+    """The fast path's chunks, scored and merged: the scores, the documents' ids and the types each
+    side named."""
+
+    scores: Any = None  # merge_span_partials' scores
+    document_ids: set[str] = field(default_factory=set)
+    predicted_ids: set[str] = field(default_factory=set)
+    gold_types: set[str] = field(default_factory=set)
+    predicted_types: set[str] = field(default_factory=set)
+
+    def partials(
+        self, results: Iterable[SpanFileResult], progress: ProgressCallback | None, total: int
+    ) -> Iterator[SpanPartial]:
+        """Each result's partial result, as it comes, for the merge; raises _NotSure at the first
+        chunk that was not sure."""
+        for result in results:
+            if result.partial is None:
+                raise _NotSure(result.unpaired)
+            self.document_ids.update(result.document_ids)
+            self.predicted_ids.update(result.predicted_ids)
+            self.gold_types |= result.gold_types
+            self.predicted_types |= result.predicted_types
+            if progress is not None:
+                progress(len(self.document_ids), total)
+            yield result.partial
+
+
+class _NotSure(Exception):
+    def __init__(self, unpaired: bool) -> None:
+        super().__init__()
+        self.unpaired = unpaired
+
+
+UNPAIRED = "unpaired"
+
+
+def _score_file_chunks(
+    chunks: list[SpanFileChunk], executor: Executor, progress: ProgressCallback | None
+) -> _FileScores | str | None:
+    """Every chunk scored and merged, or None when a chunk was not sure, or UNPAIRED when its lines did
+    not pair (the chunks after it are then not read). The partial results go to the merge as they
+    come, so it frees each chunk's leftovers as it goes."""
+    scored = _FileScores()
+    total = sum(chunk.documents for chunk in chunks)
+    results = executor.map(score_span_file_chunk, chunks)
+    try:
+        scored.scores, _ = merge_span_partials(scored.partials(results, progress, total))
+    except _NotSure as not_sure:
+        return UNPAIRED if not_sure.unpaired else None
+    finally:
+        close = getattr(results, "close", None)
+        if close is not None:
+            close()
+    return scored
+
+
+def _read_validate_and_score(
+    gold_path: SourceInput,
+    predictions_path: SourceInput,
+    *,
+    label_map: LabelMap,
+    restrict_to_gt_types: bool,
+    progress: ProgressCallback | None,
+    gold_annotator: str | None,
+    limits: ArchiveLimits,
+    executor: Executor,
+) -> ScoredSpanDocuments:
+    """The validating path: every input the importers read, every problem worded."""
     gold_problems: list[ImportProblem] = []
     try:
         gold_corpus = load_span_corpus(gold_path, label_map=label_map, limits=limits, role="gold")

@@ -47,8 +47,8 @@ class ProcessPool:
     """Chunks scored by `processes` local worker processes, results in chunk order.
 
     At most two chunks per process are in flight: chunks are read lazily from `chunks`, so a large
-    run streams through in bounded memory, and this process prepares the next chunks (reads, pairs)
-    while the workers score.
+    run streams through in bounded memory. A chunk may be a description of its documents (the byte
+    ranges of the span files' fast path), so that each worker reads its own.
     """
 
     def __init__(self, processes: int) -> None:

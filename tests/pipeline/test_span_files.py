@@ -1,0 +1,421 @@
+"""The fast path of the span evaluation reads two plain JSONL files straight into chunk columns.
+
+Where it reads, it gives what the validating reader gives, score by score; where anything is not
+plainly valid (a malformed or blank line, bad offsets, a text that differs, an unknown label, an
+annotator, documents that do not pair line by line, a duplicate id), it is "not sure" and the
+validating reader reads both inputs again, so every error and warning is worded as before.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from annotations.importers.errors import InputValidationError
+from annotations.importers.labels import LabelMap
+from metrics.pipeline import span_files
+from metrics.pipeline import spans as span_pipeline
+from metrics.pipeline.span_files import (
+    LinesDoNotPair,
+    line_document_ids,
+    line_ends,
+    plan_span_file_chunks,
+    read_span_file_chunk,
+)
+from metrics.span_evaluation import score_span_paths
+
+TEXT = "Anna Beispiel, geboren am 01.02.1990, wohnt in Köln 😀."
+GOLD_ENTITIES = [
+    {"start": 0, "end": 13, "entity_type": "PERSON_NAME"},
+    {"start": 26, "end": 36, "entity_type": "DATE_OF_BIRTH", "text": "01.02.1990"},
+]
+PREDICTED_ENTITIES = [
+    {"start": 0, "end": 4, "entity_type": "name"},
+    {"start": 47, "end": 51, "entity_type": "ADDRESS"},
+]
+# Raw labels the default label map knows, two of them for one canonical type.
+LABELS = ("PERSON_NAME", "name", "OTHER_DATE", "ID_NUMBER")
+
+
+def gold_record(identifier: str, **changes) -> dict:
+    return {"document_id": identifier, "text": TEXT, "entities": list(GOLD_ENTITIES), **changes}
+
+
+def predicted_record(identifier: str, **changes) -> dict:
+    return {"document_id": identifier, "entities": list(PREDICTED_ENTITIES), **changes}
+
+
+def write_lines(path: Path, records: list) -> Path:
+    path.write_text(
+        "".join(
+            (record if isinstance(record, str) else json.dumps(record, ensure_ascii=False)) + "\n"
+            for record in records
+        ),
+        encoding="utf-8",
+    )
+    return path
+
+
+def write_pair(tmp_path: Path, gold: list, predicted: list) -> tuple[Path, Path]:
+    return write_lines(tmp_path / "gold.jsonl", gold), write_lines(tmp_path / "predictions.jsonl", predicted)
+
+
+def fast_chunks(gold: Path, predictions: Path, size: int = 2, **options) -> list | None:
+    """Each chunk as the fast path reads it (None: not sure; "unpaired": its lines do not pair), or
+    None when it does not plan at all."""
+    chunks = plan_span_file_chunks(gold, predictions, label_map=LabelMap.default(), size=size, **options)
+    return None if chunks is None else [read_or_unpaired(chunk) for chunk in chunks]
+
+
+def read_or_unpaired(chunk):
+    try:
+        return read_span_file_chunk(chunk)
+    except LinesDoNotPair:
+        return "unpaired"
+
+
+def validating(gold: Path, predictions: Path, **options):
+    """The validating reader's answer: the same files read through their folders (never the fast path)."""
+    (gold.parent / "g").mkdir(exist_ok=True)
+    (gold.parent / "p").mkdir(exist_ok=True)
+    folder_gold = gold.parent / "g" / gold.name
+    folder_predictions = gold.parent / "p" / predictions.name
+    folder_gold.write_bytes(gold.read_bytes())
+    folder_predictions.write_bytes(predictions.read_bytes())
+    return score_span_paths(folder_gold.parent, folder_predictions.parent, **options)
+
+
+def score_fields(scored) -> list[tuple]:
+    return [
+        (score.document_id, list(score.counts), score.types, tuple(score.leaked_spans), score.dropped_by_type)
+        for score in scored.scores
+    ]
+
+
+@pytest.fixture(autouse=True)
+def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(span_pipeline, "CHUNK_DOCUMENTS", 2)
+
+
+@st.composite
+def paired_files(draw: st.DrawFn) -> tuple[list[dict], list[dict], bool]:
+    """Valid gold and predictions lines that pair up: random texts, spans, labels, entity texts and
+    predictions with or without their text."""
+    gold, predicted = [], []
+    for index in range(draw(st.integers(1, 7))):
+        text = draw(st.text(alphabet="ab1ä ,.-_\n€🙂", max_size=30))
+
+        def entities(with_texts: bool, text: str = text) -> list[dict]:
+            found = []
+            for _ in range(draw(st.integers(0, 4)) if text else 0):
+                start = draw(st.integers(0, len(text) - 1))
+                end = draw(st.integers(start + 1, len(text)))
+                entity = {"start": start, "end": end, "entity_type": draw(st.sampled_from(LABELS))}
+                if with_texts and draw(st.booleans()):
+                    entity["text"] = text[start:end]
+                found.append(entity)
+            return found
+
+        document_id = f"doc-{index}"
+        gold.append({"document_id": document_id, "text": text, "entities": entities(True)})
+        prediction = {"document_id": document_id, "entities": entities(True)}
+        if draw(st.booleans()):
+            prediction["text"] = text
+        predicted.append(prediction)
+    if draw(st.booleans()):  # predictions in another order, some documents without one
+        predicted = draw(st.permutations(predicted))
+        predicted = predicted[: draw(st.integers(1, len(predicted)))]
+    return gold, predicted, draw(st.booleans())
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(paired_files())
+def test_it_scores_what_the_validating_reader_scores(tmp_path_factory, files):
+    gold_lines, predicted_lines, restrict = files
+    gold, predictions = write_pair(tmp_path_factory.mktemp("files"), gold_lines, predicted_lines)
+    assert all(chunk is not None for chunk in fast_chunks(gold, predictions, by_document_id=True))
+
+    fast = score_span_paths(gold, predictions, restrict_to_gt_types=restrict)
+    slow = validating(gold, predictions, restrict_to_gt_types=restrict)
+
+    assert score_fields(fast) == score_fields(slow)
+    assert (fast.gold_count, fast.predicted_ids, fast.warnings) == (slow.gold_count, slow.predicted_ids, [])
+
+
+def test_it_drops_predicted_types_that_gold_lacks_when_restricted(tmp_path):
+    gold, predictions = write_pair(
+        tmp_path, [gold_record("a"), gold_record("b"), gold_record("c")], [predicted_record(i) for i in "abc"]
+    )
+    fast = score_span_paths(gold, predictions, restrict_to_gt_types=True)
+    assert [score.dropped_by_type for score in fast.scores] == [(("ADDRESS", 1),)] * 3
+    assert score_fields(fast) == score_fields(validating(gold, predictions, restrict_to_gt_types=True))
+
+
+NOT_SURE = {
+    "a malformed line": ('{"document_id": "c", "text": ', None),
+    "an empty line": ("", None),
+    "a line that is not an object": ("[1, 2]", None),
+    "a byte order mark": ("\ufeff" + json.dumps(gold_record("c")), None),
+    "a missing document id": (gold_record("c", document_id=None), None),
+    "an empty document id": (gold_record("c", document_id=""), None),
+    "a gold document without text": (gold_record("c", text=None), None),
+    "a text that is not a string": (gold_record("c", text=5), None),
+    "entities that are not a list": (gold_record("c", entities={}), None),
+    "an entity that is not an object": (gold_record("c", entities=[[0, 4]]), None),
+    "an entity without start": (gold_record("c", entities=[{"end": 4, "entity_type": "AGE"}]), None),
+    "a start that is a boolean": (
+        gold_record("c", entities=[{"start": False, "end": 4, "entity_type": "AGE"}]),
+        None,
+    ),
+    "an end that is a float": (
+        gold_record("c", entities=[{"start": 0, "end": 4.0, "entity_type": "AGE"}]),
+        None,
+    ),
+    "an offset beyond 64 bits": (
+        gold_record("c", entities=[{"start": 0, "end": 10**20, "entity_type": "AGE"}]),
+        None,
+    ),
+    "a negative start": (gold_record("c", entities=[{"start": -1, "end": 4, "entity_type": "AGE"}]), None),
+    "an empty span": (gold_record("c", entities=[{"start": 4, "end": 4, "entity_type": "AGE"}]), None),
+    "an end past the text": (
+        gold_record("c", entities=[{"start": 0, "end": 99, "entity_type": "AGE"}]),
+        None,
+    ),
+    "an entity type that is not a string": (
+        gold_record("c", entities=[{"start": 0, "end": 4, "entity_type": 7}]),
+        None,
+    ),
+    "an entity text that differs": (
+        gold_record("c", entities=[{"start": 0, "end": 4, "entity_type": "AGE", "text": "Otto"}]),
+        None,
+    ),
+    "an entity text that is not a string": (
+        gold_record("c", entities=[{"start": 0, "end": 4, "entity_type": "AGE", "text": 4}]),
+        None,
+    ),
+    "an unknown label": (
+        gold_record("c", entities=[{"start": 0, "end": 4, "entity_type": "SHOE_SIZE"}]),
+        None,
+    ),
+    "an annotator": (gold_record("c", annotator="anna"), None),
+    "a predicted text that differs": (None, predicted_record("c", text=TEXT + " ")),
+    "a predicted end past the gold text": (
+        None,
+        predicted_record("c", entities=[{"start": 0, "end": 99, "entity_type": "AGE"}]),
+    ),
+    "a predicted entity text that differs from the gold text": (
+        None,
+        predicted_record("c", entities=[{"start": 0, "end": 4, "entity_type": "AGE", "text": "Otto"}]),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", NOT_SURE)
+def test_it_is_not_sure_of_anything_the_validating_reader_would_word(tmp_path, case):
+    gold_line, predicted_line = NOT_SURE[case]
+    # The third line is the case's; the first chunk (a, b) is plain and read.
+    gold_lines = [
+        gold_record("a"),
+        gold_record("b"),
+        gold_record("c") if gold_line is None else gold_line,
+        gold_record("d"),
+    ]
+    predicted_lines = [predicted_record(i) for i in "ab"]
+    predicted_lines += [
+        predicted_record("c") if predicted_line is None else predicted_line,
+        predicted_record("d"),
+    ]
+    gold, predictions = write_pair(tmp_path, gold_lines, predicted_lines)
+
+    first, second = fast_chunks(gold, predictions)
+    assert first is not None and second is None
+
+    try:
+        expected = validating(gold, predictions)
+    except InputValidationError as error:
+        with pytest.raises(InputValidationError) as raised:
+            score_span_paths(gold, predictions)
+        # The same problems, each naming the file it is in, as the validating reader words them.
+        assert [problem.message for problem in raised.value.problems] == [
+            problem.message for problem in error.problems
+        ]
+    else:
+        scored = score_span_paths(gold, predictions)
+        assert score_fields(scored) == score_fields(expected)
+        assert [warning.message for warning in scored.warnings] == [
+            warning.message for warning in expected.warnings
+        ]
+
+
+def test_it_pairs_predictions_in_another_order_by_document_id(tmp_path):
+    gold, predictions = write_pair(
+        tmp_path,
+        [gold_record(i) for i in "abcde"],
+        [
+            predicted_record("b"),
+            predicted_record("a"),
+            predicted_record("e"),
+            predicted_record("d"),
+            predicted_record("c"),
+        ],
+    )
+    assert fast_chunks(gold, predictions) == ["unpaired", "unpaired", "unpaired"]
+    assert None not in fast_chunks(gold, predictions, by_document_id=True)
+    assert score_fields(score_span_paths(gold, predictions)) == score_fields(validating(gold, predictions))
+
+
+def test_documents_without_a_prediction_line_predicted_nothing(tmp_path):
+    gold, predictions = write_pair(tmp_path, [gold_record(i) for i in "abc"], [predicted_record("c")])
+    read = fast_chunks(gold, predictions)
+    assert [len(chunk.chunk.columns.predicted) for chunk in read] == [0, 2]
+    assert [chunk.predicted_ids for chunk in read] == [[], ["c"]]
+    fast = score_span_paths(gold, predictions)
+    assert fast.predicted_ids == {"c"}
+    assert score_fields(fast) == score_fields(validating(gold, predictions))
+
+
+@pytest.mark.parametrize(
+    "predicted",
+    [
+        [predicted_record("a"), predicted_record("x")],
+        [predicted_record("a"), predicted_record("a")],
+        [predicted_record("a"), {"entities": []}],
+    ],
+    ids=[
+        "a document not in gold",
+        "a document predicted twice",
+        "a line without document id",
+    ],
+)
+def test_it_leaves_predictions_it_cannot_pair_to_the_validating_reader(tmp_path, predicted):
+    gold, predictions = write_pair(tmp_path, [gold_record(i) for i in "abc"], predicted)
+    assert fast_chunks(gold, predictions) is None
+    with pytest.raises(InputValidationError) as raised:
+        score_span_paths(gold, predictions)
+    with pytest.raises(InputValidationError) as expected:
+        validating(gold, predictions)
+    # The validating reader read the same files from their folders (`g/`, `p/`), and says so.
+    assert [problem.message for problem in raised.value.problems] == [
+        problem.message.replace("/p/", "/").replace("/g/", "/") for problem in expected.value.problems
+    ]
+
+
+def test_it_passes_over_blank_prediction_lines_as_the_validating_reader_does(tmp_path):
+    gold, predictions = write_pair(
+        tmp_path, [gold_record(i) for i in "abc"], [predicted_record("c"), " \t", predicted_record("a"), ""]
+    )
+    read = fast_chunks(gold, predictions, by_document_id=True)
+    assert [chunk.predicted_ids for chunk in read] == [["a"], ["c"]]
+    assert score_fields(score_span_paths(gold, predictions)) == score_fields(validating(gold, predictions))
+
+
+def test_a_blank_line_among_as_many_prediction_lines_as_gold_lines_is_paired_by_id(tmp_path):
+    gold, predictions = write_pair(
+        tmp_path, [gold_record(i) for i in "abc"], [predicted_record("a"), "", predicted_record("c")]
+    )
+    assert fast_chunks(gold, predictions)[0] == "unpaired"
+    assert all(chunk is not None for chunk in fast_chunks(gold, predictions, by_document_id=True))
+    assert score_fields(score_span_paths(gold, predictions)) == score_fields(validating(gold, predictions))
+
+
+def test_blank_lines_that_end_a_file_are_passed_over(tmp_path):
+    gold, predictions = write_pair(
+        tmp_path, [gold_record(i) for i in "abc"], [predicted_record(i) for i in "abc"]
+    )
+    gold.write_bytes(gold.read_bytes() + b"\n \n")
+    predictions.write_bytes(predictions.read_bytes() + b"\n")
+    chunks = plan_span_file_chunks(gold, predictions, label_map=LabelMap.default())
+    assert [(chunk.first_position, chunk.documents) for chunk in chunks] == [(0, 2), (2, 1)]
+    assert isinstance(chunks[0].predictions, span_files.ByteRange)
+    assert None not in fast_chunks(gold, predictions)
+    assert score_fields(score_span_paths(gold, predictions)) == score_fields(validating(gold, predictions))
+
+
+def test_it_leaves_a_blank_gold_line_to_the_validating_reader(tmp_path):
+    gold, predictions = write_pair(
+        tmp_path, [gold_record("a"), "", gold_record("b")], [predicted_record("a")]
+    )
+    assert fast_chunks(gold, predictions) is None
+    assert score_fields(score_span_paths(gold, predictions)) == score_fields(validating(gold, predictions))
+
+
+def test_a_line_names_its_document_in_its_first_bytes_or_anywhere(tmp_path):
+    path = write_lines(
+        tmp_path / "lines.jsonl",
+        [
+            '{"document_id": "plain", "entities": []}',
+            '{"document_id":"compact","entities":[]}',
+            '{"entities": [], "document_id": "later"}',
+            '{"document_id": "esc\\"aped", "entities": []}',
+            '{"document_id": "dök-😀", "entities": []}',
+        ],
+    )
+    ends = line_ends(str(path))
+    starts = np.concatenate(([0], ends[:-1]))
+    assert line_document_ids(str(path), starts, ends) == ["plain", "compact", "later", 'esc"aped', "dök-😀"]
+    write_lines(path, ['{"document_id": 7}'])
+    assert line_document_ids(str(path), np.array([0]), line_ends(str(path))) is None
+
+
+def test_it_leaves_a_duplicate_document_in_another_chunk_to_the_validating_reader(tmp_path):
+    gold, predictions = write_pair(
+        tmp_path, [gold_record("a"), gold_record("b"), gold_record("a")], [predicted_record(i) for i in "aba"]
+    )
+    assert all(chunk is not None for chunk in fast_chunks(gold, predictions))
+    with pytest.raises(InputValidationError, match="duplicate document id"):
+        score_span_paths(gold, predictions)
+
+
+def test_it_reads_only_plain_jsonl_files(tmp_path):
+    gold, predictions = write_pair(tmp_path, [gold_record("a")], [predicted_record("a")])
+    renamed = gold.rename(tmp_path / "gold.txt")
+    assert plan_span_file_chunks(renamed, predictions, label_map=LabelMap.default()) is None
+    assert plan_span_file_chunks(tmp_path, predictions, label_map=LabelMap.default()) is None
+
+
+def test_line_ends_are_the_offsets_past_each_line(tmp_path, monkeypatch):
+    monkeypatch.setattr(span_files, "SCAN_BLOCK", 4)  # lines across blocks
+    path = tmp_path / "lines.jsonl"
+    path.write_bytes(b"ab\n\ncdefg\nh")
+    assert line_ends(str(path)).tolist() == [3, 4, 10, 11]
+    path.write_bytes(b"ab\ncdefghi\n")
+    assert line_ends(str(path)).tolist() == [3, 11]
+    path.write_bytes(b"")
+    assert line_ends(str(path)).tolist() == []
+
+
+def test_a_label_map_maps_labels_as_the_validating_reader_maps_them(tmp_path):
+    label_map = tmp_path / "labels.json"
+    label_map.write_text(json.dumps({"Shoe Size": "AGE", "name": "ORGANIZATION"}), encoding="utf-8")
+    shoe = [{"start": 0, "end": 4, "entity_type": "shoe size"}]
+    gold, predictions = write_pair(
+        tmp_path,
+        [gold_record("a", entities=shoe), gold_record("b"), gold_record("c")],
+        [predicted_record(i) for i in "abc"],
+    )
+    fast = score_span_paths(gold, predictions, label_map_path=label_map)
+    slow = validating(gold, predictions, label_map_path=label_map)
+    assert score_fields(fast) == score_fields(slow)
+    assert {"AGE", "ORGANIZATION"} <= set(score_fields(fast)[0][2])
+    assert fast.warnings == slow.warnings == []
+
+
+def test_a_chunk_holds_no_more_gold_bytes_than_chunk_bytes_unless_one_line_does(tmp_path, monkeypatch):
+    long_text = "Köln " * 100
+    long_record = gold_record("b", text=long_text, entities=[])
+    gold, predictions = write_pair(
+        tmp_path,
+        [gold_record("a"), long_record, gold_record("c"), gold_record("d")],
+        [predicted_record(i) for i in "abcd"],
+    )
+    line = len(json.dumps(gold_record("a"), ensure_ascii=False).encode()) + 1
+    monkeypatch.setattr(span_files, "CHUNK_BYTES", 2 * line)
+    chunks = plan_span_file_chunks(gold, predictions, label_map=LabelMap.default(), size=3)
+    assert [(chunk.first_position, chunk.documents) for chunk in chunks] == [(0, 1), (1, 1), (2, 2)]
+    assert all(read is not None for read in fast_chunks(gold, predictions, size=3))
+    assert score_fields(score_span_paths(gold, predictions)) == score_fields(validating(gold, predictions))

@@ -16,24 +16,10 @@ from metrics.tasks import DELAY_ENV
 
 
 @shared_task(bind=True, name="metrics.score_chunk", max_retries=None)
-def score_chunk(
-    self,
-    index: int,
-    first_position: int,
-    document_ids: list[str],
-    allowed_types: list[str] | None,
-    *,
-    job_id: int,
-    resume_token: str,
-) -> int:
+def score_chunk(self, index: int, allowed_types: list[str] | None, *, job_id: int, resume_token: str) -> int:
     def service(*, job_id: int, resume_token: str) -> int:
         return scoring_chunk_score(
-            job_id=job_id,
-            claim_token=resume_token,
-            index=index,
-            first_position=first_position,
-            document_ids=document_ids,
-            allowed_types=allowed_types,
+            job_id=job_id, claim_token=resume_token, index=index, allowed_types=allowed_types
         )
 
     documents = run_job_task(self, service, job_id=job_id, resume_token=resume_token)
@@ -43,9 +29,10 @@ def score_chunk(
     return documents
 
 
+# `chunk_results`: the chord's, unused (the merge reads the chunks' rows); empty when sent alone.
 @shared_task(bind=True, name="metrics.merge_chunks", max_retries=None, ignore_result=True)
-def merge_chunks(self, chunk_results: list[int], *, job_id: int, resume_token: str) -> str:
+def merge_chunks(self, chunk_results: list[int] | None = None, *, job_id: int, resume_token: str) -> str:
     def service(*, job_id: int, resume_token: str) -> str:
-        return scoring_chunks_merge(job_id=job_id, claim_token=resume_token, chunks=len(chunk_results))
+        return scoring_chunks_merge(job_id=job_id, claim_token=resume_token)
 
     return run_job_task(self, service, job_id=job_id, resume_token=resume_token)

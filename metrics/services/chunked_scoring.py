@@ -1,29 +1,32 @@
 """Scoring a run over every running Celery worker: a chord of chunk tasks, merged by one final task.
 
+The default on a team server (tasks sent to a broker); the embedded default (tasks run in-process)
+scores in the claiming process. The setting SCORING_EXECUTOR chooses explicitly (`scoring_on_workers`).
+
 The job's life is that of every job (`annotations.services.jobs`): the scoring task claims it
 (`metrics.services.scoring.scoring_run`), then `scoring_dispatch` cuts the run's documents into
-chunks and queues one task per chunk (`metrics.score_chunk`) and a final task (`metrics.merge_chunks`),
-each given the job's claim token. Each chunk task beats the job's heartbeat while it runs, reads its
-own documents from the database by id, scores them with the same functions as the in-process path
-(`span_chunk_score`, `attribute_chunk_score`) and stores its partial result in a `ScoringChunk` row,
-keyed by (job, chunk), under that claim: a lost chunk task is delivered again (acks late) and rewrites
-only its own row. The final task merges the rows in chunk order with the in-process path's merge and
-stores the scoring once, finishing the job through `job_finish` with the claim token, so the stored
-result is the one a single process gives. Progress counts the documents of stored chunks.
+chunks, writes one pending `ScoringChunk` row per chunk (its documents), and queues one task per chunk
+(`metrics.score_chunk`) and a final task (`metrics.merge_chunks`), each given the job's claim token.
+Each chunk task beats the job's heartbeat while it runs, reads its documents' ids from its row and the
+documents from the database, scores them with the same functions as the in-process path
+(`span_chunk_score`, `attribute_chunk_score`) and stores its partial result in its row, once. The
+final task merges the rows in chunk order with the in-process path's merge and stores the scoring
+once, finishing the job through `job_finish` with the claim token, so the stored result is the one a
+single process gives. Progress counts the documents of stored chunks, a chunk at a time.
 
-A task of a claim that is no longer the job's (the dispatcher reclaimed a silent job, and a new claim
-fans out again) writes nothing; the new claim deletes the earlier claim's rows before it fans out, so
-no chunk counts twice. A database error is retried like any job's (`annotations.tasks.run_job_task`),
-resuming the same claim.
-
-Chosen with the setting SCORING_EXECUTOR=celery; the default (`process`) scores every chunk in the
-worker that claimed the job.
+A chunk task lost with its worker is retried alone: the job falls silent, and the dispatcher, instead
+of claiming the job again, sends the tasks of its pending chunks again under the same claim, with a
+final task (`scoring_job_resume`); the stored chunks are kept. A chunk delivered twice is scored and
+counted once. A task of a claim that is no longer the job's writes nothing; a new claim (the job was
+re-queued before it fanned out, or retried) deletes the earlier claim's rows before it fans out. A
+database error is retried like any job's (`annotations.tasks.run_job_task`), resuming the same claim.
 """
 
 from __future__ import annotations
 
 import logging
 import pickle
+from collections.abc import Iterable
 
 from celery import signature
 from django.conf import settings
@@ -40,6 +43,7 @@ from experiments.models import ExperimentRun, RunKind
 from metrics.models import ScoringChunk
 from metrics.pipeline.executors import CeleryChord
 from metrics.services.attribute_scoring import (
+    AttributeScoringPlan,
     attribute_chunk_plan,
     attribute_chunk_score,
     attribute_scoring_plan,
@@ -47,14 +51,24 @@ from metrics.services.attribute_scoring import (
 )
 from metrics.services.results import ScoringResult
 from metrics.services.scoring import scoring_fail, scoring_stage_document_ids, scoring_store
-from metrics.services.span_scoring import span_chunk_score, span_scoring_plan, span_scoring_result
+from metrics.services.span_scoring import (
+    SpanScoringPlan,
+    span_chunk_score,
+    span_scoring_plan,
+    span_scoring_result,
+)
 
 logger = logging.getLogger("metrics.scoring")
 
 
 def scoring_on_workers() -> bool:
-    """True when scoring jobs fan out over the Celery workers (settings.SCORING_EXECUTOR)."""
-    return settings.SCORING_EXECUTOR == "celery"
+    """True when scoring jobs fan out over the Celery workers: SCORING_EXECUTOR=celery, or unset on a
+    server whose tasks go to a broker (not run eagerly, in-process)."""
+    if settings.SCORING_EXECUTOR:
+        return settings.SCORING_EXECUTOR == "celery"
+    from evalproject.celery import app
+
+    return not app.conf.task_always_eager
 
 
 def scoring_dispatch(
@@ -65,64 +79,112 @@ def scoring_dispatch(
     document_ids: set[str] | None,
     chunk_documents: int,
 ) -> None:
-    """Queue the chord that scores the claimed `job`: a task per chunk, then the merge, all under the
-    job's current claim. The rows of any earlier claim go first: they must not count twice."""
-    ScoringChunk.objects.filter(job_id=job.pk).delete()
-    if run.kind == RunKind.SPANS:
-        plan = span_scoring_plan(run=run, gold_version=gold_version, document_ids=document_ids)
-        allowed = None if plan.allowed_types is None else sorted(plan.allowed_types)
-    else:
-        plan = attribute_scoring_plan(run=run, gold_version=gold_version, document_ids=document_ids)
-        allowed = None
+    """Write the pending chunks of the claimed `job` and queue the chord that scores them: a task per
+    chunk, then the merge, all under the job's current claim. The rows of any earlier claim go first:
+    they must not count twice."""
+    plan = _plan(run=run, gold_version=gold_version, document_ids=document_ids)
     ids = plan.document_ids
-    Job.objects.filter(pk=job.pk, state=JobState.RUNNING, claim_token=job.claim_token).update(
-        progress_done=0, progress_total=len(ids)
-    )
-    claim = {"job_id": job.pk, "resume_token": job.claim_token}
     starts = range(0, len(ids), chunk_documents) if ids else [0]
+    with transaction.atomic():
+        if _claimed(job.pk, job.claim_token, lock=True) is None:
+            return
+        ScoringChunk.objects.filter(job_id=job.pk).delete()
+        ScoringChunk.objects.bulk_create(
+            (
+                ScoringChunk(
+                    job_id=job.pk,
+                    claim_token=job.claim_token,
+                    index=index,
+                    first_position=start,
+                    document_ids=ids[start : start + chunk_documents],
+                    documents=len(ids[start : start + chunk_documents]),
+                    partial=None,
+                )
+                for index, start in enumerate(starts)
+            ),
+            batch_size=1000,
+        )
+        Job.objects.filter(pk=job.pk).update(progress_done=0, progress_total=len(ids))
+    # Sent after the commit: a chunk task reads its row. Should this worker die before sending, the
+    # job falls silent with every chunk pending, and the dispatcher sends them (scoring_job_resume).
+    _chunks_send(job, allowed_types=_allowed_types(plan), indexes=range(len(starts)))
+
+
+def scoring_job_resume(job: Job) -> bool:
+    """The dispatcher found the running scoring `job` silent: when its claim fanned out, send the tasks
+    of its pending chunks again (and a final merge) once the dispatcher's transaction commits, and
+    return True; False when it did not fan out (the job is then queued again)."""
+    chunks = ScoringChunk.objects.filter(job_id=job.pk, claim_token=job.claim_token)
+    if not chunks.exists():
+        return False
+    pending = list(chunks.filter(partial__isnull=True).order_by("index").values_list("index", flat=True))
+
+    def send() -> None:
+        run = ExperimentRun.objects.select_related("project").get(pk=job.params["run_id"])
+        gold_version = GoldVersion.objects.get(pk=job.params["gold_version_id"])
+        plan = _plan(run=run, gold_version=gold_version, document_ids=scoring_stage_document_ids(run))
+        _chunks_send(job, allowed_types=_allowed_types(plan), indexes=pending)
+
+    transaction.on_commit(send)
+    return True
+
+
+def _chunks_send(job: Job, *, allowed_types: list[str] | None, indexes: Iterable[int]) -> None:
+    claim = {"job_id": job.pk, "resume_token": job.claim_token}
     chunks = [
-        signature(
-            "metrics.score_chunk",
-            args=(index, start, ids[start : start + chunk_documents], allowed),
-            kwargs=claim,
-        )
-        for index, start in enumerate(starts)
+        signature("metrics.score_chunk", args=(index, allowed_types), kwargs=claim) for index in indexes
     ]
-    # Sent last: nothing after it can fail and make the scoring task send the chord a second time.
+    merge = signature("metrics.merge_chunks", kwargs=claim)
     try:
-        CeleryChord().dispatch(chunks, signature("metrics.merge_chunks", kwargs=claim))
+        if chunks:
+            CeleryChord().dispatch(chunks, merge)
+        else:
+            merge.delay([])
     except BrokerError as error:
-        # The job stays running and falls silent: the dispatcher reclaims it once the broker is back.
+        # The job stays running and falls silent: the dispatcher sends its pending chunks once the
+        # broker is back.
         logger.warning(
-            "scoring job %s: could not send its chunks (%r); it will be claimed again", job.pk, error
+            "scoring job %s: could not send its chunks (%r); they will be sent again", job.pk, error
         )
 
 
-def scoring_chunk_score(
-    *,
-    job_id: int,
-    claim_token: str,
-    index: int,
-    first_position: int,
-    document_ids: list[str],
-    allowed_types: list[str] | None,
-) -> int:
-    """Score one chunk of the job claimed by `claim_token` and store its partial result; return its
-    document count (0 when the claim is not the job's any more). Bad input fails the job (its other
-    chunks then stop at their first check)."""
+def _plan(
+    *, run: ExperimentRun, gold_version: GoldVersion, document_ids: set[str] | None
+) -> SpanScoringPlan | AttributeScoringPlan:
+    if run.kind == RunKind.SPANS:
+        return span_scoring_plan(run=run, gold_version=gold_version, document_ids=document_ids)
+    return attribute_scoring_plan(run=run, gold_version=gold_version, document_ids=document_ids)
+
+
+def _allowed_types(plan: SpanScoringPlan | AttributeScoringPlan) -> list[str] | None:
+    """The predicted types a span chunk scores (those of the whole gold), as a task argument."""
+    allowed = getattr(plan, "allowed_types", None)
+    return None if allowed is None else sorted(allowed)
+
+
+def scoring_chunk_score(*, job_id: int, claim_token: str, index: int, allowed_types: list[str] | None) -> int:
+    """Score chunk `index` of the job claimed by `claim_token` and store its partial result; return its
+    document count (0 when the claim is not the job's any more). A chunk stored already (a task
+    delivered twice) is not scored again. Bad input fails the job (its other chunks then stop at their
+    first check)."""
     job = _claimed(job_id, claim_token)
     if job is None:
         return 0
+    rows = ScoringChunk.objects.filter(job_id=job_id, claim_token=claim_token, index=index)
+    chunk = rows.filter(partial__isnull=True).values("first_position", "document_ids", "documents").first()
+    if chunk is None:  # stored already (a task delivered twice), or not this claim's chunk
+        return rows.values_list("documents", flat=True).first() or 0
     with job_heartbeat(job):
         run = ExperimentRun.objects.select_related("project").get(pk=job.params["run_id"])
         gold_version = GoldVersion.objects.get(pk=job.params["gold_version_id"])
+        document_ids = chunk["document_ids"]
         try:
             if run.kind == RunKind.SPANS:
                 partial = span_chunk_score(
                     run=run,
                     gold_version=gold_version,
                     document_ids=document_ids,
-                    first_position=first_position,
+                    first_position=chunk["first_position"],
                     allowed_types=None if allowed_types is None else frozenset(allowed_types),
                 )
             else:
@@ -140,7 +202,7 @@ def scoring_chunk_score(
         except Exception:
             scoring_fail(job=job, errors=[internal_error(job_id, log=logger)])
             return 0
-        return _chunk_store(job, index=index, documents=len(document_ids), partial=partial)
+        return _chunk_store(job, index=index, documents=chunk["documents"], partial=partial)
 
 
 @transaction.atomic
@@ -148,37 +210,31 @@ def _chunk_store(job: Job, *, index: int, documents: int, partial: object) -> in
     # The job row locked: the claim cannot change between the check and the write.
     if _claimed(job.pk, job.claim_token, lock=True) is None:
         return 0
-    _, created = ScoringChunk.objects.update_or_create(
-        job_id=job.pk,
-        index=index,
-        defaults={
-            "claim_token": job.claim_token,
-            "documents": documents,
-            "partial": pickle.dumps(partial, protocol=5),
-        },
-    )
-    if created:
+    stored = ScoringChunk.objects.filter(
+        job_id=job.pk, claim_token=job.claim_token, index=index, partial__isnull=True
+    ).update(partial=pickle.dumps(partial, protocol=5))
+    if stored:
         Job.objects.filter(pk=job.pk).update(
             progress_done=F("progress_done") + documents, heartbeat_at=timezone.now()
         )
     return documents
 
 
-def scoring_chunks_merge(*, job_id: int, claim_token: str, chunks: int) -> str:
-    """Merge the stored partial results of the job's `chunks` chunks and store its scoring, finishing
-    the job under `claim_token` (exactly once); return the job's state."""
+def scoring_chunks_merge(*, job_id: int, claim_token: str) -> str:
+    """Merge the stored partial results of the job's chunks and store its scoring, finishing the job
+    under `claim_token` (exactly once); return the job's state. While a chunk is pending (its task was
+    lost, and the dispatcher sends it again with another merge) the job stays running."""
     job = _claimed(job_id, claim_token)
     if job is None:
         return Job.objects.filter(pk=job_id).values_list("state", flat=True).first() or "missing"
+    chunks = ScoringChunk.objects.filter(job_id=job_id, claim_token=claim_token)
+    if not chunks.exists() or chunks.filter(partial__isnull=True).exists():
+        return JobState.RUNNING
     with job_heartbeat(job):
-        stored = ScoringChunk.objects.filter(job_id=job_id, claim_token=claim_token).order_by("index")
-        if stored.count() != chunks:
-            missing = chunks - stored.count()
-            scoring_fail(job=job, errors=[f"{missing} of {chunks} chunk(s) of the scoring were not scored"])
-            return JobState.FAILED
         run = ExperimentRun.objects.select_related("project").get(pk=job.params["run_id"])
         gold_version = GoldVersion.objects.get(pk=job.params["gold_version_id"])
-        partials = (pickle.loads(partial) for partial in stored.values_list("partial", flat=True).iterator())
+        stored = chunks.order_by("index").values_list("partial", flat=True)
+        partials = (pickle.loads(partial) for partial in stored.iterator())
         try:
             result = _merged(run=run, gold_version=gold_version, partials=partials)
         except (InputValidationError, ValueError) as error:

@@ -14,19 +14,33 @@ from annotations.tasks import run_job_task
 from metrics.services.chunked_scoring import scoring_chunk_score, scoring_chunks_merge
 from metrics.tasks import DELAY_ENV
 
+# Test hook: a file each chunk task appends its chunk's index to once it scored and stored the chunk,
+# so a test with several worker processes can count how often each chunk was scored.
+CHUNK_LOG_ENV = "EVALPROJECT_TEST_CHUNK_LOG"
+
 
 @shared_task(bind=True, name="metrics.score_chunk", max_retries=None)
 def score_chunk(self, index: int, allowed_types: list[str] | None, *, job_id: int, resume_token: str) -> int:
+    delay = float(os.environ.get(DELAY_ENV) or 0)
+    if delay > 0:  # test hook: a chunk task under way, nothing stored yet, for a worker to die in
+        time.sleep(delay)
+    log = os.environ.get(CHUNK_LOG_ENV)
+
     def service(*, job_id: int, resume_token: str) -> int:
         return scoring_chunk_score(
-            job_id=job_id, claim_token=resume_token, index=index, allowed_types=allowed_types
+            job_id=job_id,
+            claim_token=resume_token,
+            index=index,
+            allowed_types=allowed_types,
+            after_store=(lambda: _append(log, f"{index}\n")) if log else None,
         )
 
-    documents = run_job_task(self, service, job_id=job_id, resume_token=resume_token)
-    delay = float(os.environ.get(DELAY_ENV) or 0)
-    if delay > 0:  # test hook: a chunk stored but not yet acknowledged, for a worker to die in
-        time.sleep(delay)
-    return documents
+    return run_job_task(self, service, job_id=job_id, resume_token=resume_token)
+
+
+def _append(path: str, line: str) -> None:
+    with open(path, "a", encoding="utf-8") as file:
+        file.write(line)
 
 
 # `chunk_results`: the chord's, unused (the merge reads the chunks' rows); empty when sent alone.

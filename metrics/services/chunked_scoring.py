@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import logging
 import pickle
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from celery import signature
 from django.conf import settings
@@ -162,11 +162,18 @@ def _allowed_types(plan: SpanScoringPlan | AttributeScoringPlan) -> list[str] | 
     return None if allowed is None else sorted(allowed)
 
 
-def scoring_chunk_score(*, job_id: int, claim_token: str, index: int, allowed_types: list[str] | None) -> int:
+def scoring_chunk_score(
+    *,
+    job_id: int,
+    claim_token: str,
+    index: int,
+    allowed_types: list[str] | None,
+    after_store: Callable[[], None] | None = None,
+) -> int:
     """Score chunk `index` of the job claimed by `claim_token` and store its partial result; return its
-    document count (0 when the claim is not the job's any more). A chunk stored already (a task
+    document count (0 when the claim is not the job's, or the chunk not the claim's). A chunk stored already (a task
     delivered twice) is not scored again. Bad input fails the job (its other chunks then stop at their
-    first check)."""
+    first check). `after_store`: called once this call stored the chunk."""
     job = _claimed(job_id, claim_token)
     if job is None:
         return 0
@@ -202,14 +209,17 @@ def scoring_chunk_score(*, job_id: int, claim_token: str, index: int, allowed_ty
         except Exception:
             scoring_fail(job=job, errors=[internal_error(job_id, log=logger)])
             return 0
-        return _chunk_store(job, index=index, documents=chunk["documents"], partial=partial)
+        if _chunk_store(job, index=index, documents=chunk["documents"], partial=partial) and after_store:
+            after_store()
+        return chunk["documents"]
 
 
 @transaction.atomic
-def _chunk_store(job: Job, *, index: int, documents: int, partial: object) -> int:
+def _chunk_store(job: Job, *, index: int, documents: int, partial: object) -> bool:
+    """Store the chunk's partial result unless stored already; True when this call stored it."""
     # The job row locked: the claim cannot change between the check and the write.
     if _claimed(job.pk, job.claim_token, lock=True) is None:
-        return 0
+        return False
     stored = ScoringChunk.objects.filter(
         job_id=job.pk, claim_token=job.claim_token, index=index, partial__isnull=True
     ).update(partial=pickle.dumps(partial, protocol=5))
@@ -217,7 +227,7 @@ def _chunk_store(job: Job, *, index: int, documents: int, partial: object) -> in
         Job.objects.filter(pk=job.pk).update(
             progress_done=F("progress_done") + documents, heartbeat_at=timezone.now()
         )
-    return documents
+    return bool(stored)
 
 
 def scoring_chunks_merge(*, job_id: int, claim_token: str) -> str:

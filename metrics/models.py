@@ -156,6 +156,8 @@ class ScoringChunk(models.Model):
     documents = models.PositiveIntegerField()
     # The pickled partial result (metrics.pipeline), written and read by this code only; null: pending.
     partial = models.BinaryField(null=True)
+    # The chunk's comparison rows as COPY text (metrics.services.chunk_rows), when it encoded them.
+    rows = models.BinaryField(null=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

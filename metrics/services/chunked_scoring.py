@@ -31,17 +31,18 @@ from collections.abc import Callable, Iterable
 from celery import signature
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, QuerySet
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
 from annotations.importers.errors import InputValidationError
-from annotations.models import GoldVersion, Job, JobState
+from annotations.models import Document, GoldVersion, Job, JobState
 from annotations.services.job_problems import internal_error
 from annotations.services.jobs import TRANSIENT_DATABASE_ERRORS, job_heartbeat
 from experiments.models import ExperimentRun, RunKind
-from metrics.models import ScoringChunk
+from metrics.models import Scoring, ScoringChunk
 from metrics.pipeline.executors import CeleryChord
+from metrics.pipeline.spans import SpanPartial
 from metrics.services.attribute_scoring import (
     AttributeScoringPlan,
     attribute_chunk_plan,
@@ -49,6 +50,7 @@ from metrics.services.attribute_scoring import (
     attribute_scoring_plan,
     attribute_scoring_result,
 )
+from metrics.services.chunk_rows import chunk_rows_encode, chunk_rows_write, rows_encoded_here
 from metrics.services.results import ScoringResult
 from metrics.services.scoring import scoring_fail, scoring_stage_document_ids, scoring_store
 from metrics.services.span_scoring import (
@@ -209,25 +211,43 @@ def scoring_chunk_score(
         except Exception:
             scoring_fail(job=job, errors=[internal_error(job_id, log=logger)])
             return 0
-        if _chunk_store(job, index=index, documents=chunk["documents"], partial=partial) and after_store:
+        rows = _rows_encoded(run, partial, document_ids) if run.kind == RunKind.SPANS else None
+        if (
+            _chunk_store(job, index=index, documents=chunk["documents"], partial=partial, rows=rows)
+            and after_store
+        ):
             after_store()
         return chunk["documents"]
 
 
 @transaction.atomic
-def _chunk_store(job: Job, *, index: int, documents: int, partial: object) -> bool:
+def _chunk_store(job: Job, *, index: int, documents: int, partial: object, rows: bytes | None) -> bool:
     """Store the chunk's partial result unless stored already; True when this call stored it."""
     # The job row locked: the claim cannot change between the check and the write.
     if _claimed(job.pk, job.claim_token, lock=True) is None:
         return False
     stored = ScoringChunk.objects.filter(
         job_id=job.pk, claim_token=job.claim_token, index=index, partial__isnull=True
-    ).update(partial=pickle.dumps(partial, protocol=5))
+    ).update(partial=pickle.dumps(partial, protocol=5), rows=rows)
     if stored:
         Job.objects.filter(pk=job.pk).update(
             progress_done=F("progress_done") + documents, heartbeat_at=timezone.now()
         )
     return bool(stored)
+
+
+def _rows_encoded(run: ExperimentRun, partial: SpanPartial, document_ids: list[str]) -> bytes | None:
+    """The chunk's comparison rows as COPY text, taken out of its partial result (PostgreSQL only)."""
+    if not rows_encoded_here():
+        return None
+    document_pks = dict(
+        Document.objects.filter(project_id=run.project_id, external_id__in=document_ids).values_list(
+            "external_id", "pk"
+        )
+    )
+    encoded = chunk_rows_encode(partial.rows, document_pks=document_pks, attribute_pks={})
+    partial.rows = []
+    return encoded
 
 
 def scoring_chunks_merge(*, job_id: int, claim_token: str) -> str:
@@ -258,10 +278,29 @@ def scoring_chunks_merge(*, job_id: int, claim_token: str) -> str:
             scoring_fail(job=job, errors=[internal_error(job_id, log=logger)])
             return JobState.FAILED
         with transaction.atomic():
-            state = scoring_store(job=job, run=run, gold_version=gold_version, result=result)
+            state = scoring_store(
+                job=job, run=run, gold_version=gold_version, result=result, rows_write=_rows_writer(chunks)
+            )
             if state == JobState.SUCCEEDED:
                 ScoringChunk.objects.filter(job_id=job_id).delete()
         return state
+
+
+def _rows_writer(chunks: QuerySet[ScoringChunk]) -> Callable[[Scoring], int] | None:
+    """Writes the rows the chunks encoded, a chunk at a time (one COPY each: a COPY holds the
+    connection, so no query may read the next chunk during it); None when they encoded none."""
+    encoded = list(chunks.filter(rows__isnull=False).order_by("index").values_list("pk", flat=True))
+    if not encoded:
+        return None
+
+    def write(scoring: Scoring) -> int:
+        written = 0
+        for pk in encoded:
+            rows = ScoringChunk.objects.filter(pk=pk).values_list("rows", flat=True).get()
+            written += chunk_rows_write(scoring=scoring, chunks=[bytes(rows)], first_position=written)
+        return written
+
+    return write
 
 
 def _merged(*, run: ExperimentRun, gold_version: GoldVersion, partials) -> ScoringResult:

@@ -189,10 +189,19 @@ def _score(job: Job, *, chunk_documents: int, after_chunk: Callable[[], None] | 
     return _store(job=job, run=run, gold_version=gold_version, result=result)
 
 
-def scoring_store(*, job: Job, run: ExperimentRun, gold_version: GoldVersion, result: ScoringResult) -> str:
+def scoring_store(
+    *,
+    job: Job,
+    run: ExperimentRun,
+    gold_version: GoldVersion,
+    result: ScoringResult,
+    rows_write: Callable[[Scoring], int] | None = None,
+) -> str:
     """Store a scoring computed elsewhere (the final task of a chord of chunk tasks) and finish the job,
-    exactly once and only under `job`'s claim (its claim_token); return the job's state."""
-    return _store(job=job, run=run, gold_version=gold_version, result=result)
+    exactly once and only under `job`'s claim (its claim_token); return the job's state.
+    `rows_write(scoring)`: writes the comparison rows and returns their count, when the chunks
+    encoded them (`result.rows` is then empty)."""
+    return _store(job=job, run=run, gold_version=gold_version, result=result, rows_write=rows_write)
 
 
 def scoring_fail(*, job: Job, errors: list) -> None:
@@ -201,7 +210,14 @@ def scoring_fail(*, job: Job, errors: list) -> None:
 
 
 @transaction.atomic
-def _store(*, job: Job, run: ExperimentRun, gold_version: GoldVersion, result: ScoringResult) -> str:
+def _store(
+    *,
+    job: Job,
+    run: ExperimentRun,
+    gold_version: GoldVersion,
+    result: ScoringResult,
+    rows_write: Callable[[Scoring], int] | None = None,
+) -> str:
     job_id = job.pk
     current = Job.objects.select_for_update().get(pk=job_id)
     if current.state != JobState.RUNNING or current.claim_token != job.claim_token:
@@ -220,17 +236,10 @@ def _store(*, job: Job, run: ExperimentRun, gold_version: GoldVersion, result: S
         is_complete=True,
     )
     metric_values_write(scoring=scoring, values=result.metric_values)
-    document_pks = dict(
-        Document.objects.filter(
-            project_id=locked.project_id, external_id__in=result.document_ids
-        ).values_list("external_id", "pk")
-    )
-    attribute_pks = dict(
-        Attribute.objects.filter(project_id=locked.project_id).values_list("attribute_id", "pk")
-    )
-    comparison_rows_write(
-        scoring=scoring, rows=result.rows, document_pks=document_pks, attribute_pks=attribute_pks
-    )
+    if rows_write is None:
+        rows_written = _rows_write(scoring, project_id=locked.project_id, result=result)
+    else:
+        rows_written = rows_write(scoring)
     totals = run_totals(locked)
     for name, value in totals.as_fields().items():
         setattr(locked, name, value)
@@ -248,12 +257,25 @@ def _store(*, job: Job, run: ExperimentRun, gold_version: GoldVersion, result: S
             "scoring": number,
             "gold_version": gold_version.number,
             "documents": len(result.document_ids),
-            "comparison_rows": len(result.rows),
+            "comparison_rows": rows_written,
             "metric_values": len(result.metric_values),
         },
         warnings=[*totals.problems(), *result.warnings],
     )
     return JobState.SUCCEEDED
+
+
+def _rows_write(scoring: Scoring, *, project_id: int, result: ScoringResult) -> int:
+    document_pks = dict(
+        Document.objects.filter(project_id=project_id, external_id__in=result.document_ids).values_list(
+            "external_id", "pk"
+        )
+    )
+    attribute_pks = dict(Attribute.objects.filter(project_id=project_id).values_list("attribute_id", "pk"))
+    comparison_rows_write(
+        scoring=scoring, rows=result.rows, document_pks=document_pks, attribute_pks=attribute_pks
+    )
+    return len(result.rows)
 
 
 def _fail(job: Job, *, errors: list) -> None:

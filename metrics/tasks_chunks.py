@@ -1,5 +1,5 @@
 """Celery tasks of a scoring fanned out over the workers (see metrics.services.chunked_scoring): thin,
-they call one service each. Both run inside the scoring job's claim (`resume_token`, the claim token
+they call one service each. All run inside the scoring job's claim (`resume_token`, the claim token
 the scoring task passed on) and retry a database error like every job's task (`run_job_task`); a chunk
 task is retried alone."""
 
@@ -11,7 +11,12 @@ import time
 from celery import shared_task
 
 from annotations.tasks import run_job_task
-from metrics.services.chunked_scoring import scoring_chunk_score, scoring_chunks_merge
+from metrics.services.chunked_scoring import (
+    scoring_chunk_rows_write,
+    scoring_chunk_score,
+    scoring_chunks_merge,
+    scoring_rows_dispatch,
+)
 from metrics.tasks import DELAY_ENV
 
 # Test hook: a file each chunk task appends its chunk's index to once it scored and stored the chunk,
@@ -41,6 +46,23 @@ def score_chunk(self, index: int, allowed_types: list[str] | None, *, job_id: in
 def _append(path: str, line: str) -> None:
     with open(path, "a", encoding="utf-8") as file:
         file.write(line)
+
+
+# `chunk_results`: the chord's, unused (the services read the chunks' rows); empty when sent alone.
+@shared_task(bind=True, name="metrics.write_rows", max_retries=None, ignore_result=True)
+def write_rows(self, chunk_results: list[int] | None = None, *, job_id: int, resume_token: str) -> str:
+    def service(*, job_id: int, resume_token: str) -> str:
+        return scoring_rows_dispatch(job_id=job_id, claim_token=resume_token)
+
+    return run_job_task(self, service, job_id=job_id, resume_token=resume_token)
+
+
+@shared_task(bind=True, name="metrics.write_chunk_rows", max_retries=None)
+def write_chunk_rows(self, index: int, *, job_id: int, resume_token: str) -> int:
+    def service(*, job_id: int, resume_token: str) -> int:
+        return scoring_chunk_rows_write(job_id=job_id, claim_token=resume_token, index=index)
+
+    return run_job_task(self, service, job_id=job_id, resume_token=resume_token)
 
 
 # `chunk_results`: the chord's, unused (the merge reads the chunks' rows); empty when sent alone.

@@ -134,9 +134,8 @@ def stop_workers(processes: list[subprocess.Popen]) -> None:
             process.wait()
 
 
-def score_once(run: ExperimentRun, user, *, rescore: bool) -> tuple[float, float, Scoring]:
-    """Ask for a scoring and wait for its job; return the job's claim-to-finish seconds, the seconds of
-    those spent storing the merged result (one transaction, in one worker), and the scoring."""
+def score_once(run: ExperimentRun, user, *, rescore: bool) -> tuple[float, Scoring]:
+    """Ask for a scoring and wait for its job; return the job's claim-to-finish seconds and the scoring."""
     job = scoring_request(run=run, user=user, rescore=rescore)
     deadline = time.monotonic() + 3600
     while time.monotonic() < deadline:
@@ -146,12 +145,7 @@ def score_once(run: ExperimentRun, user, *, rescore: bool) -> tuple[float, float
         time.sleep(0.2)
     if job.state != "succeeded":
         raise SystemExit(f"scoring job {job.pk} ended {job.state}: {job.errors}")
-    scoring = Scoring.objects.get(job_id=job.pk)
-    return (
-        (job.finished_at - job.started_at).total_seconds(),
-        (job.finished_at - scoring.created_at).total_seconds(),
-        scoring,
-    )
+    return (job.finished_at - job.started_at).total_seconds(), Scoring.objects.get(job_id=job.pk)
 
 
 def canonical_hash(scoring: Scoring) -> str:
@@ -195,13 +189,12 @@ def main() -> int:
         processes = start_workers(workers, log_dir)
         try:
             for repeat in range(args.repeats):
-                elapsed, storing, scoring = score_once(run, user, rescore=rescore)
+                elapsed, scoring = score_once(run, user, rescore=rescore)
                 rescore = True
                 hashes.add(canonical_hash(scoring))
                 seconds.setdefault(workers, []).append(elapsed)
                 print(
-                    f"    {workers} worker(s), scoring {repeat + 1}: {elapsed:.2f} s, of which storing "
-                    f"{storing:.2f} s "
+                    f"    {workers} worker(s), scoring {repeat + 1}: {elapsed:.2f} s "
                     f"(load average {os.getloadavg()[0]:.2f})",
                     file=sys.stderr,
                 )

@@ -1,25 +1,33 @@
-"""Scoring a run over every running Celery worker: a chord of chunk tasks, merged by one final task.
+"""Scoring a run over every running Celery worker: chords of chunk tasks, merged by one final task.
 
 The default on a team server (tasks sent to a broker); the embedded default (tasks run in-process)
 scores in the claiming process. The setting SCORING_EXECUTOR chooses explicitly (`scoring_on_workers`).
 
 The job's life is that of every job (`annotations.services.jobs`): the scoring task claims it
 (`metrics.services.scoring.scoring_run`), then `scoring_dispatch` cuts the run's documents into
-chunks, writes one pending `ScoringChunk` row per chunk (its documents), and queues one task per chunk
-(`metrics.score_chunk`) and a final task (`metrics.merge_chunks`), each given the job's claim token.
-Each chunk task beats the job's heartbeat while it runs, reads its documents' ids from its row and the
-documents from the database, scores them with the same functions as the in-process path
-(`span_chunk_score`, `attribute_chunk_score`) and stores its partial result in its row, once. The
-final task merges the rows in chunk order with the in-process path's merge and stores the scoring
-once, finishing the job through `job_finish` with the claim token, so the stored result is the one a
-single process gives. Progress counts the documents of stored chunks, a chunk at a time.
+chunks, writes one pending `ScoringChunk` row per chunk (its documents), and queues a chord:
+1. a task per chunk (`metrics.score_chunk`) reads its documents' ids from its row and the documents
+   from the database, scores them with the same functions as the in-process path
+   (`span_chunk_score`, `attribute_chunk_score`), and stores its partial result in its row, once; on
+   PostgreSQL a span chunk also encodes its comparison rows for COPY (`metrics.services.chunk_rows`);
+2. then (`metrics.write_rows`, `scoring_rows_dispatch`), when the chunks encoded rows: the job's
+   scoring is made, not complete (no reader sees it), and a task per chunk (`metrics.write_chunk_rows`)
+   writes its rows into it at their final positions, side by side with the others: writing rows is
+   most of what storing a scoring costs, and it need not wait in one transaction;
+3. the final task (`metrics.merge_chunks`) merges the partial results in chunk order with the
+   in-process path's merge and stores the scoring once (metric values, report, completion, the run
+   scored), finishing the job through `job_finish` with the claim token, so the stored result is
+   the one a single process gives.
+Every task carries the job's claim token and beats its heartbeat. Progress counts the documents of
+stored chunks, a chunk at a time.
 
-A chunk task lost with its worker is retried alone: the job falls silent, and the dispatcher, instead
-of claiming the job again, sends the tasks of its pending chunks again under the same claim, with a
-final task (`scoring_job_resume`); the stored chunks are kept. A chunk delivered twice is scored and
-counted once. A task of a claim that is no longer the job's writes nothing; a new claim (the job was
-re-queued before it fanned out, or retried) deletes the earlier claim's rows before it fans out. A
-database error is retried like any job's (`annotations.tasks.run_job_task`), resuming the same claim.
+A lost task is retried alone: the job falls silent, and the dispatcher, instead of claiming the job
+again, sends again under the same claim the tasks of its pending chunks, then step 2, which sends the
+writes not done yet, then the merge (`scoring_job_resume`); stored chunks and written rows are kept.
+A chunk delivered twice is scored, counted and written once. A task of a claim that is no longer the
+job's writes nothing; a new claim (the job was re-queued before it fanned out, or retried) deletes the
+earlier claim's chunks and its scoring not complete before it fans out. A database error is retried
+like any job's (`annotations.tasks.run_job_task`), resuming the same claim.
 """
 
 from __future__ import annotations
@@ -31,7 +39,7 @@ from collections.abc import Callable, Iterable
 from celery import signature
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, QuerySet
+from django.db.models import F, QuerySet, Sum
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
@@ -52,7 +60,7 @@ from metrics.services.attribute_scoring import (
 )
 from metrics.services.chunk_rows import chunk_rows_encode, chunk_rows_write, rows_encoded_here
 from metrics.services.results import ScoringResult
-from metrics.services.scoring import scoring_fail, scoring_stage_document_ids, scoring_store
+from metrics.services.scoring import scoring_fail, scoring_prepare, scoring_stage_document_ids, scoring_store
 from metrics.services.span_scoring import (
     SpanScoringPlan,
     span_chunk_score,
@@ -91,6 +99,7 @@ def scoring_dispatch(
         if _claimed(job.pk, job.claim_token, lock=True) is None:
             return
         ScoringChunk.objects.filter(job_id=job.pk).delete()
+        Scoring.objects.filter(job_id=job.pk, is_complete=False).delete()
         ScoringChunk.objects.bulk_create(
             (
                 ScoringChunk(
@@ -136,12 +145,12 @@ def _chunks_send(job: Job, *, allowed_types: list[str] | None, indexes: Iterable
     chunks = [
         signature("metrics.score_chunk", args=(index, allowed_types), kwargs=claim) for index in indexes
     ]
-    merge = signature("metrics.merge_chunks", kwargs=claim)
+    then = signature("metrics.write_rows", kwargs=claim)
     try:
         if chunks:
-            CeleryChord().dispatch(chunks, merge)
+            CeleryChord().dispatch(chunks, then)
         else:
-            merge.delay([])
+            then.delay([])
     except BrokerError as error:
         # The job stays running and falls silent: the dispatcher sends its pending chunks once the
         # broker is back.
@@ -228,7 +237,11 @@ def _chunk_store(job: Job, *, index: int, documents: int, partial: object, rows:
         return False
     stored = ScoringChunk.objects.filter(
         job_id=job.pk, claim_token=job.claim_token, index=index, partial__isnull=True
-    ).update(partial=pickle.dumps(partial, protocol=5), rows=rows)
+    ).update(
+        partial=pickle.dumps(partial, protocol=5),
+        rows=rows,
+        row_count=0 if not rows else rows.count(b"\n") + 1,
+    )
     if stored:
         Job.objects.filter(pk=job.pk).update(
             progress_done=F("progress_done") + documents, heartbeat_at=timezone.now()
@@ -258,11 +271,13 @@ def scoring_chunks_merge(*, job_id: int, claim_token: str) -> str:
     if job is None:
         return Job.objects.filter(pk=job_id).values_list("state", flat=True).first() or "missing"
     chunks = ScoringChunk.objects.filter(job_id=job_id, claim_token=claim_token)
-    if not chunks.exists() or chunks.filter(partial__isnull=True).exists():
+    unwritten = chunks.filter(rows__isnull=False, written=False)
+    if not chunks.exists() or chunks.filter(partial__isnull=True).exists() or unwritten.exists():
         return JobState.RUNNING
     with job_heartbeat(job):
         run = ExperimentRun.objects.select_related("project").get(pk=job.params["run_id"])
         gold_version = GoldVersion.objects.get(pk=job.params["gold_version_id"])
+        prepared = Scoring.objects.filter(job_id=job_id, is_complete=False).first()
         stored = chunks.order_by("index").values_list("partial", flat=True)
         partials = (pickle.loads(partial) for partial in stored.iterator())
         try:
@@ -279,28 +294,73 @@ def scoring_chunks_merge(*, job_id: int, claim_token: str) -> str:
             return JobState.FAILED
         with transaction.atomic():
             state = scoring_store(
-                job=job, run=run, gold_version=gold_version, result=result, rows_write=_rows_writer(chunks)
+                job=job,
+                run=run,
+                gold_version=gold_version,
+                result=result,
+                prepared=prepared,
+                rows=_rows(chunks),
             )
             if state == JobState.SUCCEEDED:
                 ScoringChunk.objects.filter(job_id=job_id).delete()
         return state
 
 
-def _rows_writer(chunks: QuerySet[ScoringChunk]) -> Callable[[Scoring], int] | None:
-    """Writes the rows the chunks encoded, a chunk at a time (one COPY each: a COPY holds the
-    connection, so no query may read the next chunk during it); None when they encoded none."""
-    encoded = list(chunks.filter(rows__isnull=False).order_by("index").values_list("pk", flat=True))
-    if not encoded:
+def _rows(chunks: QuerySet[ScoringChunk]) -> int | None:
+    """How many comparison rows the chunks wrote into the prepared scoring; None when they wrote none
+    (they did not encode them: the result holds them)."""
+    if not chunks.filter(written=True).exists():
         return None
+    return chunks.aggregate(rows=Sum("row_count"))["rows"]
 
-    def write(scoring: Scoring) -> int:
-        written = 0
-        for pk in encoded:
-            rows = ScoringChunk.objects.filter(pk=pk).values_list("rows", flat=True).get()
-            written += chunk_rows_write(scoring=scoring, chunks=[bytes(rows)], first_position=written)
+
+def scoring_rows_dispatch(*, job_id: int, claim_token: str) -> str:
+    """Once every chunk is scored: when the chunks encoded comparison rows, prepare the job's scoring
+    (not complete, so no reader sees it) and queue a task per chunk that writes its rows into it, then
+    the merge; else queue the merge. Return the job's state."""
+    job = _claimed(job_id, claim_token)
+    if job is None:
+        return Job.objects.filter(pk=job_id).values_list("state", flat=True).first() or "missing"
+    chunks = ScoringChunk.objects.filter(job_id=job_id, claim_token=claim_token)
+    if not chunks.exists() or chunks.filter(partial__isnull=True).exists():
+        return JobState.RUNNING  # a chunk was lost: the dispatcher sends it again, then this again
+    unwritten = list(
+        chunks.filter(rows__isnull=False, written=False).order_by("index").values_list("index", flat=True)
+    )
+    if unwritten and scoring_prepare(job=job) is None:
+        return JobState.RUNNING  # the claim went meanwhile
+    claim = {"job_id": job_id, "resume_token": claim_token}
+    merge = signature("metrics.merge_chunks", kwargs=claim)
+    writes = [signature("metrics.write_chunk_rows", args=(index,), kwargs=claim) for index in unwritten]
+    try:
+        if writes:
+            CeleryChord().dispatch(writes, merge)
+        else:
+            merge.delay([])
+    except BrokerError as error:
+        logger.warning(
+            "scoring job %s: could not send its writes (%r); they will be sent again", job_id, error
+        )
+    return JobState.RUNNING
+
+
+def scoring_chunk_rows_write(*, job_id: int, claim_token: str, index: int) -> int:
+    """Write the comparison rows chunk `index` encoded into the job's prepared scoring, at their
+    positions in the whole scoring, once; return how many this call wrote. The chunk's row is locked,
+    not the job's: the chunks of one job write side by side."""
+    job = _claimed(job_id, claim_token)
+    if job is None:
+        return 0
+    with job_heartbeat(job), transaction.atomic():
+        chunks = ScoringChunk.objects.filter(job_id=job_id, claim_token=claim_token)
+        chunk = chunks.select_for_update().filter(index=index, written=False, rows__isnull=False).first()
+        scoring = Scoring.objects.filter(job_id=job_id, is_complete=False).first()
+        if chunk is None or scoring is None:
+            return 0
+        before = chunks.filter(index__lt=index).aggregate(rows=Sum("row_count"))["rows"] or 0
+        written = chunk_rows_write(scoring=scoring, chunks=[bytes(chunk.rows)], first_position=before)
+        ScoringChunk.objects.filter(pk=chunk.pk).update(written=True, rows=None)
         return written
-
-    return write
 
 
 def _merged(*, run: ExperimentRun, gold_version: GoldVersion, partials) -> ScoringResult:

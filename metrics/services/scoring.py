@@ -195,13 +195,39 @@ def scoring_store(
     run: ExperimentRun,
     gold_version: GoldVersion,
     result: ScoringResult,
-    rows_write: Callable[[Scoring], int] | None = None,
+    prepared: Scoring | None = None,
+    rows: int | None = None,
 ) -> str:
     """Store a scoring computed elsewhere (the final task of a chord of chunk tasks) and finish the job,
     exactly once and only under `job`'s claim (its claim_token); return the job's state.
-    `rows_write(scoring)`: writes the comparison rows and returns their count, when the chunks
-    encoded them (`result.rows` is then empty)."""
-    return _store(job=job, run=run, gold_version=gold_version, result=result, rows_write=rows_write)
+    `prepared`: the job's scoring made by `scoring_prepare`, which the chunk tasks wrote `rows`
+    comparison rows into (`result.rows` is then empty); it is completed here."""
+    return _store(job=job, run=run, gold_version=gold_version, result=result, prepared=prepared, rows=rows)
+
+
+@transaction.atomic
+def scoring_prepare(*, job: Job) -> Scoring | None:
+    """The job's scoring, not complete (no reader sees it), for chunk tasks to write comparison rows
+    into while the job runs; made once per claim. None when `job`'s claim is not the job's any more."""
+    current = Job.objects.select_for_update().get(pk=job.pk)
+    if current.state != JobState.RUNNING or current.claim_token != job.claim_token:
+        return None
+    prepared = Scoring.objects.filter(job_id=job.pk, is_complete=False).first()
+    if prepared is not None:
+        return prepared
+    run = ExperimentRun.objects.select_for_update().get(pk=job.params["run_id"])
+    Scoring.objects.filter(job_id=job.pk).delete()
+    return Scoring.objects.create(
+        run=run,
+        number=_next_number(run),
+        gold_version_id=job.params["gold_version_id"],
+        job_id=job.pk,
+        is_complete=False,
+    )
+
+
+def _next_number(run: ExperimentRun) -> int:
+    return (Scoring.objects.filter(run=run).aggregate(last=Max("number"))["last"] or 0) + 1
 
 
 def scoring_fail(*, job: Job, errors: list) -> None:
@@ -216,30 +242,32 @@ def _store(
     run: ExperimentRun,
     gold_version: GoldVersion,
     result: ScoringResult,
-    rows_write: Callable[[Scoring], int] | None = None,
+    prepared: Scoring | None = None,
+    rows: int | None = None,
 ) -> str:
     job_id = job.pk
     current = Job.objects.select_for_update().get(pk=job_id)
     if current.state != JobState.RUNNING or current.claim_token != job.claim_token:
         return current.state  # this worker was given up for dead, and the job went on without it
     locked = ExperimentRun.objects.select_for_update().select_related("project").get(pk=run.pk)
-    Scoring.objects.filter(job_id=job_id).delete()
-    number = (Scoring.objects.filter(run=locked).aggregate(last=Max("number"))["last"] or 0) + 1
-    scoring = Scoring.objects.create(
-        run=locked,
-        number=number,
-        gold_version=gold_version,
-        job_id=job_id,
-        settings=result.settings,
-        document_ids=result.document_ids,
-        report=result.report,
-        is_complete=True,
-    )
-    metric_values_write(scoring=scoring, values=result.metric_values)
-    if rows_write is None:
-        rows_written = _rows_write(scoring, project_id=locked.project_id, result=result)
+    fields = {
+        "gold_version": gold_version,
+        "settings": result.settings,
+        "document_ids": result.document_ids,
+        "report": result.report,
+        "is_complete": True,
+    }
+    if prepared is None:
+        Scoring.objects.filter(job_id=job_id).delete()
+        scoring = Scoring.objects.create(run=locked, number=_next_number(locked), job_id=job_id, **fields)
     else:
-        rows_written = rows_write(scoring)
+        scoring = prepared
+        for name, value in fields.items():
+            setattr(scoring, name, value)
+        scoring.save(update_fields=list(fields))
+    metric_values_write(scoring=scoring, values=result.metric_values)
+    if rows is None:
+        rows = _rows_write(scoring, project_id=locked.project_id, result=result)
     totals = run_totals(locked)
     for name, value in totals.as_fields().items():
         setattr(locked, name, value)
@@ -254,10 +282,10 @@ def _store(
         complete_progress=0,
         result={
             "run": locked.pk,
-            "scoring": number,
+            "scoring": scoring.number,
             "gold_version": gold_version.number,
             "documents": len(result.document_ids),
-            "comparison_rows": rows_written,
+            "comparison_rows": rows,
             "metric_values": len(result.metric_values),
         },
         warnings=[*totals.problems(), *result.warnings],
@@ -288,6 +316,7 @@ def scoring_job_failed(job: Job) -> None:
         status=RunStatus.FAILED
     )
     ScoringChunk.objects.filter(job_id=job.pk).delete()  # the partial results of a chord, if any
+    Scoring.objects.filter(job_id=job.pk, is_complete=False).delete()  # and the rows its chunks wrote
 
 
 def scoring_job_retry_check(job: Job) -> None:

@@ -7,7 +7,8 @@
    time of each scoring job from its claim to its finish (`started_at` to `finished_at`);
 3. prints the medians, their ratio (the target: two workers take at most 0.6x of one), and checks
    that every scoring stored byte-identical metrics (a canonical dump of the report, the metric
-   values and the comparison rows, hashed).
+   values and the comparison rows, hashed), the same as one more scoring by one worker that scores
+   every chunk itself (SCORING_EXECUTOR=process, the one-process path; not timed).
 
 Run it through bench/server/run.sh, which starts throwaway PostgreSQL and Redis.
 """
@@ -85,8 +86,9 @@ def set_up(n_documents: int, seed: int) -> tuple[ExperimentRun, object]:
     return run, user
 
 
-def start_workers(count: int, log_dir: Path) -> list[subprocess.Popen]:
-    """`count` workers of one process each; returns once every one answers a ping."""
+def start_workers(count: int, log_dir: Path, **env: str) -> list[subprocess.Popen]:
+    """`count` workers of one process each (`env`: settings of theirs); returns once every one answers
+    a ping."""
     processes = []
     names = [f"bench-{index}-{os.getpid()}" for index in range(count)]
     for name in names:
@@ -110,6 +112,7 @@ def start_workers(count: int, log_dir: Path) -> list[subprocess.Popen]:
                     f"{name}@%h",
                 ],
                 cwd=ROOT,
+                env={**os.environ, **env},
                 stdout=log,
                 stderr=subprocess.STDOUT,
             )
@@ -200,6 +203,14 @@ def main() -> int:
                 )
         finally:
             stop_workers(processes)
+    # The reference: one worker scoring every chunk itself, as one process (not timed).
+    celery_app.control.purge()
+    processes = start_workers(1, log_dir, SCORING_EXECUTOR="process")
+    try:
+        _, scoring = score_once(run, user, rescore=True)
+        one_process = canonical_hash(scoring)
+    finally:
+        stop_workers(processes)
     one, two = (statistics.median(seconds[workers]) for workers in (1, 2))
     ratio = two / one
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -215,6 +226,7 @@ def main() -> int:
                 "ratio": round(ratio, 3),
                 "target_ratio": TARGET_RATIO,
                 "metrics_identical": len(hashes) == 1,
+                "identical_to_one_process": hashes == {one_process},
                 "metrics_sha256": sorted(hashes),
                 "workers_cpu_seconds": round(children.ru_utime + children.ru_stime, 1),
                 "load_average": [round(value, 2) for value in os.getloadavg()],
@@ -222,7 +234,7 @@ def main() -> int:
             indent=2,
         )
     )
-    return 0 if len(hashes) == 1 else 1
+    return 0 if hashes == {one_process} else 1
 
 
 if __name__ == "__main__":

@@ -160,6 +160,8 @@ class ScoringChunk(models.Model):
     # how many, and whether they were written into the job's scoring (then `rows` is let go).
     rows = models.BinaryField(null=True)
     row_count = models.PositiveIntegerField(default=0)
+    # The id of its first row: the job's rows take ids in position order (metrics.services.chunk_rows).
+    first_row_id = models.BigIntegerField(null=True)
     written = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -7,7 +7,7 @@
    time of each scoring job from its claim to its finish (`started_at` to `finished_at`);
 3. prints the medians, their ratio (the target: two workers take at most 0.6x of one), and checks
    that every scoring stored byte-identical metrics (a canonical dump of the report, the metric
-   values and the comparison rows, hashed), the same as one more scoring by one worker that scores
+   values and the comparison rows in id order, hashed), the same as one more scoring by one worker that scores
    every chunk itself (SCORING_EXECUTOR=process, the one-process path; not timed).
 
 Run it through bench/server/run.sh, which starts throwaway PostgreSQL and Redis.
@@ -160,7 +160,8 @@ def canonical_hash(scoring: Scoring) -> str:
     values = MetricValue.objects.filter(scoring=scoring).order_by("scope", "scope_key", "name")
     for value in values.values_list("scope", "scope_key", "name", "value", "n", "ci_low", "ci_high", "ci"):
         digest.update(json.dumps(value, sort_keys=True).encode())
-    rows = ComparisonRow.objects.filter(scoring=scoring).order_by("position")
+    # In id order, the order readers page in: it must be the positions' order, as one process writes.
+    rows = ComparisonRow.objects.filter(scoring=scoring).order_by("id")
     for row in rows.values_list("position", "match_status", "is_correct", "columns").iterator(
         chunk_size=20000
     ):

@@ -58,7 +58,12 @@ from metrics.services.attribute_scoring import (
     attribute_scoring_plan,
     attribute_scoring_result,
 )
-from metrics.services.chunk_rows import chunk_rows_encode, chunk_rows_write, rows_encoded_here
+from metrics.services.chunk_rows import (
+    chunk_rows_encode,
+    chunk_rows_write,
+    row_ids_reserve,
+    rows_encoded_here,
+)
 from metrics.services.results import ScoringResult
 from metrics.services.scoring import scoring_fail, scoring_prepare, scoring_stage_document_ids, scoring_store
 from metrics.services.span_scoring import (
@@ -327,7 +332,7 @@ def scoring_rows_dispatch(*, job_id: int, claim_token: str) -> str:
     unwritten = list(
         chunks.filter(rows__isnull=False, written=False).order_by("index").values_list("index", flat=True)
     )
-    if unwritten and scoring_prepare(job=job) is None:
+    if unwritten and _prepare(job, chunks) is None:
         return JobState.RUNNING  # the claim went meanwhile
     claim = {"job_id": job_id, "resume_token": claim_token}
     merge = signature("metrics.merge_chunks", kwargs=claim)
@@ -344,6 +349,21 @@ def scoring_rows_dispatch(*, job_id: int, claim_token: str) -> str:
     return JobState.RUNNING
 
 
+@transaction.atomic
+def _prepare(job: Job, chunks: QuerySet[ScoringChunk]) -> Scoring | None:
+    """The job's hidden scoring, made once, with the block of row ids its chunks write with."""
+    scoring, made = scoring_prepare(job=job)
+    if made:
+        counts = list(chunks.order_by("index").values_list("pk", "row_count"))
+        row_id = row_ids_reserve(sum(count for _, count in counts))
+        assigned = []
+        for pk, count in counts:
+            assigned.append(ScoringChunk(pk=pk, first_row_id=row_id))
+            row_id += count
+        ScoringChunk.objects.bulk_update(assigned, ["first_row_id"], batch_size=1000)
+    return scoring
+
+
 def scoring_chunk_rows_write(*, job_id: int, claim_token: str, index: int) -> int:
     """Write the comparison rows chunk `index` encoded into the job's prepared scoring, at their
     positions in the whole scoring, once; return how many this call wrote. The chunk's row is locked,
@@ -358,7 +378,9 @@ def scoring_chunk_rows_write(*, job_id: int, claim_token: str, index: int) -> in
         if chunk is None or scoring is None:
             return 0
         before = chunks.filter(index__lt=index).aggregate(rows=Sum("row_count"))["rows"] or 0
-        written = chunk_rows_write(scoring=scoring, chunks=[bytes(chunk.rows)], first_position=before)
+        written = chunk_rows_write(
+            scoring=scoring, chunks=[bytes(chunk.rows)], first_position=before, first_id=chunk.first_row_id
+        )
         ScoringChunk.objects.filter(pk=chunk.pk).update(written=True, rows=None)
         return written
 

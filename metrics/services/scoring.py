@@ -7,9 +7,11 @@ the job row and goes on only while this worker holds the job's current claim. It
 earlier scoring of the job (a unique constraint allows one per job), so a retried job never leaves
 two sets of metric values or comparison rows.
 
-With SCORING_EXECUTOR=celery the claimed job fans out as a chord of chunk tasks
+On a team server (or with SCORING_EXECUTOR=celery) the claimed job fans out as chords of chunk tasks
 (`metrics.services.chunked_scoring`), whose final task stores the result here (`scoring_store`)
-under the same claim.
+under the same claim. On PostgreSQL their comparison rows are written before, into the job's
+scoring made hidden (`scoring_prepare`: not complete, so no reader sees it), and the final
+transaction completes it: readers still see the whole scoring at once, or nothing.
 """
 
 from __future__ import annotations
@@ -206,24 +208,26 @@ def scoring_store(
 
 
 @transaction.atomic
-def scoring_prepare(*, job: Job) -> Scoring | None:
+def scoring_prepare(*, job: Job) -> tuple[Scoring | None, bool]:
     """The job's scoring, not complete (no reader sees it), for chunk tasks to write comparison rows
-    into while the job runs; made once per claim. None when `job`'s claim is not the job's any more."""
+    into while the job runs, and whether this call made it (once per claim). None when `job`'s claim
+    is not the job's any more."""
     current = Job.objects.select_for_update().get(pk=job.pk)
     if current.state != JobState.RUNNING or current.claim_token != job.claim_token:
-        return None
+        return None, False
     prepared = Scoring.objects.filter(job_id=job.pk, is_complete=False).first()
     if prepared is not None:
-        return prepared
+        return prepared, False
     run = ExperimentRun.objects.select_for_update().get(pk=job.params["run_id"])
     Scoring.objects.filter(job_id=job.pk).delete()
-    return Scoring.objects.create(
+    made = Scoring.objects.create(
         run=run,
         number=_next_number(run),
         gold_version_id=job.params["gold_version_id"],
         job_id=job.pk,
         is_complete=False,
     )
+    return made, True
 
 
 def _next_number(run: ExperimentRun) -> int:

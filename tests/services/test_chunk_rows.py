@@ -1,6 +1,6 @@
-"""Comparison rows a chunk encodes as COPY text, written by the store in chunk order, are the rows
-`comparison_rows_write` writes for the same rows: the same cells, the same positions, whatever the
-text holds (tabs, newlines, backslashes, quotes, letters outside ASCII)."""
+"""Comparison rows a chunk encodes as COPY text, written chunk by chunk in any order, are the rows
+`comparison_rows_write` writes for the same rows: the same cells, the same positions, ids in position
+order, whatever the text holds (tabs, newlines, backslashes, quotes, letters outside ASCII)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from django.db import connection
 from annotations.models import Document, GoldVersion
 from experiments.models import ExperimentRun
 from metrics.models import ComparisonRow, Scoring
-from metrics.services.chunk_rows import chunk_rows_encode, chunk_rows_write
+from metrics.services.chunk_rows import chunk_rows_encode, chunk_rows_write, row_ids_reserve
 from metrics.services.results import ComparisonRowData
 from metrics.services.writes import comparison_rows_write
 
@@ -70,9 +70,13 @@ def test_rows_encoded_per_chunk_are_stored_as_comparison_rows_write_stores_them(
         chunk_rows_encode([], document_pks=documents, attribute_pks={}),
         chunk_rows_encode(rows[3:], document_pks=documents, attribute_pks={}),
     ]
-    written = chunk_rows_write(scoring=chunked, chunks=chunks[:2])
-    written += chunk_rows_write(scoring=chunked, chunks=chunks[2:], first_position=written)
+    first_id = row_ids_reserve(len(rows))
+    # The later chunk first: chunks write side by side, in any order.
+    written = chunk_rows_write(scoring=chunked, chunks=chunks[2:], first_position=3, first_id=first_id + 3)
+    written += chunk_rows_write(scoring=chunked, chunks=chunks[:2], first_id=first_id)
 
     assert written == len(rows)
     assert stored(chunked) == stored(whole)
+    ids = ComparisonRow.objects.filter(scoring=chunked).order_by("position").values_list("id", flat=True)
+    assert list(ids) == list(range(first_id, first_id + len(rows)))  # id order is position order
     assert [row[-1]["text"] for row in stored(chunked)][: len(AWKWARD)] == AWKWARD

@@ -7,10 +7,10 @@ without changing the shape of the answer.
 `paired` holds the paired tests of the offline `manage.py compare_runs` (`metrics.run_comparison`):
 the engines' inputs are rebuilt from the stored gold and predictions with the scoring services' own
 converters (`metrics.services.engine_inputs`) and engine calls, on the scoring's gold version, its
-scored documents and its recorded settings. Attribute rows are recomputed with `compare_documents`
-rather than read back from the stored `ComparisonRow.columns`: the stored columns are the export's
-presentation (JSON, no `gold_is_valid`, coerced values through JSON), while the statistics need the
-typed rows; recomputing is the very call that scored the run, so the numbers are those of scoring and
+scored documents and its recorded settings, through the one scoring pipeline (`metrics.pipeline`:
+chunks of documents, an executor, the merge). Attribute rows are recomputed rather than read back
+from the stored `ComparisonRow.columns`: the stored columns are the export's presentation (JSON, no
+`gold_is_valid`, coerced values through JSON), while the statistics need the typed rows; recomputing is the very call that scored the run, so the numbers are those of scoring and
 of the offline command on the same data.
 """
 
@@ -24,13 +24,15 @@ from annotations.importers.span_types import SpanDocument
 from annotations.models import Attribute, Document
 from annotations.selectors import attribute_specs, gold_attribute_documents, gold_span_documents
 from experiments.models import DocumentStatus, ExperimentRun, RunKind
-from metrics.engine.attributes import compare_documents
 from metrics.engine.attributes.types import AttributeSpec, EvaluationSettings, GoldDocument
 from metrics.engine.attributes.types import ComparisonRow as EngineRow
-from metrics.engine.spans import SpanScores, score_span_batches
+from metrics.engine.spans import DocumentSpans, SpanScores
 from metrics.errors import ComparisonNotPossible
 from metrics.intervals import DEFAULT_INTERVALS, IntervalSettings
 from metrics.models import ComparisonRow, MetricValue, Scoring
+from metrics.pipeline.attributes import AttributeChunk, compare_attribute_chunk, merge_attribute_partials
+from metrics.pipeline.executors import InProcess
+from metrics.pipeline.spans import score_span_documents
 from metrics.run_comparison import RunSide, paired_report_attributes, paired_report_spans
 from metrics.services.attribute_scoring import attribute_settings
 from metrics.services.engine_inputs import (
@@ -76,6 +78,32 @@ def runs_compare(
     """Deltas b - a of every metric both scorings have, the rows whose match status (or span outcome)
     changed and, unless `paired` is None, the paired tests with those interval settings (resamples >= 1).
     Raises ComparisonNotPossible when the runs do not share project, kind and gold version."""
+    _check_comparable(run_a=run_a, scoring_a=scoring_a, run_b=run_b, scoring_b=scoring_b)
+
+    def describe(run: ExperimentRun, scoring: Scoring) -> dict[str, Any]:
+        return {"run": run.pk, "name": run.name, "scoring": scoring.number, "config_hash": run.config_hash}
+
+    changed, changed_total = _changed_rows(run_a.kind, scoring_a, scoring_b, limit=changed_limit)
+    return {
+        "kind": run_a.kind,
+        "gold_version": scoring_a.gold_version.number,
+        "a": describe(run_a, scoring_a),
+        "b": describe(run_b, scoring_b),
+        "metrics": _metric_deltas(scoring_a, scoring_b),
+        "changed_rows": changed,
+        "changed_rows_total": changed_total,
+        "changed_rows_truncated": changed_total > len(changed),
+        "paired": None
+        if paired is None
+        else paired_comparison(
+            run_a=run_a, scoring_a=scoring_a, run_b=run_b, scoring_b=scoring_b, settings=paired
+        ),
+    }
+
+
+def _check_comparable(
+    *, run_a: ExperimentRun, scoring_a: Scoring, run_b: ExperimentRun, scoring_b: Scoring
+) -> None:
     if run_a.project_id != run_b.project_id:
         raise ComparisonNotPossible("The two runs belong to different projects.", code="different_projects")
     if run_a.kind != run_b.kind:
@@ -93,6 +121,10 @@ def runs_compare(
             },
             code="different_gold_versions",
         )
+
+
+def _metric_deltas(scoring_a: Scoring, scoring_b: Scoring) -> list[dict[str, Any]]:
+    """Every metric both scorings have, in (scope, scope key, name) order, with its delta b - a."""
     values_a = {
         (v.scope, v.scope_key, v.name): v
         for v in MetricValue.objects.filter(scoring=scoring_a).order_by("scope", "scope_key", "name")
@@ -116,9 +148,14 @@ def runs_compare(
                 "n_b": b.n,
             }
         )
+    return metrics
 
-    rows_a = _row_keys(scoring_a, run_a.kind)
-    rows_b = _row_keys(scoring_b, run_b.kind)
+
+def _changed_rows(kind: str, scoring_a: Scoring, scoring_b: Scoring, *, limit: int) -> tuple[list[dict], int]:
+    """The first `limit` rows whose match status differs between the scorings, in key order, and how
+    many differ in all."""
+    rows_a = _row_keys(scoring_a, kind)
+    rows_b = _row_keys(scoring_b, kind)
     changed_keys = sorted(
         (
             key
@@ -127,7 +164,7 @@ def runs_compare(
         ),
         key=lambda key: tuple("" if part is None else part for part in key),
     )
-    shown = changed_keys[:changed_limit]
+    shown = changed_keys[:limit]
     document_pks = {(rows_a.get(key) or rows_b.get(key))[1] for key in shown}
     attribute_pks = {(rows_a.get(key) or rows_b.get(key))[2] for key in shown} - {None}
     external_ids = dict(Document.objects.filter(pk__in=document_pks).values_list("pk", "external_id"))
@@ -135,32 +172,14 @@ def runs_compare(
     changed = []
     for key in shown:
         entry: dict[str, Any] = {"document_id": external_ids[key[0]]}
-        if run_a.kind == RunKind.ATTRIBUTES:
+        if kind == RunKind.ATTRIBUTES:
             entry["attribute_id"] = attribute_ids.get(key[1])
         else:
             entry.update(side=key[1], start=key[2], end=key[3], entity_type=key[4])
         entry["a"] = rows_a.get(key, (None,))[0]
         entry["b"] = rows_b.get(key, (None,))[0]
         changed.append(entry)
-
-    def describe(run: ExperimentRun, scoring: Scoring) -> dict[str, Any]:
-        return {"run": run.pk, "name": run.name, "scoring": scoring.number, "config_hash": run.config_hash}
-
-    return {
-        "kind": run_a.kind,
-        "gold_version": scoring_a.gold_version.number,
-        "a": describe(run_a, scoring_a),
-        "b": describe(run_b, scoring_b),
-        "metrics": metrics,
-        "changed_rows": changed,
-        "changed_rows_total": len(changed_keys),
-        "changed_rows_truncated": len(changed_keys) > len(shown),
-        "paired": None
-        if paired is None
-        else paired_comparison(
-            run_a=run_a, scoring_a=scoring_a, run_b=run_b, scoring_b=scoring_b, settings=paired
-        ),
-    }
+    return changed, len(changed_keys)
 
 
 # Paired tests -------------------------------------------------------------------------------------
@@ -219,7 +238,8 @@ def _span_scores(
     run: ExperimentRun, scoring: Scoring, gold: list[SpanDocument]
 ) -> tuple[SpanScores, set[str]]:
     """As `score_span_run` scores: the scoring's documents, paired with what the run posted, with the
-    scoring's `restrict_to_gt_types`. Predicted: the scored documents the run posted."""
+    scoring's `restrict_to_gt_types`, through the span pipeline (chunks, executor, merge). Predicted:
+    the scored documents the run posted."""
     wanted = _scored_document_ids(scoring)
     documents = [document for document in gold if document.document_id in wanted]
     allowed = (
@@ -228,54 +248,54 @@ def _span_scores(
         else None
     )
     posted = run_document_index(run)
-    parts = []
-    for chunk in _chunks(documents):
-        predicted = predicted_span_documents(
-            [posted[d.document_id] for d in chunk if d.document_id in posted]
-        )
-        parts.append(
-            score_span_batches(pair_span_documents(chunk, predicted), allowed_predicted_types=allowed)
-        )
-    return SpanScores.concatenate(parts), {document_id for document_id in posted if document_id in wanted}
+
+    def paired() -> Iterator[tuple[int, DocumentSpans]]:
+        for start, chunk in _chunks(documents):
+            predicted = predicted_span_documents(
+                [posted[d.document_id] for d in chunk if d.document_id in posted]
+            )
+            yield from enumerate(pair_span_documents(chunk, predicted), start)
+
+    scores = score_span_documents(paired(), executor=InProcess(), allowed_predicted_types=allowed)
+    return scores, {document_id for document_id in posted if document_id in wanted}
 
 
 def _attribute_rows(
     run: ExperimentRun, scoring: Scoring, gold: list[GoldDocument], specs: list[AttributeSpec]
 ) -> tuple[list[EngineRow], set[str]]:
-    """As `score_attribute_run` scores: `compare_documents` on the scoring's documents with the run's
-    prompts and the settings the scoring recorded. Predicted: the scored documents the run posted
-    and did not mark failed (as the offline command counts a prediction file's documents)."""
+    """As `score_attribute_run` scores: the scoring's documents through the attribute pipeline (chunks,
+    executor, merge) with the run's prompts and the settings the scoring recorded. Predicted: the
+    scored documents the run posted and did not mark failed (as the offline command counts a
+    prediction file's documents)."""
     wanted = _scored_document_ids(scoring)
     documents = [document for document in gold if document.document_id in wanted]
     posted = run_document_index(run)
     attributes = run_attribute_specs(specs, run.prompts)
     settings = _evaluation_settings(run, scoring)
-    rows: list[EngineRow] = []
     predicted: set[str] = set()
-    for chunk in _chunks(documents):
-        predictions = prediction_documents([posted[d.document_id] for d in chunk if d.document_id in posted])
-        rows.extend(
-            compare_documents(
-                run_id=str(run.pk),
-                attributes=attributes,
-                gold_documents=chunk,
-                predictions=predictions,
-                settings=settings,
-            )[0]
-        )
-        predicted.update(
-            document_id
-            for document_id, document in predictions.items()
-            if document.status != DocumentStatus.FAILED
-        )
-    return rows, predicted
+
+    def chunks() -> Iterator[AttributeChunk]:
+        for _, chunk in _chunks(documents):
+            predictions = prediction_documents(
+                [posted[d.document_id] for d in chunk if d.document_id in posted]
+            )
+            predicted.update(
+                document_id
+                for document_id, document in predictions.items()
+                if document.status != DocumentStatus.FAILED
+            )
+            yield AttributeChunk(str(run.pk), attributes, settings, chunk, predictions)
+
+    merged = merge_attribute_partials(InProcess().map(compare_attribute_chunk, chunks()))
+    return merged.rows, predicted
 
 
-def _chunks(documents: list[Document_]) -> Iterator[list[Document_]]:
-    """Predictions are read per chunk of documents, as scoring reads them: a few queries per chunk
-    and no SQL statement with more document keys than a chunk (SQLite limits its variables)."""
+def _chunks(documents: list[Document_]) -> Iterator[tuple[int, list[Document_]]]:
+    """The chunks of the pipeline, with the position of each one's first document: predictions are
+    read per chunk, as scoring reads them, in a few queries per chunk and no SQL statement with more
+    document keys than a chunk (SQLite limits its variables)."""
     for start in range(0, len(documents), DEFAULT_CHUNK_DOCUMENTS):
-        yield documents[start : start + DEFAULT_CHUNK_DOCUMENTS]
+        yield start, documents[start : start + DEFAULT_CHUNK_DOCUMENTS]
 
 
 def _evaluation_settings(run: ExperimentRun, scoring: Scoring) -> EvaluationSettings:

@@ -138,18 +138,31 @@ class HumanCeilingPair(models.Model):
 
 
 class ScoringChunk(models.Model):
-    """The partial result of one chunk of a scoring job scored by a Celery chunk task, until the job's
-    final task merges them (and deletes them). Written once per (job, chunk) under the job's current
-    claim (`claim_token`): a chunk task that is delivered again overwrites its own row, so a lost task
-    is retried alone; the rows of an earlier claim (a job the dispatcher reclaimed) are deleted when
-    the new claim fans out, and a late task of that claim writes nothing."""
+    """One chunk of a scoring job fanned out over the Celery workers, from the fan-out until the job's
+    final task merges the chunks (and deletes them).
+
+    Written when the job's claim fans out, pending (no `partial`), with the documents it scores; its
+    chunk task reads them from here and stores its partial result once, under the job's current claim
+    (`claim_token`). The pending rows are what a lost chunk task left undone: the dispatcher sends
+    their tasks again, alone (metrics.services.chunked_scoring). The rows of an earlier claim are
+    deleted when a new claim fans out, and a late task of that claim writes nothing."""
 
     job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="scoring_chunks")
     claim_token = models.CharField(max_length=32)
     index = models.PositiveIntegerField()
+    # The chunk's documents (external ids) and the position of its first in the scoring's order.
+    first_position = models.PositiveIntegerField(default=0)
+    document_ids = models.JSONField(default=list)
     documents = models.PositiveIntegerField()
-    # The pickled partial result (metrics.pipeline): written and read by this code only.
-    partial = models.BinaryField()
+    # The pickled partial result (metrics.pipeline), written and read by this code only; null: pending.
+    partial = models.BinaryField(null=True)
+    # The chunk's comparison rows as COPY text (metrics.services.chunk_rows), when it encoded them:
+    # how many, and whether they were written into the job's scoring (then `rows` is let go).
+    rows = models.BinaryField(null=True)
+    row_count = models.PositiveIntegerField(default=0)
+    # The id of its first row: the job's rows take ids in position order (metrics.services.chunk_rows).
+    first_row_id = models.BigIntegerField(null=True)
+    written = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

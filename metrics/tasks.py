@@ -12,7 +12,7 @@ from annotations.services.jobs import job_kind_register
 from annotations.tasks import run_job_task
 from evalproject.env import env_int
 from metrics.services.agreement import agreement_job_run
-from metrics.services.chunked_scoring import scoring_dispatch, scoring_on_workers
+from metrics.services.chunked_scoring import scoring_dispatch, scoring_job_resume, scoring_on_workers
 from metrics.services.scoring import scoring_job_failed, scoring_job_retry_check, scoring_run
 
 # Test hook: seconds to sleep after each chunk, so a test can kill a worker in the middle of a scoring.
@@ -37,7 +37,11 @@ def score_run(self, job_id: int, resume_token: str | None = None) -> str:
 
 
 job_kind_register(
-    JobKind.SCORING, task=score_run, on_failed=scoring_job_failed, on_retry=scoring_job_retry_check
+    JobKind.SCORING,
+    task=score_run,
+    on_failed=scoring_job_failed,
+    on_retry=scoring_job_retry_check,
+    on_silent=scoring_job_resume,
 )
 
 

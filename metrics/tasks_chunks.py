@@ -1,5 +1,5 @@
 """Celery tasks of a scoring fanned out over the workers (see metrics.services.chunked_scoring): thin,
-they call one service each. Both run inside the scoring job's claim (`resume_token`, the claim token
+they call one service each. All run inside the scoring job's claim (`resume_token`, the claim token
 the scoring task passed on) and retry a database error like every job's task (`run_job_task`); a chunk
 task is retried alone."""
 
@@ -11,41 +11,64 @@ import time
 from celery import shared_task
 
 from annotations.tasks import run_job_task
-from metrics.services.chunked_scoring import scoring_chunk_score, scoring_chunks_merge
+from metrics.services.chunked_scoring import (
+    scoring_chunk_rows_write,
+    scoring_chunk_score,
+    scoring_chunks_merge,
+    scoring_rows_dispatch,
+)
 from metrics.tasks import DELAY_ENV
+
+# Test hook: a file each chunk task appends its chunk's index to once it scored and stored the chunk,
+# so a test with several worker processes can count how often each chunk was scored.
+CHUNK_LOG_ENV = "EVALPROJECT_TEST_CHUNK_LOG"
 
 
 @shared_task(bind=True, name="metrics.score_chunk", max_retries=None)
-def score_chunk(
-    self,
-    index: int,
-    first_position: int,
-    document_ids: list[str],
-    allowed_types: list[str] | None,
-    *,
-    job_id: int,
-    resume_token: str,
-) -> int:
+def score_chunk(self, index: int, allowed_types: list[str] | None, *, job_id: int, resume_token: str) -> int:
+    delay = float(os.environ.get(DELAY_ENV) or 0)
+    if delay > 0:  # test hook: a chunk task under way, nothing stored yet, for a worker to die in
+        time.sleep(delay)
+    log = os.environ.get(CHUNK_LOG_ENV)
+
     def service(*, job_id: int, resume_token: str) -> int:
         return scoring_chunk_score(
             job_id=job_id,
             claim_token=resume_token,
             index=index,
-            first_position=first_position,
-            document_ids=document_ids,
             allowed_types=allowed_types,
+            after_store=(lambda: _append(log, f"{index}\n")) if log else None,
         )
 
-    documents = run_job_task(self, service, job_id=job_id, resume_token=resume_token)
-    delay = float(os.environ.get(DELAY_ENV) or 0)
-    if delay > 0:  # test hook: a chunk stored but not yet acknowledged, for a worker to die in
-        time.sleep(delay)
-    return documents
+    return run_job_task(self, service, job_id=job_id, resume_token=resume_token)
 
 
-@shared_task(bind=True, name="metrics.merge_chunks", max_retries=None, ignore_result=True)
-def merge_chunks(self, chunk_results: list[int], *, job_id: int, resume_token: str) -> str:
+def _append(path: str, line: str) -> None:
+    with open(path, "a", encoding="utf-8") as file:
+        file.write(line)
+
+
+# `chunk_results`: the chord's, unused (the services read the chunks' rows); empty when sent alone.
+@shared_task(bind=True, name="metrics.write_rows", max_retries=None, ignore_result=True)
+def write_rows(self, chunk_results: list[int] | None = None, *, job_id: int, resume_token: str) -> str:
     def service(*, job_id: int, resume_token: str) -> str:
-        return scoring_chunks_merge(job_id=job_id, claim_token=resume_token, chunks=len(chunk_results))
+        return scoring_rows_dispatch(job_id=job_id, claim_token=resume_token)
+
+    return run_job_task(self, service, job_id=job_id, resume_token=resume_token)
+
+
+@shared_task(bind=True, name="metrics.write_chunk_rows", max_retries=None)
+def write_chunk_rows(self, index: int, *, job_id: int, resume_token: str) -> int:
+    def service(*, job_id: int, resume_token: str) -> int:
+        return scoring_chunk_rows_write(job_id=job_id, claim_token=resume_token, index=index)
+
+    return run_job_task(self, service, job_id=job_id, resume_token=resume_token)
+
+
+# `chunk_results`: the chord's, unused (the merge reads the chunks' rows); empty when sent alone.
+@shared_task(bind=True, name="metrics.merge_chunks", max_retries=None, ignore_result=True)
+def merge_chunks(self, chunk_results: list[int] | None = None, *, job_id: int, resume_token: str) -> str:
+    def service(*, job_id: int, resume_token: str) -> str:
+        return scoring_chunks_merge(job_id=job_id, claim_token=resume_token)
 
     return run_job_task(self, service, job_id=job_id, resume_token=resume_token)

@@ -9,7 +9,9 @@ The job row is the source of truth, the broker only a doorbell (a transactional 
 - `job_heartbeat` beats `heartbeat_at` from a small thread while the job runs in a worker.
 - `jobs_dispatch` (every worker runs it, see evalproject/celery.py) sends the message of queued jobs
   that were never sent or not taken for JOB_REQUEUE_SECONDS, and re-queues running jobs whose worker
-  has been silent for JOB_STALE_SECONDS, or fails them after JOB_MAX_ATTEMPTS. Every step is an
+  has been silent for JOB_STALE_SECONDS, or fails them after JOB_MAX_ATTEMPTS. A job whose kind can
+  resume it under the same claim (`on_silent`: a scoring fanned out over the workers sends its lost
+  chunk tasks again) is resumed instead of re-queued. Every step is an
   `UPDATE ... WHERE state=... AND ...` on the row, so the dispatchers of several workers never act twice.
 - `job_finish` is the one terminal transition (`succeeded` or `failed`): it writes the outcome only for
   the current claim, and sends `job_finished` after the commit.
@@ -95,6 +97,9 @@ class JobKindHandler:
     task: Any  # the Celery task, called with the job id
     on_failed: Callable[[Job], None] | None = None  # inside job_finish's transaction
     on_retry: Callable[[Job], None] | None = None  # inside job_retry's; raises JobNotRetryable
+    # Inside the dispatcher's transaction, the silent job's row locked: True when it resumes the job
+    # under its current claim (sending what was lost after the commit), False to re-queue it.
+    on_silent: Callable[[Job], bool] | None = None
 
 
 _HANDLERS: dict[str, JobKindHandler] = {}
@@ -106,9 +111,10 @@ def job_kind_register(
     task: Any,
     on_failed: Callable[[Job], None] | None = None,
     on_retry: Callable[[Job], None] | None = None,
+    on_silent: Callable[[Job], bool] | None = None,
 ) -> None:
     """Called by each app's tasks module: annotations may not import the apps above it."""
-    _HANDLERS[kind] = JobKindHandler(task=task, on_failed=on_failed, on_retry=on_retry)
+    _HANDLERS[kind] = JobKindHandler(task=task, on_failed=on_failed, on_retry=on_retry, on_silent=on_silent)
 
 
 def _handler(kind: str) -> JobKindHandler | None:
@@ -257,6 +263,7 @@ def job_finish(
 class DispatchReport:
     sent: int = 0
     requeued: int = 0
+    resumed: int = 0
     failed: int = 0
 
 
@@ -273,6 +280,8 @@ def jobs_dispatch(*, now: datetime | None = None) -> DispatchReport:
         if outcome == JobState.QUEUED:
             report.requeued += 1
             report.sent += _send(job_id, kind)
+        elif outcome == JobState.RUNNING:
+            report.resumed += 1
         elif outcome == JobState.FAILED:
             report.failed += 1
     unsent_before = now - timedelta(seconds=settings.JOB_DISPATCH_SECONDS)
@@ -293,7 +302,8 @@ def jobs_dispatch(*, now: datetime | None = None) -> DispatchReport:
 
 @transaction.atomic
 def _reclaim(job_id: int, *, stale_before: datetime, now: datetime) -> str | None:
-    """Queue a silent running job again, or fail it after JOB_MAX_ATTEMPTS; None when it is not stale."""
+    """Queue a silent running job again (or resume it, its kind's `on_silent`), or fail it after
+    JOB_MAX_ATTEMPTS; None when it is not stale."""
     # skip_locked: a row that its worker holds locked (a scoring writing its results) is alive.
     job = (
         Job.objects.select_for_update(skip_locked=True)
@@ -311,6 +321,16 @@ def _reclaim(job_id: int, *, stale_before: datetime, now: datetime) -> str | Non
         job_finish(job_id=job_id, state=JobState.FAILED, claim_token=job.claim_token, errors=[stopped])
         logger.error("job %s failed after %s attempts", job_id, job.attempts)
         return JobState.FAILED
+    handler = _handler(job.kind)
+    if handler is not None and handler.on_silent is not None and handler.on_silent(job):
+        # The same claim goes on: what its lost workers left undone is sent again, and the rest kept.
+        Job.objects.filter(pk=job_id).update(heartbeat_at=now, attempts=F("attempts") + 1)
+        logger.warning(
+            "job %s: its workers stopped beating; its lost parts sent again (attempt %s)",
+            job_id,
+            job.attempts + 1,
+        )
+        return JobState.RUNNING
     Job.objects.filter(pk=job_id).update(state=JobState.QUEUED, enqueued_at=now, heartbeat_at=None)
     logger.warning("job %s: its worker stopped beating; queued again (attempt %s)", job_id, job.attempts)
     return JobState.QUEUED

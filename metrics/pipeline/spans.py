@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from metrics.engine.spans import DocumentScore, DocumentSpans
+from metrics.engine.spans import DocumentSpans
 from metrics.engine.spans.batch import BATCH_DOCUMENTS, score_span_columns
 from metrics.engine.spans.columns import SpanColumns
 from metrics.engine.spans.score_table import SpanScores
@@ -113,8 +113,8 @@ def score_span_documents(
     *,
     executor: Executor,
     allowed_predicted_types: frozenset[str] | None = None,
-) -> list[DocumentScore]:
+) -> SpanScores:
     """Chunk, score with `executor` and merge: every paired document's score, in gold order."""
     chunks = span_chunks(paired, allowed_predicted_types=allowed_predicted_types)
     scores, _ = merge_span_partials(executor.map(score_span_chunk, chunks))
-    return list(scores)
+    return scores

@@ -1,60 +1,89 @@
-"""Scoring a run over every running Celery worker: a chord of chunk tasks, merged by one final task.
+"""Scoring a run over every running Celery worker: chords of chunk tasks, merged by one final task.
+
+The default on a team server (tasks sent to a broker); the embedded default (tasks run in-process)
+scores in the claiming process. The setting SCORING_EXECUTOR chooses explicitly (`scoring_on_workers`).
 
 The job's life is that of every job (`annotations.services.jobs`): the scoring task claims it
 (`metrics.services.scoring.scoring_run`), then `scoring_dispatch` cuts the run's documents into
-chunks and queues one task per chunk (`metrics.score_chunk`) and a final task (`metrics.merge_chunks`),
-each given the job's claim token. Each chunk task beats the job's heartbeat while it runs, reads its
-own documents from the database by id, scores them with the same functions as the in-process path
-(`span_chunk_score`, `attribute_chunk_score`) and stores its partial result in a `ScoringChunk` row,
-keyed by (job, chunk), under that claim: a lost chunk task is delivered again (acks late) and rewrites
-only its own row. The final task merges the rows in chunk order with the in-process path's merge and
-stores the scoring once, finishing the job through `job_finish` with the claim token, so the stored
-result is the one a single process gives. Progress counts the documents of stored chunks.
+chunks, writes one pending `ScoringChunk` row per chunk (its documents), and queues a chord:
+1. a task per chunk (`metrics.score_chunk`) reads its documents' ids from its row and the documents
+   from the database, scores them with the same functions as the in-process path
+   (`span_chunk_score`, `attribute_chunk_score`), and stores its partial result in its row, once; on
+   PostgreSQL a span chunk also encodes its comparison rows for COPY (`metrics.services.chunk_rows`);
+2. then (`metrics.write_rows`, `scoring_rows_dispatch`), when the chunks encoded rows: the job's
+   scoring is made, not complete (no reader sees it), and a task per chunk (`metrics.write_chunk_rows`)
+   writes its rows into it at their final positions, side by side with the others: writing rows is
+   most of what storing a scoring costs, and it need not wait in one transaction;
+3. the final task (`metrics.merge_chunks`) merges the partial results in chunk order with the
+   in-process path's merge and stores the scoring once (metric values, report, completion, the run
+   scored), finishing the job through `job_finish` with the claim token, so the stored result is
+   the one a single process gives.
+Every task carries the job's claim token and beats its heartbeat. Progress counts the documents of
+stored chunks, a chunk at a time.
 
-A task of a claim that is no longer the job's (the dispatcher reclaimed a silent job, and a new claim
-fans out again) writes nothing; the new claim deletes the earlier claim's rows before it fans out, so
-no chunk counts twice. A database error is retried like any job's (`annotations.tasks.run_job_task`),
-resuming the same claim.
-
-Chosen with the setting SCORING_EXECUTOR=celery; the default (`process`) scores every chunk in the
-worker that claimed the job.
+A lost task is retried alone: the job falls silent, and the dispatcher, instead of claiming the job
+again, sends again under the same claim the tasks of its pending chunks, then step 2, which sends the
+writes not done yet, then the merge (`scoring_job_resume`); stored chunks and written rows are kept.
+A chunk delivered twice is scored, counted and written once. A task of a claim that is no longer the
+job's writes nothing; a new claim (the job was re-queued before it fanned out, or retried) deletes the
+earlier claim's chunks and its scoring not complete before it fans out. A database error is retried
+like any job's (`annotations.tasks.run_job_task`), resuming the same claim.
 """
 
 from __future__ import annotations
 
 import logging
 import pickle
+from collections.abc import Callable, Iterable
 
 from celery import signature
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, QuerySet, Sum
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
 from annotations.importers.errors import InputValidationError
-from annotations.models import GoldVersion, Job, JobState
+from annotations.models import Document, GoldVersion, Job, JobState
 from annotations.services.job_problems import internal_error
 from annotations.services.jobs import TRANSIENT_DATABASE_ERRORS, job_heartbeat
 from experiments.models import ExperimentRun, RunKind
-from metrics.models import ScoringChunk
+from metrics.models import Scoring, ScoringChunk
 from metrics.pipeline.executors import CeleryChord
+from metrics.pipeline.spans import SpanPartial
 from metrics.services.attribute_scoring import (
+    AttributeScoringPlan,
     attribute_chunk_plan,
     attribute_chunk_score,
     attribute_scoring_plan,
     attribute_scoring_result,
 )
+from metrics.services.chunk_rows import (
+    chunk_rows_encode,
+    chunk_rows_write,
+    row_ids_reserve,
+    rows_encoded_here,
+)
 from metrics.services.results import ScoringResult
-from metrics.services.scoring import scoring_fail, scoring_stage_document_ids, scoring_store
-from metrics.services.span_scoring import span_chunk_score, span_scoring_plan, span_scoring_result
+from metrics.services.scoring import scoring_fail, scoring_prepare, scoring_stage_document_ids, scoring_store
+from metrics.services.span_scoring import (
+    SpanScoringPlan,
+    span_chunk_score,
+    span_scoring_plan,
+    span_scoring_result,
+)
 
 logger = logging.getLogger("metrics.scoring")
 
 
 def scoring_on_workers() -> bool:
-    """True when scoring jobs fan out over the Celery workers (settings.SCORING_EXECUTOR)."""
-    return settings.SCORING_EXECUTOR == "celery"
+    """True when scoring jobs fan out over the Celery workers: SCORING_EXECUTOR=celery, or unset on a
+    server whose tasks go to a broker (not run eagerly, in-process)."""
+    if settings.SCORING_EXECUTOR:
+        return settings.SCORING_EXECUTOR == "celery"
+    from evalproject.celery import app
+
+    return not app.conf.task_always_eager
 
 
 def scoring_dispatch(
@@ -65,37 +94,88 @@ def scoring_dispatch(
     document_ids: set[str] | None,
     chunk_documents: int,
 ) -> None:
-    """Queue the chord that scores the claimed `job`: a task per chunk, then the merge, all under the
-    job's current claim. The rows of any earlier claim go first: they must not count twice."""
-    ScoringChunk.objects.filter(job_id=job.pk).delete()
-    if run.kind == RunKind.SPANS:
-        plan = span_scoring_plan(run=run, gold_version=gold_version, document_ids=document_ids)
-        allowed = None if plan.allowed_types is None else sorted(plan.allowed_types)
-    else:
-        plan = attribute_scoring_plan(run=run, gold_version=gold_version, document_ids=document_ids)
-        allowed = None
+    """Write the pending chunks of the claimed `job` and queue the chord that scores them: a task per
+    chunk, then the merge, all under the job's current claim. The rows of any earlier claim go first:
+    they must not count twice."""
+    plan = _plan(run=run, gold_version=gold_version, document_ids=document_ids)
     ids = plan.document_ids
-    Job.objects.filter(pk=job.pk, state=JobState.RUNNING, claim_token=job.claim_token).update(
-        progress_done=0, progress_total=len(ids)
-    )
-    claim = {"job_id": job.pk, "resume_token": job.claim_token}
     starts = range(0, len(ids), chunk_documents) if ids else [0]
+    with transaction.atomic():
+        if _claimed(job.pk, job.claim_token, lock=True) is None:
+            return
+        ScoringChunk.objects.filter(job_id=job.pk).delete()
+        Scoring.objects.filter(job_id=job.pk, is_complete=False).delete()
+        ScoringChunk.objects.bulk_create(
+            (
+                ScoringChunk(
+                    job_id=job.pk,
+                    claim_token=job.claim_token,
+                    index=index,
+                    first_position=start,
+                    document_ids=ids[start : start + chunk_documents],
+                    documents=len(ids[start : start + chunk_documents]),
+                    partial=None,
+                )
+                for index, start in enumerate(starts)
+            ),
+            batch_size=1000,
+        )
+        Job.objects.filter(pk=job.pk).update(progress_done=0, progress_total=len(ids))
+    # Sent after the commit: a chunk task reads its row. Should this worker die before sending, the
+    # job falls silent with every chunk pending, and the dispatcher sends them (scoring_job_resume).
+    _chunks_send(job, allowed_types=_allowed_types(plan), indexes=range(len(starts)))
+
+
+def scoring_job_resume(job: Job) -> bool:
+    """The dispatcher found the running scoring `job` silent: when its claim fanned out, send the tasks
+    of its pending chunks again (and a final merge) once the dispatcher's transaction commits, and
+    return True; False when it did not fan out (the job is then queued again)."""
+    chunks = ScoringChunk.objects.filter(job_id=job.pk, claim_token=job.claim_token)
+    if not chunks.exists():
+        return False
+    pending = list(chunks.filter(partial__isnull=True).order_by("index").values_list("index", flat=True))
+
+    def send() -> None:
+        run = ExperimentRun.objects.select_related("project").get(pk=job.params["run_id"])
+        gold_version = GoldVersion.objects.get(pk=job.params["gold_version_id"])
+        plan = _plan(run=run, gold_version=gold_version, document_ids=scoring_stage_document_ids(run))
+        _chunks_send(job, allowed_types=_allowed_types(plan), indexes=pending)
+
+    transaction.on_commit(send)
+    return True
+
+
+def _chunks_send(job: Job, *, allowed_types: list[str] | None, indexes: Iterable[int]) -> None:
+    claim = {"job_id": job.pk, "resume_token": job.claim_token}
     chunks = [
-        signature(
-            "metrics.score_chunk",
-            args=(index, start, ids[start : start + chunk_documents], allowed),
-            kwargs=claim,
-        )
-        for index, start in enumerate(starts)
+        signature("metrics.score_chunk", args=(index, allowed_types), kwargs=claim) for index in indexes
     ]
-    # Sent last: nothing after it can fail and make the scoring task send the chord a second time.
+    then = signature("metrics.write_rows", kwargs=claim)
     try:
-        CeleryChord().dispatch(chunks, signature("metrics.merge_chunks", kwargs=claim))
+        if chunks:
+            CeleryChord().dispatch(chunks, then)
+        else:
+            then.delay([])
     except BrokerError as error:
-        # The job stays running and falls silent: the dispatcher reclaims it once the broker is back.
+        # The job stays running and falls silent: the dispatcher sends its pending chunks once the
+        # broker is back.
         logger.warning(
-            "scoring job %s: could not send its chunks (%r); it will be claimed again", job.pk, error
+            "scoring job %s: could not send its chunks (%r); they will be sent again", job.pk, error
         )
+
+
+def _plan(
+    *, run: ExperimentRun, gold_version: GoldVersion, document_ids: set[str] | None
+) -> SpanScoringPlan | AttributeScoringPlan:
+    if run.kind == RunKind.SPANS:
+        return span_scoring_plan(run=run, gold_version=gold_version, document_ids=document_ids)
+    return attribute_scoring_plan(run=run, gold_version=gold_version, document_ids=document_ids)
+
+
+def _allowed_types(plan: SpanScoringPlan | AttributeScoringPlan) -> list[str] | None:
+    """The predicted types a span chunk scores (those of the whole gold), as a task argument."""
+    allowed = getattr(plan, "allowed_types", None)
+    return None if allowed is None else sorted(allowed)
 
 
 def scoring_chunk_score(
@@ -103,26 +183,31 @@ def scoring_chunk_score(
     job_id: int,
     claim_token: str,
     index: int,
-    first_position: int,
-    document_ids: list[str],
     allowed_types: list[str] | None,
+    after_store: Callable[[], None] | None = None,
 ) -> int:
-    """Score one chunk of the job claimed by `claim_token` and store its partial result; return its
-    document count (0 when the claim is not the job's any more). Bad input fails the job (its other
-    chunks then stop at their first check)."""
+    """Score chunk `index` of the job claimed by `claim_token` and store its partial result; return its
+    document count (0 when the claim is not the job's, or the chunk not the claim's). A chunk stored already (a task
+    delivered twice) is not scored again. Bad input fails the job (its other chunks then stop at their
+    first check). `after_store`: called once this call stored the chunk."""
     job = _claimed(job_id, claim_token)
     if job is None:
         return 0
+    rows = ScoringChunk.objects.filter(job_id=job_id, claim_token=claim_token, index=index)
+    chunk = rows.filter(partial__isnull=True).values("first_position", "document_ids", "documents").first()
+    if chunk is None:  # stored already (a task delivered twice), or not this claim's chunk
+        return rows.values_list("documents", flat=True).first() or 0
     with job_heartbeat(job):
         run = ExperimentRun.objects.select_related("project").get(pk=job.params["run_id"])
         gold_version = GoldVersion.objects.get(pk=job.params["gold_version_id"])
+        document_ids = chunk["document_ids"]
         try:
             if run.kind == RunKind.SPANS:
                 partial = span_chunk_score(
                     run=run,
                     gold_version=gold_version,
                     document_ids=document_ids,
-                    first_position=first_position,
+                    first_position=chunk["first_position"],
                     allowed_types=None if allowed_types is None else frozenset(allowed_types),
                 )
             else:
@@ -140,45 +225,66 @@ def scoring_chunk_score(
         except Exception:
             scoring_fail(job=job, errors=[internal_error(job_id, log=logger)])
             return 0
-        return _chunk_store(job, index=index, documents=len(document_ids), partial=partial)
+        rows = _rows_encoded(run, partial, document_ids) if run.kind == RunKind.SPANS else None
+        if (
+            _chunk_store(job, index=index, documents=chunk["documents"], partial=partial, rows=rows)
+            and after_store
+        ):
+            after_store()
+        return chunk["documents"]
 
 
 @transaction.atomic
-def _chunk_store(job: Job, *, index: int, documents: int, partial: object) -> int:
+def _chunk_store(job: Job, *, index: int, documents: int, partial: object, rows: bytes | None) -> bool:
+    """Store the chunk's partial result unless stored already; True when this call stored it."""
     # The job row locked: the claim cannot change between the check and the write.
     if _claimed(job.pk, job.claim_token, lock=True) is None:
-        return 0
-    _, created = ScoringChunk.objects.update_or_create(
-        job_id=job.pk,
-        index=index,
-        defaults={
-            "claim_token": job.claim_token,
-            "documents": documents,
-            "partial": pickle.dumps(partial, protocol=5),
-        },
+        return False
+    stored = ScoringChunk.objects.filter(
+        job_id=job.pk, claim_token=job.claim_token, index=index, partial__isnull=True
+    ).update(
+        partial=pickle.dumps(partial, protocol=5),
+        rows=rows,
+        row_count=0 if not rows else rows.count(b"\n") + 1,
     )
-    if created:
+    if stored:
         Job.objects.filter(pk=job.pk).update(
             progress_done=F("progress_done") + documents, heartbeat_at=timezone.now()
         )
-    return documents
+    return bool(stored)
 
 
-def scoring_chunks_merge(*, job_id: int, claim_token: str, chunks: int) -> str:
-    """Merge the stored partial results of the job's `chunks` chunks and store its scoring, finishing
-    the job under `claim_token` (exactly once); return the job's state."""
+def _rows_encoded(run: ExperimentRun, partial: SpanPartial, document_ids: list[str]) -> bytes | None:
+    """The chunk's comparison rows as COPY text, taken out of its partial result (PostgreSQL only)."""
+    if not rows_encoded_here():
+        return None
+    document_pks = dict(
+        Document.objects.filter(project_id=run.project_id, external_id__in=document_ids).values_list(
+            "external_id", "pk"
+        )
+    )
+    encoded = chunk_rows_encode(partial.rows, document_pks=document_pks, attribute_pks={})
+    partial.rows = []
+    return encoded
+
+
+def scoring_chunks_merge(*, job_id: int, claim_token: str) -> str:
+    """Merge the stored partial results of the job's chunks and store its scoring, finishing the job
+    under `claim_token` (exactly once); return the job's state. While a chunk is pending (its task was
+    lost, and the dispatcher sends it again with another merge) the job stays running."""
     job = _claimed(job_id, claim_token)
     if job is None:
         return Job.objects.filter(pk=job_id).values_list("state", flat=True).first() or "missing"
+    chunks = ScoringChunk.objects.filter(job_id=job_id, claim_token=claim_token)
+    unwritten = chunks.filter(rows__isnull=False, written=False)
+    if not chunks.exists() or chunks.filter(partial__isnull=True).exists() or unwritten.exists():
+        return JobState.RUNNING
     with job_heartbeat(job):
-        stored = ScoringChunk.objects.filter(job_id=job_id, claim_token=claim_token).order_by("index")
-        if stored.count() != chunks:
-            missing = chunks - stored.count()
-            scoring_fail(job=job, errors=[f"{missing} of {chunks} chunk(s) of the scoring were not scored"])
-            return JobState.FAILED
         run = ExperimentRun.objects.select_related("project").get(pk=job.params["run_id"])
         gold_version = GoldVersion.objects.get(pk=job.params["gold_version_id"])
-        partials = (pickle.loads(partial) for partial in stored.values_list("partial", flat=True).iterator())
+        prepared = Scoring.objects.filter(job_id=job_id, is_complete=False).first()
+        stored = chunks.order_by("index").values_list("partial", flat=True)
+        partials = (pickle.loads(partial) for partial in stored.iterator())
         try:
             result = _merged(run=run, gold_version=gold_version, partials=partials)
         except (InputValidationError, ValueError) as error:
@@ -192,10 +298,91 @@ def scoring_chunks_merge(*, job_id: int, claim_token: str, chunks: int) -> str:
             scoring_fail(job=job, errors=[internal_error(job_id, log=logger)])
             return JobState.FAILED
         with transaction.atomic():
-            state = scoring_store(job=job, run=run, gold_version=gold_version, result=result)
+            state = scoring_store(
+                job=job,
+                run=run,
+                gold_version=gold_version,
+                result=result,
+                prepared=prepared,
+                rows=_rows(chunks),
+            )
             if state == JobState.SUCCEEDED:
                 ScoringChunk.objects.filter(job_id=job_id).delete()
         return state
+
+
+def _rows(chunks: QuerySet[ScoringChunk]) -> int | None:
+    """How many comparison rows the chunks wrote into the prepared scoring; None when they wrote none
+    (they did not encode them: the result holds them)."""
+    if not chunks.filter(written=True).exists():
+        return None
+    return chunks.aggregate(rows=Sum("row_count"))["rows"]
+
+
+def scoring_rows_dispatch(*, job_id: int, claim_token: str) -> str:
+    """Once every chunk is scored: when the chunks encoded comparison rows, prepare the job's scoring
+    (not complete, so no reader sees it) and queue a task per chunk that writes its rows into it, then
+    the merge; else queue the merge. Return the job's state."""
+    job = _claimed(job_id, claim_token)
+    if job is None:
+        return Job.objects.filter(pk=job_id).values_list("state", flat=True).first() or "missing"
+    chunks = ScoringChunk.objects.filter(job_id=job_id, claim_token=claim_token)
+    if not chunks.exists() or chunks.filter(partial__isnull=True).exists():
+        return JobState.RUNNING  # a chunk was lost: the dispatcher sends it again, then this again
+    unwritten = list(
+        chunks.filter(rows__isnull=False, written=False).order_by("index").values_list("index", flat=True)
+    )
+    if unwritten and _prepare(job, chunks) is None:
+        return JobState.RUNNING  # the claim went meanwhile
+    claim = {"job_id": job_id, "resume_token": claim_token}
+    merge = signature("metrics.merge_chunks", kwargs=claim)
+    writes = [signature("metrics.write_chunk_rows", args=(index,), kwargs=claim) for index in unwritten]
+    try:
+        if writes:
+            CeleryChord().dispatch(writes, merge)
+        else:
+            merge.delay([])
+    except BrokerError as error:
+        logger.warning(
+            "scoring job %s: could not send its writes (%r); they will be sent again", job_id, error
+        )
+    return JobState.RUNNING
+
+
+@transaction.atomic
+def _prepare(job: Job, chunks: QuerySet[ScoringChunk]) -> Scoring | None:
+    """The job's hidden scoring, made once, with the block of row ids its chunks write with."""
+    scoring, made = scoring_prepare(job=job)
+    if made:
+        counts = list(chunks.order_by("index").values_list("pk", "row_count"))
+        row_id = row_ids_reserve(sum(count for _, count in counts))
+        assigned = []
+        for pk, count in counts:
+            assigned.append(ScoringChunk(pk=pk, first_row_id=row_id))
+            row_id += count
+        ScoringChunk.objects.bulk_update(assigned, ["first_row_id"], batch_size=1000)
+    return scoring
+
+
+def scoring_chunk_rows_write(*, job_id: int, claim_token: str, index: int) -> int:
+    """Write the comparison rows chunk `index` encoded into the job's prepared scoring, at their
+    positions in the whole scoring, once; return how many this call wrote. The chunk's row is locked,
+    not the job's: the chunks of one job write side by side."""
+    job = _claimed(job_id, claim_token)
+    if job is None:
+        return 0
+    with job_heartbeat(job), transaction.atomic():
+        chunks = ScoringChunk.objects.filter(job_id=job_id, claim_token=claim_token)
+        chunk = chunks.select_for_update().filter(index=index, written=False, rows__isnull=False).first()
+        scoring = Scoring.objects.filter(job_id=job_id, is_complete=False).first()
+        if chunk is None or scoring is None:
+            return 0
+        before = chunks.filter(index__lt=index).aggregate(rows=Sum("row_count"))["rows"] or 0
+        written = chunk_rows_write(
+            scoring=scoring, chunks=[bytes(chunk.rows)], first_position=before, first_id=chunk.first_row_id
+        )
+        ScoringChunk.objects.filter(pk=chunk.pk).update(written=True, rows=None)
+        return written
 
 
 def _merged(*, run: ExperimentRun, gold_version: GoldVersion, partials) -> ScoringResult:

@@ -7,9 +7,11 @@ the job row and goes on only while this worker holds the job's current claim. It
 earlier scoring of the job (a unique constraint allows one per job), so a retried job never leaves
 two sets of metric values or comparison rows.
 
-With SCORING_EXECUTOR=celery the claimed job fans out as a chord of chunk tasks
+On a team server (or with SCORING_EXECUTOR=celery) the claimed job fans out as chords of chunk tasks
 (`metrics.services.chunked_scoring`), whose final task stores the result here (`scoring_store`)
-under the same claim.
+under the same claim. On PostgreSQL their comparison rows are written before, into the job's
+scoring made hidden (`scoring_prepare`: not complete, so no reader sees it), and the final
+transaction completes it: readers still see the whole scoring at once, or nothing.
 """
 
 from __future__ import annotations
@@ -189,10 +191,47 @@ def _score(job: Job, *, chunk_documents: int, after_chunk: Callable[[], None] | 
     return _store(job=job, run=run, gold_version=gold_version, result=result)
 
 
-def scoring_store(*, job: Job, run: ExperimentRun, gold_version: GoldVersion, result: ScoringResult) -> str:
+def scoring_store(
+    *,
+    job: Job,
+    run: ExperimentRun,
+    gold_version: GoldVersion,
+    result: ScoringResult,
+    prepared: Scoring | None = None,
+    rows: int | None = None,
+) -> str:
     """Store a scoring computed elsewhere (the final task of a chord of chunk tasks) and finish the job,
-    exactly once and only under `job`'s claim (its claim_token); return the job's state."""
-    return _store(job=job, run=run, gold_version=gold_version, result=result)
+    exactly once and only under `job`'s claim (its claim_token); return the job's state.
+    `prepared`: the job's scoring made by `scoring_prepare`, which the chunk tasks wrote `rows`
+    comparison rows into (`result.rows` is then empty); it is completed here."""
+    return _store(job=job, run=run, gold_version=gold_version, result=result, prepared=prepared, rows=rows)
+
+
+@transaction.atomic
+def scoring_prepare(*, job: Job) -> tuple[Scoring | None, bool]:
+    """The job's scoring, not complete (no reader sees it), for chunk tasks to write comparison rows
+    into while the job runs, and whether this call made it (once per claim). None when `job`'s claim
+    is not the job's any more."""
+    current = Job.objects.select_for_update().get(pk=job.pk)
+    if current.state != JobState.RUNNING or current.claim_token != job.claim_token:
+        return None, False
+    prepared = Scoring.objects.filter(job_id=job.pk, is_complete=False).first()
+    if prepared is not None:
+        return prepared, False
+    run = ExperimentRun.objects.select_for_update().get(pk=job.params["run_id"])
+    Scoring.objects.filter(job_id=job.pk).delete()
+    made = Scoring.objects.create(
+        run=run,
+        number=_next_number(run),
+        gold_version_id=job.params["gold_version_id"],
+        job_id=job.pk,
+        is_complete=False,
+    )
+    return made, True
+
+
+def _next_number(run: ExperimentRun) -> int:
+    return (Scoring.objects.filter(run=run).aggregate(last=Max("number"))["last"] or 0) + 1
 
 
 def scoring_fail(*, job: Job, errors: list) -> None:
@@ -201,36 +240,38 @@ def scoring_fail(*, job: Job, errors: list) -> None:
 
 
 @transaction.atomic
-def _store(*, job: Job, run: ExperimentRun, gold_version: GoldVersion, result: ScoringResult) -> str:
+def _store(
+    *,
+    job: Job,
+    run: ExperimentRun,
+    gold_version: GoldVersion,
+    result: ScoringResult,
+    prepared: Scoring | None = None,
+    rows: int | None = None,
+) -> str:
     job_id = job.pk
     current = Job.objects.select_for_update().get(pk=job_id)
     if current.state != JobState.RUNNING or current.claim_token != job.claim_token:
         return current.state  # this worker was given up for dead, and the job went on without it
     locked = ExperimentRun.objects.select_for_update().select_related("project").get(pk=run.pk)
-    Scoring.objects.filter(job_id=job_id).delete()
-    number = (Scoring.objects.filter(run=locked).aggregate(last=Max("number"))["last"] or 0) + 1
-    scoring = Scoring.objects.create(
-        run=locked,
-        number=number,
-        gold_version=gold_version,
-        job_id=job_id,
-        settings=result.settings,
-        document_ids=result.document_ids,
-        report=result.report,
-        is_complete=True,
-    )
+    fields = {
+        "gold_version": gold_version,
+        "settings": result.settings,
+        "document_ids": result.document_ids,
+        "report": result.report,
+        "is_complete": True,
+    }
+    if prepared is None:
+        Scoring.objects.filter(job_id=job_id).delete()
+        scoring = Scoring.objects.create(run=locked, number=_next_number(locked), job_id=job_id, **fields)
+    else:
+        scoring = prepared
+        for name, value in fields.items():
+            setattr(scoring, name, value)
+        scoring.save(update_fields=list(fields))
     metric_values_write(scoring=scoring, values=result.metric_values)
-    document_pks = dict(
-        Document.objects.filter(
-            project_id=locked.project_id, external_id__in=result.document_ids
-        ).values_list("external_id", "pk")
-    )
-    attribute_pks = dict(
-        Attribute.objects.filter(project_id=locked.project_id).values_list("attribute_id", "pk")
-    )
-    comparison_rows_write(
-        scoring=scoring, rows=result.rows, document_pks=document_pks, attribute_pks=attribute_pks
-    )
+    if rows is None:
+        rows = _rows_write(scoring, project_id=locked.project_id, result=result)
     totals = run_totals(locked)
     for name, value in totals.as_fields().items():
         setattr(locked, name, value)
@@ -245,15 +286,28 @@ def _store(*, job: Job, run: ExperimentRun, gold_version: GoldVersion, result: S
         complete_progress=0,
         result={
             "run": locked.pk,
-            "scoring": number,
+            "scoring": scoring.number,
             "gold_version": gold_version.number,
             "documents": len(result.document_ids),
-            "comparison_rows": len(result.rows),
+            "comparison_rows": rows,
             "metric_values": len(result.metric_values),
         },
         warnings=[*totals.problems(), *result.warnings],
     )
     return JobState.SUCCEEDED
+
+
+def _rows_write(scoring: Scoring, *, project_id: int, result: ScoringResult) -> int:
+    document_pks = dict(
+        Document.objects.filter(project_id=project_id, external_id__in=result.document_ids).values_list(
+            "external_id", "pk"
+        )
+    )
+    attribute_pks = dict(Attribute.objects.filter(project_id=project_id).values_list("attribute_id", "pk"))
+    comparison_rows_write(
+        scoring=scoring, rows=result.rows, document_pks=document_pks, attribute_pks=attribute_pks
+    )
+    return len(result.rows)
 
 
 def _fail(job: Job, *, errors: list) -> None:
@@ -266,6 +320,7 @@ def scoring_job_failed(job: Job) -> None:
         status=RunStatus.FAILED
     )
     ScoringChunk.objects.filter(job_id=job.pk).delete()  # the partial results of a chord, if any
+    Scoring.objects.filter(job_id=job.pk, is_complete=False).delete()  # and the rows its chunks wrote
 
 
 def scoring_job_retry_check(job: Job) -> None:

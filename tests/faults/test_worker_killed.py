@@ -1,6 +1,7 @@
 """A worker killed (SIGKILL) in the middle of a job, and a worker started again with the default
 settings (the broker's visibility timeout stays 3,600 s): the dispatcher sees the silent job, queues it
-again, and it ends with exactly one set of rows."""
+again (or, for a scoring fanned out over the workers, sends its lost chunk again), and it ends with
+exactly one set of rows."""
 
 from __future__ import annotations
 
@@ -11,11 +12,12 @@ import pytest
 
 from annotations.models import GoldVersion, Job
 from annotations.services import import_job_create
-from metrics.models import Scoring, ScoringChunk
+from metrics.models import MetricValue, Scoring, ScoringChunk
 from tests.api.runs_support import SPANS, create_run, load_span_gold, post_documents, read_jsonl
 from tests.conftest import token_client
 from tests.faults.conftest import wait_for, wait_until_finished
 from tests.faults.test_database_restart import assert_one_set_of_results
+from tests.services.span_workers_support import scoring_of_one_process
 from tests.services.test_gold_import_fixtures import letters_jsonl, upload
 
 pytestmark = [pytest.mark.faults, pytest.mark.worker]
@@ -42,22 +44,15 @@ def test_an_import_whose_worker_was_killed_is_run_again_by_the_next_worker(proje
     assert GoldVersion.objects.filter(project=project).count() == 1
 
 
-# "process": the worker that claimed the job scores every chunk; "celery": a chord of chunk tasks, whose
-# lost task is never delivered again before the visibility timeout, so the job is claimed again and
-# fans out anew (the first claim's stored chunks deleted, not counted twice).
-@pytest.mark.parametrize("executor", ["process", "celery"])
-def test_a_scoring_whose_worker_was_killed_is_finished_once_by_the_next_worker(
-    project, alice, workers, executor
-):
-    load_span_gold(project)
-    client = token_client(alice)
-    run = create_run(client, kind="spans")
-    assert post_documents(client, run["id"], read_jsonl(SPANS / "spans_predictions.jsonl")).status_code == 201
+def test_a_scoring_whose_worker_was_killed_is_finished_once_by_the_next_worker(project, alice, workers):
+    """SCORING_EXECUTOR=process: the worker that claimed the job scores every chunk; killed, the job is
+    claimed again and scored anew."""
+    client, run = _span_run(project, alice)
     doomed = workers(
         "doomed-scorer",
         EVALPROJECT_TEST_SCORING_DELAY="1.5",
         SCORING_CHUNK_DOCUMENTS="1",
-        SCORING_EXECUTOR=executor,
+        SCORING_EXECUTOR="process",
     )
     job_id = client.post(f"/api/v1/runs/{run['id']}/finalize/").json()["job"]["id"]
     wait_for(
@@ -68,11 +63,62 @@ def test_a_scoring_whose_worker_was_killed_is_finished_once_by_the_next_worker(
 
     _kill(doomed)
     assert not Scoring.objects.filter(run_id=run["id"]).exists()
-    workers("rescuer", SCORING_EXECUTOR=executor)
+    workers("rescuer", SCORING_EXECUTOR="process")
     back = time.monotonic()
 
     job = wait_until_finished(job_id, since=back)
     assert job.state == "succeeded", job.errors
     assert job.attempts == 2
     assert_one_set_of_results(client, run["id"], job_id)
-    assert not ScoringChunk.objects.filter(job_id=job_id).exists()
+
+
+def test_a_chunk_lost_with_its_killed_worker_is_scored_again_alone_and_the_others_once(
+    project, alice, workers, tmp_path
+):
+    """The default on a server (a chord of chunk tasks), with the broker's default visibility timeout: a
+    worker killed in the middle of a chunk leaves that chunk pending. The dispatcher keeps the job's
+    claim and the stored chunks, and sends the pending chunks again; each chunk is scored once, and the
+    result is the one of one process."""
+    client, run = _span_run(project, alice)
+    scored = tmp_path / "scored-chunks.log"
+    doomed = workers(
+        "doomed-chunks",
+        EVALPROJECT_TEST_SCORING_DELAY="1.5",
+        EVALPROJECT_TEST_CHUNK_LOG=str(scored),
+        SCORING_CHUNK_DOCUMENTS="1",
+    )
+    job_id = client.post(f"/api/v1/runs/{run['id']}/finalize/").json()["job"]["id"]
+    chunks = ScoringChunk.objects.filter(job_id=job_id)
+    wait_for(lambda: chunks.filter(partial__isnull=False).exists(), 30, "a first chunk to be stored")
+    claim = Job.objects.get(pk=job_id).claim_token
+
+    _kill(doomed)
+    stored_before = set(chunks.filter(partial__isnull=False).values_list("index", flat=True))
+    assert 0 < len(stored_before) < chunks.count()
+    workers("rescuer-chunks", EVALPROJECT_TEST_CHUNK_LOG=str(scored))
+    back = time.monotonic()
+
+    job = wait_until_finished(job_id, since=back)
+    assert job.state == "succeeded", job.errors
+    assert (job.claim_token, job.attempts) == (claim, 2)  # resumed, not claimed again
+    scoring = Scoring.objects.get(run_id=run["id"])
+    indexes = [int(line) for line in scored.read_text().split()]
+    assert sorted(indexes) == list(range(len(scoring.document_ids)))  # every chunk scored once
+    assert job.progress_done == job.progress_total == len(scoring.document_ids)
+    assert_one_set_of_results(client, run["id"], job_id)
+    assert not chunks.exists()
+    one = scoring_of_one_process(run["id"], job)
+    assert scoring.report == one.report
+    assert list(
+        MetricValue.objects.filter(scoring=scoring)
+        .order_by("pk")
+        .values_list("scope", "scope_key", "name", "value")
+    ) == [(value.scope, value.scope_key, value.name, value.value) for value in one.metric_values]
+
+
+def _span_run(project, user) -> tuple:
+    load_span_gold(project)
+    client = token_client(user)
+    run = create_run(client, kind="spans")
+    assert post_documents(client, run["id"], read_jsonl(SPANS / "spans_predictions.jsonl")).status_code == 201
+    return client, run

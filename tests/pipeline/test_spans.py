@@ -90,7 +90,7 @@ def test_a_process_pool_gives_the_scores_of_one_pass(case, chunk_documents):
     paired = list(enumerate(corpus))[::-1]  # predictions in another order than gold
     pooled = score_span_documents(paired, executor=ProcessPool(2), allowed_predicted_types=allowed)
     here = score_span_documents(paired, executor=InProcess(), allowed_predicted_types=allowed)
-    assert pooled == here == one_pass(corpus, allowed)
+    assert list(pooled) == list(here) == one_pass(corpus, allowed)
     chunks = list(span_chunks(paired, allowed_predicted_types=allowed, size=chunk_documents))
     assert [position for chunk in chunks for position in chunk.positions] == list(range(len(corpus)))[::-1]
 

@@ -1,0 +1,120 @@
+"""A chunk's comparison rows, encoded where the chunk is scored, as PostgreSQL COPY text.
+
+A scoring fanned out over the workers stores its result in one transaction, in one worker (the final
+task). Encoding a row (its JSON columns above all) is most of what writing it costs, and that part
+need not wait for the end: each chunk task encodes its own rows, in parallel with the others, into
+COPY lines that lack only the cells known once every chunk is scored (the row's position in the
+whole scoring, its id, the scoring and the run). Each chunk's lines are then written with those
+cells, chunks side by side, which gives the rows `comparison_rows_write` gives for the same rows.
+Only on PostgreSQL (COPY); elsewhere the rows stay in the partial result, as objects.
+
+Ids too follow positions: readers page through a scoring's rows in id order (the comparison API,
+its CSV), which must be the export's order, as when one process writes the rows one after the other.
+So the scoring's ids are taken as one block before any chunk writes (`row_ids_reserve`), and each row
+is written with the id of its position in the block.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+
+from django.db import connection
+
+from metrics.models import ComparisonRow, Scoring
+from metrics.services.results import ComparisonRowData
+
+# The cells a chunk encodes, then those the store adds, in the order of the COPY's column list.
+CHUNK_COLUMNS = (
+    "document_id",
+    "attribute_id",
+    "entity_type",
+    "match_status",
+    "attribute_presence",
+    "is_correct",
+    "columns",
+)
+STORE_COLUMNS = ("position", "id", "scoring_id", "run_id")
+_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
+_NULL = "\\N"
+
+
+def rows_encoded_here() -> bool:
+    """True when chunks encode their rows as COPY text (PostgreSQL)."""
+    return connection.vendor == "postgresql"
+
+
+def chunk_rows_encode(
+    rows: Sequence[ComparisonRowData], *, document_pks: Mapping[str, int], attribute_pks: Mapping[str, int]
+) -> bytes:
+    """One COPY text line per row, each ending in a tab (the store appends its cells and the newline);
+    the lines are joined by newlines."""
+    lines = []
+    for row in rows:
+        cells = (
+            str(document_pks[row.document_id]),
+            _NULL if row.attribute_id is None else str(attribute_pks[row.attribute_id]),
+            _text(row.entity_type),
+            _text(row.match_status),
+            _boolean(row.attribute_presence),
+            _boolean(row.is_correct),
+            _text(json.dumps(row.columns, ensure_ascii=False)),
+        )
+        lines.append("\t".join(cells))
+    return "\n".join(lines).encode()
+
+
+def row_ids_reserve(count: int) -> int:
+    """The first of `count` consecutive comparison row ids that no other writer will take. Inside a
+    transaction: the table is locked against other writers until it ends (they wait milliseconds)."""
+    table = ComparisonRow._meta.db_table
+    with connection.cursor() as cursor:
+        # Other writers take ids from the sequence as they insert; the lock keeps them out meanwhile.
+        cursor.execute(f"LOCK TABLE {connection.ops.quote_name(table)} IN SHARE ROW EXCLUSIVE MODE")
+        cursor.execute("SELECT pg_get_serial_sequence(%s, 'id')", [table])
+        (sequence,) = cursor.fetchone()
+        cursor.execute("SELECT nextval(%s)", [sequence])
+        (first,) = cursor.fetchone()
+        if count > 1:
+            cursor.execute("SELECT setval(%s, %s)", [sequence, first + count - 1])
+    return first
+
+
+def chunk_rows_write(
+    *, scoring: Scoring, chunks: Iterable[bytes | None], first_position: int = 0, first_id: int
+) -> int:
+    """COPY the encoded rows of these chunks, in chunk order, as the rows of `scoring` from position
+    `first_position` and id `first_id` on; return how many."""
+    table = connection.ops.quote_name(ComparisonRow._meta.db_table)
+    names = ", ".join(connection.ops.quote_name(column) for column in (*CHUNK_COLUMNS, *STORE_COLUMNS))
+    count = 0
+    with connection.cursor() as cursor, cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
+        for block in _blocks(chunks, scoring=scoring, position=first_position, first_id=first_id):
+            count += block.count(b"\n")
+            copy.write(block)
+    return count
+
+
+def _blocks(
+    chunks: Iterable[bytes | None], *, scoring: Scoring, position: int, first_id: int
+) -> Iterator[bytes]:
+    tail = f"\t{scoring.pk}\t{scoring.run_id}\n".encode()
+    row_id = first_id
+    for encoded in chunks:
+        if not encoded:
+            continue
+        lines = encoded.split(b"\n")
+        yield b"".join(
+            b"%s\t%d\t%d%s" % (line, position + index, row_id + index, tail)
+            for index, line in enumerate(lines)
+        )
+        position += len(lines)
+        row_id += len(lines)
+
+
+def _text(value: str) -> str:
+    return value.translate(_ESCAPES)
+
+
+def _boolean(value: bool | None) -> str:
+    return _NULL if value is None else ("t" if value else "f")

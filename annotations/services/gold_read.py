@@ -152,35 +152,28 @@ def read_spans(
             ]
         ) from None
     progress(len(documents))
-    imported = [
-        ImportedDocument(
-            external_id=document.document_id,
-            text=document.text,
-            name=None,
-            gold_hash=span_gold_hash(document.spans),
-            spans=document.spans,
-        )
-        for document in chosen
-    ]
+    imported = [_imported_spans(document) for document in chosen]
     others: dict[str, list[ImportedDocument]] = {}
     if annotator:
         for document in documents:
             if document.annotator is not None and document.annotator != annotator:
-                others.setdefault(document.annotator, []).append(
-                    ImportedDocument(
-                        external_id=document.document_id,
-                        text=document.text,
-                        name=None,
-                        gold_hash=span_gold_hash(document.spans),
-                        spans=document.spans,
-                    )
-                )
+                others.setdefault(document.annotator, []).append(_imported_spans(document))
     return GoldImport(
         kind=GoldKind.SPANS,
         documents=imported,
         annotator=annotator or "",
         warnings=[_renamed(problem, path, display_name) for problem in corpus.warnings],
         other_annotators=dict(sorted(others.items())),
+    )
+
+
+def _imported_spans(document: SpanDocument) -> ImportedDocument:
+    return ImportedDocument(
+        external_id=document.document_id,
+        text=document.text,
+        name=None,
+        gold_hash=span_gold_hash(document.spans),
+        spans=document.spans,
     )
 
 

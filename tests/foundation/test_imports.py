@@ -1,6 +1,7 @@
 """The import rules of the house, read from the source with `ast` (docs/architecture.md, "Rules"):
 
-- no cycle among the modules that run at import time (top-level imports, `if TYPE_CHECKING:` left out);
+- no cycle among the modules that run at import time (top-level imports, `if TYPE_CHECKING:` left out),
+  nor one hidden in an import inside a function;
 - no module imports a private (`_name`) name of another module, nor reads one through a module;
 - dependencies point one way: web, webhooks -> metrics -> experiments -> annotations -> evalproject,
   and every app may use `metrics.engine`, a library that imports none of them, nor Django.
@@ -31,9 +32,6 @@ ENGINE = "metrics.engine"
 
 # The project's wiring may reach up, and says why; nothing else may.
 WIRING = {
-    # A worker's start-up runs the job dispatcher and the upload sweep (inside functions, at start-up).
-    ("evalproject.celery", "annotations.services.jobs"),
-    ("evalproject.celery", "annotations.services.uploads"),
     # A request field is refused by the same text rules as an imported file (plain Python, no models).
     ("evalproject.validation", "annotations.importers.checks"),
 }
@@ -150,16 +148,17 @@ def modules_run_by(statement: Import) -> set[str]:
     return run & known.keys()
 
 
-def import_time_graph() -> dict[str, set[str]]:
-    """module -> the modules its import runs first. A module's own packages are left out: they are in
-    sys.modules (initialising) before it runs, so importing a sibling through them is no cycle."""
+def import_graph(*, late_imports: bool = False) -> dict[str, set[str]]:
+    """module -> the modules its import runs first (with `late_imports`, also those its functions
+    import when called). A module's own packages are left out: they are in sys.modules (initialising)
+    before it runs, so importing a sibling through them is no cycle."""
     graph = {}
     for module in project_modules():
         own_packages = {module.rsplit(".", depth)[0] for depth in range(1, module.count(".") + 1)}
         graph[module] = {
             target
             for statement in imports_of(module)
-            if statement.at_import_time
+            if statement.at_import_time or late_imports
             for target in modules_run_by(statement)
             if target != module and target not in own_packages
         }
@@ -260,14 +259,21 @@ def dependencies_against_the_rule() -> set[tuple[str, str]]:
 
 
 def test_no_module_imports_itself_back_at_import_time():
-    cycles = [
-        component for component in strongly_connected(import_time_graph()) if component not in KNOWN_CYCLES
-    ]
-    assert cycles == []
+    assert strongly_connected(import_graph()) == []
+
+
+def test_no_cycle_is_hidden_in_an_import_inside_a_function():
+    """A late import (`from annotations.tasks import ...` inside a function, "to avoid the cycle")
+    keeps the cycle, only later: the two modules still need each other."""
+    cycles = strongly_connected(import_graph(late_imports=True))
+    assert [component for component in cycles if component not in KNOWN_CYCLES] == []
+    assert [component for component in KNOWN_CYCLES if component not in cycles] == [], "fixed: take it off"
 
 
 def test_no_module_takes_a_private_name_from_another():
-    assert private_imports() - KNOWN_PRIVATE_IMPORTS == set()
+    found = private_imports()
+    assert found - KNOWN_PRIVATE_IMPORTS == set()
+    assert KNOWN_PRIVATE_IMPORTS - found == set(), "fixed: take it off the list"
 
 
 def test_dependencies_point_one_way_and_every_app_may_use_the_engine():
@@ -287,7 +293,7 @@ def test_the_engine_imports_neither_django_nor_an_app():
 
 
 def test_the_graph_holds_the_imports_that_run_at_import_time():
-    graph = import_time_graph()
+    graph = import_graph()
     assert "metrics.services.scoring" in graph["metrics.tasks"]
     assert "metrics.services" in graph["metrics.tasks"]  # the package's __init__ runs first
     # A module's own package is initialising when the module runs: importing a sibling is no cycle.

@@ -12,6 +12,7 @@ from django.db import models
 from django.db.models import F, Q
 
 from annotations.roles import Role
+from metrics.engine.attributes.types import AttributeType as EngineAttributeType
 
 
 class EvaluationStrategy(models.TextChoices):
@@ -172,13 +173,10 @@ class EntityType(models.Model):
         return self.name
 
 
-class AttributeType(models.TextChoices):
-    BOOL = "BOOL"
-    STRING = "STRING"
-    INTEGER = "INTEGER"
-    FLOAT = "FLOAT"
-    LIST = "LIST"
-    DICT = "DICT"
+# The engine's types, as the choices of a column: one list of types (metrics.engine is beneath every app).
+AttributeType = models.TextChoices(
+    "AttributeType", [(member.name, member.value) for member in EngineAttributeType]
+)
 
 
 class Attribute(models.Model):

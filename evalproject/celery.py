@@ -1,20 +1,11 @@
 """The Celery app. Without CELERY_BROKER_URL tasks run in-process (settings.CELERY_TASK_ALWAYS_EAGER).
 
-Every worker also runs the job dispatcher (annotations.services.jobs.jobs_dispatch) from a daemon
-thread, every JOB_DISPATCH_SECONDS: jobs recover with the default commands, with no beat to deploy.
-Several workers' dispatchers act at once safely: each step is a conditional UPDATE on the job row.
-The same thread deletes the uploads past their retention (annotations.services.uploads.uploads_sweep)
-every UPLOADS_SWEEP_SECONDS, so that they go even when no import ends.
+Every worker also runs the job dispatcher (annotations/dispatcher.py) from a daemon thread.
 """
 
-import logging
 import os
-import random
-import threading
-import time
 
 from celery import Celery
-from celery.signals import worker_ready, worker_shutdown
 from django.conf import settings
 
 from evalproject.env import configuration_errors_exit
@@ -32,63 +23,8 @@ if not settings.CELERY_BROKER_URL:
     app.conf.broker_url = "memory://localhost/"
 app.autodiscover_tasks()
 
-logger = logging.getLogger("annotations.jobs")
-_dispatcher_stop = threading.Event()
-
 
 @app.task(name="evalproject.ping")
 def ping() -> str:
     """Answered by any live worker; /health/ uses the control channel instead, this is for tests."""
     return "pong"
-
-
-@worker_ready.connect
-def start_job_dispatcher(**_) -> None:
-    _dispatcher_stop.clear()
-    threading.Thread(target=_dispatch_forever, name="job-dispatcher", daemon=True).start()
-
-
-@worker_shutdown.connect
-def stop_job_dispatcher(**_) -> None:
-    _dispatcher_stop.set()
-
-
-def _dispatch_forever() -> None:
-    from django.conf import settings
-    from django.db import connection
-
-    from annotations.services.jobs import jobs_dispatch
-
-    interval = settings.JOB_DISPATCH_SECONDS
-    swept_at = None
-    # A random first wait spreads the passes of workers started together.
-    while not _dispatcher_stop.wait(interval * random.uniform(0.5, 1.0)):
-        try:
-            report = jobs_dispatch()
-            if report.sent or report.requeued or report.failed:
-                logger.info("job dispatcher: %s", report)
-        except Exception:
-            # The database or the broker is away: the next pass tries again.
-            logger.warning("job dispatcher pass failed", exc_info=True)
-        try:
-            swept_at = uploads_sweep_when_due(swept_at)
-        finally:
-            # No connection is kept between passes: the database may restart in between.
-            connection.close()
-
-
-def uploads_sweep_when_due(swept_at: float | None) -> float | None:
-    """Run `uploads_sweep` if UPLOADS_SWEEP_SECONDS have passed since `swept_at` (a `time.monotonic()`
-    reading; None: never swept, so now); returns the reading of the last sweep that ran."""
-    from annotations.services.uploads import uploads_sweep
-
-    now = time.monotonic()
-    if swept_at is not None and now - swept_at < settings.UPLOADS_SWEEP_SECONDS:
-        return swept_at
-    try:
-        uploads_sweep()
-    except Exception:
-        # The database is away: the next pass tries again.
-        logger.warning("uploads sweep failed", exc_info=True)
-        return swept_at
-    return now

@@ -148,7 +148,7 @@ ARCHIVE_MAX_RATIO = env_int("ARCHIVE_MAX_RATIO", 200, minimum=1)
 # Uploaded files hold patient data: they are deleted when their import job ends (0), or kept this many
 # hours after it for inspection and then deleted by `uploads_sweep` (docs/data-lifecycle.md).
 UPLOAD_RETENTION_HOURS = env_int("UPLOAD_RETENTION_HOURS", 0, minimum=0)
-# Every worker's dispatcher thread runs that sweep this often (evalproject/celery.py).
+# Every worker's dispatcher thread runs that sweep this often (annotations/dispatcher.py).
 UPLOADS_SWEEP_SECONDS = env_int("UPLOADS_SWEEP_SECONDS", 600, minimum=1)
 
 # Celery. No broker: tasks run in-process (the embedded default), eagerly and with errors raised.

@@ -10,7 +10,6 @@ Order of precedence for settings: command-line flag, then `config.yaml`, then th
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +28,7 @@ from annotations.importers.attribute_jsonl import (
 from annotations.importers.eppi import read_eppi_gold
 from annotations.importers.errors import ImportProblem, InputValidationError
 from annotations.importers.extraction_predictions import PredictionSet, read_predictions_jsonl
+from annotations.importers.formats import SNIFF_BYTES, attribute_gold_format
 from annotations.importers.prompts_csv import PromptSet, read_prompts_csv
 from metrics import artefacts
 from metrics.artefacts import bundle
@@ -40,8 +40,6 @@ from metrics.pipeline.attributes import chunked_comparison
 from metrics.pipeline.executors import local_executor
 from metrics.pipeline.phases import PhaseTimer, paused_garbage_collection
 
-# Enough of the gold file to see its first JSON line; a longer first line is not JSON lines of ours.
-_DETECTION_BYTES = 1 << 20
 # config.yaml keys this evaluation reads; every other key is kept in the snapshot untouched.
 THRESHOLD_KEY = "edit_distance_match_threshold"
 NUMBER_FORMAT_KEY = "number_format"
@@ -140,27 +138,9 @@ class ExtractionRun:
 
 
 def gold_file_format(gold: InputSource) -> str:
-    """`detect_gold_format` of the start of a gold file or upload."""
+    """`attribute_gold_format` of the start of a gold file or upload."""
     with open_binary(gold) as stream:
-        return detect_gold_format(stream.read(_DETECTION_BYTES))
-
-
-def detect_gold_format(head: bytes) -> str:
-    """ "jsonl" when the gold's first line is a JSON object with a document_id, else "eppi".
-
-    `head` is the start of the file. EPPI exports are one JSON object, usually indented over many
-    lines (a first line of "{"), or all on one line without document ids. A first line cut off by the
-    end of `head` is JSON lines when it names a document_id (a long `text`). A malformed file falls to
-    the EPPI reader, whose error still names the line.
-    """
-    first_line, newline, _ = head.removeprefix(b"\xef\xbb\xbf").lstrip().partition(b"\n")
-    if not first_line.strip():
-        return "jsonl"
-    try:
-        first = json.loads(first_line)
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        return "jsonl" if not newline and b'"document_id"' in first_line else "eppi"
-    return "jsonl" if isinstance(first, dict) and "document_id" in first else "eppi"
+        return attribute_gold_format(stream.read(SNIFF_BYTES))
 
 
 @dataclass

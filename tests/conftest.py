@@ -25,6 +25,19 @@ from evalproject.celery import app as celery_app
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 
+# Tests that need a service beyond SQLite and this process. The fast lane, `pytest -m "not worker"`,
+# leaves them out with the worker tests; scripts/test provides the services and runs them all.
+NEEDS_SERVICES = ("browser", "postgresql", "faults")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test marked browser, postgresql or faults is a worker test too, before `-m` selects."""
+    for item in items:
+        if any(item.get_closest_marker(name) for name in NEEDS_SERVICES):
+            item.add_marker(pytest.mark.worker)
+
+
 @pytest.fixture(autouse=True)
 def _tasks_run_in_process_unless_a_worker_is_asked_for(request):
     """Tests run tasks in-process by default; tests marked `worker` send them to a real worker."""

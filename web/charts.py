@@ -15,7 +15,7 @@ in the legend and in each segment's tooltip.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from django.utils.html import escape
@@ -110,21 +110,7 @@ def interval_chart(
     plot_left, plot_right = LABEL_WIDTH, width - VALUE_WIDTH
     top = 22
     height = top + ROW_HEIGHT * max(len(points), 1) + 34
-    if domain is None:
-        known = [v for p in points for v in (p.value, p.low, p.high) if v is not None]
-        if reference is not None:
-            known.append(reference)
-        low, high = (min(known), max(known)) if known else (0.0, 1.0)
-        if reference is not None:
-            reach = max(abs(low - reference), abs(high - reference)) or 1.0
-            low, high = reference - reach * 1.1, reference + reach * 1.1
-        else:
-            pad = (high - low) * 0.1 or 0.05
-            low, high = low - pad, high + pad
-            if low >= -pad and high <= 1 + pad:
-                low, high = max(0.0, math.floor(low * 20) / 20), min(1.0, math.ceil(high * 20) / 20)
-        domain = (low, high)
-    low, high = domain
+    low, high = domain if domain is not None else _fitted_domain(points, reference)
 
     def x(value: float) -> float:
         clamped = min(max(value, low), high)
@@ -156,36 +142,61 @@ def interval_chart(
             parts.append(
                 f'<rect x="0" y="{y - ROW_HEIGHT / 2:.1f}" width="{width}" height="{ROW_HEIGHT}" fill="#f6f8fa"/>'
             )
-        parts.append(_label(point.label, point.href, y))
-        text = with_interval(point.value, point.low, point.high)
-        if point.note:
-            text = f"{text} {point.note}" if point.value is not None else point.note
-        tooltip = f"<title>{escape(point.label)}: {escape(text)}</title>"
-        parts.append(f"<g>{tooltip}")
-        if point.value is not None:
-            if point.low is not None and point.high is not None:
-                x1, x2 = x(point.low), x(point.high)
-                parts.append(
-                    f'<line x1="{x1:.1f}" x2="{x2:.1f}" y1="{y:.1f}" y2="{y:.1f}" stroke="{BLUE}" stroke-width="2"/>'
-                )
-                for cap in (x1, x2):
-                    parts.append(
-                        f'<line x1="{cap:.1f}" x2="{cap:.1f}" y1="{y - 5:.1f}" y2="{y + 5:.1f}" '
-                        f'stroke="{BLUE}" stroke-width="2"/>'
-                    )
-            fill = BLUE if point.emphasised else "#fff"
-            parts.append(
-                f'<circle cx="{x(point.value):.1f}" cy="{y:.1f}" r="5" fill="{fill}" stroke="{BLUE}" '
-                'stroke-width="2"/>'
-            )
-        parts.append(
-            f'<text x="{plot_right + 10}" y="{y + 4:.1f}" fill="{INK if point.value is not None else GREY}">'
-            f"{escape(text)}</text></g>"
-        )
+        parts.extend(_interval_row(point, y, x, plot_right))
     if legend and any(not point.emphasised for point in points if point.value is not None):
         parts.append(f'<text x="{plot_left}" y="{height - 2}" fill="{GREY}">{escape(legend)}</text>')
     parts.append("</svg>")
     return mark_safe("".join(parts))  # noqa: S308 (every text inside was escaped above)
+
+
+def _fitted_domain(points: Sequence[IntervalPoint], reference: float | None) -> tuple[float, float]:
+    """An axis that holds every value and bound: centred on `reference` when given, else padded by a
+    tenth, and kept inside [0, 1] (rounded to twentieths) when the values are."""
+    known = [v for p in points for v in (p.value, p.low, p.high) if v is not None]
+    if reference is not None:
+        known.append(reference)
+    low, high = (min(known), max(known)) if known else (0.0, 1.0)
+    if reference is not None:
+        reach = max(abs(low - reference), abs(high - reference)) or 1.0
+        return reference - reach * 1.1, reference + reach * 1.1
+    pad = (high - low) * 0.1 or 0.05
+    low, high = low - pad, high + pad
+    if low >= -pad and high <= 1 + pad:
+        low, high = max(0.0, math.floor(low * 20) / 20), min(1.0, math.ceil(high * 20) / 20)
+    return low, high
+
+
+def _interval_row(
+    point: IntervalPoint, y: float, x: Callable[[float], float], plot_right: float
+) -> list[str]:
+    """One point's row: its label, whisker, dot and the value written at the right, with a tooltip."""
+    parts = [_label(point.label, point.href, y)]
+    text = with_interval(point.value, point.low, point.high)
+    if point.note:
+        text = f"{text} {point.note}" if point.value is not None else point.note
+    tooltip = f"<title>{escape(point.label)}: {escape(text)}</title>"
+    parts.append(f"<g>{tooltip}")
+    if point.value is not None:
+        if point.low is not None and point.high is not None:
+            x1, x2 = x(point.low), x(point.high)
+            parts.append(
+                f'<line x1="{x1:.1f}" x2="{x2:.1f}" y1="{y:.1f}" y2="{y:.1f}" stroke="{BLUE}" stroke-width="2"/>'
+            )
+            for cap in (x1, x2):
+                parts.append(
+                    f'<line x1="{cap:.1f}" x2="{cap:.1f}" y1="{y - 5:.1f}" y2="{y + 5:.1f}" '
+                    f'stroke="{BLUE}" stroke-width="2"/>'
+                )
+        fill = BLUE if point.emphasised else "#fff"
+        parts.append(
+            f'<circle cx="{x(point.value):.1f}" cy="{y:.1f}" r="5" fill="{fill}" stroke="{BLUE}" '
+            'stroke-width="2"/>'
+        )
+    parts.append(
+        f'<text x="{plot_right + 10}" y="{y + 4:.1f}" fill="{INK if point.value is not None else GREY}">'
+        f"{escape(text)}</text></g>"
+    )
+    return parts
 
 
 def _hatch_definitions(categories: Sequence[Category]) -> str:

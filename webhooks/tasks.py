@@ -7,7 +7,7 @@ from typing import Any
 from celery import shared_task
 from django.conf import settings
 
-from webhooks.services import webhook_deliver
+from webhooks.deliveries import webhook_deliver
 
 
 @shared_task(name="webhooks.deliver")

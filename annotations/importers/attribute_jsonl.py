@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -37,11 +36,8 @@ from annotations.importers.checks import (
 from annotations.importers.errors import ImportProblem, ProblemCollector
 from annotations.importers.json_lines import NOT_PARSED, parse_json_bytes
 from annotations.importers.sources import InMemorySource
+from annotations.importers.sources import SourceInput as InputSource  # one type; regroup renames it
 from metrics.engine.attributes.types import FullTextDetail, GoldAnnotation, GoldDocument
-
-# A file on disk, or an upload: its bytes (then `name` says what to call it in messages) or the
-# span importers' InMemorySource, so the server hands both kinds of import the same object.
-InputSource = str | os.PathLike[str] | bytes | InMemorySource
 
 
 def source_name(source: InputSource, name: str | None = None) -> str:

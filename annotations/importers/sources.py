@@ -58,7 +58,10 @@ class InMemorySource:
     data: bytes
 
 
-SourceInput = str | os.PathLike[str] | InMemorySource
+# What every importer reads: a file, folder or zip on disk, or an upload held in memory (its bytes, or
+# an InMemorySource whose name says what it is), so the server hands every kind of import one object.
+SourceInput = str | os.PathLike[str] | bytes | InMemorySource
+UNNAMED_UPLOAD = "<upload>"
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +104,8 @@ def iter_source_files(
     Problems (a missing path, a corrupt or hostile archive) are recorded in `problems` and the walk
     goes on with what can be read, so one pass reports all of them.
     """
+    if isinstance(source, bytes):
+        source = InMemorySource(UNNAMED_UPLOAD, source)
     if isinstance(source, InMemorySource):
         if _looks_like_zip(source.name, source.data[:4]):
             yield from _iter_zip(source.name, io.BytesIO(source.data), limits=limits, problems=problems)

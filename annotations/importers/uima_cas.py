@@ -115,28 +115,9 @@ def parse_cas_json(
     and validated, so a malformed token annotation cannot fail an import that only wants spans.
     """
     where = {"file": source, "document_id": document_id}
-    try:
-        data = json.loads(raw.decode("utf-8-sig"))
-    except UnicodeDecodeError as error:
-        problems.error(f"not UTF-8 (invalid byte at offset {error.start})", **where)
+    data = _cas_object(raw, problems=problems, where=where)
+    if data is None:
         return None
-    except json.JSONDecodeError as error:
-        problems.error(f"malformed JSON: {error.msg} (line {error.lineno}, column {error.colno})", **where)
-        return None
-    except RecursionError:
-        problems.error(NESTED_TOO_DEEPLY, line=line_too_deep(raw), **where)
-        return None
-    if not isinstance(data, dict):
-        problems.error("not a UIMA CAS JSON object", **where)
-        return None
-    if "_context" in data or "_views" in data:
-        problems.error(
-            "legacy UIMA JSON (with _context/_views) is not supported; export the documents as "
-            "'UIMA CAS JSON' (INCEpTION: format 'UIMA CAS JSON 0.4.0' or later)",
-            **where,
-        )
-        return None
-
     encoding = parse_offset_encoding(data.get("%HEADER"))
     if encoding is None:
         problems.error(
@@ -164,7 +145,48 @@ def parse_cas_json(
         )
         return None
 
-    converter = OffsetConverter(text, encoding)
+    annotations = _sofa_annotations(
+        structures, sofa_id, OffsetConverter(text, encoding), include_type, problems=problems, where=where
+    )
+    return CasDocument(text, annotations, encoding)
+
+
+def _cas_object(raw: bytes, *, problems: ProblemCollector, where: dict[str, Any]) -> dict[str, Any] | None:
+    """The file's JSON object, or None with the reason recorded (not UTF-8, not JSON, legacy UIMA JSON)."""
+    try:
+        data = json.loads(raw.decode("utf-8-sig"))
+    except UnicodeDecodeError as error:
+        problems.error(f"not UTF-8 (invalid byte at offset {error.start})", **where)
+        return None
+    except json.JSONDecodeError as error:
+        problems.error(f"malformed JSON: {error.msg} (line {error.lineno}, column {error.colno})", **where)
+        return None
+    except RecursionError:
+        problems.error(NESTED_TOO_DEEPLY, line=line_too_deep(raw), **where)
+        return None
+    if not isinstance(data, dict):
+        problems.error("not a UIMA CAS JSON object", **where)
+        return None
+    if "_context" in data or "_views" in data:
+        problems.error(
+            "legacy UIMA JSON (with _context/_views) is not supported; export the documents as "
+            "'UIMA CAS JSON' (INCEpTION: format 'UIMA CAS JSON 0.4.0' or later)",
+            **where,
+        )
+        return None
+    return data
+
+
+def _sofa_annotations(
+    structures: dict[str, dict[str, Any]],
+    sofa_id: str,
+    converter: OffsetConverter,
+    include_type: Callable[[str, Mapping[str, Any]], bool] | None,
+    *,
+    problems: ProblemCollector,
+    where: dict[str, Any],
+) -> list[CasAnnotation]:
+    """The annotations of the initial view that `include_type` wants, their offsets in code points."""
     annotations = []
     for fs_id, structure in structures.items():
         begin, end = structure.get("begin"), structure.get("end")
@@ -195,7 +217,7 @@ def parse_cas_json(
         converted = _convert(fs_id, type_name, begin, end, converter, problems=problems, where=where)
         if converted is not None:
             annotations.append(CasAnnotation(fs_id, type_name, converted[0], converted[1], structure))
-    return CasDocument(text, annotations, encoding)
+    return annotations
 
 
 def _feature_structures(

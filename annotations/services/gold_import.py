@@ -128,19 +128,8 @@ def _write(
     Document.objects.bulk_update(text_fills, ["text", "content_hash"], batch_size=500)
     Document.objects.bulk_update(name_fills, ["name"], batch_size=500)
     current = gold_version_current(project=project, kind=gold.kind)
-    current_hashes = (
-        gold_version_document_hashes(
-            gold_version=current, document_ids=[state[0] for state in stored.values()]
-        )
-        if current is not None
-        else {}
-    )
     new_documents = [document for document in documents if document.external_id not in stored]
-    if (
-        current is not None
-        and not new_documents
-        and all(current_hashes.get(stored[d.external_id][0]) == d.gold_hash for d in documents)
-    ):
+    if current is not None and not new_documents and _same_gold(current, documents, stored):
         result = {
             "unchanged": True,
             "kind": gold.kind,
@@ -152,23 +141,7 @@ def _write(
         return GoldImportOutcome(result=result, warnings=skipped_warnings)
 
     total = 2 * len(documents)
-    now = timezone.now()
-    created = bulk_insert(
-        Document,
-        ["project_id", "external_id", "name", "text", "content_hash", "metadata", "created_at"],
-        (
-            (
-                project.pk,
-                document.external_id,
-                document.name or "",
-                document.text or "",
-                Document.hash_text(document.text or ""),
-                json_cell({}, "{}"),
-                now,
-            )
-            for document in new_documents
-        ),
-    )
+    created = _documents_create(project, new_documents)
     # Progress counts each document once per phase: stored (created or found), then its gold written.
     done = len(documents)
     _report(progress, done, total)
@@ -195,27 +168,7 @@ def _write(
         if current is not None
         else {"documents": 0, "rows": 0}
     )
-    if gold.kind == GoldKind.SPANS:
-        rows = bulk_insert(
-            GoldSpan,
-            ["gold_version_id", "document_id", "start", "end", "entity_type", "label"],
-            _span_rows(version.pk, documents, ids, progress, done, total),
-        )
-    else:
-        rows = bulk_insert(
-            GoldAttributeValue,
-            [
-                "gold_version_id",
-                "document_id",
-                "attribute_id",
-                "output_data",
-                "additional_text",
-                "full_text_details",
-                "citation_page",
-                "citation_highlight_text",
-            ],
-            _value_rows(version.pk, documents, ids, attribute_ids, progress, done, total),
-        )
+    rows = _gold_rows_write(version, gold, ids, attribute_ids, progress, done, total)
     _report(progress, total, total, force=True)
 
     counts = {
@@ -233,6 +186,67 @@ def _write(
     version.counts = counts
     version.save(update_fields=["content_hash", "counts"])
     return GoldImportOutcome(result={"unchanged": False, **counts}, warnings=skipped_warnings)
+
+
+def _same_gold(current: GoldVersion, documents: list[ImportedDocument], stored: dict[str, tuple]) -> bool:
+    """Whether every imported document's gold hash equals its hash in the current version."""
+    current_hashes = gold_version_document_hashes(
+        gold_version=current, document_ids=[state[0] for state in stored.values()]
+    )
+    return all(current_hashes.get(stored[d.external_id][0]) == d.gold_hash for d in documents)
+
+
+def _documents_create(project: Project, new_documents: list[ImportedDocument]) -> int:
+    """Insert the documents the project does not have yet; the number inserted."""
+    now = timezone.now()
+    return bulk_insert(
+        Document,
+        ["project_id", "external_id", "name", "text", "content_hash", "metadata", "created_at"],
+        (
+            (
+                project.pk,
+                document.external_id,
+                document.name or "",
+                document.text or "",
+                Document.hash_text(document.text or ""),
+                json_cell({}, "{}"),
+                now,
+            )
+            for document in new_documents
+        ),
+    )
+
+
+def _gold_rows_write(
+    version: GoldVersion,
+    gold: GoldImport,
+    ids: dict[str, int],
+    attribute_ids: dict[str, int],
+    progress: JobProgress | None,
+    done: int,
+    total: int,
+) -> int:
+    """Insert the new version's gold spans or attribute values; the number of rows."""
+    if gold.kind == GoldKind.SPANS:
+        return bulk_insert(
+            GoldSpan,
+            ["gold_version_id", "document_id", "start", "end", "entity_type", "label"],
+            _span_rows(version.pk, gold.documents, ids, progress, done, total),
+        )
+    return bulk_insert(
+        GoldAttributeValue,
+        [
+            "gold_version_id",
+            "document_id",
+            "attribute_id",
+            "output_data",
+            "additional_text",
+            "full_text_details",
+            "citation_page",
+            "citation_highlight_text",
+        ],
+        _value_rows(version.pk, gold.documents, ids, attribute_ids, progress, done, total),
+    )
 
 
 def document_states_lookup_ids(project: Project, external_ids: list[str]) -> dict[str, int]:

@@ -23,6 +23,7 @@ from annotations.importers.attribute_jsonl import read_gold_jsonl
 from annotations.importers.checks import ColumnLimits, gold_document_problems, span_document_problems
 from annotations.importers.eppi import read_eppi_gold
 from annotations.importers.errors import ImportProblem, InputValidationError, ProblemCollector
+from annotations.importers.formats import SNIFF_BYTES, content_format
 from annotations.importers.labels import LabelMap, LabelResolver
 from annotations.importers.prompts_csv import PromptSet, read_prompts_csv
 from annotations.importers.sources import ArchiveLimits
@@ -32,9 +33,6 @@ from annotations.models import Attribute, Document, GoldKind, GoldSpan
 from metrics.engine.attributes.types import AttributeType, GoldAnnotation, GoldDocument
 
 FORMATS = ("auto", "jsonl", "cas", "eppi", "prompts_csv")
-# How far into a file `auto` looks to tell CAS from EPPI JSON: both are one big object, and the key
-# that decides comes first in real exports.
-SNIFF_BYTES = 1024 * 1024
 
 ProgressCallback = Callable[[int], None]
 
@@ -76,14 +74,9 @@ def detect_format(path: Path, declared: str) -> str:
     if suffix in (".jsonl", ".ndjson"):
         return "jsonl"
     with path.open("rb") as stream:
-        head = stream.read(SNIFF_BYTES)
-    if b'"%FEATURE_STRUCTURES"' in head:
-        return "cas"
-    if b'"References"' in head or b'"CodeSets"' in head:
-        return "eppi"
-    first_line = head.lstrip().split(b"\n", 1)[0]
-    if first_line.startswith(b"{") and first_line.rstrip().endswith(b"}") and b'"document_id"' in first_line:
-        return "jsonl"
+        found = content_format(stream.read(SNIFF_BYTES))
+    if found is not None:
+        return found
     raise InputValidationError(
         ImportProblem(
             "cannot tell the format from the file name or content; give format=jsonl, cas, eppi or prompts_csv",
@@ -159,35 +152,28 @@ def read_spans(
             ]
         ) from None
     progress(len(documents))
-    imported = [
-        ImportedDocument(
-            external_id=document.document_id,
-            text=document.text,
-            name=None,
-            gold_hash=span_gold_hash(document.spans),
-            spans=document.spans,
-        )
-        for document in chosen
-    ]
+    imported = [_imported_spans(document) for document in chosen]
     others: dict[str, list[ImportedDocument]] = {}
     if annotator:
         for document in documents:
             if document.annotator is not None and document.annotator != annotator:
-                others.setdefault(document.annotator, []).append(
-                    ImportedDocument(
-                        external_id=document.document_id,
-                        text=document.text,
-                        name=None,
-                        gold_hash=span_gold_hash(document.spans),
-                        spans=document.spans,
-                    )
-                )
+                others.setdefault(document.annotator, []).append(_imported_spans(document))
     return GoldImport(
         kind=GoldKind.SPANS,
         documents=imported,
         annotator=annotator or "",
         warnings=[_renamed(problem, path, display_name) for problem in corpus.warnings],
         other_annotators=dict(sorted(others.items())),
+    )
+
+
+def _imported_spans(document: SpanDocument) -> ImportedDocument:
+    return ImportedDocument(
+        external_id=document.document_id,
+        text=document.text,
+        name=None,
+        gold_hash=span_gold_hash(document.spans),
+        spans=document.spans,
     )
 
 

@@ -7,7 +7,7 @@ The job row is the source of truth, the broker only a doorbell (a transactional 
   deliveries of one message, one claims and the other does nothing. A task that retries after a
   database error resumes its own claim (the token it was given), and no other.
 - `job_heartbeat` beats `heartbeat_at` from a small thread while the job runs in a worker.
-- `jobs_dispatch` (every worker runs it, see evalproject/celery.py) sends the message of queued jobs
+- `jobs_dispatch` (every worker runs it, see annotations/dispatcher.py) sends the message of queued jobs
   that were never sent or not taken for JOB_REQUEUE_SECONDS, and re-queues running jobs whose worker
   has been silent for JOB_STALE_SECONDS, or fails them after JOB_MAX_ATTEMPTS. A job whose kind can
   resume it under the same claim (`on_silent`: a scoring fanned out over the workers sends its lost

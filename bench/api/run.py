@@ -244,6 +244,55 @@ def percentile(values: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
 
 
+def api_page_latencies(base: str, key: str, run: dict, pages: int, rng: random.Random) -> list[float]:
+    """Milliseconds per page of `pages` random filtered pages of the run's comparison over the API."""
+    print(f"==> reading {pages} random filtered pages", file=sys.stderr)
+    latencies = []
+    headers = {"Authorization": f"Token {key}"}
+    with httpx.Client(base_url=base, headers=headers, timeout=60) as http:
+        http.get(f"/api/v1/runs/{run['id']}/comparison/", params={"page_size": 100})  # warm the workers
+        for _ in range(pages):
+            params = {"page_size": 100, "attribute": rng.choice(ATTRIBUTES)[0]}
+            if rng.random() < 0.7:
+                params["match_status"] = rng.choice(STATUSES)
+            started = time.perf_counter()
+            response = http.get(f"/api/v1/runs/{run['id']}/comparison/", params=params)
+            latencies.append((time.perf_counter() - started) * 1000)
+            assert response.status_code == 200
+    return latencies
+
+
+def web_page_latencies(
+    base: str, run: dict, pages: int, rng: random.Random
+) -> tuple[list[float], list[float]]:
+    """Milliseconds per page: the web run page `pages` times, then `pages` random filtered run pages."""
+    print(f"==> reading the web run page and {pages} filtered web pages", file=sys.stderr)
+    web = web_session(base, "bench")
+    try:
+        run_page = f"/runs/{run['id']}/"
+        web.get(run_page)  # warm the workers
+        run_page_latencies = timed_pages(web, [run_page] * pages)
+        filtered = []
+        for _ in range(pages):
+            params = {"attribute": rng.choice(ATTRIBUTES)[0]}
+            if rng.random() < 0.7:
+                params["match_status"] = rng.choice(STATUSES)
+            filtered.append(f"{run_page}?{urlencode(params)}")
+        return run_page_latencies, timed_pages(web, filtered)
+    finally:
+        web.close()
+
+
+def stop_services(processes: list[subprocess.Popen]) -> None:
+    for process in processes:
+        process.send_signal(signal.SIGTERM)
+    for process in processes:
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -288,46 +337,12 @@ def main() -> int:
             assert counts["created"] == args.documents, counts
             assert len(metrics["attributes"]) == len(ATTRIBUTES)
 
-            print(f"==> reading {args.pages} random filtered pages", file=sys.stderr)
+            # One random sequence for the API pages, then the web pages, as before the split.
             rng = random.Random(args.seed)
-            latencies = []
-            headers = {"Authorization": f"Token {key}"}
-            with httpx.Client(base_url=base, headers=headers, timeout=60) as http:
-                http.get(
-                    f"/api/v1/runs/{run['id']}/comparison/", params={"page_size": 100}
-                )  # warm the workers
-                for _ in range(args.pages):
-                    params = {"page_size": 100, "attribute": rng.choice(ATTRIBUTES)[0]}
-                    if rng.random() < 0.7:
-                        params["match_status"] = rng.choice(STATUSES)
-                    started = time.perf_counter()
-                    response = http.get(f"/api/v1/runs/{run['id']}/comparison/", params=params)
-                    latencies.append((time.perf_counter() - started) * 1000)
-                    assert response.status_code == 200
-
-            print(f"==> reading the web run page and {args.pages} filtered web pages", file=sys.stderr)
-            web = web_session(base, "bench")
-            try:
-                run_page = f"/runs/{run['id']}/"
-                web.get(run_page)  # warm the workers
-                run_page_latencies = timed_pages(web, [run_page] * args.pages)
-                filtered = []
-                for _ in range(args.pages):
-                    params = {"attribute": rng.choice(ATTRIBUTES)[0]}
-                    if rng.random() < 0.7:
-                        params["match_status"] = rng.choice(STATUSES)
-                    filtered.append(f"{run_page}?{urlencode(params)}")
-                filtered_latencies = timed_pages(web, filtered)
-            finally:
-                web.close()
+            latencies = api_page_latencies(base, key, run, args.pages, rng)
+            run_page_latencies, filtered_latencies = web_page_latencies(base, run, args.pages, rng)
     finally:
-        for process in processes:
-            process.send_signal(signal.SIGTERM)
-        for process in processes:
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
+        stop_services(processes)
 
     n_predictions = sum(len(document["annotations"]) for document in documents)
     result = {

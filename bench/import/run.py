@@ -218,6 +218,58 @@ def plain_copy(gold_path: Path) -> tuple[float, int, int]:
     return time.perf_counter() - started, len(documents), sum(len(s) for s in spans)
 
 
+def measure(work: Path, bench_url: str, documents: int) -> int:
+    """Write a corpus of `documents` in `work`, import it through a job in a child process, then COPY
+    it plainly, and print both times; the exit status."""
+    setup_django(bench_url, work / "media")
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    gold_path = work / "gold.jsonl"
+    started = time.perf_counter()
+    spans = write_corpus(gold_path, documents)
+    size = gold_path.stat().st_size
+    print(
+        f"corpus: {documents} documents, {spans} spans, {size / 1e6:.1f} MB "
+        f"(written in {time.perf_counter() - started:.1f} s)"
+    )
+
+    job_id = prepare_job(gold_path)
+    from django.db import connections
+
+    connections.close_all()
+    child = subprocess.run(
+        [sys.executable, __file__, "--worker-job", str(job_id)],
+        env={**os.environ, "DATABASE_URL": bench_url},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if child.returncode != 0:
+        print(child.stdout, child.stderr, file=sys.stderr)
+        return 1
+    outcome = json.loads(child.stdout.strip().splitlines()[-1])
+    peak_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    from annotations.models import Job
+
+    job = Job.objects.get(pk=job_id)
+    if job.state != "succeeded":
+        print(f"error: the import job {job.state}: {job.errors[:3]}", file=sys.stderr)
+        return 1
+    job_seconds = outcome["seconds"]
+    print(
+        f"job path:   {job_seconds:7.1f} s  ({job.result['documents_created']} documents, "
+        f"{job.result['rows_imported']} spans; worker peak memory {peak_mib:.0f} MiB)"
+    )
+
+    copy_seconds, copied_documents, copied_spans = plain_copy(gold_path)
+    print(f"plain COPY: {copy_seconds:7.1f} s  ({copied_documents} documents, {copied_spans} spans)")
+    ratio = job_seconds / copy_seconds
+    print(f"ratio job / COPY: {ratio:.2f}x (target <= 3x); peak memory {peak_mib:.0f} MiB (target <= 1024)")
+    connections.close_all()
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -245,61 +297,12 @@ def main() -> int:
     bench_url = database_url_for(server_url, name)
     try:
         with tempfile.TemporaryDirectory(prefix="bench-import-") as folder:
-            work = Path(folder)
-            setup_django(bench_url, work / "media")
-            from django.core.management import call_command
-
-            call_command("migrate", verbosity=0)
-            gold_path = work / "gold.jsonl"
-            started = time.perf_counter()
-            spans = write_corpus(gold_path, args.documents)
-            size = gold_path.stat().st_size
-            print(
-                f"corpus: {args.documents} documents, {spans} spans, {size / 1e6:.1f} MB "
-                f"(written in {time.perf_counter() - started:.1f} s)"
-            )
-
-            job_id = prepare_job(gold_path)
-            from django.db import connections
-
-            connections.close_all()
-            child = subprocess.run(
-                [sys.executable, __file__, "--worker-job", str(job_id)],
-                env={**os.environ, "DATABASE_URL": bench_url},
-                capture_output=True,
-                text=True,
-                check=False,
-            )
-            if child.returncode != 0:
-                print(child.stdout, child.stderr, file=sys.stderr)
-                return 1
-            outcome = json.loads(child.stdout.strip().splitlines()[-1])
-            peak_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-            from annotations.models import Job
-
-            job = Job.objects.get(pk=job_id)
-            if job.state != "succeeded":
-                print(f"error: the import job {job.state}: {job.errors[:3]}", file=sys.stderr)
-                return 1
-            job_seconds = outcome["seconds"]
-            print(
-                f"job path:   {job_seconds:7.1f} s  ({job.result['documents_created']} documents, "
-                f"{job.result['rows_imported']} spans; worker peak memory {peak_mib:.0f} MiB)"
-            )
-
-            copy_seconds, copied_documents, copied_spans = plain_copy(gold_path)
-            print(f"plain COPY: {copy_seconds:7.1f} s  ({copied_documents} documents, {copied_spans} spans)")
-            ratio = job_seconds / copy_seconds
-            print(
-                f"ratio job / COPY: {ratio:.2f}x (target <= 3x); peak memory {peak_mib:.0f} MiB (target <= 1024)"
-            )
-            connections.close_all()
+            return measure(Path(folder), bench_url, args.documents)
     finally:
         if not args.keep:
             admin_execute(server_url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
         else:
             print(f"kept database {name}")
-    return 0
 
 
 if __name__ == "__main__":

@@ -82,6 +82,34 @@ def predictions_write(
     replace: bool,
     warnings: list[dict],
 ) -> IngestOutcome:
+    statuses, new, changed = _sorted_by_status(run, posted, known, replace=replace)
+    targets = _run_documents_create(run, new, known)
+    if changed:
+        _run_documents_replace(changed)
+        targets.extend(changed)
+    _write_children(run, targets)
+
+    counts = {CREATED: 0, UNCHANGED: 0, REPLACED: 0}
+    for status in statuses.values():
+        counts[status] += 1
+    body = {
+        "run": run.pk,
+        "counts": counts,
+        "documents": [
+            {"document_id": document.document_id, "status": statuses[document.document_id]}
+            for document in posted
+        ],
+        "warnings": warnings,
+    }
+    return IngestOutcome(status_code=201 if counts[CREATED] or counts[REPLACED] else 200, body=body)
+
+
+def _sorted_by_status(
+    run: ExperimentRun, posted: list[PostedDocument], known: dict[str, dict], *, replace: bool
+) -> tuple[dict[str, str], list[PostedDocument], list[tuple[PostedDocument, int]]]:
+    """Each posted document's status (created, unchanged, replaced), the new documents, and the
+    changed ones with their row's key. A changed document without `replace` is a conflict: nothing
+    is stored, and every conflict of the batch is named."""
     document_pks = [known[document.document_id]["pk"] for document in posted]
     existing = {
         row["document_id"]: row
@@ -117,7 +145,13 @@ def predictions_write(
             f"{len(conflicts)} document(s) were posted before with different content; nothing was stored.",
             details={"conflicts": conflicts},
         )
+    return statuses, new, changed
 
+
+def _run_documents_create(
+    run: ExperimentRun, new: list[PostedDocument], known: dict[str, dict]
+) -> list[tuple[PostedDocument, int]]:
+    """Insert the new documents' rows; each document with its row's key."""
     now = timezone.now()
     bulk_insert(
         RunDocument,
@@ -133,33 +167,17 @@ def predictions_write(
             run=run, document_id__in=[known[document.document_id]["pk"] for document in new]
         ).values_list("document_id", "pk")
     )
-    targets = [(document, new_pks[known[document.document_id]["pk"]]) for document in new]
-    if changed:
-        changed_pks = [pk for _, pk in changed]
-        PredictedSpan.objects.filter(run_document_id__in=changed_pks).delete()
-        PredictedValue.objects.filter(run_document_id__in=changed_pks).delete()
-        updated = []
-        for document, pk in changed:
-            row = RunDocument(pk=pk, **_run_document_fields(document))
-            updated.append(row)
-        fields = list(_run_document_fields(changed[0][0]).keys())
-        RunDocument.objects.bulk_update(updated, fields=fields, batch_size=INSERT_BATCH_SIZE)
-        targets.extend(changed)
-    _write_children(run, targets)
+    return [(document, new_pks[known[document.document_id]["pk"]]) for document in new]
 
-    counts = {CREATED: 0, UNCHANGED: 0, REPLACED: 0}
-    for status in statuses.values():
-        counts[status] += 1
-    body = {
-        "run": run.pk,
-        "counts": counts,
-        "documents": [
-            {"document_id": document.document_id, "status": statuses[document.document_id]}
-            for document in posted
-        ],
-        "warnings": warnings,
-    }
-    return IngestOutcome(status_code=201 if counts[CREATED] or counts[REPLACED] else 200, body=body)
+
+def _run_documents_replace(changed: list[tuple[PostedDocument, int]]) -> None:
+    """Overwrite the changed documents' rows and delete their predictions (written again after)."""
+    changed_pks = [pk for _, pk in changed]
+    PredictedSpan.objects.filter(run_document_id__in=changed_pks).delete()
+    PredictedValue.objects.filter(run_document_id__in=changed_pks).delete()
+    updated = [RunDocument(pk=pk, **_run_document_fields(document)) for document, pk in changed]
+    fields = list(_run_document_fields(changed[0][0]).keys())
+    RunDocument.objects.bulk_update(updated, fields=fields, batch_size=INSERT_BATCH_SIZE)
 
 
 def _write_children(run: ExperimentRun, targets: list[tuple[PostedDocument, int]]) -> None:

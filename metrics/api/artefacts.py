@@ -9,7 +9,7 @@ from rest_framework.request import Request
 
 from evalproject.api import ApiView
 from experiments.selectors import run_get_for_user
-from metrics.api.results import ScoringQuery, _scoring_for
+from metrics.api.results import ScoringQuery, scoring_for_request
 from metrics.exports import artefacts_zip
 
 
@@ -29,7 +29,7 @@ class RunArtefactsApi(ApiView):
     def get(self, request: Request, run_id: int) -> FileResponse:
         """Download every artefact of a scoring as one zip."""
         run = run_get_for_user(user=request.user, run_id=run_id)
-        scoring = _scoring_for(request, run, with_report=True)
+        scoring = scoring_for_request(request, run, with_report=True)
         handle = artefacts_zip(run=run, scoring=scoring)
         return FileResponse(
             handle,

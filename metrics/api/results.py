@@ -50,7 +50,8 @@ class MetricsQuery(ScoringQuery):
     )
 
 
-def _scoring_for(request: Request, run, *, with_report: bool = False):
+def scoring_for_request(request: Request, run, *, with_report: bool = False):
+    """The scoring a request's `?scoring=` names (the latest when absent); 404 when there is none."""
     query = ScoringQuery(data=request.query_params)
     query.is_valid(raise_exception=True)
     return scoring_get(run=run, number=query.validated_data.get("scoring"), with_report=with_report)
@@ -77,7 +78,7 @@ class RunMetricsApi(ApiView):
         run = run_get_for_user(user=request.user, run_id=run_id)
         query = MetricsQuery(data=request.query_params)
         query.is_valid(raise_exception=True)
-        scoring = _scoring_for(request, run, with_report=True)
+        scoring = scoring_for_request(request, run, with_report=True)
         # The report as stored, with what the reader needs beside its numbers: whether a newer gold
         # exists, and the human ceiling (`?human_ceiling=false` leaves it out).
         body = dict(scoring.report)
@@ -110,7 +111,7 @@ class RunMetricValuesApi(ApiView):
     def get(self, request: Request, run_id: int) -> Response:
         """The flattened metric values of a scoring (what run comparison and dashboards read)."""
         run = run_get_for_user(user=request.user, run_id=run_id)
-        scoring = _scoring_for(request, run)
+        scoring = scoring_for_request(request, run)
         values = metric_value_list(scoring=scoring)
         return Response(
             {

@@ -7,6 +7,8 @@
   is named in one line, exit status 2, before any work is done. The kind comes from the project's
   format sniffer (`annotations.services.gold_read.detect_format`) and, for JSON lines, the fields
   of the first record.
+- `--processes N` scores the documents' chunks in N local processes (metrics.pipeline.executors);
+  the results are the same whatever N.
 """
 
 from __future__ import annotations
@@ -75,6 +77,27 @@ def add_overwrite_argument(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="replace an existing output (without it, an existing output is refused with exit status 2)",
     )
+
+
+def add_processes_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--processes",
+        type=_positive,
+        default=1,
+        metavar="N",
+        help="score the documents' chunks in N local processes (default 1: in this one); "
+        "the results are the same whatever N",
+    )
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, found {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, found {value}")
+    return value
 
 
 def input_kind(path: Path) -> str | None:

@@ -23,7 +23,6 @@ from django.core.management.base import CommandError
 from annotations.importers.errors import InputValidationError
 from metrics.artefacts import ARTEFACT_NAMES
 from metrics.extraction_evaluation import (
-    detect_gold_format,
     evaluate_extraction_inputs,
     load_config,
     read_extraction_inputs,
@@ -234,22 +233,6 @@ def test_problems_of_every_input_file_are_reported_together():
         ("prompts.csv", 2, "output_data_type"),
         ("llm.jsonl", 1, "context"),
     ]
-
-
-@pytest.mark.parametrize(
-    ("content", "expected"),
-    [
-        (b'{\n  "CodeSets": [],\n  "References": []\n}', "eppi"),
-        (b'{"CodeSets": [], "References": []}', "eppi"),
-        (b'\n{"document_id": "d1", "attributes": {}}\n{"document_id": "d2"}\n', "jsonl"),
-        (b"not json at all", "eppi"),
-        (b'\xef\xbb\xbf{"document_id": "d1"}\n', "jsonl"),
-        # The head of a file whose first line is longer than the part read for detection.
-        (b'{"document_id": "d1", "text": "a very long full text that goes on', "jsonl"),
-    ],
-)
-def test_the_gold_format_is_detected_from_the_content(content, expected):
-    assert detect_gold_format(content) == expected
 
 
 def test_settings_come_from_the_flag_then_the_config_then_the_default(tmp_path):

@@ -80,6 +80,16 @@ def test_an_uploaded_plain_file_is_yielded_as_is() -> None:
     assert contents == {"gold.jsonl": b"{}\n"}
 
 
+def test_bare_bytes_are_an_upload_without_a_name() -> None:
+    contents, _ = walk(b"{}\n")
+    assert contents == {"<upload>": b"{}\n"}
+
+
+def test_bare_bytes_of_a_zip_are_expanded() -> None:
+    contents, _ = walk(zip_bytes({"a.jsonl": b"1"}))
+    assert contents == {"a.jsonl": b"1"}
+
+
 def test_it_rejects_zip_entries_that_traverse_out_of_the_archive(tmp_path: Path) -> None:
     archive = write(
         tmp_path / "evil.zip",

@@ -14,11 +14,11 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
+from annotations.dispatcher import uploads_sweep_when_due
 from annotations.models import Job, JobState
 from annotations.services.imports import import_job_create
 from annotations.services.jobs import JobNotRetryable, job_retry
 from annotations.services.uploads import uploads_sweep
-from evalproject.celery import uploads_sweep_when_due
 from tests.services.test_gold_import_fixtures import letters_jsonl, media_root, upload  # noqa: F401
 
 pytestmark = pytest.mark.usefixtures("media_root")

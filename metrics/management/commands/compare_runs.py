@@ -19,6 +19,7 @@ from metrics.management.interval_options import add_interval_arguments, interval
 from metrics.management.offline_files import (
     OfflineCommand,
     add_overwrite_argument,
+    add_processes_argument,
     invalid_input_error,
     output_slot,
     require_attribute_gold,
@@ -27,7 +28,6 @@ from metrics.management.offline_files import (
     require_span_data,
     write_json_atomically,
 )
-from metrics.management.process_options import add_processes_argument
 from metrics.run_comparison import (
     SOURCES,
     RunSide,

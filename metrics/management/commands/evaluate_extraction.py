@@ -18,12 +18,12 @@ from metrics.management.interval_options import add_interval_arguments, interval
 from metrics.management.offline_files import (
     OfflineCommand,
     add_overwrite_argument,
+    add_processes_argument,
     output_slot,
     require_attribute_gold,
     require_extraction_predictions,
     require_prompts,
 )
-from metrics.management.process_options import add_processes_argument
 
 # Exit status for bad input (the convention of argparse and of most Unix tools for usage errors).
 BAD_INPUT = 2

@@ -19,12 +19,12 @@ from metrics.management.interval_options import add_interval_arguments, interval
 from metrics.management.offline_files import (
     OfflineCommand,
     add_overwrite_argument,
+    add_processes_argument,
     invalid_input_error,
     output_slot,
     require_span_data,
     write_json_atomically,
 )
-from metrics.management.process_options import add_processes_argument
 from metrics.span_evaluation import evaluate_span_paths
 
 # How many problems the error message lists; the rest are counted.

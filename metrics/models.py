@@ -117,7 +117,7 @@ class ComparisonRow(models.Model):
 
 class HumanCeilingPair(models.Model):
     """The paired test of one scoring against a human run's scoring on the same gold version, for the
-    human ceiling (metrics.human_ceiling). Computed once, when the later of the two is scored (or on
+    human ceiling (metrics.services.human_ceiling). Computed once, when the later of the two is scored (or on
     first read): both scorings are immutable, and the test reads the gold and both runs' predictions
     again, over a second per pair."""
 

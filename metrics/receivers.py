@@ -7,7 +7,7 @@ import logging
 from annotations.models import Job, JobKind, JobState
 from metrics.models import Scoring
 
-logger = logging.getLogger("metrics.human_ceiling")
+logger = logging.getLogger("metrics.services.human_ceiling")
 
 
 def on_job_finished(sender: type[Job], job: Job, **kwargs: object) -> None:
@@ -16,7 +16,7 @@ def on_job_finished(sender: type[Job], job: Job, **kwargs: object) -> None:
     scoring stands, and the ceiling is computed on its first read instead."""
     if job.kind != JobKind.SCORING or job.state != JobState.SUCCEEDED:
         return
-    from metrics.human_ceiling import human_ceiling_store
+    from metrics.services.human_ceiling import human_ceiling_store
 
     scoring = (
         Scoring.objects.select_related("run", "gold_version").defer("report").filter(job_id=job.pk).first()

@@ -7,8 +7,8 @@ from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery
 from annotations.models import Attribute, Document, GoldVersion, Project
 from experiments.models import ExperimentRun, RunKind, RunSource, RunStatus
 from experiments.splits import split_exclude_hidden
-from metrics.errors import ScoringNotFound
 from metrics.models import ComparisonRow, MetricValue, Scoring
+from metrics.services.errors import ScoringNotFound
 
 
 def scoring_get(*, run: ExperimentRun, number: int | None = None, with_report: bool = False) -> Scoring:
@@ -111,14 +111,14 @@ def human_ceiling_for_run(*, run: ExperimentRun, scoring: Scoring | None = None)
     """The human ceiling beside `run`'s headline numbers (its latest scoring unless given): each human
     run scored on the same gold version, its value and interval, and a paired test saying whether the
     model is below it on the shared documents. None when no human run was scored on that version."""
-    from metrics.human_ceiling import human_ceiling
+    from metrics.services.human_ceiling import human_ceiling
 
     return human_ceiling(run, scoring or scoring_get(run=run))
 
 
 def gold_status_for_scoring(*, scoring: Scoring) -> dict:
     """`{"scored_on", "latest", "is_latest", "text"}`: e.g. "scored on gold v3; v4 has 12 more spans"."""
-    from metrics.human_ceiling import gold_status
+    from metrics.services.human_ceiling import gold_status
 
     return gold_status(scoring)
 
@@ -126,7 +126,7 @@ def gold_status_for_scoring(*, scoring: Scoring) -> dict:
 def project_leaderboard(*, project: Project, kind: str, with_ceiling: bool = True) -> list[dict]:
     """The project's scored pipeline runs of `kind`, newest first, each with its latest scoring's
     headline metric values, its gold status and (unless `with_ceiling` is False) its human ceiling."""
-    from metrics.human_ceiling import ATTRIBUTE_HEADLINE, SPAN_HEADLINES
+    from metrics.services.human_ceiling import ATTRIBUTE_HEADLINE, SPAN_HEADLINES
 
     names = [name for name, _ in SPAN_HEADLINES] if kind == RunKind.SPANS else [ATTRIBUTE_HEADLINE[0]]
     rows = []

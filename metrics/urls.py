@@ -2,7 +2,8 @@
 
 from django.urls import path
 
-from metrics.api import agreement, artefacts, compare, gate, gold, results, scoring
+from metrics.api import agreement, artefacts, gate, gold, results, scoring
+from metrics.api import run_pair as compare
 
 urlpatterns: list = [
     path(

@@ -35,12 +35,11 @@ from annotations.importers.checks import (
 )
 from annotations.importers.errors import ImportProblem, ProblemCollector
 from annotations.importers.json_lines import NOT_PARSED, parse_json_bytes
-from annotations.importers.sources import InMemorySource
-from annotations.importers.sources import SourceInput as InputSource  # one type; regroup renames it
+from annotations.importers.sources import InMemorySource, SourceInput
 from metrics.engine.attributes.types import FullTextDetail, GoldAnnotation, GoldDocument
 
 
-def source_name(source: InputSource, name: str | None = None) -> str:
+def source_name(source: SourceInput, name: str | None = None) -> str:
     """The file name that problems found in `source` should carry."""
     if name:
         return name
@@ -51,7 +50,7 @@ def source_name(source: InputSource, name: str | None = None) -> str:
     return str(source)
 
 
-def read_source(source: InputSource, name: str | None = None) -> tuple[bytes, str]:
+def read_source(source: SourceInput, name: str | None = None) -> tuple[bytes, str]:
     """Return the bytes of `source` and the file name that problems should carry."""
     if isinstance(source, bytes):
         return source, source_name(source, name)
@@ -61,7 +60,7 @@ def read_source(source: InputSource, name: str | None = None) -> tuple[bytes, st
 
 
 @contextmanager
-def open_binary(source: InputSource) -> Iterator[IO[bytes]]:
+def open_binary(source: SourceInput) -> Iterator[IO[bytes]]:
     """A binary stream over `source`. A file is streamed rather than read whole, so a large JSONL
     file costs memory only for the documents built from it."""
     if isinstance(source, bytes):
@@ -200,7 +199,7 @@ class GoldSet:
 
 
 def read_gold_jsonl(
-    source: InputSource,
+    source: SourceInput,
     *,
     name: str | None = None,
     by_annotator: bool = False,

@@ -23,16 +23,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from annotations.importers.attribute_jsonl import (
-    GoldSet,
-    InputSource,
-    decode_utf8,
-    json_type_name,
-    read_source,
-)
+from annotations.importers.attribute_jsonl import GoldSet, decode_utf8, json_type_name, read_source
 from annotations.importers.checks import NESTED_TOO_DEEPLY, line_too_deep
 from annotations.importers.errors import ProblemCollector
 from annotations.importers.json_lines import NOT_PARSED, parse_json_bytes
+from annotations.importers.sources import SourceInput
 from metrics.engine.attributes.types import AttributeType, FullTextDetail, GoldAnnotation, GoldDocument
 
 # Text of duplicate codes for one attribute is joined with this when the texts differ: conflicting
@@ -41,7 +36,7 @@ DUPLICATE_TEXT_SEPARATOR = "\n"
 
 
 def read_eppi_gold(
-    source: InputSource,
+    source: SourceInput,
     *,
     attribute_types: Mapping[str, AttributeType],
     name: str | None = None,
@@ -162,7 +157,7 @@ def _reference_document(
     )
 
 
-def _parse(source: InputSource, name: str | None, problems: ProblemCollector) -> tuple[Any, str]:
+def _parse(source: SourceInput, name: str | None, problems: ProblemCollector) -> tuple[Any, str]:
     data, file = read_source(source, name)
     # orjson reads the bytes straight away (no text copy) where its answer is json's; anything else
     # (a byte order mark, bad UTF-8, malformed JSON, NaN...) is read as before, with json's messages.

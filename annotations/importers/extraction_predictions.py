@@ -20,7 +20,6 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from annotations.importers.attribute_jsonl import (
-    InputSource,
     iter_json_objects,
     json_type_name,
     open_binary,
@@ -29,6 +28,7 @@ from annotations.importers.attribute_jsonl import (
     source_name,
 )
 from annotations.importers.errors import ImportProblem, ProblemCollector
+from annotations.importers.sources import SourceInput
 from metrics.engine.attributes.types import PredictedAnnotation, PredictionDocument
 
 STATUSES = ("ok", "failed")
@@ -58,7 +58,7 @@ class PredictionSet:
 
 
 def read_predictions_jsonl(
-    source: InputSource,
+    source: SourceInput,
     *,
     name: str | None = None,
     gold_document_ids: Collection[str] | None = None,

@@ -16,9 +16,10 @@ import io
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from annotations.importers.attribute_jsonl import InputSource, decode_utf8, read_source
+from annotations.importers.attribute_jsonl import decode_utf8, read_source
 from annotations.importers.checks import ColumnLimits, text_problem
 from annotations.importers.errors import ImportProblem, ProblemCollector
+from annotations.importers.sources import SourceInput
 from metrics.engine.attributes.types import AttributeSpec, AttributeType
 
 REQUIRED_COLUMNS = ("prompt", "output_data_type", "attribute_id", "attribute_label")
@@ -45,7 +46,7 @@ class PromptSet:
 
 
 def read_prompts_csv(
-    source: InputSource, *, name: str | None = None, limits: ColumnLimits | None = None
+    source: SourceInput, *, name: str | None = None, limits: ColumnLimits | None = None
 ) -> PromptSet:
     """Read a prompt CSV; raise InputValidationError listing every problem found.
 

@@ -25,7 +25,7 @@ def iter_jsonl_documents(
     """Yield each valid document of a JSONL stream; record problems for the others.
 
     Gold documents need `text`. Predictions may omit it; then their offsets and entity texts are
-    checked later against the gold text (see `metrics.span_evaluation.pair_span_documents`).
+    checked later against the gold text (see `metrics.pipeline.span_evaluation.pair_span_documents`).
     """
     return iter_jsonl_lines(
         enumerate(stream, start=1), source=source, role=role, labels=labels, problems=problems

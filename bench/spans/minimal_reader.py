@@ -1,6 +1,6 @@
 """A minimal JSONL reader feeding the span engine, for the benchmark only.
 
-It stands in for metrics.span_evaluation.evaluate_span_paths until that exists, and validates
+It stands in for metrics.pipeline.span_evaluation.evaluate_span_paths until that exists, and validates
 nothing beyond what the engine checks. It streams both files in step: a document is scored as soon
 as its gold and its predictions have both been read, and only lines that arrive out of order wait in
 memory (as raw text, parsed when their partner arrives).

@@ -10,7 +10,7 @@ runs each tool in its own subprocess, reading the files from disk, and measures 
 and peak resident memory (the child's own ru_maxrss, from os.wait4). Prints medians over --repeat
 runs side by side, and checks that both tools agree on the nervaluate counts.
 
-- ours: metrics.span_evaluation.evaluate_span_paths (the real import + scoring path, as
+- ours: metrics.pipeline.span_evaluation.evaluate_span_paths (the real import + scoring path, as
   `evaluate_spans` runs it) in one process; every metric family and the intervals.
 - ours-2p: the same with `--processes 2` (chunks scored by a pool of two worker processes).
 - ours-no-ci: ours with the intervals off (what nervaluate computes).
@@ -53,7 +53,7 @@ def _ours(gold_path: Path, predictions_path: Path, *, intervals: bool = True, pr
     user of `evaluate_spans` waits for.
     """
     try:
-        from metrics.span_evaluation import evaluate_span_paths
+        from metrics.pipeline.span_evaluation import evaluate_span_paths
     except ModuleNotFoundError:
         evaluate_span_paths = None
     phases: dict[str, float] = {}
@@ -65,14 +65,14 @@ def _ours(gold_path: Path, predictions_path: Path, *, intervals: bool = True, pr
         if not intervals:
             if "intervals" not in parameters:
                 raise SystemExit("this evaluate_span_paths has no intervals option")
-            from metrics.intervals import IntervalSettings
+            from metrics.pipeline.intervals import IntervalSettings
 
             options["intervals"] = IntervalSettings(resamples=0)
         if processes > 1:
             options["processes"] = processes
         results = evaluate_span_paths(gold_path, predictions_path, **options)
         path = (
-            "metrics.span_evaluation.evaluate_span_paths"
+            "metrics.pipeline.span_evaluation.evaluate_span_paths"
             + ("" if intervals else " (intervals off)")
             + (f" ({processes} processes)" if processes > 1 else "")
         )

@@ -10,7 +10,7 @@ from rest_framework.request import Request
 from evalproject.api import ApiView
 from experiments.selectors import run_get_for_user
 from metrics.api.results import ScoringQuery, scoring_for_request
-from metrics.exports import artefacts_zip
+from metrics.artefacts.exports import artefacts_zip
 
 
 class RunArtefactsApi(ApiView):

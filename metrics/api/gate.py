@@ -32,9 +32,9 @@ from metrics.engine.gate import (
     evaluate_gate,
     parse_checks,
 )
-from metrics.errors import ScoringNotFound
-from metrics.gate_documents import baseline_ids
+from metrics.pipeline.gate_documents import baseline_ids
 from metrics.selectors import scoring_get
+from metrics.services.errors import ScoringNotFound
 
 
 class ThresholdsInvalid(RunRuleError):

@@ -19,7 +19,7 @@ from annotations.selectors import project_get_for_user
 from evalproject.api import ApiView
 from evalproject.pagination import KeysetPagination
 from evalproject.validation import INTEGER_MAX, ChoiceField
-from metrics.gold_diff import gold_diff_documents, gold_diff_entries, gold_diff_summary
+from metrics.services.gold_diff import gold_diff_documents, gold_diff_entries, gold_diff_summary
 
 
 class GoldDiffQuery(serializers.Serializer):

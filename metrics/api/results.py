@@ -21,8 +21,8 @@ from evalproject.validation import BIGINTEGER_MAX, ChoiceField
 from experiments.models import RunKind
 from experiments.selectors import run_get_for_user
 from metrics.api.human_ceiling import GoldStatusOutput
+from metrics.artefacts.exports import comparison_csv_stream, comparison_header
 from metrics.engine.attributes.types import MatchStatus
-from metrics.exports import comparison_csv_stream, comparison_header
 from metrics.models import ComparisonRow, MetricValue
 from metrics.selectors import (
     comparison_row_list,

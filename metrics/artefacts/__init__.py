@@ -1,7 +1,7 @@
 """Writers for the artefacts of an extraction run (SEMANTICS.md section 3).
 
 Framework-free: plain results in (metrics.engine.attributes.types), files out. The offline command
-writes a whole folder with `metrics.extraction_evaluation.write_run_artefacts`; the server's artefact
+writes a whole folder with `metrics.pipeline.extraction_evaluation.write_run_artefacts`; the server's artefact
 download calls the same writers on an open file or a path.
 """
 

@@ -6,7 +6,7 @@ COUNT_COLUMNS, then the metrics in the engine's `metric_column_order` for the at
 (any other metric a result carries follows, sorted by name, rather than being dropped). A metric that
 could not be computed is an empty cell in the CSV and is left out of the JSON.
 
-Confidence intervals (`metrics.intervals.extraction_intervals`), when the caller passes them:
+Confidence intervals (`metrics.pipeline.intervals.extraction_intervals`), when the caller passes them:
 - metrics.csv: every metric that has intervals (accuracy, precision, recall, f1_score,
   edit_distance_match_rate, mean_absolute_error and their `_given_*` variants) is followed right away
   by its `<metric>_ci_low` and `<metric>_ci_high` columns, blank where the interval is null;

@@ -8,7 +8,7 @@ from typing import Any
 from django.core.management.base import CommandError
 
 from metrics.engine.uncertainty import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
-from metrics.intervals import IntervalSettings, interval_settings_problems
+from metrics.pipeline.intervals import IntervalSettings, interval_settings_problems
 
 BAD_INPUT = 2
 _FLAGS = {"level": "--confidence-level", "resamples": "--resamples", "seed": "--seed"}

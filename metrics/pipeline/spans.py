@@ -20,8 +20,8 @@ from metrics.engine.spans import DocumentSpans
 from metrics.engine.spans.batch import BATCH_DOCUMENTS, score_span_columns
 from metrics.engine.spans.columns import SpanColumns
 from metrics.engine.spans.score_table import SpanScores
-from metrics.memory import release_free_memory
 from metrics.pipeline.executors import Executor
+from metrics.pipeline.memory import release_free_memory
 
 # Documents per chunk: one numpy pass of the batch scorer.
 CHUNK_DOCUMENTS = BATCH_DOCUMENTS

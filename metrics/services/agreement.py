@@ -2,7 +2,7 @@
 
 The annotators are the author of the current gold (its version's `annotator`, else "gold") and every
 human run of the project (`source: human`; the latest run of each name). The job computes the
-figures of `metrics.agreement` (the same as `manage.py evaluate_agreement`) and stores them as its
+figures of `metrics.pipeline.agreement_evaluation` (the same as `manage.py evaluate_agreement`) and stores them as its
 result; `agreement_latest` reads the newest one.
 
 Held-back documents: while the split strategy hides the future test documents, no one may see their
@@ -34,12 +34,12 @@ from annotations.services.jobs import (
 )
 from experiments.models import ExperimentRun, RunSource
 from experiments.splits import split_hidden_document_ids
-from metrics.agreement import attribute_ratings, bootstrap_settings
 from metrics.engine.agreement import AnnotatedDocument, attribute_agreement, span_agreement
-from metrics.intervals import DEFAULT_INTERVALS, IntervalSettings
+from metrics.pipeline.agreement_evaluation import attribute_ratings, bootstrap_settings
+from metrics.pipeline.intervals import DEFAULT_INTERVALS, IntervalSettings
 from metrics.services.engine_inputs import predicted_span_documents, prediction_documents
 
-logger = logging.getLogger("metrics.agreement")
+logger = logging.getLogger("metrics.pipeline.agreement_evaluation")
 
 
 class NoAnnotatorsToCompare(Exception):

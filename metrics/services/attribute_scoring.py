@@ -25,8 +25,6 @@ from metrics.engine.attributes.types import (
     ComparisonRow,
     EvaluationSettings,
 )
-from metrics.extraction_evaluation import ExtractionConfig, resolve_settings
-from metrics.intervals import extraction_intervals
 from metrics.models import MetricScope
 from metrics.pipeline.attributes import (
     AttributeChunk,
@@ -34,6 +32,8 @@ from metrics.pipeline.attributes import (
     compare_attribute_chunk,
     merge_attribute_partials,
 )
+from metrics.pipeline.extraction_evaluation import ExtractionConfig, resolve_settings
+from metrics.pipeline.intervals import extraction_intervals
 from metrics.services.engine_inputs import (
     prediction_documents,
     run_attribute_specs,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from metrics.intervals import IntervalSettings
+from metrics.pipeline.intervals import IntervalSettings
 
 CONFIG_KEY = "intervals"
 

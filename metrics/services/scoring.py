@@ -44,10 +44,10 @@ from experiments.splits import (
     split_document_ids_in_stage,
     split_on_run_scored,
 )
-from metrics.errors import ScoringNotAllowed
 from metrics.models import Scoring, ScoringChunk
 from metrics.services.attribute_scoring import score_attribute_run
 from metrics.services.engine_inputs import run_totals
+from metrics.services.errors import ScoringNotAllowed
 from metrics.services.results import ScoringResult
 from metrics.services.span_scoring import score_span_run
 from metrics.services.writes import comparison_rows_write, metric_values_write

@@ -1,6 +1,6 @@
 """Scoring a span run in chunks of documents: DocumentScores per chunk, one aggregate over all of them.
 
-The same calls as the offline `evaluate_spans` (metrics.span_evaluation): documents paired with
+The same calls as the offline `evaluate_spans` (metrics.pipeline.span_evaluation): documents paired with
 `pair_span_documents`, scored with `score_document_batch`, aggregated with `aggregate`; scores are integer
 counts, so chunking changes nothing.
 
@@ -26,8 +26,9 @@ from annotations.selectors.gold import gold_span_documents, gold_version_externa
 from experiments.models import ExperimentRun
 from metrics.engine.spans import DocumentSpans, aggregate
 from metrics.engine.uncertainty import CLOPPER_PEARSON_METHOD
-from metrics.intervals import CI_SUFFIX, attach_span_intervals, span_results_intervals
 from metrics.models import MetricScope
+from metrics.pipeline.intervals import CI_SUFFIX, attach_span_intervals, span_results_intervals
+from metrics.pipeline.span_evaluation import FORMAT_VERSION, pair_span_documents
 from metrics.pipeline.spans import SpanChunk, SpanPartial, merge_span_partials, score_span_chunk
 from metrics.services.engine_inputs import predicted_span_documents, run_document_index, run_document_pks
 from metrics.services.interval_settings import run_interval_settings
@@ -38,7 +39,6 @@ from metrics.services.results import (
     ScoringResult,
     partials_in_process,
 )
-from metrics.span_evaluation import FORMAT_VERSION, pair_span_documents
 
 NO_PREDICTIONS = "predictions hold no documents: every gold span counts as missed"
 

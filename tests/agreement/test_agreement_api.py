@@ -14,8 +14,8 @@ from annotations.importers.spans import load_span_corpus
 from annotations.models import Document, EvaluationStrategy, Job, ProjectPhase
 from annotations.signals import job_finished
 from experiments.splits import split_assign_development, split_hidden_document_ids
-from metrics.agreement import annotated_documents
 from metrics.engine.agreement import span_agreement
+from metrics.pipeline.agreement_evaluation import annotated_documents
 from metrics.services import agreement as agreement_services
 from tests.agreement.export import TEXTS, export_zip
 from tests.agreement.test_several_annotators_import import import_export

@@ -9,8 +9,8 @@ from sklearn.metrics import cohen_kappa_score
 
 from annotations.importers.sources import InMemorySource
 from annotations.importers.spans import load_span_corpus
-from metrics.agreement import annotated_documents
 from metrics.engine.agreement import AnnotatedDocument, BootstrapSettings, span_agreement
+from metrics.pipeline.agreement_evaluation import annotated_documents
 from tests.agreement.export import ANNOTATIONS, TEXTS, character_labels_by_hand, export_zip
 
 SHARED = ["doc-1", "doc-2"]

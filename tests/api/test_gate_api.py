@@ -10,7 +10,7 @@ import pytest
 from annotations.models import Membership, Project
 from annotations.roles import Role
 from experiments.models import ExperimentRun
-from tests.intervals.scored_runs import metrics_json, scored_run
+from tests.pipeline.intervals.scored_runs import metrics_json, scored_run
 
 pytestmark = pytest.mark.django_db
 

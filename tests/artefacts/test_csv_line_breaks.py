@@ -16,8 +16,8 @@ import pytest
 from experiments.models import RunKind
 from metrics.artefacts import write_comparison_rows, write_metrics_csv, write_prompts_used_csv
 from metrics.artefacts.cells import FORMULA_TRIGGERS, escape_formula
+from metrics.artefacts.exports import SPAN_COLUMNS, comparison_csv_stream
 from metrics.engine.attributes.types import AttributeType
-from metrics.exports import SPAN_COLUMNS, comparison_csv_stream
 from tests.artefacts.factories import evaluation, result, row, spec
 
 HOSTILE = [

@@ -10,7 +10,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from tests.intervals.factories import (
+from tests.pipeline.intervals.factories import (
     extraction_inputs,
     extraction_predictions,
     span_gold,

@@ -22,7 +22,7 @@ from django.core.management.base import CommandError
 
 from annotations.importers.errors import InputValidationError
 from metrics.artefacts import ARTEFACT_NAMES
-from metrics.extraction_evaluation import (
+from metrics.pipeline.extraction_evaluation import (
     evaluate_extraction_inputs,
     load_config,
     read_extraction_inputs,

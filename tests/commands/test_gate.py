@@ -21,7 +21,7 @@ from django.db import close_old_connections
 
 from annotations.services import api_token_create
 from metrics.management.commands import gate as gate_command
-from tests.intervals.scored_runs import interval, metrics_json, scored_run
+from tests.pipeline.intervals.scored_runs import interval, metrics_json, scored_run
 
 
 def write(path: Path, data) -> Path:

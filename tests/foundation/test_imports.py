@@ -42,13 +42,13 @@ KNOWN_CYCLES: list[set[str]] = []
 KNOWN_PRIVATE_IMPORTS: set[tuple[str, str, str]] = {
     # Tests that reach into the modules of the attribute comparison, JSON lines and scoring.
     (
-        "tests.engine.test_attributes_fast_paths",
+        "tests.engine.attributes.test_fast_paths",
         "metrics.engine.attributes.comparison",
         "_group_by_attribute",
     ),
-    ("tests.engine.test_attributes_fast_paths", "metrics.engine.attributes.comparison", "_raw_text"),
+    ("tests.engine.attributes.test_fast_paths", "metrics.engine.attributes.comparison", "_raw_text"),
     (
-        "tests.engine.test_attributes_fast_paths",
+        "tests.engine.attributes.test_fast_paths",
         "metrics.engine.attributes.comparison",
         "_with_model_reasoning",
     ),

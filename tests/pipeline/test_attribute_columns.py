@@ -22,7 +22,7 @@ from metrics.pipeline.attribute_columns import (
     prediction_documents,
 )
 from metrics.pipeline.attributes import AttributeChunk
-from tests.engine.test_attributes_fast_paths import SCHEMA, SETTINGS, random_inputs
+from tests.engine.attributes.test_fast_paths import SCHEMA, SETTINGS, random_inputs
 
 EVERY_FIELD_GOLD = GoldDocument(
     "d1",

@@ -19,7 +19,7 @@ from metrics.pipeline.attributes import (
     merge_attribute_partials,
 )
 from metrics.pipeline.executors import InProcess, ProcessPool
-from tests.engine.test_attributes_fast_paths import SCHEMA, SETTINGS, random_inputs
+from tests.engine.attributes.test_fast_paths import SCHEMA, SETTINGS, random_inputs
 
 
 def run_of(seed: int, documents: int):

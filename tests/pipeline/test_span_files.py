@@ -20,6 +20,7 @@ from annotations.importers.errors import InputValidationError
 from annotations.importers.labels import LabelMap
 from metrics.pipeline import span_files
 from metrics.pipeline import spans as span_pipeline
+from metrics.pipeline.span_evaluation import score_span_paths
 from metrics.pipeline.span_files import (
     LinesDoNotPair,
     line_document_ids,
@@ -27,7 +28,6 @@ from metrics.pipeline.span_files import (
     plan_span_file_chunks,
     read_span_file_chunk,
 )
-from metrics.span_evaluation import score_span_paths
 
 TEXT = "Anna Beispiel, geboren am 01.02.1990, wohnt in Köln 😀."
 GOLD_ENTITIES = [

@@ -28,7 +28,7 @@ from metrics.pipeline.spans import (
     score_span_documents,
     span_chunks,
 )
-from tests.engine.test_spans_properties import corpora
+from tests.engine.spans.test_properties import corpora
 
 
 @st.composite

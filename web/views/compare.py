@@ -7,7 +7,7 @@ from django.shortcuts import render
 from django.urls import reverse
 
 from evalproject.api import query_parameter_names, query_parameters_check
-from metrics.api.compare import RunCompareApi, runs_compare_for_query
+from metrics.api.run_pair import RunCompareApi, runs_compare_for_query
 from web.charts import IntervalPoint, interval_chart
 from web.headlines import GIVEN_PREDICTION, SPAN_HEADLINES
 from web.pages import chart_download, page

@@ -11,8 +11,8 @@ from django.shortcuts import render
 
 from experiments.models import RunKind
 from experiments.selectors import run_get_for_user
-from metrics.errors import ScoringNotFound
 from metrics.selectors import comparison_row_list, scoring_get
+from metrics.services.errors import ScoringNotFound
 from web.highlighting import spans_html, value_marks_html
 from web.pages import page
 from web.selectors import (

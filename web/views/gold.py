@@ -1,6 +1,6 @@
 """`/projects/<slug>/gold/<a>/diff/<b>/`: what changed in the gold from version a to version b, as
 `GET /api/v1/projects/{slug}/gold/versions/{a}/diff/{b}/` answers it: the same checks
-(`gold_diff_versions`), the same reads (`metrics.gold_diff`, which leaves held-back documents out) and
+(`gold_diff_versions`), the same reads (`metrics.services.gold_diff`, which leaves held-back documents out) and
 the same keyset pages of documents."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from rest_framework.request import Request
 
 from evalproject.api import query_parameter_names, query_parameters_check
 from metrics.api.gold import GoldVersionDiffApi, gold_diff_versions
-from metrics.gold_diff import gold_diff_documents, gold_diff_entries, gold_diff_summary
+from metrics.services.gold_diff import gold_diff_documents, gold_diff_entries, gold_diff_summary
 from web.pages import page
 
 

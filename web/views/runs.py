@@ -21,7 +21,6 @@ from experiments.models import ExperimentRun, RunKind
 from experiments.selectors import run_get_for_user
 from metrics.api.results import RunComparisonApi
 from metrics.engine.attributes.types import MatchStatus
-from metrics.errors import ScoringNotFound
 from metrics.models import MetricScope, Scoring
 from metrics.selectors import (
     comparison_row_list,
@@ -30,6 +29,7 @@ from metrics.selectors import (
     metric_value_list,
     scoring_get,
 )
+from metrics.services.errors import ScoringNotFound
 from web.charts import MATCH_STATUS_CATEGORIES, Bar, IntervalPoint, interval_chart, stacked_bar_chart
 from web.headlines import (
     ATTRIBUTE_MEASURE,

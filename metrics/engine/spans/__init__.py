@@ -13,8 +13,8 @@ from metrics.engine.spans.aggregate import (
     gold_types,
 )
 from metrics.engine.spans.batch import score_document_batch, score_span_batches
+from metrics.engine.spans.code_point_ranges import LEFT_OUT_CHARACTERS
 from metrics.engine.spans.document import score_document
-from metrics.engine.spans.intervals import LEFT_OUT_CHARACTERS
 from metrics.engine.spans.score import (
     COUNT_FIELDS,
     LEAKAGE_CONDITIONS,

@@ -19,7 +19,7 @@ matters. Those documents' nervaluate counts come from the reference walk (`nerva
 every other count vectorised. A document with a span outside its text is scored by `score_document`,
 which raises its ValueError: errors are exactly `score_document`'s, in document order.
 
-`tests/engine/test_spans_batch.py` checks that every DocumentScore equals `score_document`'s.
+`tests/engine/spans/test_batch.py` checks that every DocumentScore equals `score_document`'s.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from metrics.engine.spans.intervals import LEFT_OUT_CHARACTERS
+from metrics.engine.spans.code_point_ranges import LEFT_OUT_CHARACTERS
 
 SEPARATOR = "\n"  # left out and not a letter: it adds nothing to any count
 # Per Latin-1 code point: scored (not in LEFT_OUT_CHARACTERS), and str.isalnum() (the token pattern
@@ -109,7 +109,7 @@ def member_sorted(values: np.ndarray, pool: np.ndarray) -> np.ndarray:
 
 
 def merge(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Union of intervals sorted by start; touching intervals merge (as `merge_intervals`). Returns
+    """Union of intervals sorted by start; touching intervals merge (as `merge_ranges`). Returns
     each segment's start and end and the index of the interval that opened it."""
     if len(start) == 0:
         return start, end, np.zeros(0, dtype=INT)

@@ -14,12 +14,12 @@ from collections.abc import Sequence
 from itertools import chain
 from operator import attrgetter, itemgetter, lt
 
-from metrics.engine.spans.intervals import (
-    Intervals,
+from metrics.engine.spans.code_point_ranges import (
+    CodePointRanges,
     LeftOutCounter,
     covered_length,
     covers,
-    merge_intervals,
+    merge_ranges,
     overlaps_any,
     span_tokens,
     total_length,
@@ -68,12 +68,12 @@ def _check_bounds(document_id: str, n_chars: int, spans: list[tuple[int, int, st
             )
 
 
-def _covered_length(intervals: Intervals, covering: Intervals) -> int:
+def _covered_length(intervals: CodePointRanges, covering: CodePointRanges) -> int:
     """Code points of the interval set inside the covering interval set."""
     return sum([covered_length(covering, start, end) for start, end in zip(*intervals, strict=True)])
 
 
-def _gold_hits_overlapping(spans: list[tuple[int, int]], intervals: Intervals) -> int:
+def _gold_hits_overlapping(spans: list[tuple[int, int]], intervals: CodePointRanges) -> int:
     """How many of the spans share a code point with the interval set."""
     hits = 0
     for start, end in spans:
@@ -85,7 +85,7 @@ def _gold_hits_overlapping(spans: list[tuple[int, int]], intervals: Intervals) -
 def _one_against_one(
     gold: tuple[int, int],
     predicted: tuple[int, int],
-    predicted_union: Intervals,
+    predicted_union: CodePointRanges,
     leaks: tuple[int, int, int],
     tokens_of: dict[tuple[int, int], tuple[tuple[int, int], ...]],
     gold_tokens: set[tuple[int, int]],
@@ -121,7 +121,7 @@ def _one_against_one(
 def _type_row(
     type_gold: list[tuple[int, int]],
     type_predicted: list[tuple[int, int]],
-    predicted_union: Intervals,
+    predicted_union: CodePointRanges,
     leaks: tuple[int, int, int],
     tokens_of: dict[tuple[int, int], tuple[tuple[int, int], ...]],
     gold_tokens: set[tuple[int, int]],
@@ -139,7 +139,7 @@ def _type_row(
     if type_gold == type_predicted:
         # The common case of a type predicted perfectly: everything matches, nothing to search.
         predicted_tokens |= type_gold_tokens
-        gold_len = total_length(merge_intervals(type_gold))
+        gold_len = total_length(merge_ranges(type_gold))
         n_tokens = len(type_gold_tokens)
         return (
             n_gold, n_predicted, gold_len, 0, 0, gold_len, n_tokens, 0, 0,
@@ -147,7 +147,7 @@ def _type_row(
         )  # fmt: skip
     if not n_predicted:
         # Gold only: everything is missed, but other types' predictions may still cover it.
-        gold_union = merge_intervals(type_gold)
+        gold_union = merge_ranges(type_gold)
         gold_len = total_length(gold_union)
         covered_by_any = _covered_length(gold_union, predicted_union)
         return (
@@ -158,14 +158,14 @@ def _type_row(
     predicted_tokens |= type_predicted_tokens
     if not n_gold:
         # Predictions only: everything is spurious.
-        predicted_len = total_length(merge_intervals(type_predicted))
+        predicted_len = total_length(merge_ranges(type_predicted))
         return (
             0, n_predicted, 0, predicted_len, 0, 0, 0, len(type_predicted_tokens), 0,
             0, 0, 0, 0, 0, 0, 0, *leaks,
         )  # fmt: skip
     token_tp = len(type_gold_tokens & type_predicted_tokens)
-    gold_union = merge_intervals(type_gold)
-    type_predicted_union = merge_intervals(type_predicted)
+    gold_union = merge_ranges(type_gold)
+    type_predicted_union = merge_ranges(type_predicted)
     gold_len = total_length(gold_union)
     predicted_len = total_length(type_predicted_union)
     both_len = gold_len + predicted_len - union_length(type_gold, type_predicted)
@@ -262,7 +262,7 @@ def score_span_tuples(
         leaks.n_any_char_scored,
         chars.gold_scored - chars.both_scored,
         len(leaks.missed),
-        total_length(merge_intervals(leaks.missed)),
+        total_length(merge_ranges(leaks.missed)),
         len(gold),
         len(predicted),
         n_chars,
@@ -296,9 +296,9 @@ class _Characters:
 
     def __init__(self, text: str, gold: list[tuple[int, int, str]], predicted: list[tuple[int, int, str]]):
         self.n_chars = len(text)
-        self.gold_union = merge_intervals(gold)
-        self.predicted_union = merge_intervals(predicted)
-        either = merge_intervals(sorted(gold + predicted))
+        self.gold_union = merge_ranges(gold)
+        self.predicted_union = merge_ranges(predicted)
+        either = merge_ranges(sorted(gold + predicted))
         self.gold_len, self.predicted_len = total_length(self.gold_union), total_length(self.predicted_union)
         self.both_len = self.gold_len + self.predicted_len - total_length(either)
         self.left_out = left_out = LeftOutCounter(text)

@@ -22,7 +22,7 @@ from .bootstrap import (
 from .counts import DocumentCounts
 from .exact import CLOPPER_PEARSON_METHOD, clopper_pearson, holm_adjust, mcnemar_exact
 from .measures import HarmonicMean, MetricDefinition, Ratio, f1, precision, ratio, recall
-from .paired import PairedComparison, PairedResult, bootstrap_p_value, compare_runs
+from .paired import PairedResult, PairedRuns, bootstrap_p_value, compare_runs
 
 __all__ = [
     "BOOTSTRAP_METHOD",
@@ -34,7 +34,7 @@ __all__ = [
     "HarmonicMean",
     "Interval",
     "MetricDefinition",
-    "PairedComparison",
+    "PairedRuns",
     "PairedResult",
     "Ratio",
     "bootstrap_p_value",

@@ -193,7 +193,7 @@ def attribute_intervals(
 
 def by_attribute(flat: Mapping[tuple[str, str], Value]) -> dict[str, dict[str, Value]]:
     """`{(attribute_id, metric): value}` as `{attribute_id: {metric: value}}` (intervals, or the
-    `PairedComparison.metrics` of an attribute comparison, in metrics.json's nesting)."""
+    `PairedRuns.metrics` of an attribute comparison, in metrics.json's nesting)."""
     nested: dict[str, dict[str, Value]] = {}
     for (attribute_id, metric), value in flat.items():
         nested.setdefault(attribute_id, {})[metric] = value

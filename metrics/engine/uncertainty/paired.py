@@ -75,7 +75,7 @@ class PairedResult:
 
 
 @dataclass(frozen=True, slots=True)
-class PairedComparison(Generic[Key]):
+class PairedRuns(Generic[Key]):
     metrics: dict[Key, PairedResult]
     level: float
     resamples: int
@@ -146,12 +146,12 @@ def compare_runs(
     level: float = DEFAULT_LEVEL,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
-) -> PairedComparison[Key]:
+) -> PairedRuns[Key]:
     """Compare run b against run a on their common documents (see the module docstring).
 
     Give each run's counts for the documents it predicted (leave out a document whose extraction
     failed or that was never posted); documents in only one of them are listed and not compared.
-    Metric keys are kept: `PairedComparison.metrics` has the keys of `metrics`.
+    Metric keys are kept: `PairedRuns.metrics` has the keys of `metrics`.
     """
     check_settings(level, resamples, seed)
     ids_a, ids_b = set(counts_a.document_ids), set(counts_b.document_ids)
@@ -181,7 +181,7 @@ def compare_runs(
         raw[name] = PairedResult(
             point_a, point_b, point_b - point_a, low, high, p_value, None, p_method, defined
         )
-    return PairedComparison(
+    return PairedRuns(
         metrics=_holm_by_family(raw, metrics),
         level=level,
         resamples=resamples,

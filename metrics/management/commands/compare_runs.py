@@ -1,6 +1,6 @@
 """`manage.py compare_runs`: is run B better than run A on the same gold, or is the difference luck?
 
-Files in, one JSON report out; no database. The work is `metrics.run_comparison` (the same statistics
+Files in, one JSON report out; no database. The work is `metrics.pipeline.run_pair_report` (the same statistics
 the server's comparison uses).
 """
 
@@ -13,8 +13,6 @@ from typing import Any
 from django.core.management.base import CommandError
 
 from annotations.importers.errors import InputValidationError
-from metrics.extraction_evaluation import resolve_settings
-from metrics.intervals import IntervalSettings
 from metrics.management.interval_options import add_interval_arguments, interval_settings_from_options
 from metrics.management.offline_files import (
     OfflineCommand,
@@ -28,12 +26,14 @@ from metrics.management.offline_files import (
     require_span_data,
     write_json_atomically,
 )
-from metrics.run_comparison import (
+from metrics.pipeline.extraction_evaluation import resolve_settings
+from metrics.pipeline.intervals import IntervalSettings
+from metrics.pipeline.run_pair_report import (
     SOURCES,
     RunSide,
     compare_attribute_files,
     compare_span_files,
-    format_comparison_table,
+    format_run_pair_table,
 )
 
 BAD_INPUT = 2
@@ -105,7 +105,7 @@ class Command(OfflineCommand):
             except (FileNotFoundError, IsADirectoryError, PermissionError) as error:
                 raise CommandError(f"{error}; nothing written", returncode=BAD_INPUT) from None
             write_json_atomically(output, report)
-        self.stdout.write(format_comparison_table(report))
+        self.stdout.write(format_run_pair_table(report))
         self.stdout.write(f"\nComparison written to {output}")
 
     def _check_input_kinds(self, options: dict[str, Any]) -> None:

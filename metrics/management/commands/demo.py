@@ -11,7 +11,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.management.base import BaseCommand
 
 from evalproject.local_secrets import read_json, write_json
-from metrics.demo_data import demo_agreement, demo_projects, demo_runs, demo_token, headline
+from metrics.services.demo import demo_agreement, demo_projects, demo_runs, demo_token, headline
 
 DEMO_ADMIN = "demo-admin"
 

@@ -1,6 +1,6 @@
 """`manage.py evaluate_agreement`: agreement between annotators, offline, from files to agreement.json.
 
-It touches no database: it reads files, calls `metrics.agreement` (the code the server's agreement job
+It touches no database: it reads files, calls `metrics.pipeline.agreement_evaluation` (the code the server's agreement job
 uses) and writes one JSON file atomically.
 """
 
@@ -14,7 +14,6 @@ from django.core.management.base import CommandError
 
 from annotations.importers.errors import InputValidationError
 from annotations.models import NumberFormat
-from metrics.agreement import evaluate_attribute_agreement_paths, evaluate_span_agreement_path
 from metrics.management.interval_options import add_interval_arguments, interval_settings_from_options
 from metrics.management.offline_files import (
     ATTRIBUTE_GOLD_FILES,
@@ -27,6 +26,10 @@ from metrics.management.offline_files import (
     require_prompts,
     require_span_data,
     write_json_atomically,
+)
+from metrics.pipeline.agreement_evaluation import (
+    evaluate_attribute_agreement_paths,
+    evaluate_span_agreement_path,
 )
 
 DESCRIPTION = """\

@@ -1,7 +1,7 @@
 """`manage.py evaluate_extraction`: score an extraction run offline and write its artefact folder.
 
 It needs no database: inputs are files, outputs are files. The work is done by
-metrics.extraction_evaluation, which the server reuses.
+metrics.pipeline.extraction_evaluation, which the server reuses.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from django.core.management.base import CommandError, CommandParser
 
 from annotations.importers.errors import InputValidationError
 from metrics.artefacts import format_metrics_table
-from metrics.extraction_evaluation import evaluate_extraction_to_folder, load_config, resolve_settings
 from metrics.management.interval_options import add_interval_arguments, interval_settings_from_options
 from metrics.management.offline_files import (
     OfflineCommand,
@@ -23,6 +22,11 @@ from metrics.management.offline_files import (
     require_attribute_gold,
     require_extraction_predictions,
     require_prompts,
+)
+from metrics.pipeline.extraction_evaluation import (
+    evaluate_extraction_to_folder,
+    load_config,
+    resolve_settings,
 )
 
 # Exit status for bad input (the convention of argparse and of most Unix tools for usage errors).

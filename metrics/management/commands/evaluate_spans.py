@@ -1,6 +1,6 @@
 """`manage.py evaluate_spans`: score de-identification spans offline, from files to results.json.
 
-It touches no database: it reads files, calls `metrics.span_evaluation` (the same code the server's
+It touches no database: it reads files, calls `metrics.pipeline.span_evaluation` (the same code the server's
 scoring jobs use) and writes one JSON file, atomically, so a failed run never leaves a half-written or
 stale-looking result behind.
 """
@@ -25,7 +25,7 @@ from metrics.management.offline_files import (
     require_span_data,
     write_json_atomically,
 )
-from metrics.span_evaluation import evaluate_span_paths
+from metrics.pipeline.span_evaluation import evaluate_span_paths
 
 # How many problems the error message lists; the rest are counted.
 

@@ -15,7 +15,8 @@ from django.core.management.base import CommandError
 from metrics.engine.attributes.metrics import metric_column_order
 from metrics.engine.attributes.types import AttributeType
 from metrics.engine.gate import Check, evaluate_gate, render_gate_table
-from metrics.gate_documents import (
+from metrics.management.offline_files import OfflineCommand
+from metrics.pipeline.gate_documents import (
     GateInputError,
     baseline_ids,
     fetch_run_metrics,
@@ -23,7 +24,6 @@ from metrics.gate_documents import (
     read_metrics_file,
     read_threshold_file,
 )
-from metrics.management.offline_files import OfflineCommand
 
 FAILED = 1
 BAD_INPUT = 2

@@ -4,7 +4,7 @@ Built as a list of metric entries (`scope`, `scope_key`, `name`, `a`, `b`, `delt
 uncertainty (a confidence interval of the delta, a paired test's p-value) can be added to each entry
 without changing the shape of the answer.
 
-`paired` holds the paired tests of the offline `manage.py compare_runs` (`metrics.run_comparison`):
+`paired` holds the paired tests of the offline `manage.py compare_runs` (`metrics.pipeline.run_pair_report`):
 the engines' inputs are rebuilt from the stored gold and predictions with the scoring services' own
 converters (`metrics.services.engine_inputs`) and engine calls, on the scoring's gold version, its
 scored documents and its recorded settings, through the one scoring pipeline (`metrics.pipeline`:
@@ -27,13 +27,13 @@ from experiments.models import DocumentStatus, ExperimentRun, RunKind
 from metrics.engine.attributes.types import AttributeSpec, EvaluationSettings, GoldDocument
 from metrics.engine.attributes.types import ComparisonRow as EngineRow
 from metrics.engine.spans import DocumentSpans, SpanScores
-from metrics.errors import ComparisonNotPossible
-from metrics.intervals import DEFAULT_INTERVALS, IntervalSettings
 from metrics.models import ComparisonRow, MetricValue, Scoring
 from metrics.pipeline.attributes import AttributeChunk, compare_attribute_chunk, merge_attribute_partials
 from metrics.pipeline.executors import InProcess
+from metrics.pipeline.intervals import DEFAULT_INTERVALS, IntervalSettings
+from metrics.pipeline.run_pair_report import RunSide, paired_report_attributes, paired_report_spans
+from metrics.pipeline.span_evaluation import pair_span_documents
 from metrics.pipeline.spans import score_span_documents
-from metrics.run_comparison import RunSide, paired_report_attributes, paired_report_spans
 from metrics.services.attribute_scoring import attribute_settings
 from metrics.services.engine_inputs import (
     predicted_span_documents,
@@ -41,8 +41,8 @@ from metrics.services.engine_inputs import (
     run_attribute_specs,
     run_document_index,
 )
+from metrics.services.errors import ComparisonNotPossible
 from metrics.services.scoring import DEFAULT_CHUNK_DOCUMENTS
-from metrics.span_evaluation import pair_span_documents
 
 CHANGED_ROWS_SHOWN = 1000
 Document_ = TypeVar("Document_", SpanDocument, GoldDocument)
@@ -95,7 +95,7 @@ def runs_compare(
         "changed_rows_truncated": changed_total > len(changed),
         "paired": None
         if paired is None
-        else paired_comparison(
+        else scorings_paired_report(
             run_a=run_a, scoring_a=scoring_a, run_b=run_b, scoring_b=scoring_b, settings=paired
         ),
     }
@@ -195,7 +195,7 @@ def _scored_document_ids(scoring: Scoring) -> set[str]:
     return set(Scoring.objects.filter(pk=scoring.pk).values_list("document_ids", flat=True).get())
 
 
-def paired_comparison(
+def scorings_paired_report(
     *,
     run_a: ExperimentRun,
     scoring_a: Scoring,
@@ -203,7 +203,7 @@ def paired_comparison(
     scoring_b: Scoring,
     settings: IntervalSettings = DEFAULT_INTERVALS,
 ) -> dict[str, Any]:
-    """The report of `metrics.run_comparison` for two scorings on one gold version (checked by the
+    """The report of `metrics.pipeline.run_pair_report` for two scorings on one gold version (checked by the
     caller). The gold is read once for both runs, then each run's predictions per chunk of documents:
     a fixed number of queries per chunk (`DEFAULT_CHUNK_DOCUMENTS`), none per document."""
     if run_a.kind == RunKind.SPANS:

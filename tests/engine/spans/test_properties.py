@@ -25,7 +25,7 @@ from metrics.engine.spans import (
     evaluate_documents,
     score_document,
 )
-from metrics.engine.spans.intervals import TOKEN_PATTERN, span_tokens
+from metrics.engine.spans.code_point_ranges import TOKEN_PATTERN, span_tokens
 
 TYPES = ("NAME", "DATE", "ID")
 # Latin-1 letters, digits, left-out characters, an underscore and two code points outside Latin-1

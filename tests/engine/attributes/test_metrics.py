@@ -10,7 +10,7 @@ from sklearn import metrics as sk
 
 from metrics.engine.attributes import COUNT_COLUMNS, attribute_result, compare_documents, metric_column_order
 from metrics.engine.attributes.types import AttributeType, EvaluationSettings, MatchStatus
-from tests.engine.test_attributes_support import evaluate, gold, predicted, result_of, spec
+from tests.engine.attributes.test_support import evaluate, gold, predicted, result_of, spec
 
 BOOL, STRING, INTEGER, FLOAT = (
     AttributeType.BOOL,

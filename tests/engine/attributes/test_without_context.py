@@ -10,7 +10,7 @@ import io
 from metrics.artefacts import write_comparison_csv
 from metrics.engine.attributes.types import AttributeType, MatchStatus
 from metrics.engine.uncertainty.attribute_metrics import attribute_document_counts
-from tests.engine.test_attributes_support import evaluate, gold, predicted, result_of, spec
+from tests.engine.attributes.test_support import evaluate, gold, predicted, result_of, spec
 
 SCHEMA = [
     spec("randomised", AttributeType.BOOL),

@@ -18,10 +18,10 @@ from evalproject.validation import BIGINTEGER_MAX
 from experiments.models import ExperimentRun
 from experiments.selectors import run_get_for_user
 from metrics.api.human_ceiling import GoldStatusOutput, HumanCeilingOutput
-from metrics.comparisons import CHANGED_ROWS_SHOWN, runs_compare
 from metrics.engine.uncertainty import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
-from metrics.intervals import IntervalSettings
+from metrics.pipeline.intervals import IntervalSettings
 from metrics.selectors import gold_status_for_scoring, human_ceiling_for_run, scoring_get
+from metrics.services.run_pair import CHANGED_ROWS_SHOWN, runs_compare
 
 MAX_RESAMPLES = 20_000
 

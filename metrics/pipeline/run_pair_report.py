@@ -6,7 +6,7 @@ Two entry points per task:
   `paired_report_attributes(rows_a, rows_b, ...)` takes each run's attribute `ComparisonRow`s;
 - from files, for `manage.py compare_runs`: `compare_span_files` and `compare_attribute_files` load
   and score each prediction set with the same glue as the evaluation commands
-  (`metrics.span_evaluation`, `metrics.extraction_evaluation`), then call the functions above.
+  (`metrics.pipeline.span_evaluation`, `metrics.pipeline.extraction_evaluation`), then call the functions above.
 
 The statistics are `metrics.engine.uncertainty.compare_runs`: only documents both runs predicted are
 compared (the others are listed in `only_in_a` / `only_in_b` and left out); every metric gets a, b,
@@ -29,12 +29,11 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from annotations.importers.attribute_jsonl import InputSource
 from annotations.importers.errors import ImportProblem, InputValidationError
 from annotations.importers.sources import SourceInput
 from metrics.engine.attributes.types import ComparisonRow, EvaluationSettings
 from metrics.engine.spans import DocumentScore, SpanScores, as_span_scores
-from metrics.engine.uncertainty import PairedComparison, compare_runs
+from metrics.engine.uncertainty import PairedRuns, compare_runs
 from metrics.engine.uncertainty.attribute_metrics import (
     attribute_document_counts,
     attribute_metric_definitions,
@@ -42,9 +41,9 @@ from metrics.engine.uncertainty.attribute_metrics import (
 )
 from metrics.engine.uncertainty.paired import P_BOOTSTRAP, P_MCNEMAR
 from metrics.engine.uncertainty.span_metrics import span_metric_definitions
-from metrics.extraction_evaluation import evaluate_extraction_inputs, read_extraction_inputs
-from metrics.intervals import DEFAULT_INTERVALS, IntervalSettings, span_count_table
-from metrics.span_evaluation import score_span_paths
+from metrics.pipeline.extraction_evaluation import evaluate_extraction_inputs, read_extraction_inputs
+from metrics.pipeline.intervals import DEFAULT_INTERVALS, IntervalSettings, span_count_table
+from metrics.pipeline.span_evaluation import score_span_paths
 
 SOURCES = ("llm", "human")
 HUMAN_CEILING_NOTE = (
@@ -65,7 +64,7 @@ class RunSide:
             raise ValueError(f"a run's source is one of {', '.join(SOURCES)}, got {self.source!r}")
 
 
-def _header(kind: str, a: RunSide, b: RunSide, comparison: PairedComparison) -> dict[str, Any]:
+def _header(kind: str, a: RunSide, b: RunSide, comparison: PairedRuns) -> dict[str, Any]:
     humans = [
         {"run": name, "label": side.label} for name, side in (("a", a), ("b", b)) if side.source == "human"
     ]
@@ -221,10 +220,10 @@ def compare_span_files(
 
 
 def compare_attribute_files(
-    gold: InputSource,
-    prompts: InputSource,
-    predictions_a: InputSource,
-    predictions_b: InputSource,
+    gold: SourceInput,
+    prompts: SourceInput,
+    predictions_a: SourceInput,
+    predictions_b: SourceInput,
     *,
     evaluation_settings: EvaluationSettings,
     settings: IntervalSettings = DEFAULT_INTERVALS,
@@ -289,7 +288,7 @@ def _unique(problems: Iterable[ImportProblem]) -> list[ImportProblem]:
 # The table ----------------------------------------------------------------------------------------
 
 
-def format_comparison_table(report: Mapping[str, Any]) -> str:
+def format_run_pair_table(report: Mapping[str, Any]) -> str:
     """A fixed-width table of every compared metric: a, b, delta, its interval, p and Holm's p."""
     header = ["metric", "a", "b", "delta", f"{100 * report['level']:g}% CI of delta", "p", "p (Holm)", "test"]
     body: list[list[str]] = []

@@ -28,6 +28,6 @@ def test_clopper_pearson_bounds_equal_scipy_stats_beta_ppf_exactly(n, share, lev
 
 
 def test_span_evaluation_imports_without_scipy_stats():
-    code = "import sys, metrics.span_evaluation; print('scipy.stats' in sys.modules)"
+    code = "import sys, metrics.pipeline.span_evaluation; print('scipy.stats' in sys.modules)"
     output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert output.strip() == "False"

@@ -31,12 +31,12 @@ _SCORED_PATTERN = re.compile("[^" + re.escape(LEFT_OUT_CHARACTERS) + "]")
 TOKEN_PATTERN = re.compile(r"[^\W_]+")
 _MATCH_SPAN = re.Match.span
 
-Intervals = tuple[list[int], list[int]]
+CodePointRanges = tuple[list[int], list[int]]
 _START = itemgetter(0)
 _END = itemgetter(1)
 
 
-def merge_intervals(pairs: Sequence[tuple[int, int]] | Sequence[tuple[int, int, str]]) -> Intervals:
+def merge_ranges(pairs: Sequence[tuple[int, int]] | Sequence[tuple[int, int, str]]) -> CodePointRanges:
     """Union of intervals given sorted by start; touching intervals merge ([0, 3) + [3, 5) = [0, 5))."""
     starts = list(map(_START, pairs))
     ends = list(map(_END, pairs))
@@ -59,17 +59,17 @@ def merge_intervals(pairs: Sequence[tuple[int, int]] | Sequence[tuple[int, int, 
     return starts, ends
 
 
-def total_length(intervals: Intervals) -> int:
+def total_length(intervals: CodePointRanges) -> int:
     """Number of code points in a merged interval set."""
     return sum(intervals[1]) - sum(intervals[0])
 
 
 def union_length(a: Sequence[tuple], b: Sequence[tuple]) -> int:
     """Code points covered by either list of intervals (each sorted by start)."""
-    return total_length(merge_intervals(sorted(chain(a, b))))
+    return total_length(merge_ranges(sorted(chain(a, b))))
 
 
-def covered_length(intervals: Intervals, start: int, end: int) -> int:
+def covered_length(intervals: CodePointRanges, start: int, end: int) -> int:
     """Code points of [start, end) inside the interval set."""
     starts, ends = intervals
     covered = 0
@@ -82,14 +82,14 @@ def covered_length(intervals: Intervals, start: int, end: int) -> int:
     return covered
 
 
-def overlaps_any(intervals: Intervals, start: int, end: int) -> bool:
+def overlaps_any(intervals: CodePointRanges, start: int, end: int) -> bool:
     """True when [start, end) shares at least one code point with the interval set."""
     starts, ends = intervals
     last = bisect_left(starts, end) - 1  # the last interval that starts before `end`
     return last >= 0 and ends[last] > start
 
 
-def covers(intervals: Intervals, start: int, end: int) -> bool:
+def covers(intervals: CodePointRanges, start: int, end: int) -> bool:
     """True when every code point of [start, end) is in the interval set."""
     starts, ends = intervals
     containing = bisect_right(starts, start) - 1
@@ -115,7 +115,7 @@ class LeftOutCounter:
         text = self._text
         return sum([text.count(c) for c in LEFT_OUT_CHARACTERS])
 
-    def scored_length(self, intervals: Intervals) -> int:
+    def scored_length(self, intervals: CodePointRanges) -> int:
         """Scored code points (not left out) in a merged interval set."""
         starts, ends = intervals
         if self._mask is not None:
@@ -124,7 +124,7 @@ class LeftOutCounter:
         text = self._text
         return sum([len(findall(text, start, end)) for start, end in zip(starts, ends, strict=True)])
 
-    def has_scored(self, intervals: Intervals) -> bool:
+    def has_scored(self, intervals: CodePointRanges) -> bool:
         """True when some code point of the interval set is not left out."""
         starts, ends = intervals
         if self._mask is not None:
@@ -135,7 +135,7 @@ class LeftOutCounter:
         return any(search(text, start, end) for start, end in zip(starts, ends, strict=True))
 
 
-def uncovered_part(intervals: Intervals, start: int, end: int) -> Intervals:
+def uncovered_part(intervals: CodePointRanges, start: int, end: int) -> CodePointRanges:
     """The part of [start, end) outside the interval set."""
     starts, ends = intervals
     first = bisect_right(starts, start) - 1

@@ -4,7 +4,7 @@ Human ceiling: the project's human runs (`source: human`, a second annotator sco
 the same code as any model) scored on the same gold version as the model. For each headline metric:
 the model's value and interval, each annotator's (as scored: a gold document the annotator did not
 annotate counts as one where they found nothing, exactly as for a model), and a paired test over the
-documents both posted (`metrics.comparisons.paired_comparison`: paired cluster bootstrap; `paired.human`
+documents both posted (`metrics.services.run_pair.scorings_paired_report`: paired cluster bootstrap; `paired.human`
 and `paired.model` are the two figures on those documents, delta = model - human).
 `model_below` is true when the whole interval of the delta lies below 0, false when it does not,
 null when the test could not be made (an undefined metric).
@@ -31,8 +31,8 @@ from annotations.models import (
 )
 from experiments.models import ExperimentRun, RunSource
 from experiments.splits import split_exclude_hidden
-from metrics.intervals import DEFAULT_INTERVALS, IntervalSettings
 from metrics.models import HumanCeilingPair, MetricScope, MetricValue, Scoring
+from metrics.pipeline.intervals import DEFAULT_INTERVALS, IntervalSettings
 
 SPAN_HEADLINES = (
     ("micro.chars.all.f1", "F1 (characters)"),
@@ -121,7 +121,7 @@ def _paired_figures(
 ) -> dict[int, dict[str, Any]]:
     """Per human scoring id: the stored paired test of `scoring` against it (HumanCeilingPair),
     computed and stored first when missing. Paired tests cost a second each; reads cost a query."""
-    from metrics.comparisons import paired_comparison  # it reads the scoring services; import late
+    from metrics.services.run_pair import scorings_paired_report  # it reads the scoring services; import late
 
     wanted = _settings_key(settings)
     stored = {
@@ -135,7 +135,7 @@ def _paired_figures(
     for human, human_scoring in humans:
         if human_scoring.pk in stored:
             continue
-        report = paired_comparison(
+        report = scorings_paired_report(
             run_a=human, scoring_a=human_scoring, run_b=run, scoring_b=scoring, settings=settings
         )
         result = {

@@ -34,14 +34,14 @@ from annotations.importers.span_types import SpanAnnotation, SpanDocument
 from annotations.importers.spans import iter_span_documents, load_span_corpus, select_annotator
 from metrics.engine.spans import DocumentSpans, Span, SpanScores, aggregate
 from metrics.engine.uncertainty import CLOPPER_PEARSON_METHOD
-from metrics.intervals import (
+from metrics.pipeline.executors import Executor, local_executor
+from metrics.pipeline.intervals import (
     DEFAULT_INTERVALS,
     IntervalSettings,
     attach_span_intervals,
     span_results_intervals,
 )
-from metrics.memory import release_free_memory
-from metrics.pipeline.executors import Executor, local_executor
+from metrics.pipeline.memory import release_free_memory
 from metrics.pipeline.phases import PhaseTimer, paused_garbage_collection
 from metrics.pipeline.span_files import (
     SpanFileChunk,
@@ -76,7 +76,7 @@ def evaluate_span_paths(
     Raises InputValidationError listing every problem in either input; nothing is scored then.
     The body is the engine's (micro, macro, leakage, per_type, per_document,
     restricted_predictions_dropped) plus `format_version`, `documents`, `config` and `warnings`.
-    Confidence intervals sit beside their metrics as `<metric>_ci` (`metrics.intervals`), computed by
+    Confidence intervals sit beside their metrics as `<metric>_ci` (`metrics.pipeline.intervals`), computed by
     default; their settings are recorded at `config.intervals` (`intervals.resamples == 0`: none).
     `phase_seconds`, when given, receives the wall time of "load and score", "aggregate" and
     "intervals".

@@ -17,10 +17,10 @@ from django.core.management.base import CommandError
 from metrics.artefacts import metrics_report, write_metrics_csv
 from metrics.engine.attributes.types import AttributeType
 from metrics.engine.uncertainty import Interval
-from metrics.extraction_evaluation import evaluate_extraction_paths, resolve_settings
-from metrics.intervals import IntervalSettings, extraction_intervals, intervals_from_metrics_report
+from metrics.pipeline.extraction_evaluation import evaluate_extraction_paths, resolve_settings
+from metrics.pipeline.intervals import IntervalSettings, extraction_intervals, intervals_from_metrics_report
 from tests.artefacts.factories import evaluation, result, spec
-from tests.intervals.factories import extraction_inputs, extraction_predictions
+from tests.pipeline.intervals.factories import extraction_inputs, extraction_predictions
 
 DOCUMENTS = 40
 

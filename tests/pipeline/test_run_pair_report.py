@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from metrics.extraction_evaluation import evaluate_extraction_paths, resolve_settings
-from metrics.intervals import IntervalSettings
-from metrics.run_comparison import RunSide, paired_report_attributes, paired_report_spans
-from metrics.span_evaluation import score_span_paths
-from tests.intervals.factories import (
+from metrics.pipeline.extraction_evaluation import evaluate_extraction_paths, resolve_settings
+from metrics.pipeline.intervals import IntervalSettings
+from metrics.pipeline.run_pair_report import RunSide, paired_report_attributes, paired_report_spans
+from metrics.pipeline.span_evaluation import score_span_paths
+from tests.pipeline.intervals.factories import (
     extraction_inputs,
     extraction_predictions,
     span_gold,

@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from metrics.engine.spans import SpanScores, score_document, score_span_batches
-from tests.engine.test_spans_properties import corpora
+from tests.engine.spans.test_properties import corpora
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -19,7 +19,6 @@ import yaml
 
 from annotations.importers.attribute_jsonl import (
     GoldSet,
-    InputSource,
     open_binary,
     read_gold_jsonl,
     read_source,
@@ -30,14 +29,15 @@ from annotations.importers.errors import ImportProblem, InputValidationError
 from annotations.importers.extraction_predictions import PredictionSet, read_predictions_jsonl
 from annotations.importers.formats import SNIFF_BYTES, attribute_gold_format
 from annotations.importers.prompts_csv import PromptSet, read_prompts_csv
+from annotations.importers.sources import SourceInput
 from metrics import artefacts
 from metrics.artefacts import bundle
 from metrics.engine.attributes import evaluate_extraction, resolve_custom_metrics, validate_settings
 from metrics.engine.attributes.types import EvaluationSettings, ExtractionEvaluation
 from metrics.engine.uncertainty import Interval
-from metrics.intervals import IntervalSettings, extraction_intervals
 from metrics.pipeline.attributes import chunked_comparison
 from metrics.pipeline.executors import local_executor
+from metrics.pipeline.intervals import IntervalSettings, extraction_intervals
 from metrics.pipeline.phases import PhaseTimer, paused_garbage_collection
 
 # config.yaml keys this evaluation reads; every other key is kept in the snapshot untouched.
@@ -137,7 +137,7 @@ class ExtractionRun:
         return lines
 
 
-def gold_file_format(gold: InputSource) -> str:
+def gold_file_format(gold: SourceInput) -> str:
     """`attribute_gold_format` of the start of a gold file or upload."""
     with open_binary(gold) as stream:
         return attribute_gold_format(stream.read(SNIFF_BYTES))
@@ -155,7 +155,7 @@ class ExtractionConfig:
         return {"file": self.file, "line": self.key_lines.get(key), "field": key}
 
 
-def load_config(source: InputSource) -> ExtractionConfig:
+def load_config(source: SourceInput) -> ExtractionConfig:
     """Read config.yaml; InputValidationError names the file and line of a problem."""
     data, file = read_source(source)
     try:
@@ -249,9 +249,9 @@ def resolve_settings(
 
 def read_extraction_inputs(
     *,
-    gold: InputSource,
-    prompts: InputSource,
-    predictions: InputSource,
+    gold: SourceInput,
+    prompts: SourceInput,
+    predictions: SourceInput,
     names: Mapping[str, str] | None = None,
 ) -> ExtractionInputs:
     """Read and check all three inputs; one InputValidationError lists the problems of every file.
@@ -349,9 +349,9 @@ def evaluate_extraction_inputs(
 
 def evaluate_extraction_paths(
     *,
-    gold: InputSource,
-    prompts: InputSource,
-    predictions: InputSource,
+    gold: SourceInput,
+    prompts: SourceInput,
+    predictions: SourceInput,
     run_id: str,
     settings: EvaluationSettings,
     config: ExtractionConfig | None = None,
@@ -376,9 +376,9 @@ def evaluate_extraction_paths(
 
 def evaluate_extraction_to_folder(
     *,
-    gold: InputSource,
-    prompts: InputSource,
-    predictions: InputSource,
+    gold: SourceInput,
+    prompts: SourceInput,
+    predictions: SourceInput,
     output_dir: str | Path,
     run_id: str,
     settings: EvaluationSettings,

@@ -1,4 +1,4 @@
-"""Pairing predictions with gold, and evaluating span files end to end (metrics.span_evaluation)."""
+"""Pairing predictions with gold, and evaluating span files end to end (metrics.pipeline.span_evaluation)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from annotations.importers.errors import ImportProblem, InputValidationError
 from annotations.importers.span_types import SpanAnnotation
 from annotations.importers.spans import load_span_corpus
 from metrics.engine.spans import Span
-from metrics.span_evaluation import evaluate_span_paths, pair_span_documents
+from metrics.pipeline.span_evaluation import evaluate_span_paths, pair_span_documents
 from tests.importers.test_span_fixtures import cas_json, jsonl_bytes, jsonl_line, write, zip_bytes
 
 TEXT_1 = "Patient: Max Mustermann, geb. 01.02.1980"

@@ -10,9 +10,9 @@ import pytest
 
 from metrics.engine.spans import DocumentSpans, Span, score_document
 from metrics.engine.spans.aggregate import document_count_table
-from metrics.intervals import IntervalSettings, span_count_table
-from metrics.span_evaluation import evaluate_span_paths
-from tests.intervals.factories import span_gold, span_predictions
+from metrics.pipeline.intervals import IntervalSettings, span_count_table
+from metrics.pipeline.span_evaluation import evaluate_span_paths
+from tests.pipeline.intervals.factories import span_gold, span_predictions
 
 DOCUMENTS = 30
 

@@ -7,7 +7,7 @@ import pytest
 
 from metrics.engine.attributes.text_search import SearchableText, number_occurs, read_numbers
 from metrics.engine.attributes.types import AttributeType, MatchStatus
-from tests.engine.test_attributes_support import evaluate, gold, predicted, result_of, spec
+from tests.engine.attributes.test_support import evaluate, gold, predicted, result_of, spec
 
 SCHEMA = [spec("p_value", AttributeType.FLOAT), spec("effect", AttributeType.FLOAT)]
 CONTEXT = "The difference was significant (p < .05); the effect was -.5 on the scale."

@@ -33,7 +33,7 @@ from metrics.engine.agreement import (
 )
 from metrics.engine.attributes.coercion import CoercionError, coerce_value
 from metrics.engine.attributes.types import AttributeSpec
-from metrics.intervals import IntervalSettings
+from metrics.pipeline.intervals import IntervalSettings
 
 FORMAT_VERSION = 1
 

@@ -9,9 +9,9 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from metrics.extraction_evaluation import resolve_settings
-from metrics.intervals import IntervalSettings
-from metrics.run_comparison import compare_attribute_files, compare_span_files
+from metrics.pipeline.extraction_evaluation import resolve_settings
+from metrics.pipeline.intervals import IntervalSettings
+from metrics.pipeline.run_pair_report import compare_attribute_files, compare_span_files
 from tests.api.runs_support import (
     EXTRACTION,
     SPANS,

@@ -29,9 +29,9 @@ from metrics.engine.attributes.types import (
     ExtractionEvaluation,
     MatchStatus,
 )
-from metrics.intervals import intervals_from_metrics_report
 from metrics.models import ComparisonRow as StoredRow
 from metrics.models import Scoring
+from metrics.pipeline.intervals import intervals_from_metrics_report
 from metrics.services.engine_inputs import prediction_documents, run_attribute_specs, run_document_index
 
 SPAN_COLUMNS = (

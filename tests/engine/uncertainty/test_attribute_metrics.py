@@ -18,7 +18,7 @@ from metrics.engine.uncertainty.attribute_metrics import (
     by_attribute,
 )
 from metrics.engine.uncertainty.counts import DocumentCounts
-from tests.engine.test_attributes_support import evaluate, gold, predicted, result_of, spec
+from tests.engine.attributes.test_support import evaluate, gold, predicted, result_of, spec
 
 TYPES = {
     "smoker": AttributeType.BOOL,

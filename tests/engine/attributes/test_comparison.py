@@ -11,7 +11,7 @@ from metrics.engine.attributes.types import (
     EvaluationSettings,
     MatchStatus,
 )
-from tests.engine.test_attributes_support import evaluate, gold, predicted, spec
+from tests.engine.attributes.test_support import evaluate, gold, predicted, spec
 
 BOOL, STRING, INTEGER, FLOAT = (
     AttributeType.BOOL,

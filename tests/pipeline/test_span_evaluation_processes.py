@@ -16,9 +16,9 @@ import pytest
 
 from annotations.importers.errors import InputValidationError
 from bench.spans.corpus import write_corpus
-from metrics.intervals import IntervalSettings
 from metrics.pipeline import spans as span_pipeline
-from metrics.span_evaluation import evaluate_span_paths, score_span_paths
+from metrics.pipeline.intervals import IntervalSettings
+from metrics.pipeline.span_evaluation import evaluate_span_paths, score_span_paths
 
 CHEAP_INTERVALS = IntervalSettings(resamples=50)
 

@@ -17,7 +17,7 @@ _DIGITS_AS_ZEROS = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x20 for byte in rang
 _NINETEEN_DIGITS = b"0" * 19
 # Large inputs are scanned a slice at a time, so the scan's translated copy stays small (a whole
 # export translated at once was tens of MB beside the export and its parsed objects).
-_SCAN_SLICE = 1 << 20
+SCAN_SLICE = 1 << 20
 # What `parse_json_bytes` returns when json.loads must read the bytes instead.
 NOT_PARSED = object()
 
@@ -45,12 +45,10 @@ def parse_json_bytes(data: bytes) -> Any:
 
 def _has_nineteen_digits(data: bytes) -> bool:
     """True when `data` holds a run of 19 ASCII digits."""
-    if len(data) <= _SCAN_SLICE:  # a line: at once, without a slice's copy
+    if len(data) <= SCAN_SLICE:  # a line: at once, without a slice's copy
         return _NINETEEN_DIGITS in data.translate(_DIGITS_AS_ZEROS)
     overlap = len(_NINETEEN_DIGITS) - 1  # a run across two slices is seen whole in the second
-    for start in range(0, max(len(data), 1), _SCAN_SLICE):
-        if _NINETEEN_DIGITS in data[max(start - overlap, 0) : start + _SCAN_SLICE].translate(
-            _DIGITS_AS_ZEROS
-        ):
+    for start in range(0, max(len(data), 1), SCAN_SLICE):
+        if _NINETEEN_DIGITS in data[max(start - overlap, 0) : start + SCAN_SLICE].translate(_DIGITS_AS_ZEROS):
             return True
     return False

@@ -188,23 +188,7 @@ def _score(job: Job, *, chunk_documents: int, after_chunk: Callable[[], None] | 
         chunk_size=chunk_documents,
         progress=progress,
     )
-    return _store(job=job, run=run, gold_version=gold_version, result=result)
-
-
-def scoring_store(
-    *,
-    job: Job,
-    run: ExperimentRun,
-    gold_version: GoldVersion,
-    result: ScoringResult,
-    prepared: Scoring | None = None,
-    rows: int | None = None,
-) -> str:
-    """Store a scoring computed elsewhere (the final task of a chord of chunk tasks) and finish the job,
-    exactly once and only under `job`'s claim (its claim_token); return the job's state.
-    `prepared`: the job's scoring made by `scoring_prepare`, which the chunk tasks wrote `rows`
-    comparison rows into (`result.rows` is then empty); it is completed here."""
-    return _store(job=job, run=run, gold_version=gold_version, result=result, prepared=prepared, rows=rows)
+    return scoring_store(job=job, run=run, gold_version=gold_version, result=result)
 
 
 @transaction.atomic
@@ -240,7 +224,7 @@ def scoring_fail(*, job: Job, errors: list) -> None:
 
 
 @transaction.atomic
-def _store(
+def scoring_store(
     *,
     job: Job,
     run: ExperimentRun,
@@ -249,6 +233,10 @@ def _store(
     prepared: Scoring | None = None,
     rows: int | None = None,
 ) -> str:
+    """Store a scoring computed elsewhere (the final task of a chord of chunk tasks) and finish the job,
+    exactly once and only under `job`'s claim (its claim_token); return the job's state.
+    `prepared`: the job's scoring made by `scoring_prepare`, which the chunk tasks wrote `rows`
+    comparison rows into (`result.rows` is then empty); it is completed here."""
     job_id = job.pk
     current = Job.objects.select_for_update().get(pk=job_id)
     if current.state != JobState.RUNNING or current.claim_token != job.claim_token:

@@ -39,22 +39,7 @@ WIRING = {
 # Findings in modules other engineers rewrite in parallel (issue 15): the integrator fixes them after
 # merging and empties these lists. Nothing else may be added here.
 KNOWN_CYCLES: list[set[str]] = []
-KNOWN_PRIVATE_IMPORTS: set[tuple[str, str, str]] = {
-    # Tests that reach into the modules of the attribute comparison, JSON lines and scoring.
-    (
-        "tests.engine.attributes.test_fast_paths",
-        "metrics.engine.attributes.comparison",
-        "_group_by_attribute",
-    ),
-    ("tests.engine.attributes.test_fast_paths", "metrics.engine.attributes.comparison", "_raw_text"),
-    (
-        "tests.engine.attributes.test_fast_paths",
-        "metrics.engine.attributes.comparison",
-        "_with_model_reasoning",
-    ),
-    ("tests.importers.test_json_lines", "annotations.importers.json_lines", "_SCAN_SLICE"),
-    ("tests.services.test_job_lifecycle", "metrics.services.scoring", "_store"),
-}
+KNOWN_PRIVATE_IMPORTS: set[tuple[str, str, str]] = set()
 
 
 @dataclass(frozen=True)

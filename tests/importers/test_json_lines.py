@@ -9,7 +9,7 @@ import pytest
 from annotations.importers import json_lines
 from annotations.importers.json_lines import NOT_PARSED, parse_json_bytes
 
-SLICE = json_lines._SCAN_SLICE
+SLICE = json_lines.SCAN_SLICE
 
 
 def padded(length: int, run_at: int, run: bytes) -> bytes:

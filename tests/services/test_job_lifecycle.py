@@ -152,7 +152,7 @@ def test_a_database_error_during_a_scoring_is_retried_and_stores_one_set_of_rows
 ):
     from metrics.services import scoring
 
-    real_store = scoring._store
+    real_store = scoring.scoring_store
     calls = []
 
     def store_once_unreachable(**kwargs):
@@ -161,7 +161,7 @@ def test_a_database_error_during_a_scoring_is_retried_and_stores_one_set_of_rows
             raise OperationalError("terminating connection due to administrator command")
         return real_store(**kwargs)
 
-    monkeypatch.setattr(scoring, "_store", store_once_unreachable)
+    monkeypatch.setattr(scoring, "scoring_store", store_once_unreachable)
     with django_capture_on_commit_callbacks(execute=True):
         job_id = finalize(alice_client, posted_run["id"])["job"]["id"]
 
@@ -181,7 +181,7 @@ def test_a_database_error_that_lasts_fails_the_job_with_a_clear_error(
     def unreachable(**kwargs):
         raise OperationalError("could not connect to server")
 
-    monkeypatch.setattr(scoring, "_store", unreachable)
+    monkeypatch.setattr(scoring, "scoring_store", unreachable)
     with django_capture_on_commit_callbacks(execute=True):
         job_id = finalize(alice_client, posted_run["id"])["job"]["id"]
 
@@ -199,7 +199,7 @@ def test_an_unexpected_error_is_logged_with_its_traceback_and_served_as_an_error
     def broken(**kwargs):
         raise RuntimeError("a bug deep inside")
 
-    monkeypatch.setattr(scoring, "_store", broken)
+    monkeypatch.setattr(scoring, "scoring_store", broken)
     with caplog.at_level(logging.ERROR), django_capture_on_commit_callbacks(execute=True):
         finalize(alice_client, posted_run["id"])
 

@@ -89,18 +89,18 @@ def values_equal(attribute_type: AttributeType, gold: Any, predicted: Any, relat
     return bool(gold == predicted)
 
 
-def _raw_text(raw: Any) -> str:
+def raw_text(raw: Any) -> str:
     return raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False, default=str)
 
 
-def _group_by_attribute(annotations: Sequence[PredictedAnnotation]) -> dict[str, list[PredictedAnnotation]]:
+def group_by_attribute(annotations: Sequence[PredictedAnnotation]) -> dict[str, list[PredictedAnnotation]]:
     grouped: dict[str, list[PredictedAnnotation]] = {}
     for annotation in annotations:
         grouped.setdefault(annotation.attribute_id, []).append(annotation)
     return grouped
 
 
-def _with_model_reasoning(reason: str, model_reasoning: str | None) -> str:
+def with_model_reasoning(reason: str, model_reasoning: str | None) -> str:
     return f"{reason}. Model reasoning: {model_reasoning}" if model_reasoning else reason
 
 
@@ -278,7 +278,7 @@ class _DocumentSide:
             detail = f": {prediction.error}" if prediction.error else ""
             self.failure = f"extraction failed for this document (status {prediction.status!r}){detail}"
         else:
-            self.predicted = _group_by_attribute(prediction.annotations)
+            self.predicted = group_by_attribute(prediction.annotations)
             for attribute_id, given in self.predicted.items():
                 if attribute_id not in schema_ids:
                     unknown_predicted[attribute_id] = unknown_predicted.get(attribute_id, 0) + len(given)
@@ -327,7 +327,7 @@ def _gold_value(
         warn(
             f"{_where(document_id, plan)}: invalid gold value {raw_gold!r} ({gold}); left out of the metrics"
         )
-        gold = _raw_text(raw_gold)
+        gold = raw_text(raw_gold)
     return gold_is_valid, gold
 
 
@@ -354,13 +354,13 @@ def _predicted_value(
     raw = given_annotation.output_data
     if raw is None:
         # (A raw value that coerces to None cannot happen: coerce_value maps only None to None.)
-        return None, _with_model_reasoning(NULL_PREDICTION, reasoning), given_annotation.additional_text
+        return None, with_model_reasoning(NULL_PREDICTION, reasoning), given_annotation.additional_text
     valid, coerced = _coerced(plan, coerce, raw)
     if valid:
         return coerced, reasoning, given_annotation.additional_text
     reason = f"invalid predicted value ({coerced}); counted as missing"
     warn(f"{_where(document_id, plan)}: {reason}")
-    return None, _with_model_reasoning(reason, reasoning), given_annotation.additional_text
+    return None, with_model_reasoning(reason, reasoning), given_annotation.additional_text
 
 
 def _source_checks(

@@ -28,13 +28,13 @@ from metrics.engine.attributes.comparison import (
     NO_PREDICTION_DOCUMENT,
     NULL_PREDICTION,
     SOURCE_CHECKED_TYPES,
-    _group_by_attribute,
-    _raw_text,
-    _with_model_reasoning,
+    group_by_attribute,
     has_gold,
+    raw_text,
     string_similarity,
     validate_settings,
     values_equal,
+    with_model_reasoning,
 )
 from metrics.engine.attributes.text_search import (
     SearchableText,
@@ -122,7 +122,7 @@ class _DocumentComparer:
             detail = f": {prediction.error}" if prediction.error else ""
             self.failure = f"extraction failed for this document (status {prediction.status!r}){detail}"
         else:
-            self.predicted = _group_by_attribute(prediction.annotations)
+            self.predicted = group_by_attribute(prediction.annotations)
 
     def _citation(self, annotation: GoldAnnotation | None) -> Citation:
         if annotation is None or not annotation.full_text_details:
@@ -158,11 +158,11 @@ class _DocumentComparer:
         except CoercionError as error:
             reason = f"invalid predicted value ({error}); counted as missing"
             self.warnings.append(f"{self._where(spec)}: {reason}")
-            return None, _with_model_reasoning(reason, annotation.reasoning), annotation.additional_text
+            return None, with_model_reasoning(reason, annotation.reasoning), annotation.additional_text
         if value is None:
             return (
                 None,
-                _with_model_reasoning(NULL_PREDICTION, annotation.reasoning),
+                with_model_reasoning(NULL_PREDICTION, annotation.reasoning),
                 annotation.additional_text,
             )
         return value, annotation.reasoning, annotation.additional_text
@@ -215,7 +215,7 @@ class _DocumentComparer:
             gold = self.coerce(raw_gold, spec.type)
         except CoercionError as error:
             gold_is_valid = False
-            gold = _raw_text(raw_gold)
+            gold = raw_text(raw_gold)
             self.warnings.append(
                 f"{self._where(spec)}: invalid gold value {raw_gold!r} ({error}); left out of the metrics"
             )

@@ -127,6 +127,9 @@ def _evaluate_span_paths(
     release_free_memory()  # what loading freed (the gold documents) goes back before the next peak
     with timer("intervals"):
         span_intervals = span_results_intervals(scored.scores, intervals)
+    # The results body (a row per document) is the largest thing built; beside it, the scores keep
+    # only what aggregate reads of them.
+    scored = replace(scored, scores=scored.scores.with_type_rows_summed(keep_leaked=include_sensitive_text))
     release_free_memory()
     with timer("aggregate"):
         results = aggregate(scored.scores, include_sensitive_text=include_sensitive_text)

@@ -304,7 +304,7 @@ def _score_file_chunks(
     total = sum(chunk.documents for chunk in chunks)
     results = executor.map(score_span_file_chunk, chunks)
     try:
-        scored.scores, _ = merge_span_partials(scored.partials(results, progress, total))
+        scored.scores, _ = merge_span_partials(scored.partials(results, progress, total), total)
     except _NotSure as not_sure:
         return UNPAIRED if not_sure.unpaired else None
     finally:
@@ -361,7 +361,9 @@ def _read_validate_and_score(
         allowed_predicted_types=allowed_types,
     )
     # The merge puts scores back in gold order: results never depend on the order of the predictions.
-    scores, _ = merge_span_partials(_reporting(executor.map(score_span_chunk, chunks), progress, total))
+    scores, _ = merge_span_partials(
+        _reporting(executor.map(score_span_chunk, chunks), progress, total), total
+    )
     problems.raise_if_errors()
     warnings = [*gold_warnings, *problems.warnings, *labels.warnings()]
     if pairing.predicted_count == 0:

@@ -155,12 +155,11 @@ def span_count_table(scores: Sequence[DocumentScore] | SpanScores) -> DocumentCo
                 stored.positive, f"leakage.{condition}.gold_spans_affected"
             )
     for entity_type in type_names:
-        rows = np.flatnonzero(row_type == table_of_scores.type_names.index(entity_type))
-        documents_with_type = position[table_of_scores.row_document[rows]]
+        code = table_of_scores.type_names.index(entity_type)
         for name in _TYPE_COLUMNS:
             if f"chars_typed.{entity_type}.{name}" in needed:
                 makers[f"chars_typed.{entity_type}.{name}"] = partial(
-                    _type_column, table_of_scores, rows, documents_with_type, name
+                    _type_column, table_of_scores, position, code, name
                 )
     # One matrix, a column per count: freed at once when the resampling lets go of its last column,
     # where columns of their own would leave the allocator a heap of holes the size of the table.
@@ -174,12 +173,14 @@ def span_count_table(scores: Sequence[DocumentScore] | SpanScores) -> DocumentCo
     return span_document_counts(table)
 
 
-def _type_column(
-    scores: SpanScores, rows: np.ndarray, documents_with_type: np.ndarray, name: str
-) -> np.ndarray:
-    """`chars_typed.<TYPE>.<name>` of every document (0 where it lacks the type), from the type's rows."""
+def _type_column(scores: SpanScores, position: np.ndarray, code: int, name: str) -> np.ndarray:
+    """`chars_typed.<TYPE>.<name>` of every document (0 where it lacks the type), from the rows of the
+    type `code`, each document at its `position`."""
+    rows = np.flatnonzero(scores.row_type == code)
     column = np.zeros(len(scores), dtype=np.float64)
-    column[documents_with_type] = scores.rows[rows, TYPE_STORED_FIELDS.index(f"chars_typed.{name}")]
+    column[position[scores.row_document[rows]]] = scores.rows[
+        rows, TYPE_STORED_FIELDS.index(f"chars_typed.{name}")
+    ]
     return column
 
 
@@ -203,13 +204,18 @@ def span_results_intervals(
     """`{results.json path: Interval}` for the scored documents (empty when intervals are off)."""
     if not settings.enabled or not len(scores):
         return {}
-    # The table is ours alone: the resampling may let go of each column once it has read it.
+    return span_table_intervals(span_count_table(scores), settings)
+
+
+def span_table_intervals(
+    table: DocumentCounts, settings: IntervalSettings = DEFAULT_INTERVALS
+) -> dict[str, Interval]:
+    """`span_results_intervals` from the scores' `span_count_table`, which it empties: the resampling
+    lets go of each column once it has read it."""
+    if not settings.enabled or not table.n_documents:
+        return {}
     return span_intervals(
-        span_count_table(scores),
-        level=settings.level,
-        resamples=settings.resamples,
-        seed=settings.seed,
-        consume=True,
+        table, level=settings.level, resamples=settings.resamples, seed=settings.seed, consume=True
     )
 
 
@@ -307,4 +313,5 @@ __all__ = [
     "intervals_from_metrics_report",
     "span_count_table",
     "span_results_intervals",
+    "span_table_intervals",
 ]

@@ -38,7 +38,8 @@ from metrics.intervals import (
     DEFAULT_INTERVALS,
     IntervalSettings,
     attach_span_intervals,
-    span_results_intervals,
+    span_count_table,
+    span_table_intervals,
 )
 from metrics.memory import release_free_memory
 from metrics.pipeline.executors import Executor, local_executor
@@ -122,14 +123,19 @@ def _evaluate_span_paths(
             limits=limits,
             executor=executor,
         )
-    # Intervals first: their count tables are freed before the results body (a row per document)
-    # is built, so the two never sit in memory together. Both read only the scores.
+    # Intervals first: their count table is freed before the results body (a row per document) is
+    # built, so the two never sit in memory together. Both read only the scores; once the table is
+    # made, the scores keep only what aggregate reads of them (each type's rows summed), so the
+    # per-(document, type) rows are gone before the resampling and the body.
     release_free_memory()  # what loading freed (the gold documents) goes back before the next peak
     with timer("intervals"):
-        span_intervals = span_results_intervals(scored.scores, intervals)
-    # The results body (a row per document) is the largest thing built; beside it, the scores keep
-    # only what aggregate reads of them.
-    scored = replace(scored, scores=scored.scores.with_type_rows_summed(keep_leaked=include_sensitive_text))
+        summed = scored.scores.with_type_rows_summed(keep_leaked=include_sensitive_text)
+        table = span_count_table(scored.scores) if intervals.enabled and len(scored.scores) else None
+        scored = replace(scored, scores=summed)
+        del summed
+        release_free_memory()
+        span_intervals = {} if table is None else span_table_intervals(table, intervals)
+        del table
     release_free_memory()
     with timer("aggregate"):
         results = aggregate(scored.scores, include_sensitive_text=include_sensitive_text)

@@ -91,25 +91,28 @@ def merge_span_partials(
 
 
 class _Growing:
-    """A column appended to in place: its buffer grows by half when full (or to `expected` entries)."""
+    """A column appended to in place. Its buffer is grown and, at the end, cut to size by `resize`
+    (realloc, which moves no bytes for a large buffer): growing never holds the old and the new
+    buffer at once."""
 
     def __init__(self, like: np.ndarray) -> None:
         self.buffer = np.zeros((0, *like.shape[1:]), dtype=like.dtype)
         self.used = 0
 
     def append(self, values: np.ndarray, expected: int = 0) -> None:
+        """Append `values`; `expected`: how many entries the column is likely to end with."""
         needed = self.used + len(values)
         if needed > len(self.buffer):
-            grown = np.empty(
-                (max(needed, expected, len(self.buffer) * 3 // 2), *self.buffer.shape[1:]), self.buffer.dtype
-            )
-            grown[: self.used] = self.buffer[: self.used]
-            self.buffer = grown
+            size = max(needed, expected, len(self.buffer) + len(self.buffer) // 8)
+            self.buffer.resize((size, *self.buffer.shape[1:]), refcheck=False)
         self.buffer[self.used : needed] = values
         self.used = needed
 
     def values(self) -> np.ndarray:
-        return self.buffer[: self.used]
+        """The column, its buffer cut to size (the object lets go of it)."""
+        buffer, self.buffer = self.buffer, np.zeros((0, *self.buffer.shape[1:]), dtype=self.buffer.dtype)
+        buffer.resize((self.used, *buffer.shape[1:]), refcheck=False)
+        return buffer
 
 
 # The columns keyed by document, and those holding type codes.

@@ -148,12 +148,16 @@ class SpanScores:
         The columns stay as they are when a sum would not fit the
         rows' int32.
         """
-        present, slot = np.unique(self.row_type, return_inverse=True)
+        n_types = len(self.type_names)
+        present = np.flatnonzero(np.bincount(self.row_type, minlength=n_types))
         # Column by column, so that no copy of the rows is made; float sums of integers are exact far
         # beyond int32.
         totals = np.column_stack(
-            [np.bincount(slot, weights=self.rows[:, k], minlength=len(present)) for k in range(N_TYPE_STORED)]
-        ).reshape(len(present), N_TYPE_STORED)
+            [
+                np.bincount(self.row_type, weights=self.rows[:, k], minlength=n_types)
+                for k in range(N_TYPE_STORED)
+            ]
+        ).reshape(n_types, N_TYPE_STORED)[present]
         if len(self) == 0 or np.any(totals > np.iinfo(np.int32).max):
             summed = self
         else:

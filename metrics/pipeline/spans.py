@@ -163,9 +163,10 @@ class _MergedScores:
                 values = positions[values]
             elif name in _CODED:
                 values = codes[values]
-            # Sized for the whole run from the first chunks, so that a column is rarely copied to grow.
-            expected = len(values) * self.documents // self.added * 21 // 20 if self.documents else 0
-            self.columns[name].append(values, expected)
+            # Sized for the whole run from the chunks so far, so that a column seldom grows.
+            column = self.columns[name]
+            expected = (column.used + len(values)) * self.documents // self.added * 21 // 20
+            column.append(values, expected)
         self.leaked_text.extend(scores.leaked_text)
 
     def _make_room(self, documents: int) -> None:

@@ -24,8 +24,9 @@ edit_distance_match_rate and mean_absolute_error with their `_given_prediction`,
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -141,28 +142,46 @@ def span_count_table(scores: Sequence[DocumentScore] | SpanScores) -> DocumentCo
         needed |= columns_read(definition.measure) or set()
         needed |= set(definition.correctness or ())
 
-    table: dict[str, np.ndarray] = {}
     stored = _StoredColumns(table_of_scores.counts, order)
+    makers: dict[str, Callable[[], np.ndarray]] = {}
     for name in COUNT_FIELDS:
         if name in needed:
-            table[name] = stored(name) if name in STORED_FIELDS else derived_count(name, stored)
+            makers[name] = (
+                partial(stored, name) if name in STORED_FIELDS else partial(derived_count, name, stored)
+            )
     for condition in LEAKAGE_CONDITIONS:
-        name = f"leakage.{condition}.leaked"
-        if name in needed:
-            table[name] = (stored(f"leakage.{condition}.gold_spans_affected") > 0).astype(np.float64)
+        if f"leakage.{condition}.leaked" in needed:
+            makers[f"leakage.{condition}.leaked"] = partial(
+                stored.positive, f"leakage.{condition}.gold_spans_affected"
+            )
     for entity_type in type_names:
-        rows = np.flatnonzero(row_type == table_of_scores.type_names.index(entity_type))
-        documents_with_type = position[table_of_scores.row_document[rows]]
+        code = table_of_scores.type_names.index(entity_type)
         for name in _TYPE_COLUMNS:
-            if f"chars_typed.{entity_type}.{name}" not in needed:
-                continue
-            column = np.zeros(n_documents, dtype=np.float64)
-            column[documents_with_type] = table_of_scores.rows[
-                rows, TYPE_STORED_FIELDS.index(f"chars_typed.{name}")
-            ]
-            table[f"chars_typed.{entity_type}.{name}"] = column
+            if f"chars_typed.{entity_type}.{name}" in needed:
+                makers[f"chars_typed.{entity_type}.{name}"] = partial(
+                    _type_column, table_of_scores, position, code, name
+                )
+    # One matrix, a column per count: freed at once when the resampling lets go of its last column,
+    # where columns of their own would leave the allocator a heap of holes the size of the table.
+    matrix = np.zeros((n_documents, len(makers)), dtype=np.float64, order="F")
+    table: dict[str, np.ndarray] = {}
+    for k, (name, make) in enumerate(makers.items()):
+        matrix[:, k] = make()
+        table[name] = matrix[:, k]
+    del matrix
     table["document_id"] = document_ids[order]
     return span_document_counts(table)
+
+
+def _type_column(scores: SpanScores, position: np.ndarray, code: int, name: str) -> np.ndarray:
+    """`chars_typed.<TYPE>.<name>` of every document (0 where it lacks the type), from the rows of the
+    type `code`, each document at its `position`."""
+    rows = np.flatnonzero(scores.row_type == code)
+    column = np.zeros(len(scores), dtype=np.float64)
+    column[position[scores.row_document[rows]]] = scores.rows[
+        rows, TYPE_STORED_FIELDS.index(f"chars_typed.{name}")
+    ]
+    return column
 
 
 class _StoredColumns:
@@ -174,6 +193,10 @@ class _StoredColumns:
     def __call__(self, name: str) -> np.ndarray:
         return self.counts[self.order, STORED_FIELDS.index(name)].astype(np.float64)
 
+    def positive(self, name: str) -> np.ndarray:
+        """1.0 where the column is above zero."""
+        return (self(name) > 0).astype(np.float64)
+
 
 def span_results_intervals(
     scores: Sequence[DocumentScore] | SpanScores, settings: IntervalSettings = DEFAULT_INTERVALS
@@ -181,8 +204,18 @@ def span_results_intervals(
     """`{results.json path: Interval}` for the scored documents (empty when intervals are off)."""
     if not settings.enabled or not len(scores):
         return {}
+    return span_table_intervals(span_count_table(scores), settings)
+
+
+def span_table_intervals(
+    table: DocumentCounts, settings: IntervalSettings = DEFAULT_INTERVALS
+) -> dict[str, Interval]:
+    """`span_results_intervals` from the scores' `span_count_table`, which it empties: the resampling
+    lets go of each column once it has read it."""
+    if not settings.enabled or not table.n_documents:
+        return {}
     return span_intervals(
-        span_count_table(scores), level=settings.level, resamples=settings.resamples, seed=settings.seed
+        table, level=settings.level, resamples=settings.resamples, seed=settings.seed, consume=True
     )
 
 
@@ -280,4 +313,5 @@ __all__ = [
     "intervals_from_metrics_report",
     "span_count_table",
     "span_results_intervals",
+    "span_table_intervals",
 ]

@@ -39,7 +39,8 @@ from metrics.pipeline.intervals import (
     DEFAULT_INTERVALS,
     IntervalSettings,
     attach_span_intervals,
-    span_results_intervals,
+    span_count_table,
+    span_table_intervals,
 )
 from metrics.pipeline.memory import release_free_memory
 from metrics.pipeline.phases import PhaseTimer, paused_garbage_collection
@@ -122,11 +123,19 @@ def _evaluate_span_paths(
             limits=limits,
             executor=executor,
         )
-    # Intervals first: their count tables are freed before the results body (a row per document)
-    # is built, so the two never sit in memory together. Both read only the scores.
+    # Intervals first: their count table is freed before the results body (a row per document) is
+    # built, so the two never sit in memory together. Both read only the scores; once the table is
+    # made, the scores keep only what aggregate reads of them (each type's rows summed), so the
+    # per-(document, type) rows are gone before the resampling and the body.
     release_free_memory()  # what loading freed (the gold documents) goes back before the next peak
     with timer("intervals"):
-        span_intervals = span_results_intervals(scored.scores, intervals)
+        summed = scored.scores.with_type_rows_summed(keep_leaked=include_sensitive_text)
+        table = span_count_table(scored.scores) if intervals.enabled and len(scored.scores) else None
+        scored = replace(scored, scores=summed)
+        del summed
+        release_free_memory()
+        span_intervals = {} if table is None else span_table_intervals(table, intervals)
+        del table
     release_free_memory()
     with timer("aggregate"):
         results = aggregate(scored.scores, include_sensitive_text=include_sensitive_text)
@@ -301,7 +310,7 @@ def _score_file_chunks(
     total = sum(chunk.documents for chunk in chunks)
     results = executor.map(score_span_file_chunk, chunks)
     try:
-        scored.scores, _ = merge_span_partials(scored.partials(results, progress, total))
+        scored.scores, _ = merge_span_partials(scored.partials(results, progress, total), total)
     except _NotSure as not_sure:
         return UNPAIRED if not_sure.unpaired else None
     finally:
@@ -358,7 +367,9 @@ def _read_validate_and_score(
         allowed_predicted_types=allowed_types,
     )
     # The merge puts scores back in gold order: results never depend on the order of the predictions.
-    scores, _ = merge_span_partials(_reporting(executor.map(score_span_chunk, chunks), progress, total))
+    scores, _ = merge_span_partials(
+        _reporting(executor.map(score_span_chunk, chunks), progress, total), total
+    )
     problems.raise_if_errors()
     warnings = [*gold_warnings, *problems.warnings, *labels.warnings()]
     if pairing.predicted_count == 0:

@@ -259,15 +259,22 @@ def line_ends(path: str) -> np.ndarray:
         # Mapped, not read: the scan looks at the page cache's bytes without copying them.
         with mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
             data = np.frombuffer(mapped, dtype=np.uint8)
-            ends = [
-                np.flatnonzero(data[offset : offset + SCAN_BLOCK] == _NEWLINE) + (offset + 1)
-                for offset in range(0, size, SCAN_BLOCK)
-            ]
+            ends = []
+            for offset in range(0, size, SCAN_BLOCK):
+                ends.append(np.flatnonzero(data[offset : offset + SCAN_BLOCK] == _NEWLINE) + (offset + 1))
+                _forget_pages(mapped, offset, min(SCAN_BLOCK, size - offset))
             del data  # the mapping cannot close while an array views it
     found = np.concatenate(ends)
     if len(found) == 0 or found[-1] != size:
         found = np.append(found, size)
     return found.astype(np.int64)
+
+
+def _forget_pages(mapped: mmap.mmap, offset: int, length: int) -> None:
+    """Unmap pages already scanned from this process (they stay in the page cache): a file mapped
+    whole would count, page by page, in the resident size of the process that scans it."""
+    if hasattr(mmap, "MADV_DONTNEED") and offset % mmap.PAGESIZE == 0:
+        mapped.madvise(mmap.MADV_DONTNEED, offset, length)
 
 
 def score_span_file_chunk(chunk: SpanFileChunk) -> SpanFileResult:

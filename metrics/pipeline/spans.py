@@ -19,6 +19,7 @@ import numpy as np
 from metrics.engine.spans import DocumentSpans
 from metrics.engine.spans.batch import BATCH_DOCUMENTS, score_span_columns
 from metrics.engine.spans.columns import SpanColumns
+from metrics.engine.spans.score import N_STORED
 from metrics.engine.spans.score_table import SpanScores
 from metrics.pipeline.executors import Executor
 from metrics.pipeline.memory import release_free_memory
@@ -64,33 +65,152 @@ def score_span_chunk(chunk: SpanChunk) -> SpanPartial:
     )
 
 
-def merge_span_partials(partials: Iterable[SpanPartial]) -> tuple[SpanScores, list[Any]]:
-    """Every document's score in gold order, and the comparison rows in the same document order."""
-    positioned: list[tuple[int, int, SpanPartial]] = []
-    for partial in partials:
-        first = int(partial.positions[0]) if len(partial.positions) else -1
-        positioned.append((first, len(positioned), partial))
-        # A chunk's big arrays (its code points scored here, or its pickle sent to a worker) are freed
-        # between the small arrays the partial results keep; glibc keeps such holes, and chunk after
-        # chunk the process grows by memory it does not use. Handing it back costs about a
-        # millisecond a chunk.
-        release_free_memory()
-    positioned.sort(key=lambda item: item[:2])
-    positions = (
-        np.concatenate([partial.positions for _, _, partial in positioned]) if positioned else np.zeros(0)
-    )
+def merge_span_partials(
+    partials: Iterable[SpanPartial], documents: int | None = None
+) -> tuple[SpanScores, list[Any]]:
+    """Every document's score in gold order, and the comparison rows in the same document order.
+
+    Each partial is copied into the merged columns as it comes and let go at once, so the partials and
+    the merged result are never all held together; `documents` (how many are coming, when known) sizes
+    the columns from the start.
+    """
+    merged = _MergedScores(documents)
     rows_by_document: dict[str, list[Any]] = {}
-    for _, _, partial in positioned:
+    for partial in partials:
+        merged.add(partial)
         for row in partial.rows:
             rows_by_document.setdefault(row.document_id, []).append(row)
-    parts = [partial.scores for _, _, partial in positioned]
-    del positioned  # the parts are the only references left: joining lets go of them column by column
-    scores = SpanScores.concatenate(parts)
-    order = np.argsort(positions, kind="stable")
-    if np.any(order != np.arange(len(order))):
-        scores = scores.take(order)
+        del partial
+        # A chunk's big arrays (its code points scored here, or its pickle sent to a worker) are freed
+        # between the small arrays kept; glibc keeps such holes, and chunk after chunk the process grows
+        # by memory it does not use. Handing it back costs about a millisecond a chunk.
+        release_free_memory()
+    scores = merged.scores()
     rows = [row for document_id in scores.document_ids for row in rows_by_document.get(document_id, ())]
     return scores, rows
+
+
+class _Growing:
+    """A column appended to in place. Its buffer is grown and, at the end, cut to size by `resize`
+    (realloc, which moves no bytes for a large buffer): growing never holds the old and the new
+    buffer at once."""
+
+    def __init__(self, like: np.ndarray) -> None:
+        self.buffer = np.zeros((0, *like.shape[1:]), dtype=like.dtype)
+        self.used = 0
+
+    def append(self, values: np.ndarray, expected: int = 0) -> None:
+        """Append `values`; `expected`: how many entries the column is likely to end with."""
+        needed = self.used + len(values)
+        if needed > len(self.buffer):
+            size = max(needed, expected, len(self.buffer) + len(self.buffer) // 8)
+            self.buffer.resize((size, *self.buffer.shape[1:]), refcheck=False)
+        self.buffer[self.used : needed] = values
+        self.used = needed
+
+    def values(self) -> np.ndarray:
+        """The column, its buffer cut to size (the object lets go of it)."""
+        buffer, self.buffer = self.buffer, np.zeros((0, *self.buffer.shape[1:]), dtype=self.buffer.dtype)
+        buffer.resize((self.used, *buffer.shape[1:]), refcheck=False)
+        return buffer
+
+
+# The columns keyed by document, and those holding type codes.
+_KEYED = {"row_document": "row", "leaked_document": "leaked", "dropped_document": "dropped"}
+_CODED = ("row_type", "leaked_type", "dropped_type")
+_GROWN = (
+    "row_document", "row_type", "rows", "leaked_document", "leaked_start", "leaked_end", "leaked_type",
+    "leaked_condition", "dropped_document", "dropped_type", "dropped_count",
+)  # fmt: skip
+
+
+class _MergedScores:
+    """The merge's columns, filled partial by partial: counts and ids at the documents' gold positions,
+    the other columns appended (by gold position and type code in arrival order, put in order at
+    the end)."""
+
+    def __init__(self, documents: int | None) -> None:
+        self.documents = documents or 0
+        self.counts = np.zeros((self.documents, N_STORED), dtype=np.int32)
+        self.seen = np.zeros(self.documents, dtype=bool)
+        self.ids: list[str | None] = [None] * self.documents
+        empty = SpanScores.empty()
+        self.columns = {name: _Growing(getattr(empty, name)) for name in _GROWN}
+        self.leaked_text: list[str] = []
+        self.names: dict[str, int] = {}
+        self.in_order = True
+        self.last = -1
+        self.added = 0
+
+    def add(self, partial: SpanPartial) -> None:
+        positions, scores = partial.positions, partial.scores
+        if not len(positions):
+            return
+        self._make_room(int(positions.max()) + 1)
+        self.in_order = (
+            self.in_order and int(positions[0]) > self.last and bool(np.all(np.diff(positions) > 0))
+        )
+        self.last = max(self.last, int(positions.max()))
+        self.counts[positions] = scores.counts
+        self.seen[positions] = True
+        for position, document_id in zip(positions.tolist(), scores.document_ids, strict=True):
+            self.ids[position] = document_id
+        self.added += len(positions)
+        codes = np.array([self.names.setdefault(name, len(self.names)) for name in scores.type_names] or [0])
+        for name in _GROWN:
+            values = getattr(scores, name)
+            if name in _KEYED:
+                values = positions[values]
+            elif name in _CODED:
+                values = codes[values]
+            # Sized for the whole run from the chunks so far, so that a column seldom grows.
+            column = self.columns[name]
+            expected = (column.used + len(values)) * self.documents // self.added * 21 // 20
+            column.append(values, expected)
+        self.leaked_text.extend(scores.leaked_text)
+
+    def _make_room(self, documents: int) -> None:
+        if documents <= len(self.counts):
+            return
+        size = max(documents, len(self.counts) * 2)
+        counts = np.zeros((size, N_STORED), dtype=np.int32)
+        counts[: len(self.counts)] = self.counts
+        seen = np.zeros(size, dtype=bool)
+        seen[: len(self.seen)] = self.seen
+        self.counts, self.seen = counts, seen
+        self.ids.extend([None] * (size - len(self.ids)))
+
+    def scores(self) -> SpanScores:
+        """The merged columns, documents in gold order (positions ranked: a missing one leaves no gap)."""
+        if not self.added:
+            return SpanScores.empty()
+        kept = np.flatnonzero(self.seen)
+        index = np.cumsum(self.seen) - 1  # a gold position's document index
+        names = sorted(self.names)
+        rank = np.zeros(max(len(self.names), 1), dtype=np.int64)
+        rank[[self.names[name] for name in names]] = np.arange(len(names))
+        columns = {name: column.values() for name, column in self.columns.items()}
+        del self.columns
+        for name in _KEYED:
+            columns[name] = index[columns[name]]
+        for name in _CODED:
+            columns[name] = rank[columns[name]]
+        leaked_text = self.leaked_text
+        if not self.in_order:
+            for name, group in _KEYED.items():
+                order = np.argsort(columns[name], kind="stable")
+                for other in [column for column in _GROWN if column.startswith(group)]:
+                    columns[other] = columns[other][order]
+                if group == "leaked":
+                    leaked_text = [leaked_text[k] for k in order.tolist()]
+        dense = len(kept) == len(self.counts)
+        return SpanScores(
+            document_ids=self.ids if dense else [self.ids[k] for k in kept.tolist()],  # type: ignore[misc]
+            counts=self.counts if dense else self.counts[kept],
+            type_names=tuple(names),
+            leaked_text=leaked_text,
+            **columns,
+        )
 
 
 def span_chunks(

@@ -9,6 +9,7 @@ validating reader reads both inputs again, so every error and warning is worded 
 from __future__ import annotations
 
 import json
+import mmap
 from pathlib import Path
 
 import numpy as np
@@ -387,6 +388,14 @@ def test_line_ends_are_the_offsets_past_each_line(tmp_path, monkeypatch):
     assert line_ends(str(path)).tolist() == [3, 11]
     path.write_bytes(b"")
     assert line_ends(str(path)).tolist() == []
+
+
+def test_line_ends_over_pages_let_go_as_scanned_are_still_every_line(tmp_path, monkeypatch):
+    monkeypatch.setattr(span_files, "SCAN_BLOCK", mmap.PAGESIZE)  # each page unmapped once scanned
+    lines = [b"x" * (k % 7000) for k in range(40)]
+    path = tmp_path / "lines.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    assert line_ends(str(path)).tolist() == np.cumsum([len(line) + 1 for line in lines]).tolist()
 
 
 def test_a_label_map_maps_labels_as_the_validating_reader_maps_them(tmp_path):

@@ -105,3 +105,21 @@ def test_a_partial_result_holds_its_counts_as_int32_matrices():
     assert partial.scores.counts.dtype.name == "int32" and partial.scores.counts.shape == (2, N_STORED)
     assert partial.scores.rows.dtype.name == "int32" and partial.scores.rows.shape == (1, N_TYPE_STORED)
     assert partial.scores.row_document.tolist() == [0]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(chunkings(), st.data())
+def test_the_merge_sized_in_advance_or_missing_chunks_still_gives_one_pass(case, data):
+    corpus, chunks, order, restrict = case
+    allowed = allowed_types(corpus, restrict)
+    partials = [
+        score_span_chunk(SpanChunk.of_documents(positions, [corpus[i] for i in positions], allowed))
+        for positions in chunks
+    ]
+    sized, _ = merge_span_partials((partials[k] for k in order), len(corpus))
+    assert sized == score_span_batches(corpus, allowed_predicted_types=allowed)
+    # Documents that never came (a run stopped at its first problem) leave no gap in the columns.
+    kept = sorted(data.draw(st.sets(st.sampled_from(range(len(chunks))))))
+    remaining = [corpus[i] for k in kept for i in chunks[k]]
+    merged, _ = merge_span_partials((partials[k] for k in kept), len(corpus))
+    assert merged == score_span_batches(remaining, allowed_predicted_types=allowed)

@@ -103,15 +103,22 @@ def cluster_bootstrap_intervals(
     level: float = DEFAULT_LEVEL,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
+    consume: bool = False,
 ) -> dict[Key, Interval]:
     """Percentile intervals for many metrics from one set of document resamples.
 
     All metrics share the same B draws (one pass over the weight blocks), so adding a metric costs one
     vectorised evaluation over B sums, not another bootstrap. Keys are any hashable names (a string, or
     an `(attribute_id, metric)` pair); the result has the same keys.
+
+    `consume`: `counts` gives up its columns (it is left without any), each as soon as it has been
+    resampled, so that a large table and the matrix the resampling stacks are not held together.
     """
     check_settings(level, resamples, seed)
+    given = counts
     counts = only_columns_read(counts, metrics.values())
+    if consume:
+        given.columns = {}
     totals = counts.totals()
     resampled: dict[str, np.ndarray] | None = None
     intervals: dict[Key, Interval] = {}
@@ -121,7 +128,7 @@ def cluster_bootstrap_intervals(
             intervals[name] = Interval(None, None, level, BOOTSTRAP_METHOD, resamples, seed, 0)
             continue
         if resampled is None:
-            resampled = resample_columns(counts, resamples, seed)
+            resampled = resample_columns(counts, resamples, seed, consume=consume)
         values = measure(resampled)
         low, high = percentile_bounds(values, level)
         defined = int(np.count_nonzero(~np.isnan(values)))
@@ -129,12 +136,16 @@ def cluster_bootstrap_intervals(
     return intervals
 
 
-def resample_columns(counts: DocumentCounts, resamples: int, seed: int) -> dict[str, np.ndarray]:
-    """`{column: B summed values}` for B document resamples of these counts."""
+def resample_columns(
+    counts: DocumentCounts, resamples: int, seed: int, *, consume: bool = False
+) -> dict[str, np.ndarray]:
+    """`{column: B summed values}` for B document resamples of these counts (`consume`: `counts` gives
+    up its columns, each once it is resampled)."""
     names = list(counts.columns)
-    sums = resampled_column_sums(
-        [counts.columns[name] for name in names], counts.n_documents, resamples, seed
-    )
+    columns = [counts.columns[name] for name in names]
+    if consume:
+        counts.columns = {}
+    sums = resampled_column_sums(columns, counts.n_documents, resamples, seed, consume=consume)
     return {name: sums[:, j] for j, name in enumerate(names)}
 
 

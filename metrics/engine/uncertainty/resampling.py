@@ -154,16 +154,21 @@ def _unpacked(word: np.ndarray, shift: int, packed: list[tuple[int, int]]) -> np
 
 
 def resampled_column_sums(
-    columns: list[np.ndarray], n_documents: int, resamples: int, seed: int
+    columns: list[np.ndarray], n_documents: int, resamples: int, seed: int, *, consume: bool = False
 ) -> np.ndarray:
     """`resampled_sums` of the matrix whose columns these are, without building that matrix: only the
-    distinct non-zero columns are stacked (a 100,000-document table of 60 columns is 48 MB a copy)."""
+    distinct non-zero columns are stacked (a 100,000-document table of 60 columns is 48 MB a copy).
+
+    `consume`: each entry of `columns` is let go (set to None) once it is no longer read, so that the
+    columns and their stacked copy are not all held while the weights are multiplied.
+    """
     n_columns = len(columns)
     sums = np.zeros((resamples, n_columns), dtype=np.float64)
     # Columns are told apart by a digest of their bytes, checked by comparing the arrays: keeping the
     # bytes themselves as keys held a second copy of the table.
     first_of: dict[bytes, list[int]] = {}
     source = np.full(n_columns, -1)
+    earlier = None
     for j, values in enumerate(columns):
         column = np.ascontiguousarray(values, dtype=np.float64)
         if not np.any(column != 0):
@@ -178,6 +183,11 @@ def resampled_column_sums(
             candidates.append(j)
             source[j] = j
     distinct = np.array(sorted(k for candidates in first_of.values() for k in candidates), dtype=np.intp)
+    if consume:
+        # A column may be a view that keeps a whole table alive.
+        values = column = earlier = None  # type: ignore[assignment]
+        for j in np.flatnonzero(source != np.arange(n_columns)).tolist():
+            columns[j] = None  # type: ignore[call-overload]
     if distinct.size == 0:
         return sums
     layout = _packing([columns[j] for j in distinct.tolist()], n_documents)
@@ -185,6 +195,8 @@ def resampled_column_sums(
     for word, packed in enumerate(layout):
         for position, shift in packed:
             dense[:, word] += np.ldexp(np.asarray(columns[distinct[position]], dtype=np.float64), shift)
+            if consume:
+                columns[distinct[position]] = None  # type: ignore[call-overload]
     words = np.empty((resamples, len(layout)), dtype=np.float64)
     start = 0
     # One BLAS thread: scoring runs beside other work (web, Celery workers), and OpenBLAS threads that

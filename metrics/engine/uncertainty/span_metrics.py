@@ -117,17 +117,23 @@ def span_intervals(
     level: float = DEFAULT_LEVEL,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
+    consume: bool = False,
 ) -> dict[str, Interval]:
     """Intervals for every span metric: cluster bootstrap, and Clopper–Pearson for leakage rates.
 
     A leakage rate's interval is exact for k leaked documents out of n (all documents, or documents
-    with gold).
+    with gold). `consume`: `counts` gives up its columns as they are resampled (it is left empty).
     """
     leakage = leakage_rate_columns()
     definitions = span_metric_definitions(counts.columns)
+    trials_of = {
+        name: (int(counts.column(leaked).sum()), int(counts.column(trials).sum()))
+        for name, (leaked, trials) in leakage.items()
+    }
     bootstrapped = {name: definition for name, definition in definitions.items() if name not in leakage}
-    intervals = cluster_bootstrap_intervals(counts, bootstrapped, level=level, resamples=resamples, seed=seed)
-    for name, (leaked, trials) in leakage.items():
-        k, n = int(counts.column(leaked).sum()), int(counts.column(trials).sum())
+    intervals = cluster_bootstrap_intervals(
+        counts, bootstrapped, level=level, resamples=resamples, seed=seed, consume=consume
+    )
+    for name, (k, n) in trials_of.items():
         intervals[name] = clopper_pearson(k, n, level)
     return intervals

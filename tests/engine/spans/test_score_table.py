@@ -3,10 +3,14 @@ stand for, whichever way they are built, cut, reordered or joined."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from metrics.engine.spans import SpanScores, score_document, score_span_batches
+from metrics.engine.spans import DocumentSpans, SpanScores, aggregate, score_document, score_span_batches
+from metrics.engine.spans.types import Span
 from tests.engine.spans.test_properties import corpora
 
 
@@ -33,3 +37,22 @@ def test_taking_and_joining_documents_moves_whole_documents(corpus, data):
     cut = data.draw(st.integers(0, len(corpus)))
     head, tail = scores.take(range(cut)), scores.take(range(cut, len(corpus)))
     assert list(SpanScores.concatenate([head, tail])) == list(scores)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(corpora(max_documents=6), st.booleans())
+def test_type_rows_summed_give_the_same_results_body(corpus, sensitive):
+    scores = score_span_batches(corpus)
+    summed = scores.with_type_rows_summed(keep_leaked=sensitive)
+    assert aggregate(summed, include_sensitive_text=sensitive) == aggregate(
+        scores, include_sensitive_text=sensitive
+    )
+    assert len(summed.rows) == len(set(scores.row_type.tolist()))
+    assert len(summed.leaked_text) == (len(scores.leaked_text) if sensitive else 0)
+
+
+def test_type_rows_too_large_to_sum_in_int32_stay_as_they_are():
+    doc = DocumentSpans("d", "a" * 10, [Span(0, 10, "NAME")], [Span(0, 10, "NAME")])
+    scores = score_span_batches([doc, doc])
+    huge = replace(scores, rows=np.full_like(scores.rows, 2**30))
+    assert huge.with_type_rows_summed(keep_leaked=True).rows.tolist() == huge.rows.tolist()

@@ -78,6 +78,14 @@ def test_many_metrics_from_one_set_of_draws_equal_each_metric_alone():
         assert together[name] == cluster_bootstrap_ci(counts, metric, resamples=500, seed=11)
 
 
+def test_counts_consumed_by_the_bootstrap_give_the_same_intervals_and_are_left_empty():
+    metrics = {"precision": precision("tp", "fp"), "recall": recall("tp", "fn")}
+    kept = cluster_bootstrap_intervals(span_counts(), metrics, resamples=300, seed=5)
+    counts = span_counts()
+    assert cluster_bootstrap_intervals(counts, metrics, resamples=300, seed=5, consume=True) == kept
+    assert counts.columns == {}
+
+
 def test_it_resamples_documents_so_correlated_spans_travel_together():
     # Two documents: one all hits, one all misses. Resampling documents can only give recall 0, 0.5 or 1
     # (both copies of one document, or one of each); resampling spans would give many other values.

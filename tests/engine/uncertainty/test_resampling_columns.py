@@ -70,3 +70,16 @@ def test_integer_columns_packed_into_shared_words_sum_exactly(n_documents, width
     matrix = np.column_stack(columns)
     expected = reference_sums(matrix, 12, seed)
     assert np.array_equal(resampled_column_sums(columns, n_documents, 12, seed), expected)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 30), st.integers(1, 6), st.integers(0, 2**32 - 1))
+def test_consumed_columns_give_the_same_sums_and_are_let_go(n_documents, n_columns, seed):
+    rng = np.random.default_rng(seed)
+    matrix = rng.integers(0, 3, size=(n_documents, n_columns)).astype(np.float64)
+    matrix[:, 0] = matrix[:, -1]  # a repeated column, let go as soon as it is found equal
+    table = np.asfortranarray(matrix)
+    columns = [table[:, j] for j in range(n_columns)]
+    sums = resampled_column_sums(columns, n_documents, 50, seed, consume=True)
+    assert np.array_equal(sums, reference_sums(matrix, 50, seed))
+    assert columns == [None] * n_columns

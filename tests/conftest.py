@@ -28,12 +28,16 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 # Tests that need a service beyond SQLite and this process. The fast lane, `pytest -m "not worker"`,
 # leaves them out with the worker tests; scripts/test provides the services and runs them all.
 NEEDS_SERVICES = ("browser", "postgresql", "faults")
+# Whether the test itself asks for a real worker (marked `worker` in its source): a browser or
+# postgresql test is marked `worker` only to leave the fast lane, and still runs its tasks in-process.
+_ASKS_FOR_A_WORKER = pytest.StashKey[bool]()
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """A test marked browser, postgresql or faults is a worker test too, before `-m` selects."""
     for item in items:
+        item.stash[_ASKS_FOR_A_WORKER] = item.get_closest_marker("worker") is not None
         if any(item.get_closest_marker(name) for name in NEEDS_SERVICES):
             item.add_marker(pytest.mark.worker)
 
@@ -41,7 +45,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.fixture(autouse=True)
 def _tasks_run_in_process_unless_a_worker_is_asked_for(request):
     """Tests run tasks in-process by default; tests marked `worker` send them to a real worker."""
-    eager = "worker" not in request.keywords
+    eager = not request.node.stash.get(_ASKS_FOR_A_WORKER, False)
     previous = celery_app.conf.task_always_eager
     celery_app.conf.task_always_eager = eager
     yield

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import pytest
 
+from evalproject.celery import app as celery_app
 from tests.conftest import pytest_collection_modifyitems
 
 
 class CollectedTest:
     def __init__(self, *markers: str) -> None:
         self.markers = {name: getattr(pytest.mark, name) for name in markers}
+        self.stash = pytest.Stash()
 
     def get_closest_marker(self, name: str):
         return self.markers.get(name)
@@ -29,3 +31,13 @@ def test_a_test_on_sqlite_in_this_process_stays_in_the_fast_lane():
     collected = CollectedTest("django_db")
     pytest_collection_modifyitems([collected])
     assert "worker" not in collected.markers
+
+
+@pytest.mark.postgresql
+def test_a_test_marked_for_its_service_alone_still_runs_its_tasks_in_process():
+    assert celery_app.conf.task_always_eager
+
+
+@pytest.mark.browser
+def test_a_browser_test_runs_its_tasks_in_process_too():
+    assert celery_app.conf.task_always_eager

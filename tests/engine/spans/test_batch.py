@@ -1,7 +1,7 @@
 """`score_document_batch` is `score_document`, vectorised: every DocumentScore equal, field by field.
 
 `score_document` is the reference (its counts are checked against brute force and nervaluate in
-test_spans_properties and test_spans_nervaluate_agreement); the batch scorer must agree with it on
+spans/test_properties and spans/test_nervaluate_agreement); the batch scorer must agree with it on
 random corpora full of nested, duplicate, touching and competing spans, with and without
 restrict_to_gt_types, and raise the same error for a span outside its text.
 """

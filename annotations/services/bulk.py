@@ -8,7 +8,8 @@ SQLite (the embedded default) gets `bulk_create` in batches. Either way, never o
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 
 import psycopg
 from django.db import connection, models
@@ -25,10 +26,8 @@ def bulk_insert(model: type[models.Model], columns: Sequence[str], rows: Iterabl
     values elsewhere; callers use `json_cell` to get this right. Returns the number of rows written.
     """
     if connection.vendor == "postgresql":
-        table = connection.ops.quote_name(model._meta.db_table)
-        names = ", ".join(connection.ops.quote_name(column) for column in columns)
         count = 0
-        with connection.cursor() as cursor, cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
+        with copy_into(model, columns) as copy:
             for row in rows:
                 copy.write_row(row)
                 count += 1
@@ -43,6 +42,16 @@ def bulk_insert(model: type[models.Model], columns: Sequence[str], rows: Iterabl
             batch = []
     model.objects.bulk_create(batch, batch_size=BATCH_SIZE)
     return count + len(batch)
+
+
+@contextmanager
+def copy_into(model: type[models.Model], columns: Sequence[str]) -> Iterator[psycopg.Copy]:
+    """A `COPY <model's table> (<columns>) FROM STDIN` on the current connection (PostgreSQL only):
+    write rows (`write_row`) or ready COPY text (`write`) to what it yields."""
+    table = connection.ops.quote_name(model._meta.db_table)
+    names = ", ".join(connection.ops.quote_name(column) for column in columns)
+    with connection.cursor() as cursor, cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
+        yield copy
 
 
 def json_cell(value, encoded: str):

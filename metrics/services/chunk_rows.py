@@ -21,6 +21,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from django.db import connection
 
+from annotations.services.bulk import copy_into
 from metrics.models import ComparisonRow, Scoring
 from metrics.services.results import ComparisonRowData
 
@@ -85,10 +86,8 @@ def chunk_rows_write(
 ) -> int:
     """COPY the encoded rows of these chunks, in chunk order, as the rows of `scoring` from position
     `first_position` and id `first_id` on; return how many."""
-    table = connection.ops.quote_name(ComparisonRow._meta.db_table)
-    names = ", ".join(connection.ops.quote_name(column) for column in (*CHUNK_COLUMNS, *STORE_COLUMNS))
     count = 0
-    with connection.cursor() as cursor, cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
+    with copy_into(ComparisonRow, (*CHUNK_COLUMNS, *STORE_COLUMNS)) as copy:
         for block in _blocks(chunks, scoring=scoring, position=first_position, first_id=first_id):
             count += block.count(b"\n")
             copy.write(block)

@@ -30,43 +30,19 @@ METADATA_FORMAT_VERSION = 1
 PROMPT_COLUMNS = ("prompt", "output_data_type", "attribute_id", "attribute_label")
 
 
-def _write_json_with_list(
-    handle: IO[str], head: Mapping[str, Any], list_key: str, items: Iterable[Any]
-) -> None:
-    """Write `{**head, list_key: [items]}` with the head indented and one item per line."""
-    _write_json_lines_in_list(handle, head, list_key, json_items(items))
-
-
-def json_items(items: Iterable[Any]) -> Iterator[str]:
-    """The items of a JSON artefact's list, each encoded as `_write_json_with_list` writes it."""
-    return (json.dumps(item, ensure_ascii=False) for item in items)
-
-
-# How the list of a JSON artefact holds its items: one a line, indented (`_write_json_lines_in_list`).
-FIRST_ITEM_SEPARATOR = "\n    "
-ITEM_SEPARATOR = ",\n    "
-
-
-def json_list_frame(head: Mapping[str, Any], list_key: str) -> tuple[str, str]:
-    """The text before the first item of `{**head, list_key: [...]}` (the indented head, up to and
-    including the list's "["), and the text after the last."""
-    head_text = json.dumps({**head, list_key: []}, indent=2, ensure_ascii=False)
-    # The head ends with `"<list_key>": []\n}`; the list opens there.
-    return head_text[: -len("[]\n}")] + "[", "\n  ]\n}\n"
-
-
-def _write_json_lines_in_list(
+def _write_json_list(
     handle: IO[str], head: Mapping[str, Any], list_key: str, item_texts: Iterable[str]
 ) -> None:
-    """`_write_json_with_list` for items already encoded (each as `json.dumps(item, ensure_ascii=False)`)."""
-    opening, closing = json_list_frame(head, list_key)
-    handle.write(opening)
-    separator = FIRST_ITEM_SEPARATOR
+    """Write `{**head, list_key: [items]}` with the head indented and one encoded item a line."""
+    head_text = json.dumps({**head, list_key: []}, indent=2, ensure_ascii=False)
+    # The head ends with `"<list_key>": []\n}`; the list opens there.
+    handle.write(head_text[: -len("[]\n}")] + "[")
+    separator = "\n    "
     for text in item_texts:
         handle.write(separator)
         handle.write(text)
-        separator = ITEM_SEPARATOR
-    handle.write(closing)
+        separator = ",\n    "
+    handle.write("\n  ]\n}\n")
 
 
 def json_value(value: Any) -> str:
@@ -133,14 +109,6 @@ def llm_annotation_lines(
         )
 
 
-def llm_annotations_head(run_id: str, run_metadata: Mapping[str, Any]) -> dict[str, Any]:
-    return {
-        "extraction_run_id": run_id,
-        "format_version": ANNOTATIONS_FORMAT_VERSION,
-        "run": dict(run_metadata),
-    }
-
-
 def write_llm_annotations_json(
     *,
     run_id: str,
@@ -150,17 +118,20 @@ def write_llm_annotations_json(
     destination: Destination,
 ) -> None:
     with open_destination(destination) as handle:
-        _write_json_lines_in_list(
-            handle,
-            llm_annotations_head(run_id, run_metadata),
-            "documents",
-            llm_annotation_lines(predictions, attributes),
-        )
+        head = {
+            "extraction_run_id": run_id,
+            "format_version": ANNOTATIONS_FORMAT_VERSION,
+            "run": dict(run_metadata),
+        }
+        _write_json_list(handle, head, "documents", llm_annotation_lines(predictions, attributes))
 
 
-def metadata_entries(predictions: Mapping[str, PredictionDocument]) -> list[dict[str, Any]]:
-    """The per-document entries of extraction_metadata.json, one per prediction line, in order."""
-    return [
+def extraction_metadata(
+    *, run_id: str, predictions: Mapping[str, PredictionDocument], gold_document_ids: Sequence[str]
+) -> tuple[dict, list[dict]]:
+    """The head (totals) and the per-document entries of extraction_metadata.json, one per prediction
+    line, in order."""
+    entries = [
         {
             "document_id": document.document_id,
             "status": document.status,
@@ -173,13 +144,6 @@ def metadata_entries(predictions: Mapping[str, PredictionDocument]) -> list[dict
         }
         for document in predictions.values()
     ]
-
-
-def metadata_head(
-    *, run_id: str, entries: Sequence[Mapping[str, Any]], n_gold_documents: int, without_line: list[str]
-) -> dict[str, Any]:
-    """The head (totals) of extraction_metadata.json, from its entries (`metadata_entries`) and the
-    gold documents without a prediction line, in gold order."""
     costs = [entry["cost_usd"] for entry in entries if entry["cost_usd"] is not None]
     input_tokens = [entry["input_tokens"] for entry in entries if entry["input_tokens"] is not None]
     output_tokens = [entry["output_tokens"] for entry in entries if entry["output_tokens"] is not None]
@@ -189,13 +153,15 @@ def metadata_head(
             stages.setdefault(stage, []).append(seconds)
     # fsum: the exactly rounded sum, so totals do not depend on the order of the lines.
     stage_totals = {stage: math.fsum(values) for stage, values in sorted(stages.items())}
-    return {
+    head = {
         "extraction_run_id": run_id,
         "format_version": METADATA_FORMAT_VERSION,
-        "n_gold_documents": n_gold_documents,
+        "n_gold_documents": len(gold_document_ids),
         "n_prediction_lines": len(entries),
         "n_failed_documents": sum(entry["status"] == "failed" for entry in entries),
-        "documents_without_prediction_line": without_line,
+        "documents_without_prediction_line": [
+            document_id for document_id in gold_document_ids if document_id not in predictions
+        ],
         "total_cost_usd": math.fsum(costs) if costs else None,
         "total_input_tokens": sum(input_tokens) if input_tokens else None,
         "total_output_tokens": sum(output_tokens) if output_tokens else None,
@@ -208,19 +174,6 @@ def metadata_head(
         },
         "stage_durations_seconds": stage_totals,
     }
-
-
-def extraction_metadata(
-    *, run_id: str, predictions: Mapping[str, PredictionDocument], gold_document_ids: Sequence[str]
-) -> tuple[dict, list[dict]]:
-    """The head (totals) and the per-document entries of extraction_metadata.json."""
-    entries = metadata_entries(predictions)
-    head = metadata_head(
-        run_id=run_id,
-        entries=entries,
-        n_gold_documents=len(gold_document_ids),
-        without_line=[document_id for document_id in gold_document_ids if document_id not in predictions],
-    )
     return head, entries
 
 
@@ -234,12 +187,10 @@ def write_extraction_metadata_json(
     head, entries = extraction_metadata(
         run_id=run_id, predictions=predictions, gold_document_ids=gold_document_ids
     )
-    write_metadata_json(head, entries, destination)
-
-
-def write_metadata_json(head: Mapping[str, Any], entries: Iterable[Any], destination: Destination) -> None:
     with open_destination(destination) as handle:
-        _write_json_with_list(handle, head, "per_document", entries)
+        _write_json_list(
+            handle, head, "per_document", (json.dumps(entry, ensure_ascii=False) for entry in entries)
+        )
 
 
 def write_config_yaml(config: Mapping[str, Any], destination: Destination) -> None:

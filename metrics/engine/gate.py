@@ -31,7 +31,8 @@ import json
 import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from functools import partial
+from functools import partial, reduce
+from operator import getitem
 from typing import Any
 
 ON_VALUES = ("estimate", "lower_bound", "upper_bound")
@@ -177,14 +178,20 @@ class _Unreadable(Exception):
     """A value the gate needs is missing or null; the message is the check's reason."""
 
 
-def _dotted(document: Mapping[str, Any], path: str) -> Any:
-    """The value at a dotted path (`micro.chars.all.f1`); _Unreadable naming the path when absent."""
+def has_path(document: Mapping[str, Any], path: str) -> bool:
+    """Whether a dotted path (`micro.chars.all.f1`) leads to a value of `document` (null included)."""
     node: Any = document
     for key in path.split("."):
         if not isinstance(node, Mapping) or key not in node:
-            raise _Unreadable(f"{path} is missing from the metrics document")
+            return False
         node = node[key]
-    return node
+    return True
+
+
+def _dotted(document: Mapping[str, Any], path: str) -> Any:
+    if not has_path(document, path):
+        raise _Unreadable(f"{path} is missing from the metrics document")
+    return reduce(getitem, path.split("."), document)
 
 
 def _attribute_entry(document: Mapping[str, Any], attribute: str) -> Mapping[str, Any]:

@@ -5,12 +5,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from django.core.management.base import CommandError
-
 from metrics.engine.uncertainty import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
+from metrics.management.offline_files import bad_input
 from metrics.pipeline.intervals import IntervalSettings, interval_settings_problems
 
-BAD_INPUT = 2
 _FLAGS = {"level": "--confidence-level", "resamples": "--resamples", "seed": "--seed"}
 
 
@@ -47,8 +45,5 @@ def interval_settings_from_options(options: dict[str, Any]) -> IntervalSettings:
     level, resamples, seed = options["confidence_level"], options["resamples"], options["seed"]
     problems = interval_settings_problems(level, resamples, seed)
     if problems:
-        raise CommandError(
-            "; ".join(f"{_FLAGS[name]}: {message}" for name, message in problems.items()),
-            returncode=BAD_INPUT,
-        )
+        raise bad_input("; ".join(f"{_FLAGS[name]}: {message}" for name, message in problems.items()))
     return IntervalSettings(level=level, resamples=resamples, seed=seed)

@@ -18,7 +18,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -143,10 +143,7 @@ def require_input_kind(
         return
     kind = input_kind(Path(path))
     if kind is not None and kind not in expected:
-        raise CommandError(
-            f"{option} {path}: this is {KIND_NAMES[kind]}, not {wanted}; nothing written",
-            returncode=BAD_INPUT,
-        )
+        raise bad_input(f"{option} {path}: this is {KIND_NAMES[kind]}, not {wanted}; nothing written")
 
 
 def require_span_data(path: Path | str | None, *, option: str) -> None:
@@ -177,17 +174,38 @@ def require_extraction_predictions(path: Path | str | None, *, option: str) -> N
     )
 
 
+def bad_input(message: str) -> CommandError:
+    return CommandError(message, returncode=BAD_INPUT)
+
+
 def invalid_input_error(
     error: InputValidationError, *, nothing_written: str = "nothing written"
 ) -> CommandError:
     """The CommandError (exit 2) of input that failed validation: how many problems, then the first
     PROBLEMS_SHOWN of them; `nothing_written` says what the command did not write."""
     count = len(error.problems)
-    return CommandError(
+    return bad_input(
         f"invalid input, {count} problem{'s' if count != 1 else ''} found; {nothing_written}:\n"
-        f"{error.summary(limit=PROBLEMS_SHOWN)}",
-        returncode=BAD_INPUT,
+        f"{error.summary(limit=PROBLEMS_SHOWN)}"
     )
+
+
+def write_json_report(
+    output: Path,
+    report: Callable[[], dict[str, Any]],
+    *,
+    overwrite: bool,
+    nothing_written: str = "nothing written",
+) -> dict[str, Any]:
+    """Compute `report()` and write it to `output` (`output_slot`, `write_json_atomically`); input that
+    fails validation is `invalid_input_error`."""
+    with output_slot(output, overwrite=overwrite):
+        try:
+            result = report()
+        except InputValidationError as error:
+            raise invalid_input_error(error, nothing_written=nothing_written) from None
+        write_json_atomically(output, result)
+    return result
 
 
 def _is_taken(path: Path) -> bool:
@@ -206,14 +224,11 @@ def output_slot(path: Path, *, overwrite: bool) -> Iterator[None]:
     output has.
     """
     if not path.parent.is_dir():
-        raise CommandError(f"output folder {path.parent} does not exist", returncode=BAD_INPUT)
+        raise bad_input(f"output folder {path.parent} does not exist")
     aside: Path | None = None
     if _is_taken(path):
         if not overwrite:
-            raise CommandError(
-                f"{path} already exists; add --overwrite to replace it (nothing written)",
-                returncode=BAD_INPUT,
-            )
+            raise bad_input(f"{path} already exists; add --overwrite to replace it (nothing written)")
         if path.is_dir():
             aside = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".replaced", dir=path.parent))
             os.replace(path, aside / path.name)

@@ -16,6 +16,7 @@ spans"). Both are plain reads, served with the run's numbers by the API and the 
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 from django.db.models import Q
@@ -32,7 +33,7 @@ from annotations.models import (
 from experiments.models import ExperimentRun, RunSource
 from experiments.splits import split_exclude_hidden
 from metrics.models import HumanCeilingPair, MetricScope, MetricValue, Scoring
-from metrics.pipeline.intervals import DEFAULT_INTERVALS, IntervalSettings
+from metrics.pipeline.intervals import DEFAULT_INTERVALS
 
 SPAN_HEADLINES = (
     ("micro.chars.all.f1", "F1 (characters)"),
@@ -42,12 +43,12 @@ SPAN_HEADLINES = (
 ATTRIBUTE_HEADLINE = ("accuracy", "accuracy")
 
 
-def _figure(value: float | None, low: float | None, high: float | None) -> str:
+def _figure(value: float | None, ci_low: float | None, ci_high: float | None) -> str:
     if value is None:
         return "n/a"
-    if low is None or high is None:
+    if ci_low is None or ci_high is None:
         return f"{value:.2f}"
-    return f"{value:.2f} [{low:.2f}, {high:.2f}]"
+    return f"{value:.2f} [{ci_low:.2f}, {ci_high:.2f}]"
 
 
 def _values(
@@ -83,6 +84,14 @@ def _paired_result(report: dict[str, Any], key: tuple[str, str, str]) -> dict[st
     return None
 
 
+def _latest_per_run(scorings) -> list[Scoring]:
+    """The first scoring of each run in `scorings` (ordered newest first within a run)."""
+    latest: dict[int, Scoring] = {}
+    for scoring in scorings:
+        latest.setdefault(scoring.run_id, scoring)
+    return list(latest.values())
+
+
 def human_scorings(run: ExperimentRun, scoring: Scoring) -> list[tuple[ExperimentRun, Scoring]]:
     """Each other human run of the project with its latest scoring on `scoring`'s gold version, by name."""
     found = (
@@ -98,18 +107,7 @@ def human_scorings(run: ExperimentRun, scoring: Scoring) -> list[tuple[Experimen
         .defer("report", "document_ids", "run__config")
         .order_by("run__name", "run_id", "-number")
     )
-    latest: dict[int, Scoring] = {}
-    for human_scoring in found:
-        latest.setdefault(human_scoring.run_id, human_scoring)
-    return [(human_scoring.run, human_scoring) for human_scoring in latest.values()]
-
-
-def _settings_key(settings: IntervalSettings) -> dict[str, Any]:
-    return {"level": settings.level, "resamples": settings.resamples, "seed": settings.seed}
-
-
-def _pair_key(key: tuple[str, str, str]) -> str:
-    return "|".join(key)
+    return [(human_scoring.run, human_scoring) for human_scoring in _latest_per_run(found)]
 
 
 def _paired_figures(
@@ -117,13 +115,12 @@ def _paired_figures(
     scoring: Scoring,
     humans: list[tuple[ExperimentRun, Scoring]],
     keys: list[tuple[str, str, str]],
-    settings: IntervalSettings,
 ) -> dict[int, dict[str, Any]]:
     """Per human scoring id: the stored paired test of `scoring` against it (HumanCeilingPair),
     computed and stored first when missing. Paired tests cost a second each; reads cost a query."""
     from metrics.services.run_pair import scorings_paired_report  # it reads the scoring services; import late
 
-    wanted = _settings_key(settings)
+    wanted = asdict(DEFAULT_INTERVALS)
     stored = {
         pair.human_scoring_id: pair.result
         for pair in HumanCeilingPair.objects.filter(
@@ -135,12 +132,10 @@ def _paired_figures(
     for human, human_scoring in humans:
         if human_scoring.pk in stored:
             continue
-        report = scorings_paired_report(
-            run_a=human, scoring_a=human_scoring, run_b=run, scoring_b=scoring, settings=settings
-        )
+        report = scorings_paired_report(run_a=human, scoring_a=human_scoring, run_b=run, scoring_b=scoring)
         result = {
             "documents_compared": report.get("documents_compared"),
-            "metrics": {_pair_key(key): _paired_result(report, key) for key in keys},
+            "metrics": {"|".join(key): _paired_result(report, key) for key in keys},
         }
         stored[human_scoring.pk] = result
         computed.append(
@@ -148,15 +143,16 @@ def _paired_figures(
                 scoring_id=scoring.pk, human_scoring_id=human_scoring.pk, settings=wanted, result=result
             )
         )
-    if computed and settings == DEFAULT_INTERVALS:
-        # Two readers may compute the same pair at once: the first stored stays.
-        HumanCeilingPair.objects.bulk_create(computed, ignore_conflicts=True)
+    # Two readers may compute the same pair at once: the first stored stays.
+    HumanCeilingPair.objects.bulk_create(computed, ignore_conflicts=True)
     return stored
 
 
-def human_ceiling(
-    run: ExperimentRun, scoring: Scoring, *, settings: IntervalSettings = DEFAULT_INTERVALS
-) -> dict[str, Any] | None:
+def _figure_of(value: MetricValue | None) -> dict[str, float | None]:
+    return {name: getattr(value, name, None) for name in ("value", "ci_low", "ci_high")}
+
+
+def human_ceiling(run: ExperimentRun, scoring: Scoring) -> dict[str, Any] | None:
     """The human ceiling of `run`'s `scoring` (module docstring); None when no human run was scored on
     its gold version. The paired tests are stored (HumanCeilingPair): computed when the later of the
     two runs is scored (`human_ceiling_store`), else on the first read."""
@@ -167,31 +163,19 @@ def human_ceiling(
         return None
     headlines = _headline_keys(run, scoring)
     keys = [key for key, _ in headlines]
-    settings = settings if settings.resamples > 0 else DEFAULT_INTERVALS
     model_values = _values([scoring.pk], keys)
     human_values = _values([human_scoring.pk for _, human_scoring in humans], keys)
-    figures = _paired_figures(run, scoring, humans, keys, settings)
+    figures = _paired_figures(run, scoring, humans, keys)
     metrics = []
     for key, label in headlines:
-        model = model_values.get((scoring.pk, *key))
-        entry: dict[str, Any] = {
-            "scope": key[0],
-            "scope_key": key[1],
-            "name": key[2],
-            "model": {
-                "value": getattr(model, "value", None),
-                "ci_low": getattr(model, "ci_low", None),
-                "ci_high": getattr(model, "ci_high", None),
-            },
-            "annotators": [],
-        }
-        text = [
-            f"{label} {_figure(entry['model']['value'], entry['model']['ci_low'], entry['model']['ci_high'])}"
-        ]
+        model = _figure_of(model_values.get((scoring.pk, *key)))
+        entry: dict[str, Any] = {"scope": key[0], "scope_key": key[1], "name": key[2], "model": model}
+        entry["annotators"] = []
+        text = [f"{label} {_figure(**model)}"]
         for human, human_scoring in humans:
-            value = human_values.get((human_scoring.pk, *key))
+            value = _figure_of(human_values.get((human_scoring.pk, *key)))
             pair = figures[human_scoring.pk]
-            paired = pair["metrics"].get(_pair_key(key)) or {}
+            paired = pair["metrics"].get("|".join(key)) or {}
             high = paired.get("ci_high")
             delta = paired.get("delta")
             entry["annotators"].append(
@@ -199,9 +183,7 @@ def human_ceiling(
                     "run": human.pk,
                     "name": human.name,
                     "scoring": human_scoring.number,
-                    "value": getattr(value, "value", None),
-                    "ci_low": getattr(value, "ci_low", None),
-                    "ci_high": getattr(value, "ci_high", None),
+                    **value,
                     "paired": {
                         "human": paired.get("a"),
                         "model": paired.get("b"),
@@ -214,14 +196,12 @@ def human_ceiling(
                     "model_below": None if delta is None or high is None else bool(high < 0),
                 }
             )
-            text.append(
-                f"{human.name} {_figure(getattr(value, 'value', None), getattr(value, 'ci_low', None), getattr(value, 'ci_high', None))}"
-            )
+            text.append(f"{human.name} {_figure(**value)}")
         entry["text"] = "; ".join(text)
         metrics.append(entry)
     return {
         "gold_version": scoring.gold_version.number,
-        "level": settings.level,
+        "level": DEFAULT_INTERVALS.level,
         "method": "paired_cluster_bootstrap_percentile",
         "human_runs": [
             {"run": human.pk, "name": human.name, "scoring": human_scoring.number}
@@ -251,10 +231,7 @@ def human_ceiling_store(*, scoring: Scoring) -> int:
             .defer("report", "document_ids")
             .order_by("run_id", "-number")
         )
-        latest: dict[int, Scoring] = {}
-        for other in others:
-            latest.setdefault(other.run_id, other)
-        for other in latest.values():
+        for other in _latest_per_run(others):
             if other.run.scorings.filter(is_complete=True, number__gt=other.number).exists():
                 continue  # the run was rescored on another version since: its ceiling reads that one
             human_ceiling(other.run, other)

@@ -10,21 +10,17 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import CommandError
-
-from annotations.importers.errors import InputValidationError
 from metrics.management.interval_options import add_interval_arguments, interval_settings_from_options
 from metrics.management.offline_files import (
     OfflineCommand,
     add_overwrite_argument,
     add_processes_argument,
-    invalid_input_error,
-    output_slot,
+    bad_input,
     require_attribute_gold,
     require_extraction_predictions,
     require_prompts,
     require_span_data,
-    write_json_atomically,
+    write_json_report,
 )
 from metrics.pipeline.extraction_evaluation import resolve_settings
 from metrics.pipeline.intervals import IntervalSettings
@@ -35,8 +31,6 @@ from metrics.pipeline.run_pair_report import (
     compare_span_files,
     format_run_pair_table,
 )
-
-BAD_INPUT = 2
 
 DESCRIPTION = """\
 Compare two prediction sets (runs A and B) against the same gold, document by document.
@@ -93,18 +87,13 @@ class Command(OfflineCommand):
         output: Path = options["output"]
         settings = interval_settings_from_options(options)
         if settings.resamples < 1:
-            raise CommandError("--resamples: a comparison needs at least 1 resample", returncode=BAD_INPUT)
+            raise bad_input("--resamples: a comparison needs at least 1 resample")
         self._check_input_kinds(options)
         a = RunSide(str(options["a"]), options["a_source"])
         b = RunSide(str(options["b"]), options["b_source"])
-        with output_slot(output, overwrite=options["overwrite"]):
-            try:
-                report = self._compare(options, settings, a, b)
-            except InputValidationError as error:
-                raise invalid_input_error(error) from None
-            except (FileNotFoundError, IsADirectoryError, PermissionError) as error:
-                raise CommandError(f"{error}; nothing written", returncode=BAD_INPUT) from None
-            write_json_atomically(output, report)
+        report = write_json_report(
+            output, lambda: self._compare(options, settings, a, b), overwrite=options["overwrite"]
+        )
         self.stdout.write(format_run_pair_table(report))
         self.stdout.write(f"\nComparison written to {output}")
 
@@ -121,31 +110,34 @@ class Command(OfflineCommand):
     def _compare(
         self, options: dict[str, Any], settings: IntervalSettings, a: RunSide, b: RunSide
     ) -> dict[str, Any]:
-        if options["kind"] == "spans":
-            return compare_span_files(
+        try:
+            if options["kind"] == "spans":
+                return compare_span_files(
+                    options["gold"],
+                    options["a"],
+                    options["b"],
+                    label_map_path=options["label_map"],
+                    settings=settings,
+                    a=a,
+                    b=b,
+                    processes=options["processes"],
+                )
+            if options["prompts"] is None:
+                raise bad_input("--prompts is required with --kind attributes")
+            evaluation_settings = resolve_settings(
+                edit_distance_match_threshold=options["edit_distance_threshold"],
+                number_format=options["number_format"],
+            )
+            return compare_attribute_files(
                 options["gold"],
+                options["prompts"],
                 options["a"],
                 options["b"],
-                label_map_path=options["label_map"],
+                evaluation_settings=evaluation_settings,
                 settings=settings,
                 a=a,
                 b=b,
                 processes=options["processes"],
             )
-        if options["prompts"] is None:
-            raise CommandError("--prompts is required with --kind attributes", returncode=BAD_INPUT)
-        evaluation_settings = resolve_settings(
-            edit_distance_match_threshold=options["edit_distance_threshold"],
-            number_format=options["number_format"],
-        )
-        return compare_attribute_files(
-            options["gold"],
-            options["prompts"],
-            options["a"],
-            options["b"],
-            evaluation_settings=evaluation_settings,
-            settings=settings,
-            a=a,
-            b=b,
-            processes=options["processes"],
-        )
+        except (FileNotFoundError, IsADirectoryError, PermissionError) as error:
+            raise bad_input(f"{error}; nothing written") from None

@@ -10,22 +10,17 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import CommandError
-
-from annotations.importers.errors import InputValidationError
 from annotations.models import NumberFormat
 from metrics.management.interval_options import add_interval_arguments, interval_settings_from_options
 from metrics.management.offline_files import (
     ATTRIBUTE_GOLD_FILES,
-    BAD_INPUT,
     OfflineCommand,
     add_overwrite_argument,
-    invalid_input_error,
-    output_slot,
+    bad_input,
     require_input_kind,
     require_prompts,
     require_span_data,
-    write_json_atomically,
+    write_json_report,
 )
 from metrics.pipeline.agreement_evaluation import (
     evaluate_attribute_agreement_paths,
@@ -89,22 +84,20 @@ class Command(OfflineCommand):
         output = Path(options["output"])
         spans, gold, prompts = options["input"], options["gold"], options["prompts"]
         if bool(spans) == bool(gold or prompts):
-            raise _bad("give either --input EXPORT (spans) or --gold FILE --prompts CSV (attributes)")
+            raise bad_input("give either --input EXPORT (spans) or --gold FILE --prompts CSV (attributes)")
         if not spans and not (gold and prompts):
-            raise _bad("--gold and --prompts go together (attribute agreement needs both)")
+            raise bad_input("--gold and --prompts go together (attribute agreement needs both)")
         if spans is None and options["label_map"]:
-            raise _bad("--label-map applies to spans (--input) only")
+            raise bad_input("--label-map applies to spans (--input) only")
         for flag, path in (("--gold", gold), ("--prompts", prompts)):
             if path and not Path(path).is_file():
-                raise _bad(f"{flag} {path}: no such file")
+                raise bad_input(f"{flag} {path}: no such file")
         require_span_data(spans, option="--input")
         require_input_kind(
             gold, option="--gold", expected=ATTRIBUTE_GOLD_FILES, wanted="attribute gold (JSONL or EPPI)"
         )
         require_prompts(prompts)
-        with output_slot(output, overwrite=options["overwrite"]):
-            report = self._evaluate(options)
-            write_json_atomically(output, report)
+        report = write_json_report(output, lambda: self._evaluate(options), overwrite=options["overwrite"])
         self.stdout.write(format_summary(report))
         for warning in report["warnings"]:
             self.stderr.write(f"warning: {warning.get('message')}")
@@ -113,20 +106,13 @@ class Command(OfflineCommand):
     def _evaluate(self, options: dict[str, Any]) -> dict[str, Any]:
         spans, gold, prompts = options["input"], options["gold"], options["prompts"]
         intervals = interval_settings_from_options(options)
-        try:
-            if spans:
-                return evaluate_span_agreement_path(
-                    spans, label_map_path=options["label_map"], intervals=intervals
-                )
-            return evaluate_attribute_agreement_paths(
-                gold, prompts, number_format=options["number_format"], intervals=intervals
+        if spans:
+            return evaluate_span_agreement_path(
+                spans, label_map_path=options["label_map"], intervals=intervals
             )
-        except InputValidationError as error:
-            raise invalid_input_error(error) from None
-
-
-def _bad(message: str) -> CommandError:
-    return CommandError(message, returncode=BAD_INPUT)
+        return evaluate_attribute_agreement_paths(
+            gold, prompts, number_format=options["number_format"], intervals=intervals
+        )
 
 
 def _figure(value: float | None, interval: dict | None) -> str:

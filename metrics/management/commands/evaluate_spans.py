@@ -14,20 +14,15 @@ from typing import Any
 
 from django.core.management.base import OutputWrapper
 
-from annotations.importers.errors import InputValidationError
 from metrics.management.interval_options import add_interval_arguments, interval_settings_from_options
 from metrics.management.offline_files import (
     OfflineCommand,
     add_overwrite_argument,
     add_processes_argument,
-    invalid_input_error,
-    output_slot,
     require_span_data,
-    write_json_atomically,
+    write_json_report,
 )
 from metrics.pipeline.span_evaluation import evaluate_span_paths
-
-# How many problems the error message lists; the rest are counted.
 
 HEADLINE_ROWS: tuple[tuple[str, str], ...] = (
     ("characters, all", "chars.all"),
@@ -128,9 +123,12 @@ class Command(OfflineCommand):
         output = Path(options["output"])
         for option in ("gold", "predictions"):
             require_span_data(options[option], option=f"--{option}")
-        with output_slot(output, overwrite=options["overwrite"]):
-            results = self._evaluate(options)
-            write_json_atomically(output, results)
+        results = write_json_report(
+            output,
+            lambda: self._evaluate(options),
+            overwrite=options["overwrite"],
+            nothing_written="no results written",
+        )
         self.stdout.write(format_summary(results))
         for warning in results["warnings"]:
             self.stderr.write(f"warning: {_warning_text(warning)}")
@@ -151,8 +149,6 @@ class Command(OfflineCommand):
                 intervals=intervals,
                 processes=options["processes"],
             )
-        except InputValidationError as error:
-            raise invalid_input_error(error, nothing_written="no results written") from None
         finally:
             if progress is not None:
                 progress.finish()

@@ -14,8 +14,8 @@ from django.core.management.base import CommandError
 
 from metrics.engine.attributes.metrics import metric_column_order
 from metrics.engine.attributes.types import AttributeType
-from metrics.engine.gate import Check, evaluate_gate, render_gate_table
-from metrics.management.offline_files import OfflineCommand
+from metrics.engine.gate import Check, evaluate_gate, has_path, render_gate_table
+from metrics.management.offline_files import OfflineCommand, bad_input
 from metrics.pipeline.gate_documents import (
     GateInputError,
     baseline_ids,
@@ -26,7 +26,6 @@ from metrics.pipeline.gate_documents import (
 )
 
 FAILED = 1
-BAD_INPUT = 2
 
 DESCRIPTION = """\
 Run a quality gate: every check of the threshold file against a run's metrics document (results.json of
@@ -108,7 +107,7 @@ class Command(OfflineCommand):
             if unknown:
                 raise GateInputError(f"{options['thresholds']}: " + "; ".join(unknown))
         except GateInputError as error:
-            raise CommandError(str(error), returncode=BAD_INPUT) from None
+            raise bad_input(str(error)) from None
 
         gate = evaluate_gate(checks, document, baselines)
         self.stdout.write(render_gate_table(gate))
@@ -134,23 +133,10 @@ def unknown_metrics(checks: list[Check], document: Mapping[str, Any]) -> list[st
     for entry in document.get("attributes") or []:
         if isinstance(entry, Mapping):
             attribute_metrics.update(entry.get("metrics") or {})
-    problems = []
-    for check in checks:
-        if check.attribute is None:
-            known = _has_path(document, check.metric)
-        else:
-            known = check.metric in attribute_metrics
-        if not known:
-            problems.append(
-                f"checks[{check.index}].metric: unknown metric {check.metric!r} for this document"
-            )
-    return problems
-
-
-def _has_path(document: Mapping[str, Any], dotted: str) -> bool:
-    node: Any = document
-    for key in dotted.split("."):
-        if not isinstance(node, Mapping) or key not in node:
-            return False
-        node = node[key]
-    return True
+    return [
+        f"checks[{check.index}].metric: unknown metric {check.metric!r} for this document"
+        for check in checks
+        if not (
+            has_path(document, check.metric) if check.attribute is None else check.metric in attribute_metrics
+        )
+    ]

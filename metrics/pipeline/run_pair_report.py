@@ -1,12 +1,7 @@
 """Paired comparison of two runs scored against the same gold: is run b better than run a, or luck?
 
-Two entry points per task:
-- from the engines' outputs, for the server (which already holds them):
-  `paired_report_spans(scores_a, scores_b, ...)` takes each run's span `DocumentScore`s;
-  `paired_report_attributes(rows_a, rows_b, ...)` takes each run's attribute `ComparisonRow`s;
-- from files, for `manage.py compare_runs`: `compare_span_files` and `compare_attribute_files` load
-  and score each prediction set with the same glue as the evaluation commands
-  (`metrics.pipeline.span_evaluation`, `metrics.pipeline.extraction_evaluation`), then call the functions above.
+From the engines' outputs (`paired_report_*`, the server's), or from files (`compare_*_files`, for
+`manage.py compare_runs`: scored as the evaluation commands score them, then the same report).
 
 The statistics are `metrics.engine.uncertainty.compare_runs`: only documents both runs predicted are
 compared (the others are listed in `only_in_a` / `only_in_b` and left out); every metric gets a, b,
@@ -25,9 +20,9 @@ annotator: its scores are the human ceiling), `level`, `method`, `resamples`, `s
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, TypeVar
 
 from annotations.importers.errors import ImportProblem, InputValidationError
 from annotations.importers.sources import SourceInput
@@ -46,6 +41,7 @@ from metrics.pipeline.intervals import DEFAULT_INTERVALS, IntervalSettings, span
 from metrics.pipeline.span_evaluation import score_span_paths
 
 SOURCES = ("llm", "human")
+Result = TypeVar("Result")
 HUMAN_CEILING_NOTE = (
     "a human annotator scored against the same gold: its numbers are the human ceiling "
     "(inter-annotator agreement), the level a pipeline can hope to reach"
@@ -99,14 +95,7 @@ def paired_report_spans(
     counts_a = span_count_table(_predicted_scores(scores_a, predicted_a))
     counts_b = span_count_table(_predicted_scores(scores_b, predicted_b))
     definitions = span_metric_definitions(set(counts_a.columns) | set(counts_b.columns))
-    comparison = compare_runs(
-        counts_a,
-        counts_b,
-        definitions,
-        level=settings.level,
-        resamples=settings.resamples,
-        seed=settings.seed,
-    )
+    comparison = compare_runs(counts_a, counts_b, definitions, **asdict(settings))
     body = comparison.as_dict()
     return {
         **_header("spans", a, b, comparison),
@@ -151,9 +140,7 @@ def paired_report_attributes(
         _attribute_counts(rows_a, predicted_a),
         _attribute_counts(rows_b, predicted_b),
         attribute_metric_definitions(types),
-        level=settings.level,
-        resamples=settings.resamples,
-        seed=settings.seed,
+        **asdict(settings),
     )
     results = by_attribute(comparison.metrics)
     entries = []
@@ -192,19 +179,15 @@ def compare_span_files(
     b: RunSide | None = None,
     processes: int = 1,
 ) -> dict[str, Any]:
-    """Score both prediction files against gold (in `processes` local processes) and compare them. InputValidationError lists every
-    problem of both runs (file, line, field)."""
-    scored, problems = [], []
-    for predictions in (predictions_a, predictions_b):
-        try:
-            scored.append(
-                score_span_paths(gold, predictions, label_map_path=label_map_path, processes=processes)
-            )
-        except InputValidationError as error:
-            problems.extend(error.problems)
-    if problems:
-        raise InputValidationError(_unique(problems))
-    first, second = scored
+    """Score both prediction files against gold (in `processes` local processes) and compare them.
+    InputValidationError lists every problem of both runs (file, line, field)."""
+    first, second = _score_both(
+        lambda predictions: score_span_paths(
+            gold, predictions, label_map_path=label_map_path, processes=processes
+        ),
+        predictions_a,
+        predictions_b,
+    )
     report = paired_report_spans(
         first.scores,
         second.scores,
@@ -232,32 +215,22 @@ def compare_attribute_files(
     processes: int = 1,
 ) -> dict[str, Any]:
     """Score both prediction files against gold for the prompt file's attributes (in `processes`
-    local processes) and compare them.
-    InputValidationError lists every problem of both runs (file, line, field)."""
-    runs, problems = [], []
-    for name, predictions in (("a", predictions_a), ("b", predictions_b)):
-        try:
-            inputs = read_extraction_inputs(gold=gold, prompts=prompts, predictions=predictions)
-        except InputValidationError as error:
-            problems.extend(error.problems)
-            continue
-        run = evaluate_extraction_inputs(
-            inputs, run_id=name, settings=evaluation_settings, processes=processes
-        )
-        predicted = {
-            document_id
-            for document_id, document in inputs.predictions.documents.items()
-            if document.status != "failed"
-        }
-        runs.append((run, predicted))
-    if problems:
-        raise InputValidationError(_unique(problems))
-    (run_a, predicted_a), (run_b, predicted_b) = runs
+    local processes) and compare them. InputValidationError lists every problem of both runs (file,
+    line, field)."""
+    inputs_a, inputs_b = _score_both(
+        lambda predictions: read_extraction_inputs(gold=gold, prompts=prompts, predictions=predictions),
+        predictions_a,
+        predictions_b,
+    )
+    run_a, run_b = (
+        evaluate_extraction_inputs(inputs, run_id=name, settings=evaluation_settings, processes=processes)
+        for name, inputs in (("a", inputs_a), ("b", inputs_b))
+    )
     report = paired_report_attributes(
         run_a.evaluation.rows,
         run_b.evaluation.rows,
-        predicted_a=predicted_a,
-        predicted_b=predicted_b,
+        predicted_a=_not_failed(inputs_a),
+        predicted_b=_not_failed(inputs_b),
         settings=settings,
         a=a or RunSide(str(predictions_a)),
         b=b or RunSide(str(predictions_b)),
@@ -273,16 +246,33 @@ def compare_attribute_files(
     return report
 
 
+def _score_both(score: Callable[[SourceInput], Result], *predictions: SourceInput) -> list[Result]:
+    """`score` of each run's predictions; InputValidationError with the problems of both."""
+    results, problems = [], []
+    for run_predictions in predictions:
+        try:
+            results.append(score(run_predictions))
+        except InputValidationError as error:
+            problems.extend(error.problems)
+    if problems:
+        raise InputValidationError(_unique(problems))
+    return results
+
+
+def _not_failed(inputs) -> set[str]:
+    return {
+        document_id
+        for document_id, document in inputs.predictions.documents.items()
+        if document.status != "failed"
+    }
+
+
 def _unique(problems: Iterable[ImportProblem]) -> list[ImportProblem]:
     """Problems of the shared gold are found once per run; report each once."""
-    seen: set[str] = set()
-    unique = []
+    unique: dict[str, ImportProblem] = {}
     for problem in problems:
-        key = repr(problem.as_dict())
-        if key not in seen:
-            seen.add(key)
-            unique.append(problem)
-    return unique
+        unique.setdefault(repr(problem.as_dict()), problem)
+    return list(unique.values())
 
 
 # The table ----------------------------------------------------------------------------------------

@@ -32,17 +32,20 @@ from annotations.models import (
 from experiments.splits import split_exclude_hidden
 
 CHUNK = 1000
+VALUE_FIELDS = ("output_data", "additional_text", "citation_page", "citation_highlight_text")
 
 
 def gold_diff_documents(
     *, version_a: GoldVersion, version_b: GoldVersion
 ) -> tuple[QuerySet[Document], dict[int, str]]:
     """The documents that differ (a queryset ordered by id, for paging) and each one's status."""
-    hashes_a = dict(
-        GoldVersionDocument.objects.filter(gold_version=version_a).values_list("document_id", "content_hash")
-    )
-    hashes_b = dict(
-        GoldVersionDocument.objects.filter(gold_version=version_b).values_list("document_id", "content_hash")
+    hashes_a, hashes_b = (
+        dict(
+            GoldVersionDocument.objects.filter(gold_version=version).values_list(
+                "document_id", "content_hash"
+            )
+        )
+        for version in (version_a, version_b)
     )
     status = {}
     for document_id in hashes_a.keys() | hashes_b.keys():
@@ -69,27 +72,10 @@ def _span_rows(version: GoldVersion, document_ids: list[int]) -> dict[int, list[
 
 def _value_rows(version: GoldVersion, document_ids: list[int]) -> dict[int, dict[str, Any]]:
     rows: dict[int, dict[str, Any]] = defaultdict(dict)
-    for (
-        document_id,
-        attribute_id,
-        output_data,
-        additional_text,
-        page,
-        highlight,
-    ) in GoldAttributeValue.objects.filter(gold_version=version, document_id__in=document_ids).values_list(
-        "document_id",
-        "attribute__attribute_id",
-        "output_data",
-        "additional_text",
-        "citation_page",
-        "citation_highlight_text",
-    ):
-        rows[document_id][attribute_id] = {
-            "output_data": output_data,
-            "additional_text": additional_text,
-            "citation_page": page,
-            "citation_highlight_text": highlight,
-        }
+    for document_id, attribute_id, *fields in GoldAttributeValue.objects.filter(
+        gold_version=version, document_id__in=document_ids
+    ).values_list("document_id", "attribute__attribute_id", *VALUE_FIELDS):
+        rows[document_id][attribute_id] = dict(zip(VALUE_FIELDS, fields, strict=True))
     return rows
 
 
@@ -139,19 +125,15 @@ def gold_diff_entries(
 ) -> Iterator[dict[str, Any]]:
     """One entry per document: its id, status and the changes within it."""
     documents = list(documents)
+    spans = version_a.kind == GoldKind.SPANS
+    rows, changes = (_span_rows, span_changes) if spans else (_value_rows, value_changes)
     for start in range(0, len(documents), CHUNK):
         chunk = documents[start : start + CHUNK]
         ids = [document.pk for document in chunk]
-        if version_a.kind == GoldKind.SPANS:
-            before, after = _span_rows(version_a, ids), _span_rows(version_b, ids)
-            for document in chunk:
-                changes = span_changes(before.get(document.pk, []), after.get(document.pk, []))
-                yield {"document_id": document.external_id, "status": status[document.pk], **changes}
-        else:
-            before_values, after_values = _value_rows(version_a, ids), _value_rows(version_b, ids)
-            for document in chunk:
-                changes = value_changes(before_values.get(document.pk, {}), after_values.get(document.pk, {}))
-                yield {"document_id": document.external_id, "status": status[document.pk], **changes}
+        before, after = rows(version_a, ids), rows(version_b, ids)
+        for document in chunk:
+            changes_of_document = changes(before[document.pk], after[document.pk])
+            yield {"document_id": document.external_id, "status": status[document.pk], **changes_of_document}
 
 
 def gold_diff_summary(

@@ -1,23 +1,19 @@
-"""Comparing two scored runs of one project on one gold version: metric deltas and changed rows.
+"""Comparing two scored runs of one project on one gold version: metric deltas, changed rows and
+`paired`, the paired tests of the offline `manage.py compare_runs` (`metrics.pipeline.run_pair_report`).
 
-Built as a list of metric entries (`scope`, `scope_key`, `name`, `a`, `b`, `delta`) so that
-uncertainty (a confidence interval of the delta, a paired test's p-value) can be added to each entry
-without changing the shape of the answer.
-
-`paired` holds the paired tests of the offline `manage.py compare_runs` (`metrics.pipeline.run_pair_report`):
-the engines' inputs are rebuilt from the stored gold and predictions with the scoring services' own
-converters (`metrics.services.engine_inputs`) and engine calls, on the scoring's gold version, its
-scored documents and its recorded settings, through the one scoring pipeline (`metrics.pipeline`:
-chunks of documents, an executor, the merge). Attribute rows are recomputed rather than read back
-from the stored `ComparisonRow.columns`: the stored columns are the export's presentation (JSON, no
-`gold_is_valid`, coerced values through JSON), while the statistics need the typed rows; recomputing is the very call that scored the run, so the numbers are those of scoring and
-of the offline command on the same data.
+For `paired` the engines' inputs are rebuilt from the stored gold and predictions with the scoring
+services' own converters (`metrics.services.engine_inputs`), on the scoring's gold version, scored
+documents and recorded settings, through the one scoring pipeline. Attribute rows are recomputed
+rather than read back from `ComparisonRow.columns`: those are the export's presentation (JSON, no
+`gold_is_valid`, coerced values through JSON), while the statistics need the typed rows; recomputing
+is the very call that scored the run, so the numbers are those of scoring and of the offline command.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import replace
+from functools import partial
 from typing import Any, TypeVar
 
 from annotations.importers.span_types import SpanDocument
@@ -185,14 +181,11 @@ def _changed_rows(kind: str, scoring_a: Scoring, scoring_b: Scoring, *, limit: i
 # Paired tests -------------------------------------------------------------------------------------
 
 
-def _side(run: ExperimentRun) -> RunSide:
-    return RunSide(f"run {run.pk} ({run.name})", run.source)
-
-
-def _scored_document_ids(scoring: Scoring) -> set[str]:
-    """The scoring's documents (a split stage scores a subset of the gold); read alone, as the
-    selectors defer the list."""
-    return set(Scoring.objects.filter(pk=scoring.pk).values_list("document_ids", flat=True).get())
+def _scored_documents(scoring: Scoring, gold: list[Document_]) -> tuple[list[Document_], set[str]]:
+    """The gold documents the scoring scored (a split stage scores a subset of the gold), and their
+    ids; read alone, as the selectors defer the list."""
+    wanted = set(Scoring.objects.filter(pk=scoring.pk).values_list("document_ids", flat=True).get())
+    return [document for document in gold if document.document_id in wanted], wanted
 
 
 def scorings_paired_report(
@@ -208,29 +201,21 @@ def scorings_paired_report(
     a fixed number of queries per chunk (`DEFAULT_CHUNK_DOCUMENTS`), none per document."""
     if run_a.kind == RunKind.SPANS:
         gold = gold_span_documents(gold_version=scoring_a.gold_version)
-        scores_a, predicted_a = _span_scores(run_a, scoring_a, gold)
-        scores_b, predicted_b = _span_scores(run_b, scoring_b, gold)
-        return paired_report_spans(
-            scores_a,
-            scores_b,
-            predicted_a=predicted_a,
-            predicted_b=predicted_b,
-            settings=settings,
-            a=_side(run_a),
-            b=_side(run_b),
-        )
-    gold = gold_attribute_documents(gold_version=scoring_a.gold_version)
-    specs = attribute_specs(project=run_a.project)
-    rows_a, predicted_a = _attribute_rows(run_a, scoring_a, gold, specs)
-    rows_b, predicted_b = _attribute_rows(run_b, scoring_b, gold, specs)
-    return paired_report_attributes(
-        rows_a,
-        rows_b,
+        score, report = partial(_span_scores, gold=gold), paired_report_spans
+    else:
+        gold = gold_attribute_documents(gold_version=scoring_a.gold_version)
+        specs = attribute_specs(project=run_a.project)
+        score, report = partial(_attribute_rows, gold=gold, specs=specs), paired_report_attributes
+    scores_a, predicted_a = score(run_a, scoring_a)
+    scores_b, predicted_b = score(run_b, scoring_b)
+    return report(
+        scores_a,
+        scores_b,
         predicted_a=predicted_a,
         predicted_b=predicted_b,
         settings=settings,
-        a=_side(run_a),
-        b=_side(run_b),
+        a=RunSide(f"run {run_a.pk} ({run_a.name})", run_a.source),
+        b=RunSide(f"run {run_b.pk} ({run_b.name})", run_b.source),
     )
 
 
@@ -240,8 +225,7 @@ def _span_scores(
     """As `score_span_run` scores: the scoring's documents, paired with what the run posted, with the
     scoring's `restrict_to_gt_types`, through the span pipeline (chunks, executor, merge). Predicted:
     the scored documents the run posted."""
-    wanted = _scored_document_ids(scoring)
-    documents = [document for document in gold if document.document_id in wanted]
+    documents, wanted = _scored_documents(scoring, gold)
     allowed = (
         frozenset(span.entity_type for document in documents for span in document.spans)
         if (scoring.settings or {}).get("restrict_to_gt_types", False)
@@ -250,10 +234,8 @@ def _span_scores(
     posted = run_document_index(run)
 
     def paired() -> Iterator[tuple[int, DocumentSpans]]:
-        for start, chunk in _chunks(documents):
-            predicted = predicted_span_documents(
-                [posted[d.document_id] for d in chunk if d.document_id in posted]
-            )
+        for start, chunk, run_documents in _chunks(documents, posted):
+            predicted = predicted_span_documents(run_documents)
             yield from enumerate(pair_span_documents(chunk, predicted), start)
 
     scores = score_span_documents(paired(), executor=InProcess(), allowed_predicted_types=allowed)
@@ -267,18 +249,15 @@ def _attribute_rows(
     executor, merge) with the run's prompts and the settings the scoring recorded. Predicted: the
     scored documents the run posted and did not mark failed (as the offline command counts a
     prediction file's documents)."""
-    wanted = _scored_document_ids(scoring)
-    documents = [document for document in gold if document.document_id in wanted]
+    documents, _ = _scored_documents(scoring, gold)
     posted = run_document_index(run)
     attributes = run_attribute_specs(specs, run.prompts)
     settings = _evaluation_settings(run, scoring)
     predicted: set[str] = set()
 
     def chunks() -> Iterator[AttributeChunk]:
-        for _, chunk in _chunks(documents):
-            predictions = prediction_documents(
-                [posted[d.document_id] for d in chunk if d.document_id in posted]
-            )
+        for _, chunk, run_documents in _chunks(documents, posted):
+            predictions = prediction_documents(run_documents)
             predicted.update(
                 document_id
                 for document_id, document in predictions.items()
@@ -290,12 +269,15 @@ def _attribute_rows(
     return merged.rows, predicted
 
 
-def _chunks(documents: list[Document_]) -> Iterator[tuple[int, list[Document_]]]:
-    """The chunks of the pipeline, with the position of each one's first document: predictions are
-    read per chunk, as scoring reads them, in a few queries per chunk and no SQL statement with more
-    document keys than a chunk (SQLite limits its variables)."""
+def _chunks(
+    documents: list[Document_], posted: dict[str, Any]
+) -> Iterator[tuple[int, list[Document_], list]]:
+    """The chunks of the pipeline: the position of each one's first document, its documents, and the
+    run's rows of them. Predictions are read per chunk, as scoring reads them, in a few queries per
+    chunk and no SQL statement with more document keys than a chunk (SQLite limits its variables)."""
     for start in range(0, len(documents), DEFAULT_CHUNK_DOCUMENTS):
-        yield start, documents[start : start + DEFAULT_CHUNK_DOCUMENTS]
+        chunk = documents[start : start + DEFAULT_CHUNK_DOCUMENTS]
+        yield start, chunk, [posted[d.document_id] for d in chunk if d.document_id in posted]
 
 
 def _evaluation_settings(run: ExperimentRun, scoring: Scoring) -> EvaluationSettings:

@@ -32,7 +32,7 @@ from metrics.engine.agreement import (
     span_agreement,
 )
 from metrics.engine.attributes.coercion import CoercionError, coerce_value
-from metrics.engine.attributes.types import AttributeSpec
+from metrics.engine.attributes.types import AttributeSpec, GoldDocument
 from metrics.pipeline.intervals import IntervalSettings
 
 FORMAT_VERSION = 1
@@ -93,18 +93,6 @@ def annotated_documents(documents: Iterable[SpanDocument]) -> list[AnnotatedDocu
     ]
 
 
-def span_agreement_report(
-    documents: Sequence[AnnotatedDocument], *, intervals: IntervalSettings, warnings: list[dict] | None = None
-) -> dict[str, Any]:
-    return {
-        "format_version": FORMAT_VERSION,
-        "kind": "spans",
-        "spans": span_agreement(documents, settings=bootstrap_settings(intervals)),
-        "config": {"intervals": intervals.as_config()},
-        "warnings": warnings or [],
-    }
-
-
 def evaluate_span_agreement_path(
     source: str | os.PathLike[str],
     *,
@@ -112,12 +100,22 @@ def evaluate_span_agreement_path(
     intervals: IntervalSettings | None = None,
 ) -> dict[str, Any]:
     """agreement.json for a span input (the inputs of `evaluate_spans --input`)."""
+    intervals = intervals or IntervalSettings()
     corpus = load_span_corpus(source, label_map=load_label_map(label_map_path))
-    return span_agreement_report(
-        annotated_documents(corpus.documents),
-        intervals=intervals or IntervalSettings(),
-        warnings=[problem.as_dict() for problem in corpus.warnings],
-    )
+    return {
+        "format_version": FORMAT_VERSION,
+        "kind": "spans",
+        "spans": span_agreement(
+            annotated_documents(corpus.documents), settings=bootstrap_settings(intervals)
+        ),
+        "config": {"intervals": intervals.as_config()},
+        "warnings": [problem.as_dict() for problem in corpus.warnings],
+    }
+
+
+def gold_values(document: GoldDocument) -> dict[str, Any]:
+    """`{attribute_id: raw value}` of a gold document, as `attribute_ratings` takes it."""
+    return {attribute_id: annotation.output_data for attribute_id, annotation in document.annotations.items()}
 
 
 def attribute_ratings(
@@ -167,14 +165,7 @@ def evaluate_attribute_agreement_paths(
     prompts = read_prompts_csv(prompts_path)
     gold = read_gold_jsonl(gold_path, by_annotator=True)
     rows = (
-        (
-            document.document_id,
-            annotator,
-            {
-                attribute_id: annotation.output_data
-                for attribute_id, annotation in document.annotations.items()
-            },
-        )
+        (document.document_id, annotator, gold_values(document))
         for document, annotator in zip(gold.documents, gold.annotators or [], strict=True)
     )
     ratings, warnings = attribute_ratings(rows, prompts.attributes, number_format=number_format)

@@ -35,7 +35,7 @@ from annotations.services.jobs import (
 from experiments.models import ExperimentRun, RunSource
 from experiments.splits import split_hidden_document_ids
 from metrics.engine.agreement import AnnotatedDocument, attribute_agreement, span_agreement
-from metrics.pipeline.agreement_evaluation import attribute_ratings, bootstrap_settings
+from metrics.pipeline.agreement_evaluation import attribute_ratings, bootstrap_settings, gold_values
 from metrics.pipeline.intervals import DEFAULT_INTERVALS, IntervalSettings
 from metrics.services.engine_inputs import predicted_span_documents, prediction_documents
 
@@ -157,20 +157,19 @@ def project_agreement(*, project: Project, intervals: IntervalSettings = DEFAULT
     return result
 
 
-def _gold_annotator(gold_version, humans: list[ExperimentRun]) -> str:
+def _annotator_names(gold_version, humans: list[ExperimentRun]) -> tuple[str, dict[int, str]]:
+    """The gold's annotator and each human run's (by pk), told apart where their names clash."""
     name = gold_version.annotator or "gold"
-    return f"{name} (gold)" if any(run.name == name for run in humans) else name
-
-
-def _human_names(humans: list[ExperimentRun], gold_name: str) -> dict[int, str]:
-    return {run.pk: (run.name if run.name != gold_name else f"{run.name} (run {run.pk})") for run in humans}
+    gold_name = f"{name} (gold)" if any(run.name == name for run in humans) else name
+    return gold_name, {
+        run.pk: (run.name if run.name != gold_name else f"{run.name} (run {run.pk})") for run in humans
+    }
 
 
 def _span_documents(
     gold_version, humans: list[ExperimentRun], hidden: set[str]
 ) -> Iterator[AnnotatedDocument]:
-    gold_name = _gold_annotator(gold_version, humans)
-    names = _human_names(humans, gold_name)
+    gold_name, names = _annotator_names(gold_version, humans)
     gold = {document.document_id: document for document in gold_span_documents(gold_version=gold_version)}
     annotations: dict[str, dict[str, list]] = {
         document_id: {gold_name: [(s.start, s.end, s.entity_type) for s in document.spans]}
@@ -191,21 +190,13 @@ def _span_documents(
 def _attribute_rows(
     gold_version, humans: list[ExperimentRun], hidden: set[str]
 ) -> Iterator[tuple[str, str, dict]]:
-    gold_name = _gold_annotator(gold_version, humans)
-    names = _human_names(humans, gold_name)
+    gold_name, names = _annotator_names(gold_version, humans)
     gold_ids = set()
     for document in gold_attribute_documents(gold_version=gold_version):
         if document.document_id in hidden or not document.annotations:
             continue
         gold_ids.add(document.document_id)
-        yield (
-            document.document_id,
-            gold_name,
-            {
-                attribute_id: annotation.output_data
-                for attribute_id, annotation in document.annotations.items()
-            },
-        )
+        yield document.document_id, gold_name, gold_values(document)
     for run in humans:
         run_documents = list(run.run_documents.values_list("pk", flat=True))
         for document_id, prediction in prediction_documents(run_documents).items():

@@ -30,33 +30,19 @@ class GoldDiffQuery(serializers.Serializer):
     )
 
 
+def _changes(help_text: str) -> serializers.ListField:
+    return serializers.ListField(child=serializers.DictField(), required=False, help_text=help_text)
+
+
 class GoldDiffDocumentOutput(serializers.Serializer):
     document_id = serializers.CharField(help_text="The document's external id.")
     status = serializers.CharField(help_text="added (only in b), removed (only in a) or changed.")
-    spans_added = serializers.ListField(
-        child=serializers.DictField(),
-        required=False,
-        help_text="Spans of b not in a: start, end, entity_type.",
-    )
-    spans_removed = serializers.ListField(
-        child=serializers.DictField(),
-        required=False,
-        help_text="Spans of a not in b: start, end, entity_type.",
-    )
-    spans_changed = serializers.ListField(
-        child=serializers.DictField(),
-        required=False,
-        help_text="Spans with the same bounds and another type: start, end, from, to.",
-    )
-    values_added = serializers.ListField(
-        child=serializers.DictField(), required=False, help_text="Attribute values of b with none in a."
-    )
-    values_removed = serializers.ListField(
-        child=serializers.DictField(), required=False, help_text="Attribute values of a with none in b."
-    )
-    values_changed = serializers.ListField(
-        child=serializers.DictField(), required=False, help_text="Attribute values that differ: from, to."
-    )
+    spans_added = _changes("Spans of b not in a: start, end, entity_type.")
+    spans_removed = _changes("Spans of a not in b: start, end, entity_type.")
+    spans_changed = _changes("Spans with the same bounds and another type: start, end, from, to.")
+    values_added = _changes("Attribute values of b with none in a.")
+    values_removed = _changes("Attribute values of a with none in b.")
+    values_changed = _changes("Attribute values that differ: from, to.")
 
 
 class GoldDiffOutput(serializers.Serializer):

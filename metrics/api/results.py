@@ -34,13 +34,15 @@ from metrics.selectors import (
 )
 
 
-class ScoringQuery(serializers.Serializer):
-    scoring = serializers.IntegerField(
-        min_value=1,
-        max_value=BIGINTEGER_MAX,
-        required=False,
-        help_text="A scoring number; the latest if omitted.",
+def number_field(help_text: str, *, required: bool = False) -> serializers.IntegerField:
+    """A run id or scoring number of a query: from 1 to the largest the database holds."""
+    return serializers.IntegerField(
+        min_value=1, max_value=BIGINTEGER_MAX, required=required, help_text=help_text
     )
+
+
+class ScoringQuery(serializers.Serializer):
+    scoring = number_field("A scoring number; the latest if omitted.")
 
 
 class MetricsQuery(ScoringQuery):
@@ -79,8 +81,6 @@ class RunMetricsApi(ApiView):
         query = MetricsQuery(data=request.query_params)
         query.is_valid(raise_exception=True)
         scoring = scoring_for_request(request, run, with_report=True)
-        # The report as stored, with what the reader needs beside its numbers: whether a newer gold
-        # exists, and the human ceiling (`?human_ceiling=false` leaves it out).
         body = dict(scoring.report)
         body["gold_status"] = gold_status_for_scoring(scoring=scoring)
         if query.validated_data["human_ceiling"]:
@@ -189,9 +189,7 @@ MATCH_STATUSES = {
 
 class RunComparisonApi(ApiView):
     class FilterSerializer(serializers.Serializer):
-        scoring = serializers.IntegerField(
-            min_value=1, max_value=BIGINTEGER_MAX, required=False, help_text="A scoring number; the latest."
-        )
+        scoring = number_field("A scoring number; the latest.")
         attribute = serializers.CharField(
             required=False, max_length=300, help_text="Attribute runs: only this attribute, by id or label."
         )

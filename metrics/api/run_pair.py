@@ -18,6 +18,7 @@ from evalproject.validation import BIGINTEGER_MAX
 from experiments.models import ExperimentRun
 from experiments.selectors import run_get_for_user
 from metrics.api.human_ceiling import GoldStatusOutput, HumanCeilingOutput
+from metrics.api.results import number_field
 from metrics.engine.uncertainty import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
 from metrics.pipeline.intervals import IntervalSettings
 from metrics.selectors import gold_status_for_scoring, human_ceiling_for_run, scoring_get
@@ -71,16 +72,10 @@ class RunComparisonOutput(serializers.Serializer):
 
 class RunCompareApi(ApiView):
     class CompareQuerySerializer(serializers.Serializer):
-        a = serializers.IntegerField(min_value=1, max_value=BIGINTEGER_MAX, help_text="The baseline run.")
-        b = serializers.IntegerField(
-            min_value=1, max_value=BIGINTEGER_MAX, help_text="The run compared to it."
-        )
-        scoring_a = serializers.IntegerField(
-            min_value=1, max_value=BIGINTEGER_MAX, required=False, help_text="A's scoring number; latest."
-        )
-        scoring_b = serializers.IntegerField(
-            min_value=1, max_value=BIGINTEGER_MAX, required=False, help_text="B's scoring number; latest."
-        )
+        a = number_field("The baseline run.", required=True)
+        b = number_field("The run compared to it.", required=True)
+        scoring_a = number_field("A's scoring number; latest.")
+        scoring_b = number_field("B's scoring number; latest.")
         changed_limit = serializers.IntegerField(
             min_value=0, max_value=100_000, default=CHANGED_ROWS_SHOWN, help_text="Changed rows shown."
         )

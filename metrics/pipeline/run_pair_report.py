@@ -165,9 +165,6 @@ def _attribute_counts(rows: list[ComparisonRow], predicted: Collection[str] | No
     return attribute_document_counts((row for row in rows if row.document_id in wanted), wanted)
 
 
-# From files ---------------------------------------------------------------------------------------
-
-
 def compare_span_files(
     gold: SourceInput,
     predictions_a: SourceInput,
@@ -273,9 +270,6 @@ def _unique(problems: Iterable[ImportProblem]) -> list[ImportProblem]:
     for problem in problems:
         unique.setdefault(repr(problem.as_dict()), problem)
     return list(unique.values())
-
-
-# The table ----------------------------------------------------------------------------------------
 
 
 def format_run_pair_table(report: Mapping[str, Any]) -> str:

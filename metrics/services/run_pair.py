@@ -178,9 +178,6 @@ def _changed_rows(kind: str, scoring_a: Scoring, scoring_b: Scoring, *, limit: i
     return changed, len(changed_keys)
 
 
-# Paired tests -------------------------------------------------------------------------------------
-
-
 def _scored_documents(scoring: Scoring, gold: list[Document_]) -> tuple[list[Document_], set[str]]:
     """The gold documents the scoring scored (a split stage scores a subset of the gold), and their
     ids; read alone, as the selectors defer the list."""

@@ -50,10 +50,9 @@ from metrics.engine.uncertainty import (
 )
 
 OUTSIDE = "O"
-# The `krippendorff` package holds a units x values x values array: about 1 KB a character for
-# three annotators (1.5 million characters took 1.4 GB and 12 s). Above this many characters alpha
-# is computed from the coincidence sums of `agreement.measures` instead, the formula the package
-# implements (tests hold the two equal), in O(characters) memory.
+# The `krippendorff` package holds a units x values x values array (about 1 KB a character for three
+# annotators). Above this many characters alpha comes from the coincidence sums of
+# `agreement.measures` instead, the formula the package implements, in O(characters) memory.
 LIBRARY_ALPHA_MAX_UNITS = 200_000
 SpanTuple = tuple[int, int, str]
 F1_MATCHING = {

@@ -9,6 +9,7 @@ that is already scored is reused.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -105,22 +106,15 @@ def demo_token(*, user: AbstractBaseUser, key: str | None = None) -> str:
 
 
 def _read_jsonl(path: Path) -> list[dict]:
-    import json
-
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
-def _prompts(path: Path) -> list[dict]:
-    import csv
-
-    with path.open(encoding="utf-8", newline="") as handle:
-        return [dict(row) for row in csv.DictReader(handle)]
 
 
 def demo_runs(*, token: str, base_url: str, log: Callable[[str], None]) -> list[DemoRun]:
     """Post, score and read two runs per demo project through the client (in-process), and a second
     annotator of the de-identification letters as a human run (the human ceiling)."""
     transport = httpx.WSGITransport(app=get_wsgi_application())
+    config = (DEMO_DATA / "extraction" / "config.yaml").read_text(encoding="utf-8")
+    prompts = DEMO_DATA / "extraction" / "prompts.csv"  # the client reads it
     specs: list[tuple[str, dict[str, Any], list[dict]]] = [
         (
             DEID_SLUG,
@@ -137,16 +131,13 @@ def demo_runs(*, token: str, base_url: str, log: Callable[[str], None]) -> list[
         (
             TRIALS_SLUG,
             {"name": "demo: small LLM extraction", "kind": "attributes", "model": "demo-llm-small", "provider": "demo",
-             "config": (DEMO_DATA / "extraction" / "config.yaml").read_text(encoding="utf-8"),
-             "prompts": _prompts(DEMO_DATA / "extraction" / "prompts.csv")},
+             "config": config, "prompts": prompts},
             _read_jsonl(DEMO_DATA / "extraction" / "predictions.jsonl"),
         ),
         (
             TRIALS_SLUG,
             {"name": "demo: large LLM extraction", "kind": "attributes", "model": "demo-llm-large", "provider": "demo",
-             "config": (DEMO_DATA / "extraction" / "config.yaml").read_text(encoding="utf-8")
-                       .replace("demo-llm-small", "demo-llm-large"),
-             "prompts": _prompts(DEMO_DATA / "extraction" / "prompts.csv")},
+             "config": config.replace("demo-llm-small", "demo-llm-large"), "prompts": prompts},
             _read_jsonl(DEMO_DATA / "extraction" / "predictions_large.jsonl"),
         ),
         (

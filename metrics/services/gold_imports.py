@@ -21,6 +21,7 @@ import logging
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
+from annotations.importers.errors import ImportProblem
 from annotations.models import Document, GoldVersion, Project
 from annotations.services.gold_read import GoldImport, ImportedDocument
 from experiments.errors import RunRuleError
@@ -61,15 +62,8 @@ def human_runs_record(
                 _record(project, annotator, config, documents, gold.kind, user)
         except (RunRuleError, SplitRuleViolation) as refusal:
             logger.warning("human run of %s in %s not recorded: %s", annotator, project.slug, refusal)
-            warnings.append(
-                {
-                    "message": f"annotator {annotator!r}: no human run recorded ({refusal.detail})",
-                    "file": None,
-                    "line": None,
-                    "document_id": None,
-                    "field": "annotator",
-                }
-            )
+            message = f"annotator {annotator!r}: no human run recorded ({refusal.detail})"
+            warnings.append(ImportProblem(message, field="annotator").as_dict())
     return warnings
 
 

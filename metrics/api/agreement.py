@@ -1,7 +1,4 @@
-"""POST /projects/{slug}/agreement/ starts an agreement job (202); GET answers with the latest result.
-
-Members from viewer up read; annotators and up start a job. A non-member gets 404.
-"""
+"""POST /projects/{slug}/agreement/ starts an agreement job (202); GET answers with the latest result."""
 
 from __future__ import annotations
 

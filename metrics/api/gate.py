@@ -1,11 +1,5 @@
-"""POST /runs/{id}/gate/: the quality gate of `manage.py gate`, against the run's latest scoring.
-
-The body is the threshold file (`{"checks": [...]}`, see `metrics.engine.gate`); the answer is 200 with
-the gate's result, `{"passed", "checks": [...]}`, whether the gate passes or fails: the request
-succeeded, the verdict is in the body. Every member from viewer up may run it (it reads what
-GET /runs/{id}/metrics/ shows); a non-member gets 404. A malformed threshold document is 400 with every
-problem. A baseline check reads the baseline run's latest scoring; a baseline the user cannot read, or
-one not scored yet, fails its check with the reason.
+"""POST /runs/{id}/gate/: the quality gate of `manage.py gate` (`metrics.engine.gate`), against the
+run's latest scoring. A failing gate is still a 200: the request succeeded, the verdict is in the body.
 """
 
 from __future__ import annotations

@@ -1,7 +1,4 @@
-"""Reading a run's results: its metrics, scorings and comparison rows (JSON pages or a streamed CSV).
-
-Every member from viewer up reads; a non-member gets 404. `?scoring=N` reads an earlier scoring.
-"""
+"""Reading a run's results: its metrics, scorings and comparison rows (JSON pages or a streamed CSV)."""
 
 from __future__ import annotations
 

@@ -68,8 +68,8 @@ class Command(BaseCommand):
         base = f"http://127.0.0.1:{port}"
         shown = password or "(changed since the demo set it; not shown)"
         # The first lines a person needs: where to look, and how to log in.
-        self.stdout.write(f"Dashboard:  {base}/")
-        self.stdout.write(f"Demo admin: {DEMO_ADMIN}  password: {shown}")
+        login = f"Dashboard:  {base}/\nDemo admin: {DEMO_ADMIN}  password: {shown}"
+        self.stdout.write(login)
         self.stdout.flush()
 
         deid, trials = demo_projects(user=user)
@@ -80,15 +80,14 @@ class Command(BaseCommand):
 
         for result in results:
             run = result.run
+            url = f"{base}/api/v1/runs/{run['id']}"
             self.stdout.write(f"\n{result.project}: run {run['id']} ({run['name']}), {run['status']}")
             for line in headline(result):
                 self.stdout.write(line)
-            self.stdout.write(f"  metrics:    {base}/api/v1/runs/{run['id']}/metrics/")
-            self.stdout.write(f"  comparison: {base}/api/v1/runs/{run['id']}/comparison/?format=csv")
-            self.stdout.write(f"  artefacts:  {base}/api/v1/runs/{run['id']}/artefacts.zip")
-        self.stdout.write("")
-        self.stdout.write(f"Dashboard:  {base}/")
-        self.stdout.write(f"Demo admin: {DEMO_ADMIN}  password: {shown}")
+            self.stdout.write(f"  metrics:    {url}/metrics/")
+            self.stdout.write(f"  comparison: {url}/comparison/?format=csv")
+            self.stdout.write(f"  artefacts:  {url}/artefacts.zip")
+        self.stdout.write(f"\n{login}")
         self.stdout.write(f"API token:  {token}   (Authorization: Token <key>)")
         self.stdout.write(f"Admin:      {base}/admin/")
         self.stdout.write(f"Health:     {base}/health/")

@@ -26,9 +26,8 @@ from itertools import combinations
 from typing import Any
 
 import numpy as np
-from sklearn.metrics import cohen_kappa_score
 
-from metrics.engine.agreement.libraries import finite_or_none, library_alpha
+from metrics.engine.agreement.libraries import finite_or_none, library_alpha, library_kappa
 from metrics.engine.agreement.measures import (
     CohenKappa,
     IntervalAlpha,
@@ -141,11 +140,10 @@ def _one_attribute(attribute: AttributeRatings, settings: BootstrapSettings) -> 
 
 
 def _kappa_of(units: Mapping[str, Mapping[str, Any]], annotators: list[str]) -> float | None:
-    first = [_nominal_key(values[annotators[0]]) for values in units.values()]
-    second = [_nominal_key(values[annotators[1]]) for values in units.values()]
-    if len(set(first) | set(second)) < 2:
-        return None
-    return finite_or_none(cohen_kappa_score(first, second))
+    first, second = (
+        np.array([_nominal_key(values[annotator]) for values in units.values()]) for annotator in annotators
+    )
+    return library_kappa(first, second)
 
 
 def _alpha_of(units, annotators, encode, level: str) -> float | None:

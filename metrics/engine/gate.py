@@ -1,15 +1,6 @@
 """Quality gate: hold a run's metrics document against a threshold file, and say pass or fail.
 
-Threshold file (JSON):
-
-    {"checks": [
-        {"metric": "accuracy", "attribute": "5001", "min": 0.8, "on": "lower_bound"},
-        {"metric": "micro.chars.all.recall", "min": 0.95, "on": "estimate"},
-        {"metric": "mean_absolute_error", "attribute": "5003", "max": 2.5, "on": "upper_bound"},
-        {"metric": "micro.chars.all.f1", "baseline": "run-41", "margin": 0.02}
-    ]}
-
-A check has `metric` and exactly one of `min`, `max` or `baseline`:
+Threshold file (JSON, examples in `manage.py gate --help`): `{"checks": [...]}`. A check has `metric` and exactly one of `min`, `max` or `baseline`:
 - `attribute` (an extraction run): the metric is `attributes[i].metrics[metric]` of the metrics.json
   entry whose `attribute_id` equals it (compared as text, so 5001 and "5001" name the same attribute),
   and its interval is `attributes[i].intervals[metric]`.

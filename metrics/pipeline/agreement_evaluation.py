@@ -1,15 +1,6 @@
 """Agreement between annotators from files (the `evaluate_agreement` command) and from importer output
-(the server's agreement job): read, check, call `metrics.engine.agreement`, and shape agreement.json.
-
-agreement.json (docs/agreement.md):
-- `spans`: `pairs` (a list of `{"a", "b", "documents", "f1_exact", "f1_overlap", "f1_typed",
-  "cohen_kappa_chars"}`, each value with `<name>_ci` beside it), `overall`
-  (`{"krippendorff_alpha_chars", "krippendorff_alpha_chars_ci", "annotators", "documents"}`),
-  `single_annotator_documents` (listed, left out) and `labels`;
-- or `attributes`: a list of `{"attribute_id", "measure", "value", "value_ci", "percent_agreement",
-  "percent_agreement_ci", ...}`;
-- `config.intervals` and `warnings`.
-No Django: the command touches no database.
+(the server's agreement job): read, check, call `metrics.engine.agreement`, and shape agreement.json
+(docs/agreement.md). No Django: the command touches no database.
 """
 
 from __future__ import annotations

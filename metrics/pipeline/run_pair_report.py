@@ -3,12 +3,9 @@
 From the engines' outputs (`paired_report_*`, the server's), or from files (`compare_*_files`, for
 `manage.py compare_runs`: scored as the evaluation commands score them, then the same report).
 
-The statistics are `metrics.engine.uncertainty.compare_runs`: only documents both runs predicted are
-compared (the others are listed in `only_in_a` / `only_in_b` and left out); every metric gets a, b,
-delta = b - a, the paired cluster bootstrap interval of the delta (`ci_low`, `ci_high`), a p-value
-(exact McNemar for per-row correctness: attribute accuracy and the leakage rates; the paired bootstrap
-otherwise) and `p_adjusted` (Holm within a family: one metric across attributes, one per-type metric
-across entity types; a metric alone in its family keeps its raw p).
+The statistics are `metrics.engine.uncertainty.compare_runs`, on the documents both runs predicted
+(the others are listed in `only_in_a` / `only_in_b`); `p_adjusted` is Holm's within a family (one
+metric across attributes, one per-type metric across entity types).
 
 Report shape: `kind`, `a` / `b` ({"label", "source"}), `human_ceiling` (null, or which run is a human
 annotator: its scores are the human ceiling), `level`, `method`, `resamples`, `seed`,

@@ -7,6 +7,7 @@ unless --overwrite is given; outputs are 0644 files (in 0755 folders) whatever t
 from __future__ import annotations
 
 import io
+import json
 import os
 import stat
 from collections.abc import Callable, Iterator
@@ -15,6 +16,9 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
+
+from annotations.importers.errors import ImportProblem, InputValidationError
+from metrics.management.offline_files import write_json_report
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 SPAN_GOLD, SPAN_PREDICTIONS = DATA / "spans" / "gold.jsonl", DATA / "spans" / "predictions.jsonl"
@@ -130,3 +134,27 @@ def test_an_empty_output_folder_is_not_taken(tmp_path):
     output.mkdir()
     evaluate_extraction(output)
     assert (output / "metrics.json").exists()
+
+
+def test_a_report_of_invalid_input_is_refused_with_every_problem_counted_and_nothing_written(tmp_path):
+    output = tmp_path / "report.json"
+
+    def invalid():
+        raise InputValidationError([ImportProblem("bad offsets", line=3), ImportProblem("no text", line=4)])
+
+    with pytest.raises(CommandError) as refused:
+        write_json_report(output, invalid, overwrite=False, nothing_written="no report written")
+
+    assert refused.value.returncode == 2
+    assert str(refused.value).startswith("invalid input, 2 problems found; no report written:")
+    assert not output.exists()
+
+
+def test_a_report_is_written_whole_with_the_output_mode(tmp_path):
+    output = tmp_path / "report.json"
+
+    report = write_json_report(output, lambda: {"documents": 2}, overwrite=False)
+
+    assert report == {"documents": 2}
+    assert json.loads(output.read_text()) == {"documents": 2}
+    assert stat.S_IMODE(output.stat().st_mode) == 0o644

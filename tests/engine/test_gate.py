@@ -9,6 +9,7 @@ import pytest
 from metrics.engine.gate import (
     ThresholdFileError,
     evaluate_gate,
+    has_path,
     load_threshold_file,
     parse_checks,
     render_gate_table,
@@ -289,3 +290,12 @@ def test_a_threshold_file_is_loaded_from_json_text():
         0.8,
         "lower_bound",
     )
+
+
+def test_a_dotted_path_to_a_null_value_is_there_and_one_past_a_value_is_not():
+    document = {"micro": {"chars": {"all": {"f1": None, "recall": 0.9}}}}
+
+    assert has_path(document, "micro.chars.all.f1")
+    assert has_path(document, "micro.chars")
+    assert not has_path(document, "micro.chars.all.precision")
+    assert not has_path(document, "micro.chars.all.recall.low")

@@ -480,6 +480,9 @@ def _evaluate_files_to_folder(
         with paused_garbage_collection(), artefacts.atomic_directory(output_dir) as staging:
             with timer("score"):
                 joined = _score_files(run, plan.chunks, staging, local_executor(processes), phase_seconds)
+            # As the export reader words them: the references' warnings, then the code sets'.
+            run.inputs.gold.warnings[:0] = joined.gold_warnings
+            run.input_summary.warnings = run.inputs.warnings
             run.evaluation = evaluation_from_rows(
                 run_id=run_id,
                 attributes=run.inputs.prompts.attributes,
@@ -577,6 +580,7 @@ class _JoinedChunks:
     warnings: list[str] = field(default_factory=list)
     unscored_documents: list[str] = field(default_factory=list)
     without_context: list[str] = field(default_factory=list)
+    gold_warnings: list[ImportProblem] = field(default_factory=list)
 
 
 def _score_files(
@@ -623,6 +627,7 @@ def _score_files(
             joined.warnings.extend(partial.warnings)
             joined.unscored_documents.extend(partial.unscored_documents)
             joined.without_context.extend(partial.without_context)
+            joined.gold_warnings.extend(partial.gold_warnings)
             add_unknown_counts(unknown, partial.unknown_predicted)
             del partial
         annotations.write(closing.encode("utf-8"))

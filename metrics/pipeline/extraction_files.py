@@ -9,8 +9,9 @@ per-document counts (the intervals' input) and what the metrics read of its rows
 process holds the whole of either input, and the chunks' parts are joined in chunk order.
 
 It goes only where the validating readers (`annotations.importers.eppi`,
-`extraction_predictions`) would say nothing: anything it is not sure of (a reference or line with a
-problem or warning, a field outside the known ones, ids that differ from what the plan read, lines
+`extraction_predictions`) would raise no error and word the same warnings: the export reader's
+warnings are each about one reference, and come back in order. Anything it is not sure of (a
+reference with an error, a prediction line with a problem or warning, a field outside the known ones, ids that differ from what the plan read, lines
 out of gold order or outside the gold, a repeated id, JSON that orjson and json might read apart...)
 makes it answer "not sure" (None), and the caller reads the inputs again with the validating
 readers, which word every problem as they always have.
@@ -30,6 +31,7 @@ import msgspec
 import numpy as np
 
 from annotations.importers.eppi import read_code_set_names, read_eppi_references
+from annotations.importers.errors import ImportProblem
 from annotations.importers.extraction_predictions import KNOWN_FIELDS, read_prediction_record
 from annotations.importers.json_lines import NOT_PARSED, parse_json_bytes
 from metrics.artefacts.comparison import write_comparison_rows
@@ -44,6 +46,7 @@ from metrics.engine.attributes.types import (
     AttributeType,
     ComparisonRow,
     EvaluationSettings,
+    GoldDocument,
     PredictionDocument,
 )
 from metrics.engine.uncertainty import DocumentCounts
@@ -106,6 +109,7 @@ class ExtractionFilePartial:
     unknown_predicted: dict[str, int]
     unscored_documents: list[str]
     without_context: list[str]
+    gold_warnings: list[ImportProblem]  # the export reader's, of these references, in order
 
 
 @dataclass
@@ -125,9 +129,11 @@ def plan_extraction_file_chunks(
     run_id: str,
     attributes: Sequence[AttributeSpec],
     settings: EvaluationSettings,
-    size: int = CHUNK_DOCUMENTS,
+    size: int | None = None,
 ) -> ExtractionFilePlan | None:
-    """The chunks of an EPPI export and its predictions, or None when the fast path is not sure."""
+    """The chunks (of `size` references, default CHUNK_DOCUMENTS) of an EPPI export and its
+    predictions, or None when the fast path is not sure."""
+    size = size or CHUNK_DOCUMENTS
     references = _reference_ranges(str(gold))
     if references is None:
         return None
@@ -219,10 +225,11 @@ def _prediction_lines(
 def score_extraction_file_chunk(chunk: ExtractionFileChunk) -> ExtractionFilePartial | None:
     """Read, check and score one chunk, and encode its parts of the artefacts; None when not sure."""
     with paused_garbage_collection():
-        documents = _gold_documents(chunk)
-        predictions = None if documents is None else _predictions(chunk)
-        if documents is None or predictions is None:
+        gold = _gold_documents(chunk)
+        predictions = None if gold is None else _predictions(chunk)
+        if gold is None or predictions is None:
             return None
+        documents, gold_warnings = gold
         rows, warnings, unknown = compare_document_slice(
             run_id=chunk.run_id,
             attributes=chunk.attributes,
@@ -244,6 +251,7 @@ def score_extraction_file_chunk(chunk: ExtractionFileChunk) -> ExtractionFilePar
             unknown_predicted=unknown,
             unscored_documents=unscored_document_ids(documents, chunk.attributes),
             without_context=documents_without_context(documents, predictions),
+            gold_warnings=gold_warnings,
         )
 
 
@@ -297,7 +305,9 @@ def metric_rows(
     ]
 
 
-def _gold_documents(chunk: ExtractionFileChunk) -> list | None:
+def _gold_documents(chunk: ExtractionFileChunk) -> tuple[list[GoldDocument], list[ImportProblem]] | None:
+    """The chunk's documents and the reader's warnings about them (each about one reference), or
+    None on any error."""
     references = parse_json_bytes(b"[" + _read(chunk.gold) + b"]")
     if references is NOT_PARSED or len(references) != len(chunk.document_ids):
         return None
@@ -309,11 +319,9 @@ def _gold_documents(chunk: ExtractionFileChunk) -> list | None:
         attribute_names=chunk.attribute_names,
         file=chunk.gold_file,
     )
-    if problems.errors or problems.warnings:
+    if problems.errors or tuple(document.document_id for document in documents) != chunk.document_ids:
         return None
-    if tuple(document.document_id for document in documents) != chunk.document_ids:
-        return None
-    return documents
+    return documents, problems.warnings
 
 
 def _predictions(chunk: ExtractionFileChunk) -> dict[str, PredictionDocument] | None:

@@ -69,8 +69,6 @@ _METRIC_FIELDS = (
     "is_correct",
 )
 _metric_values = attrgetter(*_METRIC_FIELDS)
-# Values the metrics read as values; any other value only as present or not (`is not None`).
-_VALUE_CLASSES = frozenset({bool, int, float})
 
 
 class _Export(msgspec.Struct):
@@ -191,13 +189,12 @@ def _reference_ranges(path: str) -> tuple[list[str], list[int], list[int], Any] 
     if not all(ids) or len(set(ids)) != len(ids):
         return None
     offsets, ends = [], []
-    position = 0
+    position = data.index(b"[", data.index(b'"References"')) + 1
     for raw in export.References:
-        text = bytes(raw)
         # Between two items of the array there is only a comma and white space, never a "{".
-        position = data.find(text, position)
+        position = data.index(b"{", position)
         offsets.append(position)
-        position += len(text)
+        position += len(raw)
         ends.append(position)
     return ids, offsets, ends, code_sets
 
@@ -240,7 +237,7 @@ def score_extraction_file_chunk(chunk: ExtractionFileChunk) -> ExtractionFilePar
         comparison = io.StringIO()
         write_comparison_rows(rows, comparison, header=False)
         annotations = ITEM_SEPARATOR.join(llm_annotation_lines(predictions, chunk.attributes))
-        metric_columns = tuple(zip(*map(_metric_row, rows), strict=True)) if rows else ()
+        metric_columns = tuple(zip(*map(_metric_values, rows), strict=True)) if rows else ()
         return ExtractionFilePartial(
             comparison_csv=comparison.getvalue().encode("utf-8"),
             llm_annotations=annotations.encode("utf-8"),
@@ -255,20 +252,11 @@ def score_extraction_file_chunk(chunk: ExtractionFileChunk) -> ExtractionFilePar
         )
 
 
-def _metric_row(row: ComparisonRow) -> tuple[Any, ...]:
-    attribute_id, human, llm, *rest = _metric_values(row)
-    if human is not None and human.__class__ not in _VALUE_CLASSES:
-        human = True
-    if llm is not None and llm.__class__ not in _VALUE_CLASSES:
-        llm = True
-    return (attribute_id, human, llm, *rest)
-
-
 def metric_rows(
     columns: Sequence[tuple[Any, ...]], attributes: Sequence[AttributeSpec], run_id: str
 ) -> list[ComparisonRow]:
     """Rows holding what the metrics read (`_METRIC_FIELDS`), from the chunks' columns joined; their
-    other fields are None. Texts the metrics only test for presence stand as True."""
+    other fields are None."""
     if not columns:
         return []
     types: dict[str, AttributeType] = {spec.attribute_id: spec.type for spec in attributes}

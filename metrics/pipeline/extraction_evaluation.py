@@ -47,7 +47,8 @@ from metrics.engine.attributes.comparison import (
     check_schema,
     unknown_attribute_warnings,
 )
-from metrics.engine.attributes.evaluation import evaluation_from_rows
+from metrics.engine.attributes.evaluation import evaluation_from_columns
+from metrics.engine.attributes.metrics import MetricColumns
 from metrics.engine.attributes.types import EvaluationSettings, ExtractionEvaluation
 from metrics.engine.uncertainty import DocumentCounts, Interval
 from metrics.pipeline.attributes import chunked_comparison
@@ -55,7 +56,6 @@ from metrics.pipeline.executors import Executor, local_executor
 from metrics.pipeline.extraction_files import (
     ExtractionFileChunk,
     ExtractionFilePlan,
-    metric_rows,
     plain_files,
     plan_extraction_file_chunks,
     score_extraction_file_chunk,
@@ -120,8 +120,9 @@ class ExtractionRun:
     # (`add_run_intervals`); None: the artefacts carry no intervals.
     intervals: dict[str, dict[str, Interval]] | None = None
     interval_settings: IntervalSettings | None = None
-    # Given when the inputs were read in chunks (`inputs` then holds no documents).
+    # Given when the inputs were read in chunks (`inputs` then holds no documents, `evaluation` no rows).
     input_summary: InputSummary | None = None
+    n_rows: int | None = None
 
     def summary(self) -> InputSummary:
         return self.input_summary or InputSummary.of(self.inputs)
@@ -144,11 +145,12 @@ class ExtractionRun:
         """evaluation.log: what was read, the settings, every warning, skipped and unscored items."""
         evaluation, inputs, summary = self.evaluation, self.inputs, self.summary()
         unscored = set(evaluation.unscored_documents)
+        n_rows = len(evaluation.rows) if self.n_rows is None else self.n_rows
         without_line = sum(document_id not in unscored for document_id in summary.gold_without_line)
         lines = [
             f"INFO run {evaluation.run_id}: {summary.n_gold_documents} gold document(s) ({inputs.gold_format}), "
             f"{summary.n_prediction_lines} prediction line(s), "
-            f"{len(inputs.prompts.scored)} scored attribute(s), {len(evaluation.rows)} comparison row(s)",
+            f"{len(inputs.prompts.scored)} scored attribute(s), {n_rows} comparison row(s)",
             f"INFO settings: {THRESHOLD_KEY}={self.settings.edit_distance_match_threshold} "
             f"{NUMBER_FORMAT_KEY}={self.settings.number_format} "
             f"custom_metrics={','.join(self.settings.custom_metrics) or '-'}",
@@ -483,10 +485,11 @@ def _evaluate_files_to_folder(
             # As the export reader words them: the references' warnings, then the code sets'.
             run.inputs.gold.warnings[:0] = joined.gold_warnings
             run.input_summary.warnings = run.inputs.warnings
-            run.evaluation = evaluation_from_rows(
+            run.n_rows = len(joined.metric_columns.attribute)
+            run.evaluation = evaluation_from_columns(
                 run_id=run_id,
                 attributes=run.inputs.prompts.attributes,
-                rows=metric_rows(joined.metric_columns, run.inputs.prompts.attributes, run_id),
+                columns=joined.metric_columns,
                 row_warnings=joined.warnings,
                 unscored=joined.unscored_documents,
                 without_context=joined.without_context,
@@ -574,7 +577,7 @@ def _files_run(
 class _JoinedChunks:
     """What the run keeps of its chunks once their parts of the two large artefacts are written."""
 
-    metric_columns: list[tuple[Any, ...]] = field(default_factory=list)
+    metric_columns: MetricColumns | None = None
     counts: list[DocumentCounts] = field(default_factory=list)
     metadata_entries: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -593,7 +596,7 @@ def _score_files(
     """Score the chunks, write their parts of the comparison CSV and llm_annotations.json as they
     come (in chunk order), and keep the rest: the one place where the chunks meet."""
     joined = _JoinedChunks()
-    columns: list[list[Any]] = []
+    columns: list[MetricColumns] = []
     unknown: dict[str, int] = {}
     header = io.StringIO()
     artefacts.write_comparison_rows([], header)
@@ -617,11 +620,7 @@ def _score_files(
                 if partial.llm_annotations:
                     annotations.write(separator + partial.llm_annotations)
                     separator = ITEM_SEPARATOR.encode("utf-8")
-            if partial.metric_columns:
-                if not columns:
-                    columns = [[] for _ in partial.metric_columns]
-                for column, values in zip(columns, partial.metric_columns, strict=True):
-                    column.extend(values)
+            columns.append(partial.metric_columns)
             joined.counts.append(partial.counts)
             joined.metadata_entries.extend(partial.metadata_entries)
             joined.warnings.extend(partial.warnings)
@@ -632,7 +631,7 @@ def _score_files(
             del partial
         annotations.write(closing.encode("utf-8"))
     joined.warnings.extend(unknown_attribute_warnings(unknown))
-    joined.metric_columns = [tuple(column) for column in columns]
+    joined.metric_columns = MetricColumns.joined(columns)
     return joined
 
 

@@ -5,7 +5,7 @@ The fast path of the offline extraction evaluation. A chunk is a run of the expo
 the predictions file, the lines being in gold order). The process that scores a chunk reads those
 bytes itself, checks and scores them, and returns what the run needs of them, already encoded: its
 part of `goldstandard_llm_comparison.csv` and of `llm_annotations.json`, its metadata entries, its
-per-document counts (the intervals' input) and what the metrics read of its rows (`MetricRows`). No
+per-document counts (the intervals' input) and what the metrics read of its rows (`MetricColumns`). No
 process holds the whole of either input, and the chunks' parts are joined in chunk order.
 
 It goes only where the validating readers (`annotations.importers.eppi`,
@@ -23,7 +23,6 @@ import io
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -41,10 +40,9 @@ from metrics.engine.attributes.comparison import (
     documents_without_context,
     unscored_document_ids,
 )
+from metrics.engine.attributes.metrics import MetricColumns, metric_columns
 from metrics.engine.attributes.types import (
     AttributeSpec,
-    AttributeType,
-    ComparisonRow,
     EvaluationSettings,
     GoldDocument,
     PredictionDocument,
@@ -56,19 +54,6 @@ from metrics.pipeline.span_files import ByteRange, line_document_ids, line_ends
 
 # References per chunk: a chunk's inputs, rows and encoded parts stay a few tens of MB.
 CHUNK_DOCUMENTS = 2_500
-
-# What the metrics read of a row (`attribute_result`); the rest of a row stays in its chunk.
-_METRIC_FIELDS = (
-    "attribute_id",
-    "human_extraction",
-    "llm_extraction",
-    "gold_value_in_citation",
-    "gold_value_in_context",
-    "match_status",
-    "gold_is_valid",
-    "is_correct",
-)
-_metric_values = attrgetter(*_METRIC_FIELDS)
 
 
 class _Export(msgspec.Struct):
@@ -102,7 +87,7 @@ class ExtractionFilePartial:
     llm_annotations: bytes  # the chunk's items of the `documents` list, joined by ITEM_SEPARATOR
     metadata_entries: list[dict[str, Any]]
     counts: DocumentCounts
-    metric_columns: tuple[tuple[Any, ...], ...]  # `_METRIC_FIELDS` of each row
+    metric_columns: MetricColumns  # attributes numbered by their position in the chunk's
     warnings: list[str]
     unknown_predicted: dict[str, int]
     unscored_documents: list[str]
@@ -237,60 +222,19 @@ def score_extraction_file_chunk(chunk: ExtractionFileChunk) -> ExtractionFilePar
         comparison = io.StringIO()
         write_comparison_rows(rows, comparison, header=False)
         annotations = ITEM_SEPARATOR.join(llm_annotation_lines(predictions, chunk.attributes))
-        metric_columns = tuple(zip(*map(_metric_values, rows), strict=True)) if rows else ()
+        positions = {spec.attribute_id: index for index, spec in enumerate(chunk.attributes)}
         return ExtractionFilePartial(
             comparison_csv=comparison.getvalue().encode("utf-8"),
             llm_annotations=annotations.encode("utf-8"),
             metadata_entries=metadata_entries(predictions),
             counts=attribute_document_counts(rows),
-            metric_columns=metric_columns,
+            metric_columns=metric_columns(rows, positions),
             warnings=warnings,
             unknown_predicted=unknown,
             unscored_documents=unscored_document_ids(documents, chunk.attributes),
             without_context=documents_without_context(documents, predictions),
             gold_warnings=gold_warnings,
         )
-
-
-def metric_rows(
-    columns: Sequence[tuple[Any, ...]], attributes: Sequence[AttributeSpec], run_id: str
-) -> list[ComparisonRow]:
-    """Rows holding what the metrics read (`_METRIC_FIELDS`), from the chunks' columns joined; their
-    other fields are None."""
-    if not columns:
-        return []
-    types: dict[str, AttributeType] = {spec.attribute_id: spec.type for spec in attributes}
-    attribute_ids, human, llm, in_citation, in_context, status, valid, correct = columns
-    return [
-        ComparisonRow(
-            None,  # type: ignore[arg-type]
-            None,
-            None,
-            attribute_id,
-            None,  # type: ignore[arg-type]
-            types[attribute_id],
-            run_id,
-            None,  # type: ignore[arg-type]
-            None,
-            None,
-            None,
-            None,
-            human_value,
-            llm_value,
-            None,
-            None,
-            None,
-            None,
-            citation,
-            context,
-            match_status,
-            gold_is_valid,
-            is_correct,
-        )
-        for attribute_id, human_value, llm_value, citation, context, match_status, gold_is_valid, is_correct in zip(
-            attribute_ids, human, llm, in_citation, in_context, status, valid, correct, strict=True
-        )
-    ]
 
 
 def _gold_documents(chunk: ExtractionFileChunk) -> tuple[list[GoldDocument], list[ImportProblem]] | None:

@@ -52,8 +52,11 @@ from metrics.engine.uncertainty.attribute_metrics import attribute_document_coun
 from metrics.pipeline.phases import paused_garbage_collection
 from metrics.pipeline.span_files import ByteRange, line_document_ids, line_ends
 
-# References per chunk: a chunk's inputs, rows and encoded parts stay a few tens of MB.
+# References per chunk at most, and input bytes (the references' and their lines') per chunk at most
+# (beyond a chunk's first reference): a chunk's inputs, rows and encoded parts stay a few tens of MB
+# whether its documents are short (the standard bench: 2,500 documents, 13 MB) or long.
 CHUNK_DOCUMENTS = 2_500
+CHUNK_BYTES = 16 << 20
 
 
 class _Export(msgspec.Struct):
@@ -129,8 +132,7 @@ def plan_extraction_file_chunks(
         return None
     predicted_ids, line_starts, line_stops, gold_positions = lines
     chunks = []
-    for first in range(0, len(gold_ids), size):
-        last = min(first + size, len(gold_ids))
+    for first, last in _chunk_bounds(offsets, ends, gold_positions, line_starts, line_stops, size):
         line_first, line_last = np.searchsorted(gold_positions, [first, last]).tolist()
         chunks.append(
             ExtractionFileChunk(
@@ -151,6 +153,29 @@ def plan_extraction_file_chunks(
             )
         )
     return ExtractionFilePlan(chunks, gold_ids, predicted_ids, attribute_names)
+
+
+def _chunk_bounds(
+    offsets: list[int],
+    ends: list[int],
+    gold_positions: np.ndarray,
+    line_starts: list[int],
+    line_stops: list[int],
+    size: int,
+) -> list[tuple[int, int]]:
+    """[first, last) references of each chunk: `size` at most, and CHUNK_BYTES of input at most."""
+    sizes = np.subtract(ends, offsets, dtype=np.int64)
+    np.add.at(sizes, gold_positions, np.subtract(line_stops, line_starts, dtype=np.int64))
+    total = np.cumsum(sizes)
+    bounds = []
+    first = 0
+    while first < len(sizes):
+        before = total[first - 1] if first else 0
+        fitting = int(np.searchsorted(total, before + CHUNK_BYTES, side="right"))
+        last = min(first + size, max(fitting, first + 1), len(sizes))
+        bounds.append((first, last))
+        first = last
+    return bounds
 
 
 def _reference_ranges(path: str) -> tuple[list[str], list[int], list[int], Any] | None:

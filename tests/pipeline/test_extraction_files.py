@@ -182,3 +182,28 @@ def test_a_repeated_reference_is_worded_by_the_validating_reader(
         evaluate(inputs, tmp_path / "whole")
     assert str(files_error.value) == str(whole_error.value)
     assert "duplicate ItemId" in str(files_error.value)
+
+
+def test_a_chunk_holds_at_most_chunk_bytes_of_input_beyond_its_first_reference(
+    workload: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(extraction_files, "CHUNK_BYTES", 20_000)
+    config = load_config(workload / "config.yaml")
+    plan = extraction_files.plan_extraction_file_chunks(
+        gold=workload / "gold_eppi.json",
+        predictions=workload / "llm.jsonl",
+        gold_file="gold",
+        predictions_file="predictions",
+        run_id="r",
+        attributes=extraction_evaluation.read_prompts_csv(workload / "prompts.csv").attributes,
+        settings=resolve_settings(config),
+    )
+    assert plan is not None and len(plan.chunks) > 10
+    for chunk in plan.chunks:
+        predicted = 0 if chunk.predictions is None else chunk.predictions.end - chunk.predictions.start
+        assert len(chunk.document_ids) == 1 or chunk.gold.end - chunk.gold.start + predicted <= 20_000
+    assert [document_id for chunk in plan.chunks for document_id in chunk.document_ids] == plan.gold_ids
+    evaluate(workload, tmp_path / "files")
+    validating_path(monkeypatch)
+    evaluate(workload, tmp_path / "whole")
+    assert files_of(tmp_path / "files") == files_of(tmp_path / "whole")

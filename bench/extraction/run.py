@@ -61,11 +61,8 @@ def child(workdir: Path, output_dir: Path, *, processes: int = 1) -> None:
     phases: dict[str, float] = {}
     start = time.perf_counter()
     from metrics.artefacts import format_metrics_table
-    from metrics.pipeline.extraction_evaluation import (
-        evaluate_extraction_to_folder,
-        load_config,
-        resolve_settings,
-    )
+    from metrics.pipeline.extraction_evaluation import load_config, resolve_settings
+    from metrics.pipeline.extraction_folder import evaluate_extraction_to_folder
 
     phases["imports"] = time.perf_counter() - start
     start = time.perf_counter()

@@ -15,13 +15,14 @@ from pathlib import Path
 import pytest
 
 from annotations.importers.errors import InputValidationError
+from annotations.importers.prompts_csv import read_prompts_csv
 from bench.extraction.workload import generate
-from metrics.pipeline import extraction_evaluation, extraction_files
+from metrics.pipeline import extraction_files, extraction_folder
 from metrics.pipeline.extraction_evaluation import (
-    evaluate_extraction_to_folder,
     load_config,
     resolve_settings,
 )
+from metrics.pipeline.extraction_folder import evaluate_extraction_to_folder
 from metrics.pipeline.intervals import IntervalSettings
 
 FIXTURE = Path(__file__).resolve().parents[1] / "data" / "extraction"
@@ -52,7 +53,7 @@ def evaluate(inputs: Path, output: Path, *, processes: int = 1, predictions: Pat
 
 
 def validating_path(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(extraction_evaluation, "plan_extraction_file_chunks", lambda **_: None)
+    monkeypatch.setattr(extraction_folder, "plan_extraction_file_chunks", lambda **_: None)
 
 
 def files_of(folder: Path) -> dict[str, bytes]:
@@ -195,7 +196,7 @@ def test_a_chunk_holds_at_most_chunk_bytes_of_input_beyond_its_first_reference(
         gold_file="gold",
         predictions_file="predictions",
         run_id="r",
-        attributes=extraction_evaluation.read_prompts_csv(workload / "prompts.csv").attributes,
+        attributes=read_prompts_csv(workload / "prompts.csv").attributes,
         settings=resolve_settings(config),
     )
     assert plan is not None and len(plan.chunks) > 10

@@ -164,8 +164,12 @@ def _chunk_bounds(
     size: int,
 ) -> list[tuple[int, int]]:
     """[first, last) references of each chunk: `size` at most, and CHUNK_BYTES of input at most."""
-    sizes = np.subtract(ends, offsets, dtype=np.int64)
-    np.add.at(sizes, gold_positions, np.subtract(line_stops, line_starts, dtype=np.int64))
+    sizes = np.asarray(ends, dtype=np.int64) - np.asarray(offsets, dtype=np.int64)
+    np.add.at(
+        sizes,
+        gold_positions,
+        np.asarray(line_stops, dtype=np.int64) - np.asarray(line_starts, dtype=np.int64),
+    )
     total = np.cumsum(sizes)
     bounds = []
     first = 0
@@ -215,6 +219,8 @@ def _prediction_lines(
     """(the id of each line, line starts and ends, each line's position in the gold), or None
     unless every line names a distinct gold document, in gold order."""
     ends = line_ends(path)
+    if not len(ends):
+        return [], [], [], ends
     starts = np.concatenate(([0], ends[:-1])).astype(np.int64)
     ids = line_document_ids(path, starts, ends)
     if ids is None or None in ids or len(set(ids)) != len(ids):

@@ -135,6 +135,18 @@ def with_integer_id(lines: list[str]) -> list[str]:
     return lines
 
 
+def test_an_empty_predictions_file_fails_every_document(
+    workload: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    predictions = rewritten_predictions(workload, tmp_path, lambda lines: [])
+    run = evaluate(workload, tmp_path / "files", predictions=predictions)
+    assert run.input_summary is not None
+    assert run.summary().n_prediction_lines == 0
+    validating_path(monkeypatch)
+    evaluate(workload, tmp_path / "whole", predictions=predictions)
+    assert files_of(tmp_path / "files") == files_of(tmp_path / "whole")
+
+
 @pytest.mark.parametrize("change", [shuffled, with_unknown_field, with_integer_id])
 def test_predictions_it_is_not_sure_of_are_read_by_the_validating_reader(
     workload: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change

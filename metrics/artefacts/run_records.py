@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import IO, Any
 
 import orjson
@@ -30,15 +31,8 @@ METADATA_FORMAT_VERSION = 1
 PROMPT_COLUMNS = ("prompt", "output_data_type", "attribute_id", "attribute_label")
 
 
-def _write_json_with_list(
-    handle: IO[str], head: Mapping[str, Any], list_key: str, items: Iterable[Any]
-) -> None:
-    """Write `{**head, list_key: [items]}` with the head indented and one item per line."""
-    _write_json_lines_in_list(handle, head, list_key, json_items(items))
-
-
 def json_items(items: Iterable[Any]) -> Iterator[str]:
-    """The items of a JSON artefact's list, each encoded as `_write_json_with_list` writes it."""
+    """The items of a JSON artefact's list, each encoded as `_write_json_lines_in_list` writes it."""
     return (json.dumps(item, ensure_ascii=False) for item in items)
 
 
@@ -58,7 +52,8 @@ def json_list_frame(head: Mapping[str, Any], list_key: str) -> tuple[str, str]:
 def _write_json_lines_in_list(
     handle: IO[str], head: Mapping[str, Any], list_key: str, item_texts: Iterable[str]
 ) -> None:
-    """`_write_json_with_list` for items already encoded (each as `json.dumps(item, ensure_ascii=False)`)."""
+    """Write `{**head, list_key: [items]}` with the head indented and one item per line, the items
+    already encoded (each as `json.dumps(item, ensure_ascii=False)`)."""
     opening, closing = json_list_frame(head, list_key)
     handle.write(opening)
     separator = FIRST_ITEM_SEPARATOR
@@ -175,26 +170,59 @@ def metadata_entries(predictions: Mapping[str, PredictionDocument]) -> list[dict
     ]
 
 
-def metadata_head(
-    *, run_id: str, entries: Sequence[Mapping[str, Any]], n_gold_documents: int, without_line: list[str]
-) -> dict[str, Any]:
-    """The head (totals) of extraction_metadata.json, from its entries (`metadata_entries`) and the
-    gold documents without a prediction line, in gold order."""
-    costs = [entry["cost_usd"] for entry in entries if entry["cost_usd"] is not None]
-    input_tokens = [entry["input_tokens"] for entry in entries if entry["input_tokens"] is not None]
-    output_tokens = [entry["output_tokens"] for entry in entries if entry["output_tokens"] is not None]
-    stages: dict[str, list[float]] = {}
+@dataclass
+class MetadataTotals:
+    """What the head of extraction_metadata.json sums, from entries (`metadata_totals`); the totals
+    of parts of the entries joined (`add`) give the head of them all."""
+
+    n_entries: int = 0
+    n_failed: int = 0
+    n_with_timings: int = 0
+    costs: list[float] = field(default_factory=list)
+    input_tokens: list[int] = field(default_factory=list)
+    output_tokens: list[int] = field(default_factory=list)
+    stages: dict[str, list[float]] = field(default_factory=dict)
+
+    def add(self, more: MetadataTotals) -> None:
+        self.n_entries += more.n_entries
+        self.n_failed += more.n_failed
+        self.n_with_timings += more.n_with_timings
+        self.costs.extend(more.costs)
+        self.input_tokens.extend(more.input_tokens)
+        self.output_tokens.extend(more.output_tokens)
+        for stage, seconds in more.stages.items():
+            self.stages.setdefault(stage, []).extend(seconds)
+
+
+def metadata_totals(entries: Sequence[Mapping[str, Any]]) -> MetadataTotals:
+    totals = MetadataTotals(
+        n_entries=len(entries),
+        n_failed=sum(entry["status"] == "failed" for entry in entries),
+        n_with_timings=sum(bool(entry["timings"]) for entry in entries),
+        costs=[entry["cost_usd"] for entry in entries if entry["cost_usd"] is not None],
+        input_tokens=[entry["input_tokens"] for entry in entries if entry["input_tokens"] is not None],
+        output_tokens=[entry["output_tokens"] for entry in entries if entry["output_tokens"] is not None],
+    )
     for entry in entries:
         for stage, seconds in entry["timings"].items():
-            stages.setdefault(stage, []).append(seconds)
+            totals.stages.setdefault(stage, []).append(seconds)
+    return totals
+
+
+def metadata_head(
+    *, run_id: str, totals: MetadataTotals, n_gold_documents: int, without_line: list[str]
+) -> dict[str, Any]:
+    """The head of extraction_metadata.json, from the totals of its entries and the gold documents
+    without a prediction line, in gold order."""
     # fsum: the exactly rounded sum, so totals do not depend on the order of the lines.
-    stage_totals = {stage: math.fsum(values) for stage, values in sorted(stages.items())}
+    stage_totals = {stage: math.fsum(values) for stage, values in sorted(totals.stages.items())}
+    costs, input_tokens, output_tokens = totals.costs, totals.input_tokens, totals.output_tokens
     return {
         "extraction_run_id": run_id,
         "format_version": METADATA_FORMAT_VERSION,
         "n_gold_documents": n_gold_documents,
-        "n_prediction_lines": len(entries),
-        "n_failed_documents": sum(entry["status"] == "failed" for entry in entries),
+        "n_prediction_lines": totals.n_entries,
+        "n_failed_documents": totals.n_failed,
         "documents_without_prediction_line": without_line,
         "total_cost_usd": math.fsum(costs) if costs else None,
         "total_input_tokens": sum(input_tokens) if input_tokens else None,
@@ -204,7 +232,7 @@ def metadata_head(
             "cost_usd": len(costs),
             "input_tokens": len(input_tokens),
             "output_tokens": len(output_tokens),
-            "timings": sum(bool(entry["timings"]) for entry in entries),
+            "timings": totals.n_with_timings,
         },
         "stage_durations_seconds": stage_totals,
     }
@@ -217,7 +245,7 @@ def extraction_metadata(
     entries = metadata_entries(predictions)
     head = metadata_head(
         run_id=run_id,
-        entries=entries,
+        totals=metadata_totals(entries),
         n_gold_documents=len(gold_document_ids),
         without_line=[document_id for document_id in gold_document_ids if document_id not in predictions],
     )
@@ -238,8 +266,16 @@ def write_extraction_metadata_json(
 
 
 def write_metadata_json(head: Mapping[str, Any], entries: Iterable[Any], destination: Destination) -> None:
+    write_metadata_json_lines(head, json_items(entries), destination)
+
+
+def write_metadata_json_lines(
+    head: Mapping[str, Any], item_texts: Iterable[str], destination: Destination
+) -> None:
+    """`write_metadata_json` with the entries already encoded (`json_items`); a text may hold
+    several, joined by ITEM_SEPARATOR."""
     with open_destination(destination) as handle:
-        _write_json_with_list(handle, head, "per_document", entries)
+        _write_json_lines_in_list(handle, head, "per_document", item_texts)
 
 
 def write_config_yaml(config: Mapping[str, Any], destination: Destination) -> None:

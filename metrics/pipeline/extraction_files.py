@@ -34,7 +34,14 @@ from annotations.importers.errors import ImportProblem
 from annotations.importers.extraction_predictions import KNOWN_FIELDS, read_prediction_record
 from annotations.importers.json_lines import NOT_PARSED, parse_json_bytes
 from metrics.artefacts.comparison import write_comparison_rows
-from metrics.artefacts.run_records import ITEM_SEPARATOR, llm_annotation_lines, metadata_entries
+from metrics.artefacts.run_records import (
+    ITEM_SEPARATOR,
+    MetadataTotals,
+    json_items,
+    llm_annotation_lines,
+    metadata_entries,
+    metadata_totals,
+)
 from metrics.engine.attributes.comparison import (
     compare_document_slice,
     documents_without_context,
@@ -88,7 +95,8 @@ class ExtractionFileChunk:
 class ExtractionFilePartial:
     comparison_csv: bytes  # the chunk's rows, without the header
     llm_annotations: bytes  # the chunk's items of the `documents` list, joined by ITEM_SEPARATOR
-    metadata_entries: list[dict[str, Any]]
+    metadata: str  # the chunk's items of extraction_metadata.json's list, joined by ITEM_SEPARATOR
+    metadata_totals: MetadataTotals
     counts: DocumentCounts
     metric_columns: MetricColumns  # attributes numbered by their position in the chunk's
     warnings: list[str]
@@ -253,11 +261,13 @@ def score_extraction_file_chunk(chunk: ExtractionFileChunk) -> ExtractionFilePar
         comparison = io.StringIO()
         write_comparison_rows(rows, comparison, header=False)
         annotations = ITEM_SEPARATOR.join(llm_annotation_lines(predictions, chunk.attributes))
+        entries = metadata_entries(predictions)
         positions = {spec.attribute_id: index for index, spec in enumerate(chunk.attributes)}
         return ExtractionFilePartial(
             comparison_csv=comparison.getvalue().encode("utf-8"),
             llm_annotations=annotations.encode("utf-8"),
-            metadata_entries=metadata_entries(predictions),
+            metadata=ITEM_SEPARATOR.join(json_items(entries)),
+            metadata_totals=metadata_totals(entries),
             counts=attribute_document_counts(rows),
             metric_columns=metric_columns(rows, positions),
             warnings=warnings,

@@ -14,7 +14,6 @@ import io
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from annotations.importers.attribute_jsonl import GoldSet, source_name
 from annotations.importers.errors import ImportProblem, InputValidationError
@@ -26,10 +25,11 @@ from metrics.artefacts import bundle
 from metrics.artefacts.run_records import (
     FIRST_ITEM_SEPARATOR,
     ITEM_SEPARATOR,
+    MetadataTotals,
     json_list_frame,
     llm_annotations_head,
     metadata_head,
-    write_metadata_json,
+    write_metadata_json_lines,
 )
 from metrics.engine.attributes import resolve_custom_metrics, validate_settings
 from metrics.engine.attributes.comparison import add_unknown_counts, check_schema, unknown_attribute_warnings
@@ -158,9 +158,7 @@ def _evaluate_files_to_folder(
                 run.intervals = extraction_intervals_from_counts(counts, types, intervals)
                 run.interval_settings = intervals
                 del counts
-            bundle.write_files(
-                staging, _small_writers(run, joined.metadata_entries), phase_seconds=phase_seconds
-            )
+            bundle.write_files(staging, _small_writers(run, joined), phase_seconds=phase_seconds)
     except (_NotSure, FileExistsError):
         return None
     return run
@@ -235,7 +233,8 @@ class _JoinedChunks:
 
     metric_columns: MetricColumns | None = None
     counts: list[DocumentCounts] = field(default_factory=list)
-    metadata_entries: list[dict[str, Any]] = field(default_factory=list)
+    metadata: list[str] = field(default_factory=list)
+    metadata_totals: MetadataTotals = field(default_factory=MetadataTotals)
     warnings: list[str] = field(default_factory=list)
     unscored_documents: list[str] = field(default_factory=list)
     without_context: list[str] = field(default_factory=list)
@@ -278,7 +277,9 @@ def _score_files(
                     separator = ITEM_SEPARATOR.encode("utf-8")
             columns.append(partial.metric_columns)
             joined.counts.append(partial.counts)
-            joined.metadata_entries.extend(partial.metadata_entries)
+            if partial.metadata:
+                joined.metadata.append(partial.metadata)
+            joined.metadata_totals.add(partial.metadata_totals)
             joined.warnings.extend(partial.warnings)
             joined.unscored_documents.extend(partial.unscored_documents)
             joined.without_context.extend(partial.without_context)
@@ -291,14 +292,12 @@ def _score_files(
     return joined
 
 
-def _small_writers(
-    run: ExtractionRun, entries: list[dict[str, Any]]
-) -> list[tuple[str, Callable[[Path], None]]]:
+def _small_writers(run: ExtractionRun, joined: _JoinedChunks) -> list[tuple[str, Callable[[Path], None]]]:
     """The writers of every artefact but the two written chunk by chunk."""
     summary = run.summary()
     head = metadata_head(
         run_id=run.evaluation.run_id,
-        entries=entries,
+        totals=joined.metadata_totals,
         n_gold_documents=summary.n_gold_documents,
         without_line=summary.gold_without_line,
     )
@@ -306,4 +305,6 @@ def _small_writers(
         (name, write)
         for name, write in artefact_writers(run)
         if name not in (bundle.COMPARISON_CSV, bundle.LLM_ANNOTATIONS_JSON, bundle.EXTRACTION_METADATA_JSON)
-    ] + [(bundle.EXTRACTION_METADATA_JSON, lambda path: write_metadata_json(head, entries, path))]
+    ] + [
+        (bundle.EXTRACTION_METADATA_JSON, lambda path: write_metadata_json_lines(head, joined.metadata, path))
+    ]

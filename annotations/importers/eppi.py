@@ -73,38 +73,8 @@ def _gold_set(
         )
         problems.raise_if_errors()
 
-    documents: list[GoldDocument] = []
-    without_gold: list[str] = []
-    first_index: dict[str, int] = {}
     reading = _CodeReading(attribute_types, attribute_names, file, problems, {})
-
-    for index in range(len(references)):
-        # Taken out of the parsed export: its objects are freed as soon as its document is built,
-        # so the documents reuse their memory instead of adding to it.
-        reference, references[index] = references[index], None
-        where = f"References[{index}]"
-        if not isinstance(reference, dict):
-            problems.error(f"must be an object, found {json_type_name(reference)}", file=file, field=where)
-            continue
-        document_id = _read_id(reference, "ItemId", where, file, problems)
-        if document_id is None:
-            continue
-        if document_id in first_index:
-            problems.error(
-                f"duplicate ItemId (first at References[{first_index[document_id]}])",
-                file=file,
-                document_id=document_id,
-                field=f"{where}.ItemId",
-            )
-            continue
-        first_index[document_id] = index
-        coded = bool(reference.get("Codes"))
-        document = _reference_document(reference, where, document_id, reading)
-        del reference
-        if document is not None:
-            if not coded:
-                without_gold.append(document_id)
-            documents.append(document)
+    documents, without_gold = _read_references(references, 0, reading)
     problems.raise_if_errors()
     return GoldSet(
         documents=documents,
@@ -112,6 +82,68 @@ def _gold_set(
         attribute_names=attribute_names,
         warnings=problems.warnings,
     )
+
+
+def read_eppi_references(
+    references: list,
+    *,
+    first_index: int,
+    attribute_types: Mapping[str, AttributeType],
+    attribute_names: Mapping[str, str],
+    file: str,
+) -> tuple[list[GoldDocument], list[str], ProblemCollector]:
+    """The gold documents of a part of an export's References array (parsed), whose first item is
+    `References[first_index]`: (documents, ids of those without codes, the problems found). A
+    duplicate ItemId is seen only within the part: whoever joins parts checks across them."""
+    problems = ProblemCollector()
+    reading = _CodeReading(attribute_types, attribute_names, file, problems, {})
+    documents, without_gold = _read_references(references, first_index, reading)
+    return documents, without_gold, problems
+
+
+def read_code_set_names(code_sets: Any, file: str) -> tuple[dict[str, str], ProblemCollector]:
+    """{attribute id: name} of an export's parsed CodeSets, and the problems found."""
+    problems = ProblemCollector()
+    return _read_code_sets(code_sets, file, problems), problems
+
+
+def _read_references(
+    references: list, first_index: int, reading: _CodeReading
+) -> tuple[list[GoldDocument], list[str]]:
+    """(documents, ids of documents without codes) of References items, the first at `first_index`."""
+    file, problems = reading.file, reading.problems
+    documents: list[GoldDocument] = []
+    without_gold: list[str] = []
+    first_index_of: dict[str, int] = {}
+    for offset in range(len(references)):
+        # Taken out of the parsed export: its objects are freed as soon as its document is built,
+        # so the documents reuse their memory instead of adding to it.
+        reference, references[offset] = references[offset], None
+        index = first_index + offset
+        where = f"References[{index}]"
+        if not isinstance(reference, dict):
+            problems.error(f"must be an object, found {json_type_name(reference)}", file=file, field=where)
+            continue
+        document_id = _read_id(reference, "ItemId", where, file, problems)
+        if document_id is None:
+            continue
+        if document_id in first_index_of:
+            problems.error(
+                f"duplicate ItemId (first at References[{first_index_of[document_id]}])",
+                file=file,
+                document_id=document_id,
+                field=f"{where}.ItemId",
+            )
+            continue
+        first_index_of[document_id] = index
+        coded = bool(reference.get("Codes"))
+        document = _reference_document(reference, where, document_id, reading)
+        del reference
+        if document is not None:
+            if not coded:
+                without_gold.append(document_id)
+            documents.append(document)
+    return documents, without_gold
 
 
 @dataclass(frozen=True)

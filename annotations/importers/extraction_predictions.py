@@ -110,6 +110,17 @@ def read_predictions_jsonl(
     return PredictionSet(documents=documents, warnings=problems.warnings, lines=first_line)
 
 
+def read_prediction_record(
+    record: dict, *, file: str, line: int, attribute_ids: dict[str, str]
+) -> tuple[PredictionDocument | None, ProblemCollector]:
+    """One parsed line as `read_predictions_jsonl` reads it, alone: (its document, or None, and the
+    problems found). Fields outside KNOWN_FIELDS are not looked at (the file's reader warns of them
+    once per file). `attribute_ids` interns attribute ids across lines."""
+    problems = ProblemCollector()
+    document_id = read_document_id(record, file, line, problems)
+    return _read_document(record, document_id, file, line, problems, attribute_ids), problems
+
+
 def _read_document(
     record: dict,
     document_id: str | None,

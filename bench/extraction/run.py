@@ -61,11 +61,8 @@ def child(workdir: Path, output_dir: Path, *, processes: int = 1) -> None:
     phases: dict[str, float] = {}
     start = time.perf_counter()
     from metrics.artefacts import format_metrics_table
-    from metrics.pipeline.extraction_evaluation import (
-        evaluate_extraction_to_folder,
-        load_config,
-        resolve_settings,
-    )
+    from metrics.pipeline.extraction_evaluation import load_config, resolve_settings
+    from metrics.pipeline.extraction_folder import evaluate_extraction_to_folder
 
     phases["imports"] = time.perf_counter() - start
     start = time.perf_counter()
@@ -212,32 +209,7 @@ def _children_cpu_seconds() -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument(
-        "--shape",
-        choices=("standard", "long"),
-        default="standard",
-        help="standard: 20,000 documents x 10 attributes, ~2 KB contexts; long: 5,000 documents x 40 "
-        "attributes, ~8 KB contexts (as many rows and context bytes)",
-    )
-    parser.add_argument("--documents", type=int, help="default: the shape's (20,000 or 5,000)")
-    parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument(
-        "--workdir", type=Path, help="where to put the workload (default: a temporary folder)"
-    )
-    parser.add_argument(
-        "--processes",
-        type=int,
-        nargs="+",
-        default=[1, 2],
-        help="the --processes values to measure, each series beside the others (default: 1 2)",
-    )
-    parser.add_argument("--child", nargs=2, type=Path, help=argparse.SUPPRESS)
-    parser.add_argument("--generate-into", type=Path, help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    args = _arguments()
     if args.child:
         child(*args.child, processes=args.processes[0])
         return
@@ -250,31 +222,8 @@ def main() -> None:
 
     if args.documents is None:
         args.documents = SHAPES[args.shape].documents
-
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="bench-extraction-"))
-    started = time.perf_counter()
-    # Generated in its own process: Linux carries a process's peak RSS over into the programs it
-    # starts, so a parent holding the workload would inflate every evaluation's measured peak.
-    subprocess.run(
-        [
-            sys.executable,
-            __file__,
-            "--generate-into",
-            str(workdir),
-            "--documents",
-            str(args.documents),
-            "--seed",
-            str(args.seed),
-            "--shape",
-            args.shape,
-        ],
-        check=True,
-    )
-    sizes = {path.name: path.stat().st_size / 1e6 for path in sorted(workdir.iterdir()) if path.is_file()}
-    print(f"workload: {args.shape}, {args.documents} documents, seed {args.seed}, in {workdir}")
-    print("  " + ", ".join(f"{name} {size:.1f} MB" for name, size in sizes.items()))
-    print(f"  generated in {time.perf_counter() - started:.1f} s")
-
+    _generate_workload(args, workdir)
     speed_before = machine_speed()
     load_before = os.getloadavg()
     series: dict[int, list[dict]] = {processes: [] for processes in args.processes}
@@ -300,6 +249,60 @@ def main() -> None:
         f"{speed_after:.2f} s after (it varies by a third from one minute to the next here: "
         "compare figures taken at similar speeds)"
     )
+
+
+def _arguments() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--shape",
+        choices=("standard", "long"),
+        default="standard",
+        help="standard: 20,000 documents x 10 attributes, ~2 KB contexts; long: 5,000 documents x 40 "
+        "attributes, ~8 KB contexts (as many rows and context bytes)",
+    )
+    parser.add_argument("--documents", type=int, help="default: the shape's (20,000 or 5,000)")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--workdir", type=Path, help="where to put the workload (default: a temporary folder)"
+    )
+    parser.add_argument(
+        "--processes",
+        type=int,
+        nargs="+",
+        default=[1, 2],
+        help="the --processes values to measure, each series beside the others (default: 1 2)",
+    )
+    parser.add_argument("--child", nargs=2, type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--generate-into", type=Path, help=argparse.SUPPRESS)
+    return parser.parse_args()
+
+
+def _generate_workload(args: argparse.Namespace, workdir: Path) -> None:
+    started = time.perf_counter()
+    # Generated in its own process: Linux carries a process's peak RSS over into the programs it
+    # starts, so a parent holding the workload would inflate every evaluation's measured peak.
+    subprocess.run(
+        [
+            sys.executable,
+            __file__,
+            "--generate-into",
+            str(workdir),
+            "--documents",
+            str(args.documents),
+            "--seed",
+            str(args.seed),
+            "--shape",
+            args.shape,
+        ],
+        check=True,
+    )
+    sizes = {path.name: path.stat().st_size / 1e6 for path in sorted(workdir.iterdir()) if path.is_file()}
+    print(f"workload: {args.shape}, {args.documents} documents, seed {args.seed}, in {workdir}")
+    print("  " + ", ".join(f"{name} {size:.1f} MB" for name, size in sizes.items()))
+    print(f"  generated in {time.perf_counter() - started:.1f} s")
 
 
 def machine_speed() -> float:

@@ -210,19 +210,36 @@ def generate(
         predictions=directory / "llm.jsonl",
         config=directory / "config.yaml",
     )
-    with open(files.prompts, "w", newline="", encoding="utf-8") as handle:
+    _write_prompts(files.prompts, attributes)
+    files.config.write_text(
+        "model: bench-model\nprovider: bench\nedit_distance_match_threshold: 0.9\nnumber_format: en\n",
+        encoding="utf-8",
+    )
+    references = []
+    with open(files.predictions, "w", encoding="utf-8") as predictions:
+        for index in range(documents):
+            reference, line = _document(rng, form, attributes, index)
+            references.append(reference)
+            if line is not None:
+                predictions.write(json.dumps(line, ensure_ascii=False) + "\n")
+    with open(files.gold, "w", encoding="utf-8") as handle:
+        export = {"CodeSets": _code_sets(attributes), "References": references}
+        json.dump(export, handle, ensure_ascii=False, indent=1)
+    return files
+
+
+def _write_prompts(path: Path, attributes: list[tuple[int, str, str, int]]) -> None:
+    with open(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(["prompt", "output_data_type", "attribute_id", "attribute_label"])
         for attribute_id, label, attribute_type, _ in attributes:
             writer.writerow(
                 [f"Extract: {label}. Answer with a {attribute_type}.", attribute_type, attribute_id, label]
             )
-    files.config.write_text(
-        "model: bench-model\nprovider: bench\nedit_distance_match_threshold: 0.9\nnumber_format: en\n",
-        encoding="utf-8",
-    )
 
-    code_sets = [
+
+def _code_sets(attributes: list[tuple[int, str, str, int]]) -> list[dict]:
+    return [
         {
             "SetName": "Data extraction",
             "Attributes": {
@@ -233,70 +250,75 @@ def generate(
             },
         }
     ]
-    references = []
-    with open(files.predictions, "w", encoding="utf-8") as predictions:
-        for index in range(documents):
-            item_id = 500_000 + index
-            arms = [_gold_values(rng) for _ in range(form.arms)]
-            context = _context(rng, arms, form.context_chars)
-            codes = []
-            annotations = []
-            for attribute_id, _, attribute_type, first_arm_id in attributes:
-                gold = arms[(attribute_id - first_arm_id) // 1000][first_arm_id]
-                if attribute_type == "bool":
-                    if gold:
-                        codes.append(
-                            {
-                                "AttributeId": attribute_id,
-                                "AdditionalText": "",
-                                "ItemAttributeFullTextDetails": [],
-                            }
-                        )
-                elif rng.random() < 0.93:  # otherwise absent: the type's default applies
-                    text = _number_text(gold) if attribute_type == "integer" else str(gold)
-                    if rng.random() < 0.003:
-                        text = "see table 2"  # invalid gold
-                    codes.append(
-                        {
-                            "AttributeId": attribute_id,
-                            "AdditionalText": text,
-                            "ItemAttributeFullTextDetails": _citation(rng, text),
-                        }
-                    )
-                if rng.random() < 0.03:
-                    continue  # the model left the attribute out
-                predicted = _prediction(rng, attribute_type, gold)
-                annotations.append(
-                    {
-                        "attribute_id": str(attribute_id),
-                        "output_data": predicted,
-                        "additional_text": str(gold) if rng.random() < 0.7 else None,
-                        "reasoning": "Stated in the methods section.",
-                    }
-                )
-                if rng.random() < 0.005:
-                    annotations.append(
-                        {"attribute_id": str(attribute_id), "output_data": predicted}
-                    )  # duplicate
-            references.append({"ItemId": item_id, "Title": f"Study {index}", "Codes": codes})
-            roll = rng.random()
-            if roll < 0.01:
-                continue  # no line: failed extraction
-            line = {
-                "document_id": str(item_id),
-                "context": context,
-                "annotations": annotations,
-                "input_tokens": len(context) // 4 + 400,
-                "output_tokens": 60 + 12 * len(annotations),
-                "cost_usd": round(rng.uniform(0.001, 0.004), 6),
-                "timings": {
-                    "document_preparation": round(rng.uniform(0.01, 0.1), 3),
-                    "llm_extraction": round(rng.uniform(0.8, 6), 3),
-                },
-            }
-            if roll < 0.03:
-                line.update(status="failed", error="provider timeout", annotations=[])
-            predictions.write(json.dumps(line, ensure_ascii=False) + "\n")
-    with open(files.gold, "w", encoding="utf-8") as handle:
-        json.dump({"CodeSets": code_sets, "References": references}, handle, ensure_ascii=False, indent=1)
-    return files
+
+
+def _document(
+    rng: random.Random, form: Shape, attributes: list[tuple[int, str, str, int]], index: int
+) -> tuple[dict, dict | None]:
+    """(the EPPI reference of document `index`, its prediction line or None when it has none)."""
+    item_id = 500_000 + index
+    arms = [_gold_values(rng) for _ in range(form.arms)]
+    context = _context(rng, arms, form.context_chars)
+    codes = []
+    annotations = []
+    for attribute_id, _, attribute_type, first_arm_id in attributes:
+        gold = arms[(attribute_id - first_arm_id) // 1000][first_arm_id]
+        code = _gold_code(rng, attribute_id, attribute_type, gold)
+        if code is not None:
+            codes.append(code)
+        annotations.extend(_predicted_annotations(rng, attribute_id, attribute_type, gold))
+    reference = {"ItemId": item_id, "Title": f"Study {index}", "Codes": codes}
+    roll = rng.random()
+    if roll < 0.01:
+        return reference, None  # no line: failed extraction
+    line = {
+        "document_id": str(item_id),
+        "context": context,
+        "annotations": annotations,
+        "input_tokens": len(context) // 4 + 400,
+        "output_tokens": 60 + 12 * len(annotations),
+        "cost_usd": round(rng.uniform(0.001, 0.004), 6),
+        "timings": {
+            "document_preparation": round(rng.uniform(0.01, 0.1), 3),
+            "llm_extraction": round(rng.uniform(0.8, 6), 3),
+        },
+    }
+    if roll < 0.03:
+        line.update(status="failed", error="provider timeout", annotations=[])
+    return reference, line
+
+
+def _gold_code(rng: random.Random, attribute_id: int, attribute_type: str, gold: object) -> dict | None:
+    """The EPPI code of one gold value, None when the value is absent (the type's default applies)."""
+    if attribute_type == "bool":
+        if not gold:
+            return None
+        return {"AttributeId": attribute_id, "AdditionalText": "", "ItemAttributeFullTextDetails": []}
+    if rng.random() >= 0.93:
+        return None
+    text = _number_text(gold) if attribute_type == "integer" else str(gold)
+    if rng.random() < 0.003:
+        text = "see table 2"  # invalid gold
+    return {
+        "AttributeId": attribute_id,
+        "AdditionalText": text,
+        "ItemAttributeFullTextDetails": _citation(rng, text),
+    }
+
+
+def _predicted_annotations(
+    rng: random.Random, attribute_id: int, attribute_type: str, gold: object
+) -> list[dict]:
+    """The model's annotations of one attribute: none (left out), one, or a duplicate pair."""
+    if rng.random() < 0.03:
+        return []  # the model left the attribute out
+    predicted = _prediction(rng, attribute_type, gold)
+    annotation = {
+        "attribute_id": str(attribute_id),
+        "output_data": predicted,
+        "additional_text": str(gold) if rng.random() < 0.7 else None,
+        "reasoning": "Stated in the methods section.",
+    }
+    if rng.random() < 0.005:
+        return [annotation, {"attribute_id": str(attribute_id), "output_data": predicted}]  # duplicate
+    return [annotation]

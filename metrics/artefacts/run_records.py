@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import IO, Any
 
 import orjson
@@ -30,19 +31,37 @@ METADATA_FORMAT_VERSION = 1
 PROMPT_COLUMNS = ("prompt", "output_data_type", "attribute_id", "attribute_label")
 
 
-def _write_json_list(
-    handle: IO[str], head: Mapping[str, Any], list_key: str, item_texts: Iterable[str]
-) -> None:
-    """Write `{**head, list_key: [items]}` with the head indented and one encoded item a line."""
+def json_items(items: Iterable[Any]) -> Iterator[str]:
+    """The items of a JSON artefact's list, each encoded as `_write_json_lines_in_list` writes it."""
+    return (json.dumps(item, ensure_ascii=False) for item in items)
+
+
+# How the list of a JSON artefact holds its items: one a line, indented (`_write_json_lines_in_list`).
+FIRST_ITEM_SEPARATOR = "\n    "
+ITEM_SEPARATOR = ",\n    "
+
+
+def json_list_frame(head: Mapping[str, Any], list_key: str) -> tuple[str, str]:
+    """The text before the first item of `{**head, list_key: [...]}` (the indented head, up to and
+    including the list's "["), and the text after the last."""
     head_text = json.dumps({**head, list_key: []}, indent=2, ensure_ascii=False)
     # The head ends with `"<list_key>": []\n}`; the list opens there.
-    handle.write(head_text[: -len("[]\n}")] + "[")
-    separator = "\n    "
+    return head_text[: -len("[]\n}")] + "[", "\n  ]\n}\n"
+
+
+def _write_json_lines_in_list(
+    handle: IO[str], head: Mapping[str, Any], list_key: str, item_texts: Iterable[str]
+) -> None:
+    """Write `{**head, list_key: [items]}` with the head indented and one item per line, the items
+    already encoded (each as `json.dumps(item, ensure_ascii=False)`)."""
+    opening, closing = json_list_frame(head, list_key)
+    handle.write(opening)
+    separator = FIRST_ITEM_SEPARATOR
     for text in item_texts:
         handle.write(separator)
         handle.write(text)
-        separator = ",\n    "
-    handle.write("\n  ]\n}\n")
+        separator = ITEM_SEPARATOR
+    handle.write(closing)
 
 
 def json_value(value: Any) -> str:
@@ -109,6 +128,14 @@ def llm_annotation_lines(
         )
 
 
+def llm_annotations_head(run_id: str, run_metadata: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "extraction_run_id": run_id,
+        "format_version": ANNOTATIONS_FORMAT_VERSION,
+        "run": dict(run_metadata),
+    }
+
+
 def write_llm_annotations_json(
     *,
     run_id: str,
@@ -118,20 +145,17 @@ def write_llm_annotations_json(
     destination: Destination,
 ) -> None:
     with open_destination(destination) as handle:
-        head = {
-            "extraction_run_id": run_id,
-            "format_version": ANNOTATIONS_FORMAT_VERSION,
-            "run": dict(run_metadata),
-        }
-        _write_json_list(handle, head, "documents", llm_annotation_lines(predictions, attributes))
+        _write_json_lines_in_list(
+            handle,
+            llm_annotations_head(run_id, run_metadata),
+            "documents",
+            llm_annotation_lines(predictions, attributes),
+        )
 
 
-def extraction_metadata(
-    *, run_id: str, predictions: Mapping[str, PredictionDocument], gold_document_ids: Sequence[str]
-) -> tuple[dict, list[dict]]:
-    """The head (totals) and the per-document entries of extraction_metadata.json, one per prediction
-    line, in order."""
-    entries = [
+def metadata_entries(predictions: Mapping[str, PredictionDocument]) -> list[dict[str, Any]]:
+    """The per-document entries of extraction_metadata.json, one per prediction line, in order."""
+    return [
         {
             "document_id": document.document_id,
             "status": document.status,
@@ -144,24 +168,62 @@ def extraction_metadata(
         }
         for document in predictions.values()
     ]
-    costs = [entry["cost_usd"] for entry in entries if entry["cost_usd"] is not None]
-    input_tokens = [entry["input_tokens"] for entry in entries if entry["input_tokens"] is not None]
-    output_tokens = [entry["output_tokens"] for entry in entries if entry["output_tokens"] is not None]
-    stages: dict[str, list[float]] = {}
+
+
+@dataclass
+class MetadataTotals:
+    """What the head of extraction_metadata.json sums, from entries (`metadata_totals`); the totals
+    of parts of the entries joined (`add`) give the head of them all."""
+
+    n_entries: int = 0
+    n_failed: int = 0
+    n_with_timings: int = 0
+    costs: list[float] = field(default_factory=list)
+    input_tokens: list[int] = field(default_factory=list)
+    output_tokens: list[int] = field(default_factory=list)
+    stages: dict[str, list[float]] = field(default_factory=dict)
+
+    def add(self, more: MetadataTotals) -> None:
+        self.n_entries += more.n_entries
+        self.n_failed += more.n_failed
+        self.n_with_timings += more.n_with_timings
+        self.costs.extend(more.costs)
+        self.input_tokens.extend(more.input_tokens)
+        self.output_tokens.extend(more.output_tokens)
+        for stage, seconds in more.stages.items():
+            self.stages.setdefault(stage, []).extend(seconds)
+
+
+def metadata_totals(entries: Sequence[Mapping[str, Any]]) -> MetadataTotals:
+    totals = MetadataTotals(
+        n_entries=len(entries),
+        n_failed=sum(entry["status"] == "failed" for entry in entries),
+        n_with_timings=sum(bool(entry["timings"]) for entry in entries),
+        costs=[entry["cost_usd"] for entry in entries if entry["cost_usd"] is not None],
+        input_tokens=[entry["input_tokens"] for entry in entries if entry["input_tokens"] is not None],
+        output_tokens=[entry["output_tokens"] for entry in entries if entry["output_tokens"] is not None],
+    )
     for entry in entries:
         for stage, seconds in entry["timings"].items():
-            stages.setdefault(stage, []).append(seconds)
+            totals.stages.setdefault(stage, []).append(seconds)
+    return totals
+
+
+def metadata_head(
+    *, run_id: str, totals: MetadataTotals, n_gold_documents: int, without_line: list[str]
+) -> dict[str, Any]:
+    """The head of extraction_metadata.json, from the totals of its entries and the gold documents
+    without a prediction line, in gold order."""
     # fsum: the exactly rounded sum, so totals do not depend on the order of the lines.
-    stage_totals = {stage: math.fsum(values) for stage, values in sorted(stages.items())}
-    head = {
+    stage_totals = {stage: math.fsum(values) for stage, values in sorted(totals.stages.items())}
+    costs, input_tokens, output_tokens = totals.costs, totals.input_tokens, totals.output_tokens
+    return {
         "extraction_run_id": run_id,
         "format_version": METADATA_FORMAT_VERSION,
-        "n_gold_documents": len(gold_document_ids),
-        "n_prediction_lines": len(entries),
-        "n_failed_documents": sum(entry["status"] == "failed" for entry in entries),
-        "documents_without_prediction_line": [
-            document_id for document_id in gold_document_ids if document_id not in predictions
-        ],
+        "n_gold_documents": n_gold_documents,
+        "n_prediction_lines": totals.n_entries,
+        "n_failed_documents": totals.n_failed,
+        "documents_without_prediction_line": without_line,
         "total_cost_usd": math.fsum(costs) if costs else None,
         "total_input_tokens": sum(input_tokens) if input_tokens else None,
         "total_output_tokens": sum(output_tokens) if output_tokens else None,
@@ -170,10 +232,23 @@ def extraction_metadata(
             "cost_usd": len(costs),
             "input_tokens": len(input_tokens),
             "output_tokens": len(output_tokens),
-            "timings": sum(bool(entry["timings"]) for entry in entries),
+            "timings": totals.n_with_timings,
         },
         "stage_durations_seconds": stage_totals,
     }
+
+
+def extraction_metadata(
+    *, run_id: str, predictions: Mapping[str, PredictionDocument], gold_document_ids: Sequence[str]
+) -> tuple[dict, list[dict]]:
+    """The head (totals) and the per-document entries of extraction_metadata.json."""
+    entries = metadata_entries(predictions)
+    head = metadata_head(
+        run_id=run_id,
+        totals=metadata_totals(entries),
+        n_gold_documents=len(gold_document_ids),
+        without_line=[document_id for document_id in gold_document_ids if document_id not in predictions],
+    )
     return head, entries
 
 
@@ -187,10 +262,20 @@ def write_extraction_metadata_json(
     head, entries = extraction_metadata(
         run_id=run_id, predictions=predictions, gold_document_ids=gold_document_ids
     )
+    write_metadata_json(head, entries, destination)
+
+
+def write_metadata_json(head: Mapping[str, Any], entries: Iterable[Any], destination: Destination) -> None:
+    write_metadata_json_lines(head, json_items(entries), destination)
+
+
+def write_metadata_json_lines(
+    head: Mapping[str, Any], item_texts: Iterable[str], destination: Destination
+) -> None:
+    """`write_metadata_json` with the entries already encoded (`json_items`); a text may hold
+    several, joined by ITEM_SEPARATOR."""
     with open_destination(destination) as handle:
-        _write_json_list(
-            handle, head, "per_document", (json.dumps(entry, ensure_ascii=False) for entry in entries)
-        )
+        _write_json_lines_in_list(handle, head, "per_document", item_texts)
 
 
 def write_config_yaml(config: Mapping[str, Any], destination: Destination) -> None:

@@ -1,7 +1,8 @@
-"""Glue for an offline extraction evaluation: files in, engine, artefact folder out.
+"""An extraction evaluation from its inputs read whole by the validating readers: the run, its
+settings, its log and its artefacts.
 
-The `evaluate_extraction` management command is a thin shell over this module, and the server's
-jobs reuse its pieces (`read_extraction_inputs` on uploads, `write_run_artefacts` for a download).
+The `evaluate_extraction` command runs `extraction_folder`, which reads large inputs in chunks and
+comes here for anything else; the server's jobs reuse its pieces (`read_extraction_inputs` on uploads, `write_run_artefacts` for a download).
 Plain Python, no Django: reading, scoring and writing can be timed and tested on their own.
 
 Order of precedence for settings: command-line flag, then `config.yaml`, then the engine's default
@@ -37,7 +38,10 @@ from metrics.engine.attributes.types import EvaluationSettings, ExtractionEvalua
 from metrics.engine.uncertainty import Interval
 from metrics.pipeline.attributes import chunked_comparison
 from metrics.pipeline.executors import local_executor
-from metrics.pipeline.intervals import IntervalSettings, extraction_intervals
+from metrics.pipeline.intervals import (
+    IntervalSettings,
+    extraction_intervals,
+)
 from metrics.pipeline.phases import PhaseTimer, paused_garbage_collection
 
 # config.yaml keys this evaluation reads; every other key is kept in the snapshot untouched.
@@ -93,9 +97,12 @@ class ExtractionRun:
     # (`add_run_intervals`); None: the artefacts carry no intervals.
     intervals: dict[str, dict[str, Interval]] | None = None
     interval_settings: IntervalSettings | None = None
+    # Given when the inputs were read in chunks (`inputs` then holds no documents, `evaluation` no rows).
+    input_summary: InputSummary | None = None
+    n_rows: int | None = None
 
     def summary(self) -> InputSummary:
-        return InputSummary.of(self.inputs)
+        return self.input_summary or InputSummary.of(self.inputs)
 
     def config_snapshot(self) -> dict[str, Any]:
         """config.yaml of the run: the effective settings first, then the rest of the given config."""
@@ -115,11 +122,12 @@ class ExtractionRun:
         """evaluation.log: what was read, the settings, every warning, skipped and unscored items."""
         evaluation, inputs, summary = self.evaluation, self.inputs, self.summary()
         unscored = set(evaluation.unscored_documents)
+        n_rows = len(evaluation.rows) if self.n_rows is None else self.n_rows
         without_line = sum(document_id not in unscored for document_id in summary.gold_without_line)
         lines = [
             f"INFO run {evaluation.run_id}: {summary.n_gold_documents} gold document(s) ({inputs.gold_format}), "
             f"{summary.n_prediction_lines} prediction line(s), "
-            f"{len(inputs.prompts.scored)} scored attribute(s), {len(evaluation.rows)} comparison row(s)",
+            f"{len(inputs.prompts.scored)} scored attribute(s), {n_rows} comparison row(s)",
             f"INFO settings: {THRESHOLD_KEY}={self.settings.edit_distance_match_threshold} "
             f"{NUMBER_FORMAT_KEY}={self.settings.number_format} "
             f"custom_metrics={','.join(self.settings.custom_metrics) or '-'}",
@@ -374,37 +382,6 @@ def evaluate_extraction_paths(
     return run
 
 
-def evaluate_extraction_to_folder(
-    *,
-    gold: SourceInput,
-    prompts: SourceInput,
-    predictions: SourceInput,
-    output_dir: str | Path,
-    run_id: str,
-    settings: EvaluationSettings,
-    config: ExtractionConfig | None = None,
-    intervals: IntervalSettings | None = None,
-    phase_seconds: dict[str, float] | None = None,
-    processes: int = 1,
-) -> ExtractionRun:
-    """All of an offline evaluation: read, score (in `processes` local processes), compute the
-    intervals and write the artefact folder (atomically). Raises InputValidationError on bad input,
-    with nothing written."""
-    run = evaluate_extraction_paths(
-        gold=gold,
-        prompts=prompts,
-        predictions=predictions,
-        run_id=run_id,
-        settings=settings,
-        config=config,
-        phase_seconds=phase_seconds,
-        intervals=intervals,
-        processes=processes,
-    )
-    write_run_artefacts(run, output_dir, phase_seconds=phase_seconds)
-    return run
-
-
 def add_run_intervals(run: ExtractionRun, settings: IntervalSettings) -> ExtractionRun:
     """Compute the run's confidence intervals (none with `settings.resamples == 0`) and record the
     settings; the artefacts written afterwards carry both. Returns `run`."""
@@ -423,9 +400,18 @@ def write_run_artefacts(
 
     `output_dir` must not exist or be an empty folder (FileExistsError otherwise).
     """
+    writers = artefact_writers(run)
+    output_dir = Path(output_dir)
+    with paused_garbage_collection(), artefacts.atomic_directory(output_dir) as staging:
+        bundle.write_files(staging, writers, phase_seconds=phase_seconds)
+    return output_dir
+
+
+def artefact_writers(run: ExtractionRun) -> list[tuple[str, Callable[[Path], None]]]:
+    """(file name, writer) of every artefact of `run`, in the order they are written."""
     evaluation, inputs = run.evaluation, run.inputs
     custom = run.settings.custom_metrics
-    writers: list[tuple[str, Callable[[Path], None]]] = [
+    return [
         (
             bundle.METRICS_CSV,
             lambda path: artefacts.write_metrics_csv(
@@ -466,10 +452,6 @@ def write_run_artefacts(
         (bundle.PROMPTS_USED_CSV, lambda path: artefacts.write_prompts_used_csv(inputs.prompts.scored, path)),
         (bundle.EVALUATION_LOG, lambda path: artefacts.write_evaluation_log(run.log_lines(), path)),
     ]
-    output_dir = Path(output_dir)
-    with paused_garbage_collection(), artefacts.atomic_directory(output_dir) as staging:
-        bundle.write_files(staging, writers, phase_seconds=phase_seconds)
-    return output_dir
 
 
 def run_metadata(run: ExtractionRun) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from metrics.engine.attributes.comparison import (
     unscored_document_ids,
 )
 from metrics.engine.attributes.custom_metrics import resolve_custom_metrics
-from metrics.engine.attributes.metrics import attribute_result
+from metrics.engine.attributes.metrics import MetricColumns, attribute_result_from_columns, metric_columns
 from metrics.engine.attributes.types import (
     AttributeSpec,
     AttributeType,
@@ -102,6 +102,33 @@ def evaluation_from_rows(
     documents outside the gold, worded by the caller (which knows where they came from), or none.
     Notes come in this order: attributes without a prompt, unscored documents, `ignored_note`,
     custom metrics without a BOOL attribute, documents without a context, then `row_warnings`."""
+    evaluation = evaluation_from_columns(
+        run_id=run_id,
+        attributes=attributes,
+        columns=metric_columns(rows, {spec.attribute_id: index for index, spec in enumerate(attributes)}),
+        row_warnings=row_warnings,
+        unscored=unscored,
+        without_context=without_context,
+        ignored_note=ignored_note,
+        settings=settings,
+    )
+    evaluation.rows = rows
+    return evaluation
+
+
+def evaluation_from_columns(
+    *,
+    run_id: str,
+    attributes: Sequence[AttributeSpec],
+    columns: MetricColumns,
+    row_warnings: Sequence[str],
+    unscored: list[str],
+    without_context: Sequence[str],
+    ignored_note: Sequence[str],
+    settings: EvaluationSettings,
+) -> ExtractionEvaluation:
+    """`evaluation_from_rows` from what the metrics read of the rows (`metric_columns`, attributes
+    numbered by their position in `attributes`); the evaluation holds no rows."""
     custom = resolve_custom_metrics(settings.custom_metrics)
     scored = [spec for spec in attributes if spec.is_scored]
     skipped = skipped_attribute_ids(attributes)
@@ -115,18 +142,20 @@ def evaluation_from_rows(
     notes.extend(ignored_note)
     if custom and not any(spec.type is AttributeType.BOOL for spec in scored):
         notes.append("custom metrics apply to BOOL attributes only, and no BOOL attribute is scored")
-
-    rows_by_attribute: dict[str, list[ComparisonRow]] = {spec.attribute_id: [] for spec in scored}
-    for row in rows:
-        rows_by_attribute[row.attribute_id].append(row)
+    position = {spec.attribute_id: index for index, spec in enumerate(attributes)}
     results = [
-        attribute_result(spec, rows_by_attribute[spec.attribute_id], settings, custom_metrics=custom)
+        attribute_result_from_columns(
+            spec,
+            columns.select(columns.attribute == position[spec.attribute_id]),
+            settings,
+            custom_metrics=custom,
+        )
         for spec in scored
     ]
     return ExtractionEvaluation(
         run_id=run_id,
         attributes=results,
-        rows=rows,
+        rows=[],
         warnings=[*notes, *no_context_warning(without_context), *row_warnings],
         unscored_documents=unscored,
         skipped_attributes=skipped,

@@ -14,7 +14,10 @@ Metrics are vectorised with numpy; tests hold them against scikit-learn.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+import math
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, fields
+from typing import Any
 
 import numpy as np
 
@@ -53,7 +56,6 @@ _SCORE_NAMES: dict[AttributeType, tuple[str, ...]] = {
     AttributeType.INTEGER: _NUMERIC_SCORES,
     AttributeType.FLOAT: _NUMERIC_SCORES,
 }
-_NEAR_OR_EXACT = (MatchStatus.EXACT_MATCH, MatchStatus.NEAR_MATCH)
 
 
 def _ratio(numerator: int, denominator: int) -> float | None:
@@ -78,13 +80,16 @@ def bool_scores(y_true: np.ndarray, y_pred: np.ndarray) -> dict[str, float | Non
     }
 
 
-def string_scores(statuses: Sequence[MatchStatus | None]) -> dict[str, float | None]:
+def string_scores(status: np.ndarray) -> dict[str, float | None]:
     """accuracy = share of exact_match rows; edit_distance_match_rate = share of exact or near_match
-    rows (normalised Levenshtein similarity >= threshold; exact implies similarity 1). Null when empty."""
-    n = len(statuses)
-    exact = sum(1 for status in statuses if status is MatchStatus.EXACT_MATCH)
-    near_or_exact = sum(1 for status in statuses if status in _NEAR_OR_EXACT)
-    return {"accuracy": _ratio(exact, n), "edit_distance_match_rate": _ratio(near_or_exact, n)}
+    rows (normalised Levenshtein similarity >= threshold; exact implies similarity 1). Null when
+    empty. `status`: the rows' match statuses as STATUS_CODES codes."""
+    n = len(status)
+    exact = _count(status == _EXACT)
+    return {
+        "accuracy": _ratio(exact, n),
+        "edit_distance_match_rate": _ratio(exact + _count(status == _NEAR), n),
+    }
 
 
 def numeric_scores(gold: np.ndarray, predicted: np.ndarray, correct: np.ndarray) -> dict[str, float | None]:
@@ -103,22 +108,100 @@ def numeric_scores(gold: np.ndarray, predicted: np.ndarray, correct: np.ndarray)
     }
 
 
+# A MatchStatus as the `status` column holds it (-1: no status).
+STATUS_CODES: dict[MatchStatus | None, int] = {
+    None: -1,
+    **{status: code for code, status in enumerate(MatchStatus)},
+}
+_EXACT = STATUS_CODES[MatchStatus.EXACT_MATCH]
+_NEAR = STATUS_CODES[MatchStatus.NEAR_MATCH]
+_TRISTATE = {None: -1, False: 0, True: 1}
+_NUMBER_CLASSES = frozenset({bool, int, float})
+
+
+@dataclass(frozen=True)
+class MetricColumns:
+    """What the metrics read of comparison rows: one numpy column per field, in row order.
+
+    `attribute`: the row's attribute, as its position in the schema given to `metric_columns`;
+    `valid`: gold_is_valid; `gold_present` / `predicted`: human_extraction / llm_extraction is not
+    None; `gold_number` / `predicted_number`: those values as floats when they are numbers or
+    booleans, NaN otherwise; `correct`: is_correct is truthy; `in_context`: gold_value_in_context as
+    1 / 0, -1 for None; `in_citation`: gold_value_in_citation is truthy; `status`: match_status as
+    its STATUS_CODES code.
+    """
+
+    attribute: np.ndarray
+    valid: np.ndarray
+    gold_present: np.ndarray
+    predicted: np.ndarray
+    gold_number: np.ndarray
+    predicted_number: np.ndarray
+    correct: np.ndarray
+    in_context: np.ndarray
+    in_citation: np.ndarray
+    status: np.ndarray
+
+    def select(self, mask: np.ndarray) -> MetricColumns:
+        return MetricColumns(*(getattr(self, name)[mask] for name in _COLUMN_NAMES))
+
+    @classmethod
+    def joined(cls, parts: Sequence[MetricColumns]) -> MetricColumns:
+        """The columns of consecutive parts of a run's rows, in order."""
+        if not parts:
+            return metric_columns([], {})
+        return cls(*(np.concatenate([getattr(part, name) for part in parts]) for name in _COLUMN_NAMES))
+
+
+_COLUMN_NAMES = tuple(field.name for field in fields(MetricColumns))
+
+
+def _number(value: object) -> float:
+    return float(value) if value.__class__ in _NUMBER_CLASSES else math.nan  # type: ignore[arg-type]
+
+
+def metric_columns(rows: Sequence[ComparisonRow], attribute_index: Mapping[str, int]) -> MetricColumns:
+    """The MetricColumns of `rows`; `attribute_index` maps each row's attribute id to its position."""
+    n = len(rows)
+
+    def column(values: Iterable[Any], dtype: Any) -> np.ndarray:
+        return np.fromiter(values, dtype=dtype, count=n)
+
+    return MetricColumns(
+        attribute=column((attribute_index[row.attribute_id] for row in rows), np.int32),
+        valid=column((row.gold_is_valid for row in rows), bool),
+        gold_present=column((row.human_extraction is not None for row in rows), bool),
+        predicted=column((row.llm_extraction is not None for row in rows), bool),
+        gold_number=column((_number(row.human_extraction) for row in rows), np.float64),
+        predicted_number=column((_number(row.llm_extraction) for row in rows), np.float64),
+        correct=column((bool(row.is_correct) for row in rows), bool),
+        in_context=column((_TRISTATE[row.gold_value_in_context] for row in rows), np.int8),
+        in_citation=column((bool(row.gold_value_in_citation) for row in rows), bool),
+        status=column((STATUS_CODES[row.match_status] for row in rows), np.int8),
+    )
+
+
+def _count(mask: np.ndarray) -> int:
+    return int(np.count_nonzero(mask))
+
+
 def _score_set(
-    attribute_type: AttributeType, rows: Sequence[ComparisonRow], custom: dict[str, CustomMetric]
+    attribute_type: AttributeType, columns: MetricColumns, rows: np.ndarray, custom: dict[str, CustomMetric]
 ) -> dict[str, float | None]:
-    """Score metrics of one set of scored rows: all null when the set is empty or any prediction is missing."""
+    """Score metrics of the scored rows selected by the mask `rows`: all null when there are none
+    or any prediction is missing."""
     names = _SCORE_NAMES[attribute_type] + tuple(custom)
-    if not rows or any(row.llm_extraction is None for row in rows):
+    n = _count(rows)
+    if not n or not np.all(columns.predicted[rows]):
         return dict.fromkeys(names)
     if attribute_type is AttributeType.STRING:
-        return string_scores([row.match_status for row in rows])
+        return string_scores(columns.status[rows])
     if attribute_type in NUMERIC_TYPES:
-        gold = np.fromiter((row.human_extraction for row in rows), dtype=float, count=len(rows))
-        predicted = np.fromiter((row.llm_extraction for row in rows), dtype=float, count=len(rows))
-        correct = np.fromiter((bool(row.is_correct) for row in rows), dtype=bool, count=len(rows))
-        return numeric_scores(gold, predicted, correct)
-    y_true = np.fromiter((row.human_extraction for row in rows), dtype=bool, count=len(rows))
-    y_pred = np.fromiter((row.llm_extraction for row in rows), dtype=bool, count=len(rows))
+        return numeric_scores(
+            columns.gold_number[rows], columns.predicted_number[rows], columns.correct[rows]
+        )
+    y_true = columns.gold_number[rows] != 0
+    y_pred = columns.predicted_number[rows] != 0
     scores = bool_scores(y_true, y_pred)
     for name, function in custom.items():
         scores[name] = custom_metric_value(function, y_true, y_pred)
@@ -137,7 +220,21 @@ def attribute_result(
     *,
     custom_metrics: dict[str, CustomMetric] | None = None,
 ) -> AttributeResult:
-    """Counts and metrics of `spec` over its rows (rows of other attributes are ignored).
+    """Counts and metrics of `spec` over its rows (rows of other attributes are ignored): see
+    `attribute_result_from_columns`."""
+    own_rows = [row for row in rows if row.attribute_id == spec.attribute_id]
+    columns = metric_columns(own_rows, {spec.attribute_id: 0})
+    return attribute_result_from_columns(spec, columns, settings, custom_metrics=custom_metrics)
+
+
+def attribute_result_from_columns(
+    spec: AttributeSpec,
+    columns: MetricColumns,
+    settings: EvaluationSettings,
+    *,
+    custom_metrics: dict[str, CustomMetric] | None = None,
+) -> AttributeResult:
+    """Counts and metrics of `spec` over the MetricColumns of its rows (those rows only).
 
     Counts: n_gold_instances (scored rows), n_good_source_instances / n_good_citation_instances
     (scored rows whose gold value is in the context / citation; STRING, INTEGER, FLOAT only),
@@ -147,15 +244,14 @@ def attribute_result(
     source strata. Every score also comes `_given_prediction`. `custom_metrics` lets a caller resolve
     the settings' names once per evaluation; otherwise they are resolved here.
     """
-    own_rows = [row for row in rows if row.attribute_id == spec.attribute_id]
-    scored = [row for row in own_rows if is_scored_row(row)]
+    scored = columns.valid & columns.gold_present
     source_checked = spec.type in SOURCE_CHECKED_TYPES
-    counts = {"n_gold_instances": len(scored)}
+    counts = {"n_gold_instances": _count(scored)}
     if source_checked:
-        counts["n_good_source_instances"] = sum(1 for row in scored if row.gold_value_in_context)
-        counts["n_good_citation_instances"] = sum(1 for row in scored if row.gold_value_in_citation)
-    counts["n_missing_predictions"] = sum(1 for row in scored if row.llm_extraction is None)
-    counts["n_invalid_gold"] = sum(1 for row in own_rows if not row.gold_is_valid)
+        counts["n_good_source_instances"] = _count(scored & (columns.in_context == 1))
+        counts["n_good_citation_instances"] = _count(scored & columns.in_citation)
+    counts["n_missing_predictions"] = _count(scored & ~columns.predicted)
+    counts["n_invalid_gold"] = _count(~columns.valid)
 
     metrics: dict[str, float | None] = {}
     if spec.type not in SCORED_TYPES:
@@ -166,18 +262,17 @@ def attribute_result(
     else:
         custom_metrics = {}
 
-    metrics.update(_score_set(spec.type, scored, custom_metrics))
+    metrics.update(_score_set(spec.type, columns, scored, custom_metrics))
     if source_checked:
         # A row without a context (gold_value_in_context None) is in neither stratum.
-        good = [row for row in scored if row.gold_value_in_context is True]
-        bad = [row for row in scored if row.gold_value_in_context is False]
-        for suffix, stratum in zip(STRATA, (good, bad), strict=True):
-            for name, value in _score_set(spec.type, stratum, {}).items():
+        strata = (scored & (columns.in_context == 1), scored & (columns.in_context == 0))
+        for suffix, stratum in zip(STRATA, strata, strict=True):
+            for name, value in _score_set(spec.type, columns, stratum, {}).items():
                 metrics[name + suffix] = value
     if spec.type is AttributeType.BOOL:
-        metrics["n_labels"] = sum(1 for row in scored if row.human_extraction is True)
-    predicted = [row for row in scored if row.llm_extraction is not None]
-    for name, value in _score_set(spec.type, predicted, custom_metrics).items():
+        metrics["n_labels"] = _count(scored & (columns.gold_number == 1))
+    predicted = scored & columns.predicted
+    for name, value in _score_set(spec.type, columns, predicted, custom_metrics).items():
         metrics[name + GIVEN_PREDICTION] = value
     order = metric_column_order([spec.type], custom_metrics)
     return AttributeResult(spec=spec, counts=counts, metrics={name: metrics[name] for name in order})

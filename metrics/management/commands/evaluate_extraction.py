@@ -23,11 +23,8 @@ from metrics.management.offline_files import (
     require_extraction_predictions,
     require_prompts,
 )
-from metrics.pipeline.extraction_evaluation import (
-    evaluate_extraction_to_folder,
-    load_config,
-    resolve_settings,
-)
+from metrics.pipeline.extraction_evaluation import load_config, resolve_settings
+from metrics.pipeline.extraction_folder import evaluate_extraction_to_folder
 
 # Exit status for bad input (the convention of argparse and of most Unix tools for usage errors).
 BAD_INPUT = 2

@@ -385,56 +385,9 @@ def random_inputs(
     predictions = {}
     for index in range(n_documents):
         document_id = f"d{index}"
-        truth: dict[str, Any] = {
-            "b1": rng.random() < 0.5,
-            "b2": rng.random() < 0.5,
-            "s1": rng.choice(STRINGS),
-            "s2": rng.choice(STRINGS),
-            "i1": rng.choice([0, 7, 12, 1250, 12000, 25000]),
-            "f1": rng.choice([0.0, 54.3, 1250.5, 0.125]),
-            "l1": ["a", "b"],
-            "n1": "free text",
-        }
-        context_facts = [
-            f"The trial took place in {truth['s1']}.",
-            f"We enrolled {_number_text(truth['i1'], rng)} adults.",
-            f"Mean age {truth['f1']} years.",
-            "Allocation was randomised." if truth["b1"] else "",
-        ]
-        context = " ".join(
-            [*rng.sample(context_facts, k=rng.randint(0, len(context_facts))), *rng.choices(WORDS, k=30)]
-        )
-        annotations: dict[str, GoldAnnotation] = {}
-        for spec in SCHEMA:
-            if rng.random() < 0.15:
-                continue  # absent: the missing default
-            value = truth[spec.attribute_id]
-            if spec.type is AttributeType.BOOL:
-                raw: Any = rng.choice([value, "yes" if value else "no", "maybe"])
-            elif spec.type in (AttributeType.INTEGER, AttributeType.FLOAT):
-                raw = rng.choice([_number_text(value, rng), value, "see table 2", None])
-            elif spec.type is AttributeType.LIST:
-                raw = rng.choice([value, "not a list"])
-            else:
-                raw = rng.choice([value, None, 12])
-            text = raw if isinstance(raw, str) else None
-            details = tuple(
-                FullTextDetail(
-                    text=rng.choice(
-                        [
-                            f'Page {rng.randint(1, 3)}:\n[¬s]"{text or value}"[¬e]',
-                            f"[¬s]{rng.choice(WORDS)} {text or value}",
-                            f"Page 2: {rng.choice(STRINGS)}",
-                        ]
-                    )
-                )
-                for _ in range(rng.choice([0, 1, 1, 2]))
-            )
-            annotations[spec.attribute_id] = GoldAnnotation(
-                output_data=raw,
-                additional_text=rng.choice([text, None, str(value)]),
-                full_text_details=details,
-            )
+        truth = _random_truth(rng)
+        context = _random_context(rng, truth)
+        annotations = _random_gold(rng, truth)
         if rng.random() < 0.05:
             annotations = {}  # no gold at all: listed, not scored
         documents.append(
@@ -443,26 +396,94 @@ def random_inputs(
         roll = rng.random()
         if roll < 0.05:
             continue  # no line
-        predicted = []
-        for spec in [*SCHEMA, AttributeSpec("x9", "Unknown", AttributeType.STRING, prompt="?")]:
-            if rng.random() < 0.1:
-                continue
-            value = truth.get(spec.attribute_id, "x")
-            output = rng.choice([value, value, "not reported", None, str(value).upper(), 3, True])
-            snippet = rng.choice([None, str(value), context[:40], "12", rng.choice(STRINGS)])
-            predicted.append(
-                PredictedAnnotation(spec.attribute_id, output, snippet, rng.choice([None, "because"]))
-            )
-            if rng.random() < 0.03:
-                predicted.append(PredictedAnnotation(spec.attribute_id, output))
         predictions[document_id] = PredictionDocument(
             document_id=document_id,
             context=context,
             status="failed" if roll < 0.08 else "ok",
             error="timeout" if roll < 0.07 else None,
-            annotations=tuple(predicted),
+            annotations=_random_predicted(rng, truth, context),
         )
     return documents, predictions
+
+
+def _random_truth(rng: random.Random) -> dict[str, Any]:
+    return {
+        "b1": rng.random() < 0.5,
+        "b2": rng.random() < 0.5,
+        "s1": rng.choice(STRINGS),
+        "s2": rng.choice(STRINGS),
+        "i1": rng.choice([0, 7, 12, 1250, 12000, 25000]),
+        "f1": rng.choice([0.0, 54.3, 1250.5, 0.125]),
+        "l1": ["a", "b"],
+        "n1": "free text",
+    }
+
+
+def _random_context(rng: random.Random, truth: dict[str, Any]) -> str:
+    context_facts = [
+        f"The trial took place in {truth['s1']}.",
+        f"We enrolled {_number_text(truth['i1'], rng)} adults.",
+        f"Mean age {truth['f1']} years.",
+        "Allocation was randomised." if truth["b1"] else "",
+    ]
+    return " ".join(
+        [*rng.sample(context_facts, k=rng.randint(0, len(context_facts))), *rng.choices(WORDS, k=30)]
+    )
+
+
+def _random_gold(rng: random.Random, truth: dict[str, Any]) -> dict[str, GoldAnnotation]:
+    """Gold of every schema attribute, some absent, as raw values of every form (valid or not)."""
+    annotations: dict[str, GoldAnnotation] = {}
+    for spec in SCHEMA:
+        if rng.random() < 0.15:
+            continue  # absent: the missing default
+        value = truth[spec.attribute_id]
+        if spec.type is AttributeType.BOOL:
+            raw: Any = rng.choice([value, "yes" if value else "no", "maybe"])
+        elif spec.type in (AttributeType.INTEGER, AttributeType.FLOAT):
+            raw = rng.choice([_number_text(value, rng), value, "see table 2", None])
+        elif spec.type is AttributeType.LIST:
+            raw = rng.choice([value, "not a list"])
+        else:
+            raw = rng.choice([value, None, 12])
+        text = raw if isinstance(raw, str) else None
+        details = tuple(
+            FullTextDetail(
+                text=rng.choice(
+                    [
+                        f'Page {rng.randint(1, 3)}:\n[¬s]"{text or value}"[¬e]',
+                        f"[¬s]{rng.choice(WORDS)} {text or value}",
+                        f"Page 2: {rng.choice(STRINGS)}",
+                    ]
+                )
+            )
+            for _ in range(rng.choice([0, 1, 1, 2]))
+        )
+        annotations[spec.attribute_id] = GoldAnnotation(
+            output_data=raw,
+            additional_text=rng.choice([text, None, str(value)]),
+            full_text_details=details,
+        )
+    return annotations
+
+
+def _random_predicted(
+    rng: random.Random, truth: dict[str, Any], context: str
+) -> tuple[PredictedAnnotation, ...]:
+    """Predictions of the schema and of one attribute outside it: some left out, some duplicated."""
+    predicted = []
+    for spec in [*SCHEMA, AttributeSpec("x9", "Unknown", AttributeType.STRING, prompt="?")]:
+        if rng.random() < 0.1:
+            continue
+        value = truth.get(spec.attribute_id, "x")
+        output = rng.choice([value, value, "not reported", None, str(value).upper(), 3, True])
+        snippet = rng.choice([None, str(value), context[:40], "12", rng.choice(STRINGS)])
+        predicted.append(
+            PredictedAnnotation(spec.attribute_id, output, snippet, rng.choice([None, "because"]))
+        )
+        if rng.random() < 0.03:
+            predicted.append(PredictedAnnotation(spec.attribute_id, output))
+    return tuple(predicted)
 
 
 SETTINGS = [

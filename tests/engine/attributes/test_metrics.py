@@ -9,6 +9,8 @@ from hypothesis import strategies as st
 from sklearn import metrics as sk
 
 from metrics.engine.attributes import COUNT_COLUMNS, attribute_result, compare_documents, metric_column_order
+from metrics.engine.attributes.evaluation import evaluation_from_columns
+from metrics.engine.attributes.metrics import MetricColumns, metric_columns
 from metrics.engine.attributes.types import AttributeType, EvaluationSettings, MatchStatus
 from tests.engine.attributes.test_support import evaluate, gold, predicted, result_of, spec
 
@@ -241,6 +243,49 @@ def test_metrics_over_rows_of_chunks_equal_the_whole_evaluation():
         rows.extend(chunk_rows)
     whole = evaluate(schema, documents, list(predictions.values()))
     assert [attribute_result(s, rows, settings_) for s in schema] == whole.attributes
+
+
+def test_metrics_from_the_joined_columns_of_chunks_equal_the_whole_evaluation():
+    """What the files path does: each chunk's rows become MetricColumns, the parts are joined, and
+    the evaluation is built from the columns alone."""
+    schema = [spec("flag", BOOL), spec("city", STRING), spec("n", INTEGER), spec("x", FLOAT)]
+    documents = [
+        gold(f"d{i}", {"flag": i % 2 == 0, "city": "Leeds", "n": i, "x": "n/a" if i == 4 else i / 3})
+        for i in range(9)
+    ]
+    predictions = {
+        f"d{i}": predicted(
+            f"d{i}",
+            {"flag": i % 3 == 0, "city": "Leeds" if i % 2 else "Hull", "n": i + i % 2, "x": i / 3},
+            context="Leeds 3" if i != 5 else None,
+        )
+        for i in range(8)
+    }
+    settings_ = EvaluationSettings(custom_metrics=("balanced_accuracy_score",))
+    positions = {attribute.attribute_id: index for index, attribute in enumerate(schema)}
+    parts = []
+    for start in (0, 2, 7):
+        chunk_rows, _ = compare_documents(
+            run_id="run-1",
+            attributes=schema,
+            gold_documents=documents[start : start + (2 if start == 0 else 5)],
+            predictions=predictions,
+            settings=settings_,
+        )
+        parts.append(metric_columns(chunk_rows, positions))
+    whole = evaluate(schema, documents, list(predictions.values()), custom_metrics=settings_.custom_metrics)
+    joined = evaluation_from_columns(
+        run_id="run-1",
+        attributes=schema,
+        columns=MetricColumns.joined(parts),
+        row_warnings=[],
+        unscored=[],
+        without_context=[],
+        ignored_note=[],
+        settings=settings_,
+    )
+    assert joined.attributes == whole.attributes
+    assert any(result.counts["n_invalid_gold"] for result in joined.attributes)
 
 
 def test_metric_column_order():

@@ -1,0 +1,330 @@
+"""Extraction chunks read straight from an EPPI export and a predictions JSONL file by whoever scores them.
+
+The fast path of the offline extraction evaluation. A chunk is a run of the export's References
+(one byte range of the gold file) and the prediction lines of those references (one byte range of
+the predictions file, the lines being in gold order). The process that scores a chunk reads those
+bytes itself, checks and scores them, and returns what the run needs of them, already encoded: its
+part of `goldstandard_llm_comparison.csv` and of `llm_annotations.json`, its metadata entries, its
+per-document counts (the intervals' input) and what the metrics read of its rows (`MetricColumns`). No
+process holds the whole of either input, and the chunks' parts are joined in chunk order.
+
+It goes only where the validating readers (`annotations.importers.eppi`,
+`extraction_predictions`) would raise no error and word the same warnings: the export reader's
+warnings are each about one reference, and come back in order. Anything it is not sure of (a
+reference with an error, a prediction line with a problem or warning, a field outside the known ones, ids that differ from what the plan read, lines
+out of gold order or outside the gold, a repeated id, JSON that orjson and json might read apart...)
+makes it answer "not sure" (None), and the caller reads the inputs again with the validating
+readers, which word every problem as they always have.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import numpy as np
+
+from annotations.importers.eppi import read_code_set_names, read_eppi_references
+from annotations.importers.errors import ImportProblem
+from annotations.importers.extraction_predictions import KNOWN_FIELDS, read_prediction_record
+from annotations.importers.json_lines import NOT_PARSED, parse_json_bytes
+from metrics.artefacts.comparison import write_comparison_rows
+from metrics.artefacts.run_records import (
+    ITEM_SEPARATOR,
+    MetadataTotals,
+    json_items,
+    llm_annotation_lines,
+    metadata_entries,
+    metadata_totals,
+)
+from metrics.engine.attributes.comparison import (
+    compare_document_slice,
+    documents_without_context,
+    unscored_document_ids,
+)
+from metrics.engine.attributes.metrics import MetricColumns, metric_columns
+from metrics.engine.attributes.types import (
+    AttributeSpec,
+    EvaluationSettings,
+    GoldDocument,
+    PredictionDocument,
+)
+from metrics.engine.uncertainty import DocumentCounts
+from metrics.engine.uncertainty.attribute_metrics import attribute_document_counts
+from metrics.pipeline.phases import paused_garbage_collection
+from metrics.pipeline.span_files import ByteRange, line_document_ids, line_ends
+
+# References per chunk at most, and input bytes (the references' and their lines') per chunk at most
+# (beyond a chunk's first reference): a chunk's inputs, rows and encoded parts stay a few tens of MB
+# whether its documents are short (the standard bench: 2,500 documents, 13 MB) or long.
+CHUNK_DOCUMENTS = 2_500
+CHUNK_BYTES = 16 << 20
+
+
+class _Export(msgspec.Struct):
+    References: list[msgspec.Raw]
+    CodeSets: msgspec.Raw = msgspec.Raw(b"[]")
+
+
+class _ReferenceId(msgspec.Struct):
+    ItemId: int | str
+
+
+@dataclass(frozen=True)
+class ExtractionFileChunk:
+    run_id: str
+    attributes: Sequence[AttributeSpec]
+    settings: EvaluationSettings
+    attribute_names: Mapping[str, str]
+    gold_file: str  # the name problems would carry (any problem makes the chunk "not sure")
+    gold: ByteRange  # References[first_reference:...] and the separators between them
+    first_reference: int
+    document_ids: tuple[str, ...]  # as the plan read them: the chunk checks the parsed ones
+    predictions_file: str
+    predictions: ByteRange | None  # the lines of these documents, in order; None: none has one
+    first_line: int
+    predicted_ids: tuple[str, ...]
+
+
+@dataclass
+class ExtractionFilePartial:
+    comparison_csv: bytes  # the chunk's rows, without the header
+    llm_annotations: bytes  # the chunk's items of the `documents` list, joined by ITEM_SEPARATOR
+    metadata: str  # the chunk's items of extraction_metadata.json's list, joined by ITEM_SEPARATOR
+    metadata_totals: MetadataTotals
+    counts: DocumentCounts
+    metric_columns: MetricColumns  # attributes numbered by their position in the chunk's
+    warnings: list[str]
+    unknown_predicted: dict[str, int]
+    unscored_documents: list[str]
+    without_context: list[str]
+    gold_warnings: list[ImportProblem]  # the export reader's, of these references, in order
+
+
+@dataclass
+class ExtractionFilePlan:
+    chunks: list[ExtractionFileChunk]
+    gold_ids: list[str]
+    predicted_ids: list[str]
+    attribute_names: dict[str, str]
+
+
+def plan_extraction_file_chunks(
+    *,
+    gold: str | os.PathLike,
+    predictions: str | os.PathLike,
+    gold_file: str,
+    predictions_file: str,
+    run_id: str,
+    attributes: Sequence[AttributeSpec],
+    settings: EvaluationSettings,
+    size: int | None = None,
+) -> ExtractionFilePlan | None:
+    """The chunks (of `size` references, default CHUNK_DOCUMENTS) of an EPPI export and its
+    predictions, or None when the fast path is not sure."""
+    size = size or CHUNK_DOCUMENTS
+    references = _reference_ranges(str(gold))
+    if references is None:
+        return None
+    gold_ids, offsets, ends, code_sets = references
+    attribute_names, problems = read_code_set_names(code_sets, gold_file)
+    if problems.errors or problems.warnings:
+        return None
+    lines = _prediction_lines(str(predictions), gold_ids)
+    if lines is None:
+        return None
+    predicted_ids, line_starts, line_stops, gold_positions = lines
+    chunks = []
+    for first, last in _chunk_bounds(offsets, ends, gold_positions, line_starts, line_stops, size):
+        line_first, line_last = np.searchsorted(gold_positions, [first, last]).tolist()
+        chunks.append(
+            ExtractionFileChunk(
+                run_id=run_id,
+                attributes=tuple(attributes),
+                settings=settings,
+                attribute_names=attribute_names,
+                gold_file=gold_file,
+                gold=ByteRange(str(gold), offsets[first], ends[last - 1]),
+                first_reference=first,
+                document_ids=tuple(gold_ids[first:last]),
+                predictions_file=predictions_file,
+                predictions=ByteRange(str(predictions), line_starts[line_first], line_stops[line_last - 1])
+                if line_last > line_first
+                else None,
+                first_line=line_first + 1,
+                predicted_ids=tuple(predicted_ids[line_first:line_last]),
+            )
+        )
+    return ExtractionFilePlan(chunks, gold_ids, predicted_ids, attribute_names)
+
+
+def _chunk_bounds(
+    offsets: list[int],
+    ends: list[int],
+    gold_positions: np.ndarray,
+    line_starts: list[int],
+    line_stops: list[int],
+    size: int,
+) -> list[tuple[int, int]]:
+    """[first, last) references of each chunk: `size` at most, and CHUNK_BYTES of input at most."""
+    sizes = np.asarray(ends, dtype=np.int64) - np.asarray(offsets, dtype=np.int64)
+    np.add.at(
+        sizes,
+        gold_positions,
+        np.asarray(line_stops, dtype=np.int64) - np.asarray(line_starts, dtype=np.int64),
+    )
+    total = np.cumsum(sizes)
+    bounds = []
+    first = 0
+    while first < len(sizes):
+        before = total[first - 1] if first else 0
+        fitting = int(np.searchsorted(total, before + CHUNK_BYTES, side="right"))
+        last = min(first + size, max(fitting, first + 1), len(sizes))
+        bounds.append((first, last))
+        first = last
+    return bounds
+
+
+def _reference_ranges(path: str) -> tuple[list[str], list[int], list[int], Any] | None:
+    """(the ItemIds, start and end offsets of each reference, the parsed CodeSets), or None."""
+    with open(path, "rb") as file:
+        data = file.read()
+    if data.count(b'"References"') != 1 or data.count(b'"CodeSets"') > 1:
+        return None  # a repeated key, or one inside a text: the validating reader decides
+    try:
+        export = msgspec.json.decode(data, type=_Export)
+        references = [msgspec.json.decode(raw, type=_ReferenceId) for raw in export.References]
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    code_sets = parse_json_bytes(bytes(export.CodeSets))
+    if code_sets is NOT_PARSED or not references:
+        return None
+    ids = []
+    for reference in references:
+        item_id = reference.ItemId
+        ids.append(str(item_id) if item_id.__class__ is int else item_id.strip())
+    if not all(ids) or len(set(ids)) != len(ids):
+        return None
+    offsets, ends = [], []
+    position = data.index(b"[", data.index(b'"References"')) + 1
+    for raw in export.References:
+        # Between two items of the array there is only a comma and white space, never a "{".
+        position = data.index(b"{", position)
+        offsets.append(position)
+        position += len(raw)
+        ends.append(position)
+    return ids, offsets, ends, code_sets
+
+
+def _prediction_lines(
+    path: str, gold_ids: Sequence[str]
+) -> tuple[list[str], list[int], list[int], np.ndarray] | None:
+    """(the id of each line, line starts and ends, each line's position in the gold), or None
+    unless every line names a distinct gold document, in gold order."""
+    ends = line_ends(path)
+    if not len(ends):
+        return [], [], [], ends
+    starts = np.concatenate(([0], ends[:-1])).astype(np.int64)
+    ids = line_document_ids(path, starts, ends)
+    if ids is None or None in ids or len(set(ids)) != len(ids):
+        return None
+    position = {document_id: index for index, document_id in enumerate(gold_ids)}
+    try:
+        gold_positions = np.array([position[document_id] for document_id in ids], dtype=np.int64)
+    except KeyError:
+        return None
+    if len(gold_positions) > 1 and not np.all(np.diff(gold_positions) > 0):
+        return None
+    return ids, starts.tolist(), ends.tolist(), gold_positions  # type: ignore[return-value]
+
+
+def score_extraction_file_chunk(chunk: ExtractionFileChunk) -> ExtractionFilePartial | None:
+    """Read, check and score one chunk, and encode its parts of the artefacts; None when not sure."""
+    with paused_garbage_collection():
+        gold = _gold_documents(chunk)
+        predictions = None if gold is None else _predictions(chunk)
+        if gold is None or predictions is None:
+            return None
+        documents, gold_warnings = gold
+        rows, warnings, unknown = compare_document_slice(
+            run_id=chunk.run_id,
+            attributes=chunk.attributes,
+            gold_documents=documents,
+            predictions=predictions,
+            settings=chunk.settings,
+        )
+        comparison = io.StringIO()
+        write_comparison_rows(rows, comparison, header=False)
+        annotations = ITEM_SEPARATOR.join(llm_annotation_lines(predictions, chunk.attributes))
+        entries = metadata_entries(predictions)
+        positions = {spec.attribute_id: index for index, spec in enumerate(chunk.attributes)}
+        return ExtractionFilePartial(
+            comparison_csv=comparison.getvalue().encode("utf-8"),
+            llm_annotations=annotations.encode("utf-8"),
+            metadata=ITEM_SEPARATOR.join(json_items(entries)),
+            metadata_totals=metadata_totals(entries),
+            counts=attribute_document_counts(rows),
+            metric_columns=metric_columns(rows, positions),
+            warnings=warnings,
+            unknown_predicted=unknown,
+            unscored_documents=unscored_document_ids(documents, chunk.attributes),
+            without_context=documents_without_context(documents, predictions),
+            gold_warnings=gold_warnings,
+        )
+
+
+def _gold_documents(chunk: ExtractionFileChunk) -> tuple[list[GoldDocument], list[ImportProblem]] | None:
+    """The chunk's documents and the reader's warnings about them (each about one reference), or
+    None on any error."""
+    references = parse_json_bytes(b"[" + _read(chunk.gold) + b"]")
+    if references is NOT_PARSED or len(references) != len(chunk.document_ids):
+        return None
+    types = {spec.attribute_id: spec.type for spec in chunk.attributes}
+    documents, _, problems = read_eppi_references(
+        references,
+        first_index=chunk.first_reference,
+        attribute_types=types,
+        attribute_names=chunk.attribute_names,
+        file=chunk.gold_file,
+    )
+    if problems.errors or tuple(document.document_id for document in documents) != chunk.document_ids:
+        return None
+    return documents, problems.warnings
+
+
+def _predictions(chunk: ExtractionFileChunk) -> dict[str, PredictionDocument] | None:
+    if chunk.predictions is None:
+        return {}
+    lines = chunk.predictions.read_lines()
+    if len(lines) != len(chunk.predicted_ids):
+        return None
+    documents: dict[str, PredictionDocument] = {}
+    attribute_ids: dict[str, str] = {}
+    for number, (raw, document_id) in enumerate(
+        zip(lines, chunk.predicted_ids, strict=True), start=chunk.first_line
+    ):
+        record = parse_json_bytes(raw)
+        if record is NOT_PARSED or record.__class__ is not dict or not KNOWN_FIELDS.issuperset(record):
+            return None
+        document, problems = read_prediction_record(
+            record, file=chunk.predictions_file, line=number, attribute_ids=attribute_ids
+        )
+        if document is None or problems.errors or problems.warnings or document.document_id != document_id:
+            return None
+        documents[document_id] = document
+    return documents
+
+
+def _read(byte_range: ByteRange) -> bytes:
+    with open(byte_range.path, "rb") as file:
+        return os.pread(file.fileno(), byte_range.end - byte_range.start, byte_range.start)
+
+
+def plain_files(*sources: Any) -> bool:
+    """True when every source is a file on disk (uploads held as bytes take the validating path)."""
+    return all(isinstance(source, str | os.PathLike) and Path(source).is_file() for source in sources)

@@ -1,0 +1,310 @@
+"""An offline extraction evaluation from files to an artefact folder: the `evaluate_extraction`
+command's whole run.
+
+An EPPI export and a predictions file on disk are read, scored and written in chunks, each by the
+process that scores it (`extraction_files`): the chunks' parts of the two large artefacts are
+written as they come, in chunk order, and the run keeps only what the metrics, the intervals and the
+small artefacts need. When that path is not sure of the inputs, or they are in another form, they
+are read whole by the validating readers (`extraction_evaluation`), which word every problem.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from annotations.importers.attribute_jsonl import GoldSet, source_name
+from annotations.importers.errors import ImportProblem, InputValidationError
+from annotations.importers.extraction_predictions import PredictionSet
+from annotations.importers.prompts_csv import read_prompts_csv
+from annotations.importers.sources import SourceInput
+from metrics import artefacts
+from metrics.artefacts import bundle
+from metrics.artefacts.run_records import (
+    FIRST_ITEM_SEPARATOR,
+    ITEM_SEPARATOR,
+    MetadataTotals,
+    json_list_frame,
+    llm_annotations_head,
+    metadata_head,
+    write_metadata_json_lines,
+)
+from metrics.engine.attributes import resolve_custom_metrics, validate_settings
+from metrics.engine.attributes.comparison import add_unknown_counts, check_schema, unknown_attribute_warnings
+from metrics.engine.attributes.evaluation import evaluation_from_columns
+from metrics.engine.attributes.metrics import MetricColumns
+from metrics.engine.attributes.types import EvaluationSettings, ExtractionEvaluation
+from metrics.engine.uncertainty import DocumentCounts
+from metrics.pipeline.executors import Executor, local_executor
+from metrics.pipeline.extraction_evaluation import (
+    ExtractionConfig,
+    ExtractionInputs,
+    ExtractionRun,
+    InputSummary,
+    artefact_writers,
+    attribute_warnings_for_code_sets,
+    evaluate_extraction_paths,
+    gold_file_format,
+    run_metadata,
+    write_run_artefacts,
+)
+from metrics.pipeline.extraction_files import (
+    ExtractionFileChunk,
+    ExtractionFilePlan,
+    plain_files,
+    plan_extraction_file_chunks,
+    score_extraction_file_chunk,
+)
+from metrics.pipeline.intervals import IntervalSettings, extraction_intervals_from_counts
+from metrics.pipeline.phases import PhaseTimer, paused_garbage_collection
+
+
+def evaluate_extraction_to_folder(
+    *,
+    gold: SourceInput,
+    prompts: SourceInput,
+    predictions: SourceInput,
+    output_dir: str | Path,
+    run_id: str,
+    settings: EvaluationSettings,
+    config: ExtractionConfig | None = None,
+    intervals: IntervalSettings | None = None,
+    phase_seconds: dict[str, float] | None = None,
+    processes: int = 1,
+) -> ExtractionRun:
+    """All of an offline evaluation: read, score (in `processes` local processes), compute the
+    intervals and write the artefact folder (atomically). Raises InputValidationError on bad input,
+    with nothing written.
+
+    An EPPI export and a predictions file on disk are read, scored and written in chunks, each by
+    the process that scores it (`extraction_files`); when that path is not sure of the inputs, they
+    are read whole by the validating readers, which word every problem."""
+    chunked = _evaluate_files_to_folder(
+        gold=gold,
+        prompts=prompts,
+        predictions=predictions,
+        output_dir=output_dir,
+        run_id=run_id,
+        settings=settings,
+        config=config,
+        intervals=intervals or IntervalSettings(),
+        phase_seconds=phase_seconds,
+        processes=processes,
+    )
+    if chunked is not None:
+        return chunked
+    run = evaluate_extraction_paths(
+        gold=gold,
+        prompts=prompts,
+        predictions=predictions,
+        run_id=run_id,
+        settings=settings,
+        config=config,
+        phase_seconds=phase_seconds,
+        intervals=intervals,
+        processes=processes,
+    )
+    write_run_artefacts(run, output_dir, phase_seconds=phase_seconds)
+    return run
+
+
+class _NotSure(Exception):
+    """A chunk of the files path found something only the validating readers may word."""
+
+
+def _evaluate_files_to_folder(
+    *,
+    gold: SourceInput,
+    prompts: SourceInput,
+    predictions: SourceInput,
+    output_dir: str | Path,
+    run_id: str,
+    settings: EvaluationSettings,
+    config: ExtractionConfig | None,
+    intervals: IntervalSettings,
+    phase_seconds: dict[str, float] | None,
+    processes: int,
+) -> ExtractionRun | None:
+    """`evaluate_extraction_to_folder` by `extraction_files`' chunks; None (nothing written) when
+    that path is not sure of the inputs."""
+    timer = PhaseTimer(phase_seconds)
+    with timer("load"):
+        run, plan = _files_run(gold, prompts, predictions, run_id, settings, config)
+    if run is None or plan is None:
+        return None
+    try:
+        with paused_garbage_collection(), artefacts.atomic_directory(output_dir) as staging:
+            with timer("score"):
+                joined = _score_files(run, plan.chunks, staging, local_executor(processes), phase_seconds)
+            # As the export reader words them: the references' warnings, then the code sets'.
+            run.inputs.gold.warnings[:0] = joined.gold_warnings
+            run.input_summary.warnings = run.inputs.warnings
+            run.n_rows = len(joined.metric_columns.attribute)
+            run.evaluation = evaluation_from_columns(
+                run_id=run_id,
+                attributes=run.inputs.prompts.attributes,
+                columns=joined.metric_columns,
+                row_warnings=joined.warnings,
+                unscored=joined.unscored_documents,
+                without_context=joined.without_context,
+                ignored_note=[],
+                settings=settings,
+            )
+            with timer("intervals"):
+                types = {result.spec.attribute_id: result.spec.type for result in run.evaluation.attributes}
+                counts = DocumentCounts.joined(joined.counts, consume=True)
+                run.intervals = extraction_intervals_from_counts(counts, types, intervals)
+                run.interval_settings = intervals
+                del counts
+            bundle.write_files(staging, _small_writers(run, joined), phase_seconds=phase_seconds)
+    except (_NotSure, FileExistsError):
+        return None
+    return run
+
+
+def _files_run(
+    gold: SourceInput,
+    prompts: SourceInput,
+    predictions: SourceInput,
+    run_id: str,
+    settings: EvaluationSettings,
+    config: ExtractionConfig | None,
+) -> tuple[ExtractionRun | None, ExtractionFilePlan | None]:
+    """The run (its inputs without documents, its summary) and the chunks of the files path; (None,
+    None) when that path is not sure."""
+    if not plain_files(gold, prompts, predictions) or gold_file_format(gold) != "eppi":
+        return None, None
+    try:
+        prompt_set = read_prompts_csv(prompts)
+        resolve_custom_metrics(settings.custom_metrics)
+        validate_settings(settings)
+        check_schema(prompt_set.attributes)
+    except (InputValidationError, ValueError):
+        return None, None
+    names = {
+        role: source_name(source)
+        for role, source in (("gold", gold), ("prompts", prompts), ("predictions", predictions))
+    }
+    plan = plan_extraction_file_chunks(
+        gold=gold,  # type: ignore[arg-type]
+        predictions=predictions,  # type: ignore[arg-type]
+        gold_file=names["gold"],
+        predictions_file=names["predictions"],
+        run_id=run_id,
+        attributes=prompt_set.attributes,
+        settings=settings,
+    )
+    if plan is None:
+        return None, None
+    gold_set = GoldSet(
+        documents=[],
+        attribute_names=plan.attribute_names,
+        warnings=attribute_warnings_for_code_sets(prompt_set, plan.attribute_names, names["gold"]),
+    )
+    inputs = ExtractionInputs(
+        prompts=prompt_set,
+        gold=gold_set,
+        predictions=PredictionSet(documents={}),
+        gold_format="eppi",
+        names=names,
+    )
+    predicted = set(plan.predicted_ids)
+    summary = InputSummary(
+        n_gold_documents=len(plan.gold_ids),
+        n_prediction_lines=len(plan.predicted_ids),
+        gold_without_line=[document_id for document_id in plan.gold_ids if document_id not in predicted],
+        warnings=inputs.warnings,
+    )
+    run = ExtractionRun(
+        evaluation=ExtractionEvaluation(run_id=run_id, attributes=[], rows=[]),
+        inputs=inputs,
+        settings=settings,
+        config=dict(config.values) if config else {},
+        input_summary=summary,
+    )
+    return run, plan
+
+
+@dataclass
+class _JoinedChunks:
+    """What the run keeps of its chunks once their parts of the two large artefacts are written."""
+
+    metric_columns: MetricColumns | None = None
+    counts: list[DocumentCounts] = field(default_factory=list)
+    metadata: list[str] = field(default_factory=list)
+    metadata_totals: MetadataTotals = field(default_factory=MetadataTotals)
+    warnings: list[str] = field(default_factory=list)
+    unscored_documents: list[str] = field(default_factory=list)
+    without_context: list[str] = field(default_factory=list)
+    gold_warnings: list[ImportProblem] = field(default_factory=list)
+
+
+def _score_files(
+    run: ExtractionRun,
+    chunks: list[ExtractionFileChunk],
+    staging: Path,
+    executor: Executor,
+    phase_seconds: dict[str, float] | None,
+) -> _JoinedChunks:
+    """Score the chunks, write their parts of the comparison CSV and llm_annotations.json as they
+    come (in chunk order), and keep the rest: the one place where the chunks meet."""
+    joined = _JoinedChunks()
+    columns: list[MetricColumns] = []
+    unknown: dict[str, int] = {}
+    header = io.StringIO()
+    artefacts.write_comparison_rows([], header)
+    opening, closing = json_list_frame(
+        llm_annotations_head(run.evaluation.run_id, run_metadata(run)), "documents"
+    )
+    timer = PhaseTimer(phase_seconds)
+    with (
+        open(staging / bundle.COMPARISON_CSV, "wb") as comparison,
+        open(staging / bundle.LLM_ANNOTATIONS_JSON, "wb") as annotations,
+    ):
+        comparison.write(header.getvalue().encode("utf-8"))
+        annotations.write(opening.encode("utf-8"))
+        separator = FIRST_ITEM_SEPARATOR.encode("utf-8")
+        for partial in executor.map(score_extraction_file_chunk, chunks):
+            if partial is None:
+                raise _NotSure
+            with timer(f"write {bundle.COMPARISON_CSV}"):
+                comparison.write(partial.comparison_csv)
+            with timer(f"write {bundle.LLM_ANNOTATIONS_JSON}"):
+                if partial.llm_annotations:
+                    annotations.write(separator + partial.llm_annotations)
+                    separator = ITEM_SEPARATOR.encode("utf-8")
+            columns.append(partial.metric_columns)
+            joined.counts.append(partial.counts)
+            if partial.metadata:
+                joined.metadata.append(partial.metadata)
+            joined.metadata_totals.add(partial.metadata_totals)
+            joined.warnings.extend(partial.warnings)
+            joined.unscored_documents.extend(partial.unscored_documents)
+            joined.without_context.extend(partial.without_context)
+            joined.gold_warnings.extend(partial.gold_warnings)
+            add_unknown_counts(unknown, partial.unknown_predicted)
+            del partial
+        annotations.write(closing.encode("utf-8"))
+    joined.warnings.extend(unknown_attribute_warnings(unknown))
+    joined.metric_columns = MetricColumns.joined(columns)
+    return joined
+
+
+def _small_writers(run: ExtractionRun, joined: _JoinedChunks) -> list[tuple[str, Callable[[Path], None]]]:
+    """The writers of every artefact but the two written chunk by chunk."""
+    summary = run.summary()
+    head = metadata_head(
+        run_id=run.evaluation.run_id,
+        totals=joined.metadata_totals,
+        n_gold_documents=summary.n_gold_documents,
+        without_line=summary.gold_without_line,
+    )
+    return [
+        (name, write)
+        for name, write in artefact_writers(run)
+        if name not in (bundle.COMPARISON_CSV, bundle.LLM_ANNOTATIONS_JSON, bundle.EXTRACTION_METADATA_JSON)
+    ] + [
+        (bundle.EXTRACTION_METADATA_JSON, lambda path: write_metadata_json_lines(head, joined.metadata, path))
+    ]

@@ -134,7 +134,9 @@ def _evaluate_span_paths(
         scored = replace(scored, scores=summed)
         del summed
         release_free_memory()
-        span_intervals = {} if table is None else span_table_intervals(table, intervals)
+        # The pool's processes have ended: their cores are free for the drawing thread.
+        threads = min(executor.processes, 2)
+        span_intervals = {} if table is None else span_table_intervals(table, intervals, threads=threads)
         del table
     release_free_memory()
     with timer("aggregate"):

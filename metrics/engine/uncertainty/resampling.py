@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 
 import numpy as np
@@ -47,17 +48,20 @@ def block_rows(n_documents: int) -> int:
     return max(1, rows)
 
 
-def weight_blocks(n_documents: int, resamples: int, seed: int) -> Iterator[np.ndarray]:
+def weight_blocks(
+    n_documents: int, resamples: int, seed: int, *, per_block: int | None = None
+) -> Iterator[np.ndarray]:
     """Yield bootstrap weights in blocks of rows: entry [r, i] = times document i is drawn in resample r.
 
     Draws are `numpy.random.default_rng(seed).integers(0, n, size=n)`, resample after resample, so the
     same (n, resamples, seed) always yields the same weights (one generator drawn in sequence: how the
-    draws are cut into blocks changes nothing). Every row sums to n.
+    draws are cut into blocks, `per_block` rows, `block_rows(n)` by default, changes nothing). Every row
+    sums to n.
     """
     if n_documents < 1:
         raise ValueError("resampling needs at least one document")
     rng = np.random.default_rng(seed)
-    per_block = block_rows(n_documents)
+    per_block = per_block or block_rows(n_documents)
     for start in range(0, resamples, per_block):
         rows = min(per_block, resamples - start)
         yield _tally(rng, rows, n_documents)
@@ -154,13 +158,21 @@ def _unpacked(word: np.ndarray, shift: int, packed: list[tuple[int, int]]) -> np
 
 
 def resampled_column_sums(
-    columns: list[np.ndarray], n_documents: int, resamples: int, seed: int, *, consume: bool = False
+    columns: list[np.ndarray],
+    n_documents: int,
+    resamples: int,
+    seed: int,
+    *,
+    consume: bool = False,
+    threads: int = 1,
 ) -> np.ndarray:
     """`resampled_sums` of the matrix whose columns these are, without building that matrix: only the
     distinct non-zero columns are stacked (a 100,000-document table of 60 columns is 48 MB a copy).
 
     `consume`: each entry of `columns` is let go (set to None) once it is no longer read, so that the
-    columns and their stacked copy are not all held while the weights are multiplied.
+    columns and their stacked copy are not all held while the weights are multiplied. `threads` 2:
+    a second thread draws the next weight block while this one multiplies the last (for a caller
+    with an idle core); the sums are the same to the last bit.
     """
     n_columns = len(columns)
     sums = np.zeros((resamples, n_columns), dtype=np.float64)
@@ -203,7 +215,7 @@ def resampled_column_sums(
     # wait for a busy core made this product 50x slower than one thread in a measurement on a shared
     # two-core machine. threadpoolctl comes with scikit-learn, a dependency of the project.
     with _thread_pools().limit(limits=1, user_api="blas"):
-        for weights in weight_blocks(n_documents, resamples, seed):
+        for weights in _weight_blocks(n_documents, resamples, seed, threads):
             stop = start + weights.shape[0]
             words[start:stop] = weights @ dense
             start = stop
@@ -216,3 +228,23 @@ def resampled_column_sums(
     copies = np.flatnonzero((source >= 0) & (source != np.arange(n_columns)))
     sums[:, copies] = sums[:, source[copies]]
     return sums
+
+
+def _weight_blocks(n_documents: int, resamples: int, seed: int, threads: int) -> Iterator[np.ndarray]:
+    """`weight_blocks`, made one block ahead in a second thread when `threads` > 1.
+
+    The draws must come from one generator in sequence, so they cannot be split among processes; but
+    drawing releases the GIL and so does the BLAS product, so the next block's draws and tally overlap
+    the product of this one. Blocks are half as large then: the block being drawn and the block being
+    multiplied together take the memory one block took.
+    """
+    if threads <= 1:
+        yield from weight_blocks(n_documents, resamples, seed)
+        return
+    blocks = weight_blocks(n_documents, resamples, seed, per_block=max(1, block_rows(n_documents) // 2))
+    with ThreadPoolExecutor(max_workers=1) as drawing:
+        upcoming = drawing.submit(next, blocks, None)
+        while (block := upcoming.result()) is not None:
+            upcoming = drawing.submit(next, blocks, None)
+            yield block
+            del block  # the caller's product is done with it: the next block may take its place

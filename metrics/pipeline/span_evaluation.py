@@ -4,10 +4,10 @@ The glue between the importers (`annotations.importers`, plain Python) and the s
 (`metrics.engine.spans`). It imports nothing from Django, so the offline `evaluate_spans` command,
 the server's scoring jobs and the benchmark all run the same code.
 
-Memory and speed: two plain JSONL files take the fast path (`metrics.pipeline.span_files`): a chunk
-is byte ranges of both files, and whoever scores it (this process or a pool's worker) reads and
-checks its lines straight into columns, so no process holds the whole gold text and reading runs in
-every worker. Predictions pair with gold line by line, or else by the document id each line names.
+Memory and speed: two plain JSONL files take the fast path (`metrics.pipeline.span_file_plan`, then
+`span_file_read`): a chunk is byte ranges of both files, and whoever scores it (this process or a
+pool's worker) reads and checks its lines straight into columns, so no process holds the whole gold
+text and reading runs in every worker. Predictions pair with gold line by line, or else by the document id each line names.
 Every other input (directories, archives, CAS files, a label map's unknown labels, annotators), and
 any input the fast path is not sure of, takes the validating path: gold is loaded whole (a
 prediction can name any gold document), predictions streamed, each checked, paired, scored and
@@ -44,12 +44,8 @@ from metrics.pipeline.intervals import (
 )
 from metrics.pipeline.memory import release_free_memory
 from metrics.pipeline.phases import PhaseTimer, paused_garbage_collection
-from metrics.pipeline.span_files import (
-    SpanFileChunk,
-    SpanFileResult,
-    plan_span_file_chunks,
-    score_span_file_chunk,
-)
+from metrics.pipeline.span_file_plan import SpanFileChunk, plan_span_file_chunks
+from metrics.pipeline.span_file_read import SpanFileResult, score_span_file_chunk
 from metrics.pipeline.spans import SpanPartial, merge_span_partials, score_span_chunk, span_chunks
 
 FORMAT_VERSION = 1
@@ -238,8 +234,8 @@ def _score_plain_files(
     progress: ProgressCallback | None,
     executor: Executor,
 ) -> ScoredSpanDocuments | None:
-    """The fast path (`metrics.pipeline.span_files`): two plain JSONL files, each chunk read by whoever
-    scores it. None when it is not sure of something: the caller reads both again, validating."""
+    """The fast path (`span_file_plan`, `span_file_read`): two plain JSONL files, each chunk read by
+    whoever scores it. None when it is not sure of something: the caller reads both again, validating."""
     chunks = plan_span_file_chunks(gold_path, predictions_path, label_map=label_map)
     scored = None if chunks is None else _score_file_chunks(chunks, executor, progress)
     if scored is UNPAIRED:  # line k of the predictions was not the document of gold's line k

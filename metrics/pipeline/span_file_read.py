@@ -214,8 +214,8 @@ def _spans(documents: Sequence[_Document], texts: Sequence[str], labels: _Labels
     counts = np.fromiter(map(len, entities), dtype=np.int64, count=len(entities))
     flat = list(chain.from_iterable(entities))
     try:
-        start = np.array(list(map(_START, flat)), dtype=np.int64)
-        end = np.array(list(map(_END, flat)), dtype=np.int64)
+        start = np.fromiter(map(_START, flat), dtype=np.int64, count=len(flat))
+        end = np.fromiter(map(_END, flat), dtype=np.int64, count=len(flat))
     except OverflowError:  # an offset beyond 64 bits
         return None
     document = np.repeat(np.arange(len(documents), dtype=np.int64), counts)

@@ -34,7 +34,7 @@ from annotations.importers.span_types import SpanAnnotation, SpanDocument
 from annotations.importers.spans import iter_span_documents, load_span_corpus, select_annotator
 from metrics.engine.spans import DocumentSpans, Span, SpanScores, aggregate
 from metrics.engine.uncertainty import CLOPPER_PEARSON_METHOD
-from metrics.pipeline.executors import Executor, local_executor
+from metrics.pipeline.executors import Executor, ProcessPool, local_executor
 from metrics.pipeline.intervals import (
     DEFAULT_INTERVALS,
     IntervalSettings,
@@ -201,6 +201,9 @@ def _load_and_score(
     limits: ArchiveLimits,
     executor: Executor,
 ) -> ScoredSpanDocuments:
+    if isinstance(executor, ProcessPool):
+        # The fast path's reader imports the validating path's scorer too: one preload serves both.
+        executor.start(score_span_file_chunk)
     label_map = load_label_map(label_map_path)
     if gold_annotator is None:
         scored = _score_plain_files(

@@ -28,7 +28,7 @@ INT = np.int64
 
 class Line:
     """The texts of a chunk on one line: where each document starts, which code points are scored
-    (prefix sums), and where runs of letters and digits start and break."""
+    (prefix sums), and where runs of letters and digits start and end."""
 
     def __init__(self, texts: Sequence[str], n_chars: np.ndarray) -> None:
         n_docs = len(texts)
@@ -45,11 +45,12 @@ class Line:
         self.scored_prefix = np.zeros(self.length + 1, dtype=prefix_type)
         np.cumsum(scored, out=self.scored_prefix[1:])
         self.alnum = alnum
-        # Runs of letters and digits: where they start, and every code point that breaks them.
-        self.run_starts = np.flatnonzero(alnum[1:] & ~alnum[:-1]) + 1
+        # Runs of letters and digits: where each starts and ends. The line ends with a separator, so
+        # every run ends on it, and starts and ends alternate among the places where the class changes.
+        changes = np.flatnonzero(alnum[1:] != alnum[:-1]) + 1
         if self.length and alnum[0]:
-            self.run_starts = np.concatenate(([0], self.run_starts))
-        self.breaks = np.append(np.flatnonzero(~alnum), self.length)
+            changes = np.concatenate(([0], changes))
+        self.run_starts, self.run_ends = changes[0::2], changes[1::2]
 
     def scored_between(self, start: np.ndarray, end: np.ndarray) -> np.ndarray:
         return self.scored_prefix[end] - self.scored_prefix[start]
@@ -227,12 +228,8 @@ def token_pieces(spans: SortedSpans, line: Line) -> tuple[np.ndarray, np.ndarray
     span_index = np.repeat(np.arange(len(spans), dtype=INT), per_span)
     position = np.arange(len(span_index), dtype=INT) - np.repeat(np.cumsum(per_span) - per_span, per_span)
     is_head = head[span_index] & (position == 0)
-    inner = first_inner[span_index] + position - head[span_index]
-    # run_starts padded by one entry: head pieces compute an index they do not use.
-    padded_run_starts = np.append(run_starts, 0)
-    piece_start = np.where(
-        is_head, spans.start[span_index], padded_run_starts[np.clip(inner, 0, len(run_starts))]
-    )
-    breaks = line.breaks
-    piece_end = np.minimum(breaks[np.searchsorted(breaks, piece_start, side="left")], spans.end[span_index])
+    # The run each piece lies in: for a head piece the run the span starts in (first_inner - 1).
+    run = first_inner[span_index] + position - head[span_index]
+    piece_start = np.where(is_head, spans.start[span_index], run_starts[run])
+    piece_end = np.minimum(line.run_ends[run], spans.end[span_index])
     return piece_start, piece_end, span_index

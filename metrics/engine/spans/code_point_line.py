@@ -184,15 +184,19 @@ class Cover:
 def character_classes(text: str) -> tuple[np.ndarray, np.ndarray]:
     """(scored, alnum) for each code point of the text, as boolean arrays."""
     try:
-        code_points: np.ndarray = np.frombuffer(text.encode("latin-1"), dtype=np.uint8)
+        latin1 = text.encode("latin-1")
     except UnicodeEncodeError:
         code_points = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
-    classes = np.take(_classes_up_to(int(code_points.max()) if len(code_points) else 0), code_points)
+        classes = np.take(_classes_up_to(int(code_points.max()) if len(code_points) else 0), code_points)
+    else:
+        # A byte per code point: bytes.translate looks the classes up without numpy's 64-bit indices.
+        classes = np.frombuffer(latin1.translate(_LATIN1_CLASS_BYTES), dtype=np.uint8)
     return (classes & _SCORED).view(bool), (classes >> 1).view(bool)
 
 
 _SCORED, _ALNUM = 1, 2
 _classes: list[np.ndarray] = [_LATIN1_SCORED * _SCORED + _LATIN1_ALNUM * _ALNUM]
+_LATIN1_CLASS_BYTES = _classes[0].tobytes()
 
 
 def _classes_up_to(code_point: int) -> np.ndarray:

@@ -58,9 +58,8 @@ class ProcessPool:
         self.processes = processes
 
     def start(self, score: Callable[[Any], Any]) -> None:
-        """Start the fork server now, importing `score`'s module, while this process is still busy
-        planning the chunks: its imports (about half a second) then overlap that work instead of
-        delaying the first chunk."""
+        """Start the fork server now, importing `score`'s module (about half a second) while this
+        process still plans the chunks, not after."""
         if "forkserver" in multiprocessing.get_all_start_methods():
             multiprocessing.get_context("forkserver").set_forkserver_preload([score.__module__])
             multiprocessing.forkserver.ensure_running()

@@ -1,15 +1,12 @@
-"""Span chunks read straight from two plain JSONL files, as columns, by whoever scores them.
-
-The reading half of the span evaluation's fast path (the plan: `metrics.pipeline.span_file_plan`).
-The process that scores a chunk reads its byte ranges itself, decodes each line with msgspec (a
-transient struct per entity) and builds the chunk's `SpanColumns`, with none of the importers'
-objects (`SpanDocument`, `SpanAnnotation`). Reading then runs in every worker of a pool.
+"""The reading half of the span evaluation's fast path (the plan: `span_file_plan`): whoever scores a
+chunk reads its byte ranges, decodes each line with msgspec (a transient struct per entity) and builds
+its `SpanColumns`, with none of the importers' objects. Reading then runs in every worker of a pool.
 
 It accepts only what the validating reader (`annotations.importers.spans`) accepts without a word:
-anything it is not sure of (a malformed line, a blank line, a bad offset, a mismatching text, an
-unknown label, an annotator, a duplicate or unpaired document...) makes it answer "not sure" (None),
-and the caller reads both inputs again with the validating reader, which words every problem as it
-always has. Its results are those of the validating path, document by document.
+anything else (a malformed or blank line, a bad offset, a differing text, an unknown label, an
+annotator, a duplicate or unpaired document...) makes it answer "not sure" (None), and the caller
+reads both inputs again with the validating reader, which words every problem. Its results are those
+of the validating path, document by document.
 """
 
 from __future__ import annotations

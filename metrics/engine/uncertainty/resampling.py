@@ -49,25 +49,19 @@ def block_rows(n_documents: int) -> int:
 
 
 def weight_blocks(
-    n_documents: int,
-    resamples: int,
-    seed: int,
-    *,
-    per_block: int | None = None,
-    buffers: Sequence[np.ndarray] = (),
+    n_documents: int, resamples: int, seed: int, *, buffers: Sequence[np.ndarray] = ()
 ) -> Iterator[np.ndarray]:
     """Yield bootstrap weights in blocks of rows: entry [r, i] = times document i is drawn in resample r.
 
     Draws are `numpy.random.default_rng(seed).integers(0, n, size=n)`, resample after resample, so the
     same (n, resamples, seed) always yields the same weights (one generator drawn in sequence: how the
-    draws are cut into blocks, `per_block` rows, `block_rows(n)` by default, changes nothing). Every row
-    sums to n. `buffers` (of `per_block` x n floats): blocks are written into them in turn, not into
-    new arrays; the caller is done with a block before its buffer comes round again.
+    draws are cut into blocks changes nothing). Every row sums to n. `buffers` (k x n floats each):
+    blocks of k rows, written into them in turn (the caller is done with one before it comes round).
     """
     if n_documents < 1:
         raise ValueError("resampling needs at least one document")
     rng = np.random.default_rng(seed)
-    per_block = per_block or block_rows(n_documents)
+    per_block = len(buffers[0]) if buffers else block_rows(n_documents)
     for block, start in enumerate(range(0, resamples, per_block)):
         rows = min(per_block, resamples - start)
         yield _tally(rng, rows, n_documents, buffers[block % len(buffers)][:rows] if buffers else None)
@@ -245,18 +239,16 @@ def resampled_column_sums(
 def _weight_blocks(n_documents: int, resamples: int, seed: int, threads: int) -> Iterator[np.ndarray]:
     """`weight_blocks`, made one block ahead in a second thread when `threads` > 1.
 
-    The draws must come from one generator in sequence, so they cannot be split among processes; but
-    drawing releases the GIL and so does the BLAS product, so the next block's draws and tally overlap
-    the product of this one. Blocks are half as large then: the block being drawn and the block being
-    multiplied together take the memory one block took. Both are buffers allocated here, once: blocks
-    allocated by the drawing thread came from its own malloc arena, and measured 14 MB more resident.
+    The draws come from one generator in sequence, so processes cannot share them; but drawing and the
+    BLAS product release the GIL, so the next block's draws overlap this block's product. Two half
+    blocks take the memory of one; allocated here, as the drawing thread's own arena held 14 MB more.
     """
     if threads <= 1:
         yield from weight_blocks(n_documents, resamples, seed)
         return
     per_block = max(1, block_rows(n_documents) // 2)
     buffers = [np.empty((per_block, n_documents), dtype=np.float64) for _ in range(2)]
-    blocks = weight_blocks(n_documents, resamples, seed, per_block=per_block, buffers=buffers)
+    blocks = weight_blocks(n_documents, resamples, seed, buffers=buffers)
     with ThreadPoolExecutor(max_workers=1) as drawing:
         upcoming = drawing.submit(next, blocks, None)
         while (block := upcoming.result()) is not None:

@@ -7,7 +7,7 @@ Settings (`IntervalSettings`): level 0.95, 2,000 resamples, seed 20260808 by def
 intervals off. The settings are recorded with every result (`interval_config`), so the same input and
 settings give the same intervals, and anyone can reproduce them.
 
-Spans (results.json): `add_span_intervals(results, scores, settings)` puts each interval beside its
+Spans (results.json): `attach_span_intervals(results, intervals)` puts each interval beside its
 metric as `<metric>_ci` (`micro.chars.all.f1_ci`, `leakage.any_char.rate_all_documents_ci`,
 `per_type.PERSON_NAME.chars_typed.recall_ci`, `per_type.PERSON_NAME.char_recall_ci`), an interval
 object `{"low", "high", "level", "method", "resamples", "seed"}`, or null where the metric is null.
@@ -41,7 +41,6 @@ from metrics.engine.spans.score import (
 )
 from metrics.engine.uncertainty import (
     BOOTSTRAP_METHOD,
-    CLOPPER_PEARSON_METHOD,
     DEFAULT_LEVEL,
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
@@ -208,14 +207,20 @@ def span_results_intervals(
 
 
 def span_table_intervals(
-    table: DocumentCounts, settings: IntervalSettings = DEFAULT_INTERVALS
+    table: DocumentCounts, settings: IntervalSettings = DEFAULT_INTERVALS, *, threads: int = 1
 ) -> dict[str, Interval]:
     """`span_results_intervals` from the scores' `span_count_table`, which it empties: the resampling
-    lets go of each column once it has read it."""
+    lets go of each column once it has read it. `threads` 2 when a second core is idle (a pool that has
+    finished scoring): the weights are drawn beside their product."""
     if not settings.enabled or not table.n_documents:
         return {}
     return span_intervals(
-        table, level=settings.level, resamples=settings.resamples, seed=settings.seed, consume=True
+        table,
+        level=settings.level,
+        resamples=settings.resamples,
+        seed=settings.seed,
+        consume=True,
+        threads=threads,
     )
 
 
@@ -231,16 +236,6 @@ def attach_span_intervals(results: dict[str, Any], intervals: Mapping[str, Inter
             node = node.get(key) if isinstance(node, dict) else None
         if isinstance(node, dict):
             node[leaf + CI_SUFFIX] = interval_dict(interval)
-
-
-def add_span_intervals(
-    results: dict[str, Any], scores: Sequence[DocumentScore], settings: IntervalSettings = DEFAULT_INTERVALS
-) -> dict[str, Any]:
-    """Compute the intervals of a span results body from its DocumentScores, attach them, and record
-    the settings at `config.intervals`. Returns `results` (changed in place)."""
-    attach_span_intervals(results, span_results_intervals(scores, settings))
-    results.setdefault("config", {})["intervals"] = settings.as_config(exact_method=CLOPPER_PEARSON_METHOD)
-    return results
 
 
 # Attributes -------------------------------------------------------------------------------------
@@ -305,7 +300,6 @@ __all__ = [
     "CI_SUFFIX",
     "DEFAULT_INTERVALS",
     "IntervalSettings",
-    "add_span_intervals",
     "attach_span_intervals",
     "extraction_intervals",
     "interval_dict",

@@ -4,10 +4,10 @@ The glue between the importers (`annotations.importers`, plain Python) and the s
 (`metrics.engine.spans`). It imports nothing from Django, so the offline `evaluate_spans` command,
 the server's scoring jobs and the benchmark all run the same code.
 
-Memory and speed: two plain JSONL files take the fast path (`metrics.pipeline.span_files`): a chunk
-is byte ranges of both files, and whoever scores it (this process or a pool's worker) reads and
-checks its lines straight into columns, so no process holds the whole gold text and reading runs in
-every worker. Predictions pair with gold line by line, or else by the document id each line names.
+Memory and speed: two plain JSONL files take the fast path (`metrics.pipeline.span_file_plan`, then
+`span_file_read`): a chunk is byte ranges of both files, and whoever scores it (this process or a
+pool's worker) reads and checks its lines straight into columns, so no process holds the whole gold
+text and reading runs in every worker. Predictions pair with gold line by line, or else by the document id each line names.
 Every other input (directories, archives, CAS files, a label map's unknown labels, annotators), and
 any input the fast path is not sure of, takes the validating path: gold is loaded whole (a
 prediction can name any gold document), predictions streamed, each checked, paired, scored and
@@ -34,7 +34,7 @@ from annotations.importers.span_types import SpanAnnotation, SpanDocument
 from annotations.importers.spans import iter_span_documents, load_span_corpus, select_annotator
 from metrics.engine.spans import DocumentSpans, Span, SpanScores, aggregate
 from metrics.engine.uncertainty import CLOPPER_PEARSON_METHOD
-from metrics.pipeline.executors import Executor, local_executor
+from metrics.pipeline.executors import Executor, ProcessPool, local_executor
 from metrics.pipeline.intervals import (
     DEFAULT_INTERVALS,
     IntervalSettings,
@@ -44,12 +44,8 @@ from metrics.pipeline.intervals import (
 )
 from metrics.pipeline.memory import release_free_memory
 from metrics.pipeline.phases import PhaseTimer, paused_garbage_collection
-from metrics.pipeline.span_files import (
-    SpanFileChunk,
-    SpanFileResult,
-    plan_span_file_chunks,
-    score_span_file_chunk,
-)
+from metrics.pipeline.span_file_plan import SpanFileChunk, plan_span_file_chunks
+from metrics.pipeline.span_file_read import SpanFileResult, score_span_file_chunk
 from metrics.pipeline.spans import SpanPartial, merge_span_partials, score_span_chunk, span_chunks
 
 FORMAT_VERSION = 1
@@ -134,7 +130,9 @@ def _evaluate_span_paths(
         scored = replace(scored, scores=summed)
         del summed
         release_free_memory()
-        span_intervals = {} if table is None else span_table_intervals(table, intervals)
+        # The pool's processes have ended: their cores are free for the drawing thread.
+        threads = min(executor.processes, 2)
+        span_intervals = {} if table is None else span_table_intervals(table, intervals, threads=threads)
         del table
     release_free_memory()
     with timer("aggregate"):
@@ -203,6 +201,9 @@ def _load_and_score(
     limits: ArchiveLimits,
     executor: Executor,
 ) -> ScoredSpanDocuments:
+    if isinstance(executor, ProcessPool):
+        # The fast path's reader imports the validating path's scorer too: one preload serves both.
+        executor.start(score_span_file_chunk)
     label_map = load_label_map(label_map_path)
     if gold_annotator is None:
         scored = _score_plain_files(
@@ -236,8 +237,8 @@ def _score_plain_files(
     progress: ProgressCallback | None,
     executor: Executor,
 ) -> ScoredSpanDocuments | None:
-    """The fast path (`metrics.pipeline.span_files`): two plain JSONL files, each chunk read by whoever
-    scores it. None when it is not sure of something: the caller reads both again, validating."""
+    """The fast path (`span_file_plan`, `span_file_read`): two plain JSONL files, each chunk read by
+    whoever scores it. None when it is not sure of something: the caller reads both again, validating."""
     chunks = plan_span_file_chunks(gold_path, predictions_path, label_map=label_map)
     scored = None if chunks is None else _score_file_chunks(chunks, executor, progress)
     if scored is UNPAIRED:  # line k of the predictions was not the document of gold's line k

@@ -56,3 +56,11 @@ def test_the_offline_commands_score_here_for_one_process_and_in_a_pool_above():
 
 def test_the_celery_executor_maps_in_this_process_for_eager_tasks():
     assert list(CeleryChord().map(fail_on_three, [1, 2])) == [1, 2]
+
+
+def test_a_pool_started_ahead_scores_in_its_workers_as_one_started_on_demand():
+    pool = ProcessPool(2)
+    pool.start(square_with_pid)  # the fork server imports this module while this process goes on
+    results = list(pool.map(square_with_pid, range(6)))
+    assert [square for square, _ in results] == [value * value for value in range(6)]
+    assert os.getpid() not in {pid for _, pid in results}

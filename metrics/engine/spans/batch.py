@@ -34,6 +34,7 @@ from metrics.engine.spans.code_point_line import (
     Line,
     SortedSpans,
     distinct,
+    distinct_sorted,
     member_sorted,
     merge,
     merge_unsorted,
@@ -285,8 +286,8 @@ def _token_counts(chunk: _Chunk) -> None:
     key_scale = line.length + 1
     gold_typed = _typed_piece_keys(chunk.gold, line, n_types)
     pred_typed = _typed_piece_keys(chunk.pred, line, n_types)
-    gold_keys = _distinct_sorted(gold_typed // n_types)
-    pred_keys = _distinct_sorted(pred_typed // n_types)
+    gold_keys = distinct_sorted(gold_typed // n_types)
+    pred_keys = distinct_sorted(pred_typed // n_types)
     token_both = line.per_document(gold_keys[member_sorted(gold_keys, pred_keys)], key_scale)
     counts[:, 11] = token_both
     counts[:, 12] = line.per_document(pred_keys, key_scale) - token_both
@@ -308,15 +309,6 @@ def _typed_piece_keys(spans: SortedSpans, line: Line, n_types: int) -> np.ndarra
     """Sorted distinct (start * (line length + 1) + end) * n_types + type of the spans' token pieces."""
     start, end, span = token_pieces(spans, line)
     return distinct((start * (line.length + 1) + end) * n_types + spans.code[span])
-
-
-def _distinct_sorted(values: np.ndarray) -> np.ndarray:
-    if len(values) < 2:
-        return values
-    keep = np.empty(len(values), dtype=bool)
-    keep[0] = True
-    np.not_equal(values[1:], values[:-1], out=keep[1:])
-    return values[keep]
 
 
 def _exact_and_overlap_counts(

@@ -28,7 +28,7 @@ INT = np.int64
 
 class Line:
     """The texts of a chunk on one line: where each document starts, which code points are scored
-    (prefix sums), and where runs of letters and digits start and break."""
+    (prefix sums), and where runs of letters and digits start and end."""
 
     def __init__(self, texts: Sequence[str], n_chars: np.ndarray) -> None:
         n_docs = len(texts)
@@ -40,16 +40,14 @@ class Line:
         # Where each document's coordinates start, and after the last document, the line's end.
         self.boundaries = np.append(self.bases, self.length)
         scored, alnum = character_classes(joined)
-        # 32 bits when the line is shorter than 2**31 code points: half the memory traffic.
-        prefix_type = np.int32 if self.length < np.iinfo(np.int32).max else INT
-        self.scored_prefix = np.zeros(self.length + 1, dtype=prefix_type)
-        np.cumsum(scored, out=self.scored_prefix[1:])
+        self.scored_prefix = ScoredPrefix(scored)
         self.alnum = alnum
-        # Runs of letters and digits: where they start, and every code point that breaks them.
-        self.run_starts = np.flatnonzero(alnum[1:] & ~alnum[:-1]) + 1
+        # Runs of letters and digits: where each starts and ends. The line ends with a separator, so
+        # every run ends on it, and starts and ends alternate among the places where the class changes.
+        changes = np.flatnonzero(alnum[1:] != alnum[:-1]) + 1
         if self.length and alnum[0]:
-            self.run_starts = np.concatenate(([0], self.run_starts))
-        self.breaks = np.append(np.flatnonzero(~alnum), self.length)
+            changes = np.concatenate(([0], changes))
+        self.run_starts, self.run_ends = changes[0::2], changes[1::2]
 
     def scored_between(self, start: np.ndarray, end: np.ndarray) -> np.ndarray:
         return self.scored_prefix[end] - self.scored_prefix[start]
@@ -58,6 +56,28 @@ class Line:
         """How many of these sorted points (global coordinates times `scale`, plus less than `scale`)
         fall in each document."""
         return np.diff(np.searchsorted(points, self.boundaries * scale))
+
+
+class ScoredPrefix:
+    """`prefix[positions]`: how many scored code points lie before each of these positions of the line.
+
+    The scored flags are packed 64 to a word, with the count of those before each word: a position's
+    count is its word's plus the flags below it in its word. A prefix sum of every code point took
+    4 bytes a code point and a sequential pass (cumsum) that cost more than all the look-ups.
+    """
+
+    def __init__(self, scored: np.ndarray) -> None:
+        packed = np.packbits(scored, bitorder="little")
+        # One word to spare: the line's end is a position too.
+        self.words = np.zeros(len(packed) // 8 + 1, dtype=np.uint64)
+        self.words.view(np.uint8)[: len(packed)] = packed
+        self.before = np.zeros(len(self.words), dtype=INT)
+        np.cumsum(np.bitwise_count(self.words[:-1]), out=self.before[1:])
+
+    def __getitem__(self, positions: np.ndarray) -> np.ndarray:
+        word = positions >> 6
+        below = np.left_shift(np.uint64(1), (positions & 63).astype(np.uint64)) - np.uint64(1)
+        return self.before[word] + np.bitwise_count(self.words[word] & below)
 
 
 class SortedSpans:
@@ -90,13 +110,17 @@ class SortedSpans:
 
 def distinct(values: np.ndarray) -> np.ndarray:
     """Sorted distinct values (np.unique's hash path measured several times slower here)."""
-    ordered = np.sort(values)
-    if len(ordered) < 2:
-        return ordered
-    keep = np.empty(len(ordered), dtype=bool)
+    return distinct_sorted(np.sort(values))
+
+
+def distinct_sorted(values: np.ndarray) -> np.ndarray:
+    """The distinct values of sorted values."""
+    if len(values) < 2:
+        return values
+    keep = np.empty(len(values), dtype=bool)
     keep[0] = True
-    np.not_equal(ordered[1:], ordered[:-1], out=keep[1:])
-    return ordered[keep]
+    np.not_equal(values[1:], values[:-1], out=keep[1:])
+    return values[keep]
 
 
 def member_sorted(values: np.ndarray, pool: np.ndarray) -> np.ndarray:
@@ -141,7 +165,7 @@ def per(index: np.ndarray, size: int, weights: np.ndarray | None = None) -> np.n
 class Cover:
     """A merged interval set, answering for many intervals at once how much of each it covers."""
 
-    def __init__(self, start: np.ndarray, end: np.ndarray, scored_prefix: np.ndarray | None = None):
+    def __init__(self, start: np.ndarray, end: np.ndarray, scored_prefix: ScoredPrefix | None = None):
         self.start, self.end = start, end
         self.prefix = scored_prefix
         if scored_prefix is not None:
@@ -183,15 +207,19 @@ class Cover:
 def character_classes(text: str) -> tuple[np.ndarray, np.ndarray]:
     """(scored, alnum) for each code point of the text, as boolean arrays."""
     try:
-        code_points: np.ndarray = np.frombuffer(text.encode("latin-1"), dtype=np.uint8)
+        latin1 = text.encode("latin-1")
     except UnicodeEncodeError:
         code_points = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
-    classes = np.take(_classes_up_to(int(code_points.max()) if len(code_points) else 0), code_points)
+        classes = np.take(_classes_up_to(int(code_points.max()) if len(code_points) else 0), code_points)
+    else:
+        # A byte per code point: bytes.translate looks the classes up without numpy's 64-bit indices.
+        classes = np.frombuffer(latin1.translate(_LATIN1_CLASS_BYTES), dtype=np.uint8)
     return (classes & _SCORED).view(bool), (classes >> 1).view(bool)
 
 
 _SCORED, _ALNUM = 1, 2
 _classes: list[np.ndarray] = [_LATIN1_SCORED * _SCORED + _LATIN1_ALNUM * _ALNUM]
+_LATIN1_CLASS_BYTES = _classes[0].tobytes()
 
 
 def _classes_up_to(code_point: int) -> np.ndarray:
@@ -227,12 +255,8 @@ def token_pieces(spans: SortedSpans, line: Line) -> tuple[np.ndarray, np.ndarray
     span_index = np.repeat(np.arange(len(spans), dtype=INT), per_span)
     position = np.arange(len(span_index), dtype=INT) - np.repeat(np.cumsum(per_span) - per_span, per_span)
     is_head = head[span_index] & (position == 0)
-    inner = first_inner[span_index] + position - head[span_index]
-    # run_starts padded by one entry: head pieces compute an index they do not use.
-    padded_run_starts = np.append(run_starts, 0)
-    piece_start = np.where(
-        is_head, spans.start[span_index], padded_run_starts[np.clip(inner, 0, len(run_starts))]
-    )
-    breaks = line.breaks
-    piece_end = np.minimum(breaks[np.searchsorted(breaks, piece_start, side="left")], spans.end[span_index])
+    # The run each piece lies in: for a head piece the run the span starts in (first_inner - 1).
+    run = first_inner[span_index] + position - head[span_index]
+    piece_start = np.where(is_head, spans.start[span_index], run_starts[run])
+    piece_end = np.minimum(line.run_ends[run], spans.end[span_index])
     return piece_start, piece_end, span_index

@@ -181,13 +181,6 @@ class DocumentScore:
         """One count by its COUNT_FIELDS name, e.g. `score.count("chars.all.tp")`."""
         return int(expand_counts(np.array(self.counts[:N_STORED]))[name][0])
 
-    def type_count(self, entity_type: str, name: str) -> int:
-        """One per-type count by its TYPE_FIELDS name; 0 for a type absent from the document."""
-        if entity_type not in self.types:
-            return 0
-        start = N_STORED + self.types.index(entity_type) * N_TYPE_STORED
-        return int(expand_type_counts(np.array(self.counts[start : start + N_TYPE_STORED]))[name][0])
-
     def type_rows(self) -> dict[str, array]:
         """TYPE_STORED_FIELDS of each type."""
         return {

@@ -128,10 +128,6 @@ class SpanScores:
             ),
         )
 
-    def row_bounds(self) -> np.ndarray:
-        """Where each document's type rows start in `rows`, and after the last, where they end."""
-        return np.searchsorted(self.row_document, np.arange(len(self) + 1))
-
     def dropped_by_type(self) -> Counter[str]:
         """Predictions dropped by restrict_to_gt_types, summed per type over the documents."""
         totals = np.bincount(self.dropped_type, weights=self.dropped_count, minlength=len(self.type_names))

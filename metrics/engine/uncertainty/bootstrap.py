@@ -104,6 +104,7 @@ def cluster_bootstrap_intervals(
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
     consume: bool = False,
+    threads: int = 1,
 ) -> dict[Key, Interval]:
     """Percentile intervals for many metrics from one set of document resamples.
 
@@ -113,6 +114,7 @@ def cluster_bootstrap_intervals(
 
     `consume`: `counts` gives up its columns (it is left without any), each as soon as it has been
     resampled, so that a large table and the matrix the resampling stacks are not held together.
+    `threads`: see `resampled_column_sums`.
     """
     check_settings(level, resamples, seed)
     given = counts
@@ -128,7 +130,7 @@ def cluster_bootstrap_intervals(
             intervals[name] = Interval(None, None, level, BOOTSTRAP_METHOD, resamples, seed, 0)
             continue
         if resampled is None:
-            resampled = resample_columns(counts, resamples, seed, consume=consume)
+            resampled = resample_columns(counts, resamples, seed, consume=consume, threads=threads)
         values = measure(resampled)
         low, high = percentile_bounds(values, level)
         defined = int(np.count_nonzero(~np.isnan(values)))
@@ -137,15 +139,17 @@ def cluster_bootstrap_intervals(
 
 
 def resample_columns(
-    counts: DocumentCounts, resamples: int, seed: int, *, consume: bool = False
+    counts: DocumentCounts, resamples: int, seed: int, *, consume: bool = False, threads: int = 1
 ) -> dict[str, np.ndarray]:
     """`{column: B summed values}` for B document resamples of these counts (`consume`: `counts` gives
-    up its columns, each once it is resampled)."""
+    up its columns, each once it is resampled; `threads`: see `resampled_column_sums`)."""
     names = list(counts.columns)
     columns = [counts.columns[name] for name in names]
     if consume:
         counts.columns = {}
-    sums = resampled_column_sums(columns, counts.n_documents, resamples, seed, consume=consume)
+    sums = resampled_column_sums(
+        columns, counts.n_documents, resamples, seed, consume=consume, threads=threads
+    )
     return {name: sums[:, j] for j, name in enumerate(names)}
 
 

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from metrics.engine.spans import LEFT_OUT_CHARACTERS
-from metrics.engine.spans.code_point_line import Line, character_classes
+from metrics.engine.spans.code_point_line import Line, ScoredPrefix, character_classes
 
 
 @given(st.text(alphabet=st.characters(codec="utf-8"), max_size=80))
@@ -16,6 +16,27 @@ def test_character_classes_are_isalnum_and_the_left_out_characters(text):
     scored, alnum = character_classes(text)
     assert scored.tolist() == [c not in LEFT_OUT_CHARACTERS for c in text]
     assert alnum.tolist() == [c.isalnum() for c in text]
+
+
+@given(
+    st.sampled_from([0xFF, 0xFFFF]).flatmap(
+        lambda highest: st.text(
+            alphabet=st.characters(max_codepoint=highest, exclude_categories=("Cs",)), max_size=80
+        )
+    )
+)
+def test_texts_of_latin_1_or_of_the_basic_plane_are_classified_as_any_text(text):
+    """Latin-1 texts take a path of their own (a byte per code point, classes by bytes.translate)."""
+    scored, alnum = character_classes(text)
+    assert scored.tolist() == [c not in LEFT_OUT_CHARACTERS for c in text]
+    assert alnum.tolist() == [c.isalnum() for c in text]
+
+
+@given(st.lists(st.booleans(), max_size=300), st.data())
+def test_scored_counts_before_a_position_are_the_prefix_sums_of_the_flags(flags, data):
+    prefix = np.concatenate(([0], np.cumsum(np.array(flags, dtype=np.int64))))
+    positions = np.array(data.draw(st.lists(st.integers(0, len(flags)), max_size=40)), dtype=np.int64)
+    assert ScoredPrefix(np.array(flags, dtype=bool))[positions].tolist() == prefix[positions].tolist()
 
 
 def test_a_text_beyond_the_basic_plane_is_classified_too():

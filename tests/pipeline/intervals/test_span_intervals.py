@@ -10,6 +10,7 @@ import pytest
 
 from metrics.engine.spans import DocumentSpans, Span, score_document
 from metrics.engine.spans.aggregate import document_count_table
+from metrics.engine.spans.score import TYPE_STORED_FIELDS
 from metrics.pipeline.intervals import IntervalSettings, span_count_table
 from metrics.pipeline.span_evaluation import evaluate_span_paths
 from tests.pipeline.intervals.factories import span_gold, span_predictions
@@ -166,8 +167,9 @@ def test_the_count_table_matches_the_engines_and_adds_what_char_recall_needs():
         if name_ in engine:
             assert np.array_equal(column, engine[name_][order]), name_
     covered = counts.columns["chars_typed.DATE_OF_BIRTH.covered_by_any"]
+    covered_index = TYPE_STORED_FIELDS.index("chars_typed.covered_by_any")
     expected = [
-        score.type_count("DATE_OF_BIRTH", "chars_typed.covered_by_any")
+        score.type_rows().get("DATE_OF_BIRTH", {covered_index: 0})[covered_index]
         for score in sorted(scores, key=lambda s: s.document_id)
     ]
     assert covered.tolist() == expected == [10, 10, 0, 0, 0]

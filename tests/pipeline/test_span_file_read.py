@@ -9,93 +9,24 @@ validating reader reads both inputs again, so every error and warning is worded 
 from __future__ import annotations
 
 import json
-import mmap
-from pathlib import Path
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from annotations.importers.errors import InputValidationError
-from annotations.importers.labels import LabelMap
-from metrics.pipeline import span_files
 from metrics.pipeline import spans as span_pipeline
 from metrics.pipeline.span_evaluation import score_span_paths
-from metrics.pipeline.span_files import (
-    LinesDoNotPair,
-    line_document_ids,
-    line_ends,
-    plan_span_file_chunks,
-    read_span_file_chunk,
+from tests.pipeline.span_file_records import (
+    LABELS,
+    TEXT,
+    fast_chunks,
+    gold_record,
+    predicted_record,
+    score_fields,
+    validating,
+    write_pair,
 )
-
-TEXT = "Anna Beispiel, geboren am 01.02.1990, wohnt in Köln 😀."
-GOLD_ENTITIES = [
-    {"start": 0, "end": 13, "entity_type": "PERSON_NAME"},
-    {"start": 26, "end": 36, "entity_type": "DATE_OF_BIRTH", "text": "01.02.1990"},
-]
-PREDICTED_ENTITIES = [
-    {"start": 0, "end": 4, "entity_type": "name"},
-    {"start": 47, "end": 51, "entity_type": "ADDRESS"},
-]
-# Raw labels the default label map knows, two of them for one canonical type.
-LABELS = ("PERSON_NAME", "name", "OTHER_DATE", "ID_NUMBER")
-
-
-def gold_record(identifier: str, **changes) -> dict:
-    return {"document_id": identifier, "text": TEXT, "entities": list(GOLD_ENTITIES), **changes}
-
-
-def predicted_record(identifier: str, **changes) -> dict:
-    return {"document_id": identifier, "entities": list(PREDICTED_ENTITIES), **changes}
-
-
-def write_lines(path: Path, records: list) -> Path:
-    path.write_text(
-        "".join(
-            (record if isinstance(record, str) else json.dumps(record, ensure_ascii=False)) + "\n"
-            for record in records
-        ),
-        encoding="utf-8",
-    )
-    return path
-
-
-def write_pair(tmp_path: Path, gold: list, predicted: list) -> tuple[Path, Path]:
-    return write_lines(tmp_path / "gold.jsonl", gold), write_lines(tmp_path / "predictions.jsonl", predicted)
-
-
-def fast_chunks(gold: Path, predictions: Path, size: int = 2, **options) -> list | None:
-    """Each chunk as the fast path reads it (None: not sure; "unpaired": its lines do not pair), or
-    None when it does not plan at all."""
-    chunks = plan_span_file_chunks(gold, predictions, label_map=LabelMap.default(), size=size, **options)
-    return None if chunks is None else [read_or_unpaired(chunk) for chunk in chunks]
-
-
-def read_or_unpaired(chunk):
-    try:
-        return read_span_file_chunk(chunk)
-    except LinesDoNotPair:
-        return "unpaired"
-
-
-def validating(gold: Path, predictions: Path, **options):
-    """The validating reader's answer: the same files read through their folders (never the fast path)."""
-    (gold.parent / "g").mkdir(exist_ok=True)
-    (gold.parent / "p").mkdir(exist_ok=True)
-    folder_gold = gold.parent / "g" / gold.name
-    folder_predictions = gold.parent / "p" / predictions.name
-    folder_gold.write_bytes(gold.read_bytes())
-    folder_predictions.write_bytes(predictions.read_bytes())
-    return score_span_paths(folder_gold.parent, folder_predictions.parent, **options)
-
-
-def score_fields(scored) -> list[tuple]:
-    return [
-        (score.document_id, list(score.counts), score.types, tuple(score.leaked_spans), score.dropped_by_type)
-        for score in scored.scores
-    ]
 
 
 @pytest.fixture(autouse=True)
@@ -253,23 +184,6 @@ def test_it_is_not_sure_of_anything_the_validating_reader_would_word(tmp_path, c
         ]
 
 
-def test_it_pairs_predictions_in_another_order_by_document_id(tmp_path):
-    gold, predictions = write_pair(
-        tmp_path,
-        [gold_record(i) for i in "abcde"],
-        [
-            predicted_record("b"),
-            predicted_record("a"),
-            predicted_record("e"),
-            predicted_record("d"),
-            predicted_record("c"),
-        ],
-    )
-    assert fast_chunks(gold, predictions) == ["unpaired", "unpaired", "unpaired"]
-    assert None not in fast_chunks(gold, predictions, by_document_id=True)
-    assert score_fields(score_span_paths(gold, predictions)) == score_fields(validating(gold, predictions))
-
-
 def test_documents_without_a_prediction_line_predicted_nothing(tmp_path):
     gold, predictions = write_pair(tmp_path, [gold_record(i) for i in "abc"], [predicted_record("c")])
     read = fast_chunks(gold, predictions)
@@ -278,41 +192,6 @@ def test_documents_without_a_prediction_line_predicted_nothing(tmp_path):
     fast = score_span_paths(gold, predictions)
     assert fast.predicted_ids == {"c"}
     assert score_fields(fast) == score_fields(validating(gold, predictions))
-
-
-@pytest.mark.parametrize(
-    "predicted",
-    [
-        [predicted_record("a"), predicted_record("x")],
-        [predicted_record("a"), predicted_record("a")],
-        [predicted_record("a"), {"entities": []}],
-    ],
-    ids=[
-        "a document not in gold",
-        "a document predicted twice",
-        "a line without document id",
-    ],
-)
-def test_it_leaves_predictions_it_cannot_pair_to_the_validating_reader(tmp_path, predicted):
-    gold, predictions = write_pair(tmp_path, [gold_record(i) for i in "abc"], predicted)
-    assert fast_chunks(gold, predictions) is None
-    with pytest.raises(InputValidationError) as raised:
-        score_span_paths(gold, predictions)
-    with pytest.raises(InputValidationError) as expected:
-        validating(gold, predictions)
-    # The validating reader read the same files from their folders (`g/`, `p/`), and says so.
-    assert [problem.message for problem in raised.value.problems] == [
-        problem.message.replace("/p/", "/").replace("/g/", "/") for problem in expected.value.problems
-    ]
-
-
-def test_it_passes_over_blank_prediction_lines_as_the_validating_reader_does(tmp_path):
-    gold, predictions = write_pair(
-        tmp_path, [gold_record(i) for i in "abc"], [predicted_record("c"), " \t", predicted_record("a"), ""]
-    )
-    read = fast_chunks(gold, predictions, by_document_id=True)
-    assert [chunk.predicted_ids for chunk in read] == [["a"], ["c"]]
-    assert score_fields(score_span_paths(gold, predictions)) == score_fields(validating(gold, predictions))
 
 
 def test_a_blank_line_among_as_many_prediction_lines_as_gold_lines_is_paired_by_id(tmp_path):
@@ -324,45 +203,6 @@ def test_a_blank_line_among_as_many_prediction_lines_as_gold_lines_is_paired_by_
     assert score_fields(score_span_paths(gold, predictions)) == score_fields(validating(gold, predictions))
 
 
-def test_blank_lines_that_end_a_file_are_passed_over(tmp_path):
-    gold, predictions = write_pair(
-        tmp_path, [gold_record(i) for i in "abc"], [predicted_record(i) for i in "abc"]
-    )
-    gold.write_bytes(gold.read_bytes() + b"\n \n")
-    predictions.write_bytes(predictions.read_bytes() + b"\n")
-    chunks = plan_span_file_chunks(gold, predictions, label_map=LabelMap.default())
-    assert [(chunk.first_position, chunk.documents) for chunk in chunks] == [(0, 2), (2, 1)]
-    assert isinstance(chunks[0].predictions, span_files.ByteRange)
-    assert None not in fast_chunks(gold, predictions)
-    assert score_fields(score_span_paths(gold, predictions)) == score_fields(validating(gold, predictions))
-
-
-def test_it_leaves_a_blank_gold_line_to_the_validating_reader(tmp_path):
-    gold, predictions = write_pair(
-        tmp_path, [gold_record("a"), "", gold_record("b")], [predicted_record("a")]
-    )
-    assert fast_chunks(gold, predictions) is None
-    assert score_fields(score_span_paths(gold, predictions)) == score_fields(validating(gold, predictions))
-
-
-def test_a_line_names_its_document_in_its_first_bytes_or_anywhere(tmp_path):
-    path = write_lines(
-        tmp_path / "lines.jsonl",
-        [
-            '{"document_id": "plain", "entities": []}',
-            '{"document_id":"compact","entities":[]}',
-            '{"entities": [], "document_id": "later"}',
-            '{"document_id": "esc\\"aped", "entities": []}',
-            '{"document_id": "dök-😀", "entities": []}',
-        ],
-    )
-    ends = line_ends(str(path))
-    starts = np.concatenate(([0], ends[:-1]))
-    assert line_document_ids(str(path), starts, ends) == ["plain", "compact", "later", 'esc"aped', "dök-😀"]
-    write_lines(path, ['{"document_id": 7}'])
-    assert line_document_ids(str(path), np.array([0]), line_ends(str(path))) is None
-
-
 def test_it_leaves_a_duplicate_document_in_another_chunk_to_the_validating_reader(tmp_path):
     gold, predictions = write_pair(
         tmp_path, [gold_record("a"), gold_record("b"), gold_record("a")], [predicted_record(i) for i in "aba"]
@@ -370,32 +210,6 @@ def test_it_leaves_a_duplicate_document_in_another_chunk_to_the_validating_reade
     assert all(chunk is not None for chunk in fast_chunks(gold, predictions))
     with pytest.raises(InputValidationError, match="duplicate document id"):
         score_span_paths(gold, predictions)
-
-
-def test_it_reads_only_plain_jsonl_files(tmp_path):
-    gold, predictions = write_pair(tmp_path, [gold_record("a")], [predicted_record("a")])
-    renamed = gold.rename(tmp_path / "gold.txt")
-    assert plan_span_file_chunks(renamed, predictions, label_map=LabelMap.default()) is None
-    assert plan_span_file_chunks(tmp_path, predictions, label_map=LabelMap.default()) is None
-
-
-def test_line_ends_are_the_offsets_past_each_line(tmp_path, monkeypatch):
-    monkeypatch.setattr(span_files, "SCAN_BLOCK", 4)  # lines across blocks
-    path = tmp_path / "lines.jsonl"
-    path.write_bytes(b"ab\n\ncdefg\nh")
-    assert line_ends(str(path)).tolist() == [3, 4, 10, 11]
-    path.write_bytes(b"ab\ncdefghi\n")
-    assert line_ends(str(path)).tolist() == [3, 11]
-    path.write_bytes(b"")
-    assert line_ends(str(path)).tolist() == []
-
-
-def test_line_ends_over_pages_let_go_as_scanned_are_still_every_line(tmp_path, monkeypatch):
-    monkeypatch.setattr(span_files, "SCAN_BLOCK", mmap.PAGESIZE)  # each page unmapped once scanned
-    lines = [b"x" * (k % 7000) for k in range(40)]
-    path = tmp_path / "lines.jsonl"
-    path.write_bytes(b"\n".join(lines) + b"\n")
-    assert line_ends(str(path)).tolist() == np.cumsum([len(line) + 1 for line in lines]).tolist()
 
 
 def test_a_label_map_maps_labels_as_the_validating_reader_maps_them(tmp_path):
@@ -412,19 +226,3 @@ def test_a_label_map_maps_labels_as_the_validating_reader_maps_them(tmp_path):
     assert score_fields(fast) == score_fields(slow)
     assert {"AGE", "ORGANIZATION"} <= set(score_fields(fast)[0][2])
     assert fast.warnings == slow.warnings == []
-
-
-def test_a_chunk_holds_no_more_gold_bytes_than_chunk_bytes_unless_one_line_does(tmp_path, monkeypatch):
-    long_text = "Köln " * 100
-    long_record = gold_record("b", text=long_text, entities=[])
-    gold, predictions = write_pair(
-        tmp_path,
-        [gold_record("a"), long_record, gold_record("c"), gold_record("d")],
-        [predicted_record(i) for i in "abcd"],
-    )
-    line = len(json.dumps(gold_record("a"), ensure_ascii=False).encode()) + 1
-    monkeypatch.setattr(span_files, "CHUNK_BYTES", 2 * line)
-    chunks = plan_span_file_chunks(gold, predictions, label_map=LabelMap.default(), size=3)
-    assert [(chunk.first_position, chunk.documents) for chunk in chunks] == [(0, 1), (1, 1), (2, 2)]
-    assert all(read is not None for read in fast_chunks(gold, predictions, size=3))
-    assert score_fields(score_span_paths(gold, predictions)) == score_fields(validating(gold, predictions))

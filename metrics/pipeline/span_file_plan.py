@@ -1,0 +1,251 @@
+"""The plan of the span evaluation's fast path: two plain JSONL files cut into chunks of byte ranges.
+
+When gold and predictions are plain `.jsonl`/`.ndjson` files, a chunk is a byte range of gold and the
+lines of the predictions that pair with it: the same line numbers when both files have as many lines
+(the usual shape of a pipeline's output; the reader checks the ids agree), else each prediction line
+found by the document id its first bytes name. Planning looks at newlines and leading ids only; the
+process that scores a chunk reads its bytes (`metrics.pipeline.span_file_read`), so no process ever
+holds the whole gold text.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+
+from annotations.importers.labels import LabelMap
+from metrics.pipeline import spans as span_pipeline
+
+JSONL_SUFFIXES = frozenset({".jsonl", ".ndjson"})
+# Gold bytes per chunk at most (beside CHUNK_DOCUMENTS documents at most): 1,024 documents of the
+# bench corpora are 1.3-2.3 MB.
+CHUNK_BYTES = 1 << 23
+# Newlines are found a block at a time, so the scan's temporary arrays stay a few MB.
+SCAN_BLOCK = 1 << 22
+_NEWLINE = 0x0A
+# A line that starts with its document id, unescaped: `{"document_id": "doc-1", ...`.
+_LEADING_ID = re.compile(rb'\{\s*"document_id"\s*:\s*"([^"\\]*)"')
+
+
+@dataclass(frozen=True)
+class ByteRange:
+    """Lines `[start, end)` of a file, by byte offset."""
+
+    path: str
+    start: int
+    end: int
+
+    def read_lines(self) -> list[bytes]:
+        with open(self.path, "rb") as file:
+            data = os.pread(file.fileno(), self.end - self.start, self.start)
+        lines = data.split(b"\n")
+        if lines and not lines[-1]:
+            lines.pop()  # the newline that ends the range's last line
+        return lines
+
+
+@dataclass(frozen=True)
+class ScatteredLines:
+    """One line of a file per document, by byte offsets (`start` -1: the document has no line)."""
+
+    path: str
+    starts: np.ndarray
+    ends: np.ndarray
+
+    def read_lines(self) -> list[bytes | None]:
+        with open(self.path, "rb") as file:
+            descriptor = file.fileno()
+            return [
+                None if start < 0 else os.pread(descriptor, end - start, start)
+                for start, end in zip(self.starts.tolist(), self.ends.tolist(), strict=True)
+            ]
+
+
+@dataclass(frozen=True)
+class SpanFileChunk:
+    """Documents `first_position ...` of gold and the predictions' lines that pair with them: the same
+    lines of the predictions (a `ByteRange`), or each document's line wherever it is."""
+
+    first_position: int
+    documents: int
+    gold: ByteRange
+    predictions: ByteRange | ScatteredLines
+    label_map: dict[str, str]  # normalized label -> canonical type (LabelMap.mapping as a plain dict)
+    allowed_predicted_types: frozenset[str] | None = None
+
+
+def plan_span_file_chunks(
+    gold_path: Any,
+    predictions_path: Any,
+    *,
+    label_map: LabelMap,
+    size: int | None = None,
+    by_document_id: bool = False,
+) -> list[SpanFileChunk] | None:
+    """The chunks of two plain JSONL files, or None for any other input.
+
+    Line k of the predictions goes with line k of gold when both have as many lines (the readers
+    check that the ids agree) unless `by_document_id`; else each prediction line goes with the gold
+    line its `document_id` names (None when some line names no document, an unknown or a repeated one).
+    """
+    if not (_plain_jsonl(gold_path) and _plain_jsonl(predictions_path)):
+        return None
+    gold_ends = _without_trailing_blank_lines(str(gold_path), line_ends(str(gold_path)))
+    predicted_ends = _without_trailing_blank_lines(str(predictions_path), line_ends(str(predictions_path)))
+    if len(gold_ends) == 0 or len(predicted_ends) == 0:
+        return None
+    size = size or span_pipeline.CHUNK_DOCUMENTS  # read at call time: tests cut small chunks
+    gold_starts = np.concatenate(([0], gold_ends[:-1]))
+    by_line = len(gold_ends) == len(predicted_ends) and not by_document_id
+    if by_line:
+        predicted_starts = np.concatenate(([0], predicted_ends[:-1]))
+    else:
+        found = _predicted_lines_by_gold_line(
+            str(gold_path), gold_starts, gold_ends, str(predictions_path), predicted_ends
+        )
+        if found is None:
+            return None
+        predicted_starts, predicted_ends = found
+    chunks = []
+    first = 0
+    while first < len(gold_ends):
+        # At most `size` documents, and no more gold bytes than CHUNK_BYTES unless one line is longer:
+        # a chunk of long documents stays as small in memory as one of short ones.
+        fitting = int(np.searchsorted(gold_ends, gold_starts[first] + CHUNK_BYTES, side="right"))
+        last = min(first + size, max(fitting, first + 1))
+        predictions: ByteRange | ScatteredLines = (
+            ByteRange(str(predictions_path), int(predicted_starts[first]), int(predicted_ends[last - 1]))
+            if by_line
+            else ScatteredLines(
+                str(predictions_path), predicted_starts[first:last].copy(), predicted_ends[first:last].copy()
+            )
+        )
+        chunks.append(
+            SpanFileChunk(
+                first_position=first,
+                documents=last - first,
+                gold=ByteRange(str(gold_path), int(gold_starts[first]), int(gold_ends[last - 1])),
+                predictions=predictions,
+                label_map=dict(label_map.mapping),
+            )
+        )
+        first = last
+    return chunks
+
+
+def _predicted_lines_by_gold_line(
+    gold_path: str,
+    gold_starts: np.ndarray,
+    gold_ends: np.ndarray,
+    predictions_path: str,
+    predicted_ends: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """For each gold line, the byte offsets of the prediction line naming its document (-1: none).
+    Blank prediction lines are passed over, as the validating reader passes over them."""
+    gold_ids = line_document_ids(gold_path, gold_starts, gold_ends)
+    predicted_starts = np.concatenate(([0], predicted_ends[:-1]))
+    predicted_ids = line_document_ids(predictions_path, predicted_starts, predicted_ends)
+    if gold_ids is None or predicted_ids is None or None in gold_ids:
+        return None
+    named = np.fromiter((document_id is not None for document_id in predicted_ids), dtype=bool)
+    predicted_ids = [document_id for document_id in predicted_ids if document_id is not None]
+    predicted_starts, predicted_ends = predicted_starts[named], predicted_ends[named]
+    line_of = {document_id: line for line, document_id in enumerate(gold_ids)}
+    if len(line_of) != len(gold_ids):
+        return None
+    try:
+        lines = np.fromiter(map(line_of.__getitem__, predicted_ids), dtype=np.int64, count=len(predicted_ids))
+    except KeyError:
+        return None  # a prediction for a document that is not in gold
+    if len(np.unique(lines)) != len(lines):
+        return None
+    starts = np.full(len(gold_ids), -1, dtype=np.int64)
+    ends = np.full(len(gold_ids), -1, dtype=np.int64)
+    starts[lines] = predicted_starts
+    ends[lines] = predicted_ends
+    return starts, ends
+
+
+def line_document_ids(path: str, starts: np.ndarray, ends: np.ndarray) -> list[str | None] | None:
+    """The `document_id` each line names (None for a blank line), or None when a line names none.
+    Read from the line's first bytes when it starts with its id: the reader of the chunk checks it
+    against the parsed line. Lines in file order: the pages read are let go as the scan passes."""
+    ids: list[str | None] = []
+    with open(path, "rb") as file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+        forgotten = 0  # pages below this offset are let go, as `line_ends` lets them go
+        for start, end in zip(starts.tolist(), ends.tolist(), strict=True):
+            if start - forgotten >= SCAN_BLOCK:
+                below = start - start % mmap.PAGESIZE
+                _forget_pages(mapped, forgotten, below - forgotten)
+                forgotten = below
+            match = _LEADING_ID.match(mapped, start, end)
+            if match is None and mapped[start:end].isspace():
+                ids.append(None)
+                continue
+            try:
+                document_id = (
+                    match.group(1).decode("utf-8")
+                    if match
+                    else orjson.loads(mapped[start:end]).get("document_id")
+                )
+            except (UnicodeDecodeError, orjson.JSONDecodeError, AttributeError):
+                return None
+            if type(document_id) is not str:
+                return None
+            ids.append(document_id)
+    return ids
+
+
+def _without_trailing_blank_lines(path: str, ends: np.ndarray) -> np.ndarray:
+    """`ends` without the blank lines that end the file (an editor's extra newline), which the
+    validating reader passes over."""
+    starts = np.concatenate(([0], ends[:-1]))
+    last = len(ends)
+    with open(path, "rb") as file:
+        while last:
+            line = os.pread(file.fileno(), int(ends[last - 1] - starts[last - 1]), int(starts[last - 1]))
+            if line and not line.isspace():
+                break
+            last -= 1
+    return ends[:last]
+
+
+def _plain_jsonl(path: Any) -> bool:
+    if not isinstance(path, str | os.PathLike):
+        return False
+    path = Path(path)
+    return path.suffix.lower() in JSONL_SUFFIXES and path.is_file()
+
+
+def line_ends(path: str) -> np.ndarray:
+    """The byte offset just past each line of a file (its newline, or the end of a last line without one)."""
+    with open(path, "rb") as file:
+        size = os.fstat(file.fileno()).st_size
+        if size == 0:
+            return np.zeros(0, dtype=np.int64)
+        # Mapped, not read: the scan looks at the page cache's bytes without copying them.
+        with mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+            data = np.frombuffer(mapped, dtype=np.uint8)
+            ends = []
+            for offset in range(0, size, SCAN_BLOCK):
+                ends.append(np.flatnonzero(data[offset : offset + SCAN_BLOCK] == _NEWLINE) + (offset + 1))
+                _forget_pages(mapped, offset, min(SCAN_BLOCK, size - offset))
+            del data  # the mapping cannot close while an array views it
+    found = np.concatenate(ends)
+    if len(found) == 0 or found[-1] != size:
+        found = np.append(found, size)
+    return found.astype(np.int64)
+
+
+def _forget_pages(mapped: mmap.mmap, offset: int, length: int) -> None:
+    """Unmap pages already scanned from this process (they stay in the page cache): a file mapped
+    whole would count, page by page, in the resident size of the process that scans it."""
+    if hasattr(mmap, "MADV_DONTNEED") and offset % mmap.PAGESIZE == 0:
+        mapped.madvise(mmap.MADV_DONTNEED, offset, length)

@@ -33,12 +33,6 @@ from metrics.engine.attributes.types import (
     GoldDocument,
     PredictionDocument,
 )
-from metrics.pipeline.attribute_columns import (
-    gold_columns,
-    gold_documents,
-    prediction_columns,
-    prediction_documents,
-)
 from metrics.pipeline.executors import Executor
 
 # Documents per chunk when chunks go to other processes: enough that a chunk's fixed costs (its
@@ -52,27 +46,11 @@ _row_values = attrgetter(*_ROW_FIELDS)
 
 @dataclass
 class AttributeChunk:
-    """Pickled (to cross to another process) with its documents as columns (`attribute_columns`)."""
-
     run_id: str
     attributes: Sequence[AttributeSpec]
     settings: EvaluationSettings
     gold_documents: Sequence[GoldDocument]
     predictions: Mapping[str, PredictionDocument]  # of this chunk's documents (others are ignored)
-
-    def __getstate__(self) -> tuple[Any, ...]:
-        return (
-            self.run_id,
-            self.attributes,
-            self.settings,
-            gold_columns(self.gold_documents),
-            prediction_columns(self.predictions),
-        )
-
-    def __setstate__(self, state: tuple[Any, ...]) -> None:
-        self.run_id, self.attributes, self.settings, gold, predictions = state
-        self.gold_documents = gold_documents(gold)
-        self.predictions = prediction_documents(predictions)
 
 
 @dataclass

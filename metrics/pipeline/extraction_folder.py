@@ -37,7 +37,7 @@ from metrics.engine.attributes.evaluation import evaluation_from_columns
 from metrics.engine.attributes.metrics import MetricColumns
 from metrics.engine.attributes.types import EvaluationSettings, ExtractionEvaluation
 from metrics.engine.uncertainty import DocumentCounts
-from metrics.pipeline.executors import Executor, local_executor
+from metrics.pipeline.executors import Executor, ProcessPool, local_executor
 from metrics.pipeline.extraction_evaluation import (
     ExtractionConfig,
     ExtractionInputs,
@@ -130,6 +130,10 @@ def _evaluate_files_to_folder(
     """`evaluate_extraction_to_folder` by `extraction_files`' chunks; None (nothing written) when
     that path is not sure of the inputs."""
     timer = PhaseTimer(phase_seconds)
+    executor = local_executor(processes)
+    if isinstance(executor, ProcessPool) and plain_files(gold, prompts, predictions):
+        # The workers' imports (about half a second) then overlap the plan instead of following it.
+        executor.start(score_extraction_file_chunk)
     with timer("load"):
         run, plan = _files_run(gold, prompts, predictions, run_id, settings, config)
     if run is None or plan is None:
@@ -137,7 +141,7 @@ def _evaluate_files_to_folder(
     try:
         with paused_garbage_collection(), artefacts.atomic_directory(output_dir) as staging:
             with timer("score"):
-                joined = _score_files(run, plan.chunks, staging, local_executor(processes), phase_seconds)
+                joined = _score_files(run, plan.chunks, staging, executor, phase_seconds)
             # As the export reader words them: the references' warnings, then the code sets'.
             run.inputs.gold.warnings[:0] = joined.gold_warnings
             run.input_summary.warnings = run.inputs.warnings

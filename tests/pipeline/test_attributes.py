@@ -77,3 +77,13 @@ def test_the_merge_lists_every_chunks_unscored_documents_in_gold_order(seed, doc
     merged = merge_attribute_partials(map(compare_attribute_chunk, chunks))
     assert merged.unscored_documents == unscored_document_ids(gold, SCHEMA)
     assert merged.rows == compare_documents(**run, settings=SETTINGS[0])[0]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10_000), st.integers(0, 30))
+def test_a_chunk_crosses_a_process_boundary_unchanged(seed, documents):
+    gold, predictions = random_inputs(random.Random(seed), documents)
+    chunk = AttributeChunk("r", SCHEMA, SETTINGS[0], gold, predictions)
+    copy = pickle.loads(pickle.dumps(chunk))
+    assert copy == chunk
+    assert list(copy.predictions) == list(predictions)

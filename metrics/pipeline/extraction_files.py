@@ -194,8 +194,6 @@ def _reference_ranges(path: str) -> tuple[list[str], list[int], list[int], Any] 
     """(the ItemIds, start and end offsets of each reference, the parsed CodeSets), or None."""
     with open(path, "rb") as file:
         data = file.read()
-    if data.count(b'"References"') != 1 or data.count(b'"CodeSets"') > 1:
-        return None  # a repeated key, or one inside a text: the validating reader decides
     try:
         export = msgspec.json.decode(data, type=_Export)
         references = [msgspec.json.decode(raw, type=_ReferenceId) for raw in export.References]
@@ -211,13 +209,23 @@ def _reference_ranges(path: str) -> tuple[list[str], list[int], list[int], Any] 
     if not all(ids) or len(set(ids)) != len(ids):
         return None
     offsets, ends = [], []
-    position = data.index(b"[", data.index(b'"References"')) + 1
+    position = data.find(b"[", data.find(b'"References"')) + 1
     for raw in export.References:
         # Between two items of the array there is only a comma and white space, never a "{".
-        position = data.index(b"{", position)
+        position = data.find(b"{", position)
+        if not data.startswith(raw, position):
+            return None  # the first "References" was inside a text, or the key is repeated
         offsets.append(position)
         position += len(raw)
         ends.append(position)
+    # A key outside the References array, once more: only the validating reader may decide which
+    # one counts ("References" or "CodeSets" inside a reference is a text or a reference's field).
+    outside = (data[: offsets[0]], data[ends[-1] :])
+    if (
+        sum(part.count(b'"References"') for part in outside) != 1
+        or sum(part.count(b'"CodeSets"') for part in outside) > 1
+    ):
+        return None
     return ids, offsets, ends, code_sets
 
 

@@ -197,6 +197,44 @@ def test_a_repeated_reference_is_worded_by_the_validating_reader(
     assert "duplicate ItemId" in str(files_error.value)
 
 
+def with_gold_text(workload: Path, directory: Path, text: str) -> Path:
+    """A copy of the workload's inputs with `text` as its EPPI export."""
+    directory.mkdir()
+    for name in ("prompts.csv", "config.yaml", "llm.jsonl"):
+        (directory / name).write_bytes((workload / name).read_bytes())
+    (directory / "gold_eppi.json").write_text(text, encoding="utf-8")
+    return directory
+
+
+def titled_references(export: dict) -> str:
+    export["References"][3]["Title"] = "References"
+    return json.dumps(export)
+
+
+def with_references_twice(export: dict) -> str:
+    return '{"References": [], ' + json.dumps(export)[1:]
+
+
+def with_references_in_a_note_first(export: dict) -> str:
+    return json.dumps({"Note": "References", **export})
+
+
+@pytest.mark.parametrize(
+    ("change", "files_path"),
+    [(titled_references, True), (with_references_twice, False), (with_references_in_a_note_first, False)],
+)
+def test_the_key_references_is_trusted_only_once_outside_the_references(
+    workload: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change, files_path: bool
+) -> None:
+    export = json.loads((workload / "gold_eppi.json").read_text(encoding="utf-8"))
+    inputs = with_gold_text(workload, tmp_path / "inputs", change(export))
+    run = evaluate(inputs, tmp_path / "files")
+    assert (run.input_summary is not None) is files_path
+    validating_path(monkeypatch)
+    evaluate(inputs, tmp_path / "whole")
+    assert files_of(tmp_path / "files") == files_of(tmp_path / "whole")
+
+
 def test_a_chunk_holds_at_most_chunk_bytes_of_input_beyond_its_first_reference(
     workload: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

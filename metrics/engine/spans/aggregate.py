@@ -228,11 +228,12 @@ def _per_type_entry(counts: dict[str, int]) -> dict:
     }
 
 
-# Shared, so that 100,000 rows do not hold 100,000 copies of the same few lists.
-_LEAK_FLAGS = {
-    flags: [condition for condition, flag in zip(LEAKAGE_CONDITIONS, flags, strict=True) if flag]
+# Shared, so that 100,000 rows do not hold 100,000 copies of the same few lists; indexed by the
+# leakage flags read as a binary number, first condition highest.
+_LEAK_LISTS = [
+    [condition for condition, flag in zip(LEAKAGE_CONDITIONS, flags, strict=True) if flag]
     for flags in product((False, True), repeat=len(LEAKAGE_CONDITIONS))
-}
+]
 
 
 def _per_document(
@@ -242,31 +243,46 @@ def _per_document(
 
     `leaked` lists the leakage conditions the document meets (empty when it leaks nothing).
     """
-    names = ("gold_spans", "predicted_spans", "characters")
-    document = zip(*(columns[f"document.{name}"].tolist() for name in names), strict=True)
-    chars_all = zip(*(columns[f"chars.all.{c}"].tolist() for c in ("tp", "fp", "fn", "tn")), strict=True)
-    chars_scored = zip(
-        *(columns[f"chars.scored.{c}"].tolist() for c in ("tp", "fp", "fn", "tn")), strict=True
+    leak_code = np.zeros(len(ids), dtype=np.int64)
+    for condition in LEAKAGE_CONDITIONS:
+        leak_code = 2 * leak_code + (columns[f"leakage.{condition}.gold_spans_affected"] > 0)
+    chars = ("tp", "fp", "fn", "tn")
+    numbers = (
+        *(columns[f"document.{name}"] for name in ("gold_spans", "predicted_spans", "characters")),
+        *(columns[f"chars.all.{c}"] for c in chars),
+        *(columns[f"chars.scored.{c}"] for c in chars),
     )
-    leaked = zip(
-        *((columns[f"leakage.{c}.gold_spans_affected"] > 0).tolist() for c in LEAKAGE_CONDITIONS), strict=True
-    )
-    rows = []
-    for document_id, position, (gold, predicted, characters), all_, scored, flags in zip(
-        ids, order, document, chars_all, chars_scored, leaked, strict=True
-    ):
-        row = {
+    leaked = map(_LEAK_LISTS.__getitem__, leak_code.tolist())
+    rows = [
+        {
             "document_id": document_id,
             "gold_spans": gold,
             "predicted_spans": predicted,
             "characters": characters,
-            "chars_all": {"tp": all_[0], "fp": all_[1], "fn": all_[2], "tn": all_[3]},
-            "chars_scored": {"tp": scored[0], "fp": scored[1], "fn": scored[2], "tn": scored[3]},
-            "leaked": _LEAK_FLAGS[flags],
+            "chars_all": {"tp": all_tp, "fp": all_fp, "fn": all_fn, "tn": all_tn},
+            "chars_scored": {"tp": scored_tp, "fp": scored_fp, "fn": scored_fn, "tn": scored_tn},
+            "leaked": conditions,
         }
-        if position in leaked_text:
-            row["leaked_spans"] = leaked_text[position]
-        rows.append(row)
+        for (
+            document_id,
+            gold,
+            predicted,
+            characters,
+            all_tp,
+            all_fp,
+            all_fn,
+            all_tn,
+            scored_tp,
+            scored_fp,
+            scored_fn,
+            scored_tn,
+            conditions,
+        ) in zip(ids, *(column.tolist() for column in numbers), leaked, strict=True)
+    ]
+    if leaked_text:
+        row_of = {position: row for row, position in enumerate(order)}
+        for position, spans in leaked_text.items():
+            rows[row_of[position]]["leaked_spans"] = spans
     return rows
 
 

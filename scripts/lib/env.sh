@@ -8,7 +8,10 @@ env_install() {
         python3 -m pip install --quiet uv >/dev/null 2>&1 || true
     fi
     if command -v uv >/dev/null 2>&1; then
-        uv sync --frozen --python 3.11 "$@" >&2 && return 0
+        # Compiled once here: where PYTHONDONTWRITEBYTECODE is set, nothing else writes .pyc files, and
+        # every command would compile Django, numpy and scipy again (seconds of CPU each;
+        # bench/spans/README.md). Not in pyproject.toml: there uv would compile again on every `uv run`.
+        uv sync --frozen --compile-bytecode --python 3.11 "$@" >&2 && return 0
         echo "==> uv sync failed; falling back to pip" >&2
     fi
     # Fallback: pip into .venv from the versions pinned in uv.lock.

@@ -92,7 +92,7 @@ def start_workers(count: int, log_dir: Path, **env: str) -> list[subprocess.Pope
     processes = []
     names = [f"bench-{index}-{os.getpid()}" for index in range(count)]
     for name in names:
-        log = (log_dir / f"{name}.log").open("w")
+        log = (log_dir / f"{name}.log").open("a")
         processes.append(
             subprocess.Popen(
                 [
@@ -105,14 +105,14 @@ def start_workers(count: int, log_dir: Path, **env: str) -> list[subprocess.Pope
                     "--concurrency",
                     "1",
                     "--loglevel",
-                    "WARNING",
+                    "INFO",
                     "--without-gossip",
                     "--without-mingle",
                     "-n",
                     f"{name}@%h",
                 ],
                 cwd=ROOT,
-                env={**os.environ, **env},
+                env={**os.environ, "LOG_LEVEL": "INFO", **env},
                 stdout=log,
                 stderr=subprocess.STDOUT,
             )
@@ -185,6 +185,7 @@ def main() -> int:
     run, user = set_up(args.documents, args.seed)
     print(f"    set-up took {time.perf_counter() - started:.1f} s (not part of the measure)", file=sys.stderr)
     log_dir = Path(tempfile.mkdtemp(prefix="bench-server-logs-"))
+    print(f"    the workers' logs: {log_dir}", file=sys.stderr)
     seconds: dict[int, list[float]] = {}
     hashes: set[str] = set()
     rescore = False

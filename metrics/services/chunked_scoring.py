@@ -34,7 +34,9 @@ from __future__ import annotations
 
 import logging
 import pickle
-from collections.abc import Callable, Iterable
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 
 from celery import signature
 from django.conf import settings
@@ -76,6 +78,17 @@ from metrics.services.span_scoring import (
 logger = logging.getLogger("metrics.scoring")
 
 
+@contextmanager
+def _phase(job_id: int, phase: str) -> Iterator[None]:
+    """Log how long a step of a fanned-out scoring took: what does not spread over the workers is
+    found from these lines (bench/server/README.md)."""
+    start = time.perf_counter()
+    try:
+        yield
+    finally:
+        logger.info("scoring job %s: %s took %.3f s", job_id, phase, time.perf_counter() - start)
+
+
 def scoring_on_workers() -> bool:
     """True when scoring jobs fan out over the Celery workers: SCORING_EXECUTOR=celery, or unset on a
     server whose tasks go to a broker (not run eagerly, in-process)."""
@@ -97,10 +110,11 @@ def scoring_dispatch(
     """Write the pending chunks of the claimed `job` and queue the chord that scores them: a task per
     chunk, then the merge, all under the job's current claim. The rows of any earlier claim go first:
     they must not count twice."""
-    plan = _plan(run=run, gold_version=gold_version, document_ids=document_ids)
+    with _phase(job.pk, "planning the chunks"):
+        plan = _plan(run=run, gold_version=gold_version, document_ids=document_ids)
     ids = plan.document_ids
     starts = range(0, len(ids), chunk_documents) if ids else [0]
-    with transaction.atomic():
+    with _phase(job.pk, f"writing {len(starts)} pending chunks"), transaction.atomic():
         if _claimed(job.pk, job.claim_token, lock=True) is None:
             return
         ScoringChunk.objects.filter(job_id=job.pk).delete()
@@ -120,10 +134,13 @@ def scoring_dispatch(
             ),
             batch_size=1000,
         )
-        Job.objects.filter(pk=job.pk).update(progress_done=0, progress_total=len(ids))
+        Job.objects.filter(pk=job.pk).update(
+            progress_done=0, progress_total=len(ids), chunks_done=0, chunks_total=len(starts)
+        )
     # Sent after the commit: a chunk task reads its row. Should this worker die before sending, the
     # job falls silent with every chunk pending, and the dispatcher sends them (scoring_job_resume).
-    _chunks_send(job, allowed_types=_allowed_types(plan), indexes=range(len(starts)))
+    with _phase(job.pk, "sending the chunks"):
+        _chunks_send(job, allowed_types=_allowed_types(plan), indexes=range(len(starts)))
 
 
 def scoring_job_resume(job: Job) -> bool:
@@ -197,7 +214,7 @@ def scoring_chunk_score(
     chunk = rows.filter(partial__isnull=True).values("first_position", "document_ids", "documents").first()
     if chunk is None:  # stored already (a task delivered twice), or not this claim's chunk
         return rows.values_list("documents", flat=True).first() or 0
-    with job_heartbeat(job):
+    with job_heartbeat(job), _phase(job_id, f"chunk {index}"):
         run = ExperimentRun.objects.select_related("project").get(pk=job.params["run_id"])
         gold_version = GoldVersion.objects.get(pk=job.params["gold_version_id"])
         document_ids = chunk["document_ids"]
@@ -249,7 +266,9 @@ def _chunk_store(job: Job, *, index: int, documents: int, partial: object, rows:
     )
     if stored:
         Job.objects.filter(pk=job.pk).update(
-            progress_done=F("progress_done") + documents, heartbeat_at=timezone.now()
+            progress_done=F("progress_done") + documents,
+            chunks_done=F("chunks_done") + 1,
+            heartbeat_at=timezone.now(),
         )
     return bool(stored)
 
@@ -286,7 +305,8 @@ def scoring_chunks_merge(*, job_id: int, claim_token: str) -> str:
         stored = chunks.order_by("index").values_list("partial", flat=True)
         partials = (pickle.loads(partial) for partial in stored.iterator())
         try:
-            result = _merged(run=run, gold_version=gold_version, partials=partials)
+            with _phase(job_id, "the merge, metrics and intervals"):
+                result = _merged(run=run, gold_version=gold_version, partials=partials)
         except (InputValidationError, ValueError) as error:
             scoring_fail(
                 job=job, errors=error.problems if isinstance(error, InputValidationError) else [str(error)]
@@ -297,7 +317,7 @@ def scoring_chunks_merge(*, job_id: int, claim_token: str) -> str:
         except Exception:
             scoring_fail(job=job, errors=[internal_error(job_id, log=logger)])
             return JobState.FAILED
-        with transaction.atomic():
+        with _phase(job_id, "the final transaction"), transaction.atomic():
             state = scoring_store(
                 job=job,
                 run=run,
@@ -332,8 +352,9 @@ def scoring_rows_dispatch(*, job_id: int, claim_token: str) -> str:
     unwritten = list(
         chunks.filter(rows__isnull=False, written=False).order_by("index").values_list("index", flat=True)
     )
-    if unwritten and _prepare(job, chunks) is None:
-        return JobState.RUNNING  # the claim went meanwhile
+    with _phase(job_id, "preparing the scoring for the rows"):
+        if unwritten and _prepare(job, chunks) is None:
+            return JobState.RUNNING  # the claim went meanwhile
     claim = {"job_id": job_id, "resume_token": claim_token}
     merge = signature("metrics.merge_chunks", kwargs=claim)
     writes = [signature("metrics.write_chunk_rows", args=(index,), kwargs=claim) for index in unwritten]
@@ -371,7 +392,7 @@ def scoring_chunk_rows_write(*, job_id: int, claim_token: str, index: int) -> in
     job = _claimed(job_id, claim_token)
     if job is None:
         return 0
-    with job_heartbeat(job), transaction.atomic():
+    with job_heartbeat(job), _phase(job_id, f"rows of chunk {index}"), transaction.atomic():
         chunks = ScoringChunk.objects.filter(job_id=job_id, claim_token=claim_token)
         chunk = chunks.select_for_update().filter(index=index, written=False, rows__isnull=False).first()
         scoring = Scoring.objects.filter(job_id=job_id, is_complete=False).first()

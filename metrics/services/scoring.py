@@ -174,7 +174,10 @@ def _score(job: Job, *, chunk_documents: int, after_chunk: Callable[[], None] | 
 
     def progress(done: int, total: int) -> None:
         Job.objects.filter(pk=job.pk, state=JobState.RUNNING, claim_token=job.claim_token).update(
-            progress_done=done, progress_total=total
+            progress_done=done,
+            progress_total=total,
+            chunks_done=-(-done // chunk_documents),
+            chunks_total=-(-total // chunk_documents),
         )
         if after_chunk is not None and done:
             after_chunk()

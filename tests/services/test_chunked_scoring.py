@@ -66,7 +66,9 @@ def score(client, capture, monkeypatch, settings, *, kind: str, executor: str, c
         job_id = finalize(client, run["id"])["job"]["id"]
     job = Job.objects.get(pk=job_id)
     assert job.state == "succeeded", job.errors
-    assert job.progress_done == job.progress_total == len(Scoring.objects.get(run_id=run["id"]).document_ids)
+    documents = len(Scoring.objects.get(run_id=run["id"]).document_ids)
+    assert job.progress_done == job.progress_total == documents
+    assert job.chunks_done == job.chunks_total == -(-documents // chunk)
     assert not ScoringChunk.objects.filter(job_id=job_id).exists()  # merged, then let go
     result = stored(run["id"])
     result["report"].pop("config", None)

@@ -46,17 +46,19 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
 from annotations.importers.errors import InputValidationError
-from annotations.models import Document, GoldVersion, Job, JobState
+from annotations.models import Attribute, Document, GoldVersion, Job, JobState
 from annotations.services.job_problems import internal_error
 from annotations.services.jobs import TRANSIENT_DATABASE_ERRORS, job_heartbeat
 from experiments.models import ExperimentRun, RunKind
 from metrics.models import Scoring, ScoringChunk
+from metrics.pipeline.attributes import AttributePartial
 from metrics.pipeline.executors import CeleryChord
 from metrics.pipeline.spans import SpanPartial
 from metrics.services.attribute_scoring import (
     AttributeScoringPlan,
     attribute_chunk_plan,
     attribute_chunk_score,
+    attribute_row_data,
     attribute_scoring_plan,
     attribute_scoring_result,
 )
@@ -242,7 +244,7 @@ def scoring_chunk_score(
         except Exception:
             scoring_fail(job=job, errors=[internal_error(job_id, log=logger)])
             return 0
-        rows = _rows_encoded(run, partial, document_ids) if run.kind == RunKind.SPANS else None
+        rows = _rows_encoded(run, partial, document_ids)
         if (
             _chunk_store(job, index=index, documents=chunk["documents"], partial=partial, rows=rows)
             and after_store
@@ -273,8 +275,11 @@ def _chunk_store(job: Job, *, index: int, documents: int, partial: object, rows:
     return bool(stored)
 
 
-def _rows_encoded(run: ExperimentRun, partial: SpanPartial, document_ids: list[str]) -> bytes | None:
-    """The chunk's comparison rows as COPY text, taken out of its partial result (PostgreSQL only)."""
+def _rows_encoded(
+    run: ExperimentRun, partial: SpanPartial | AttributePartial, document_ids: list[str]
+) -> bytes | None:
+    """The chunk's comparison rows as COPY text (PostgreSQL only). A span chunk's leave its partial
+    result; an attribute chunk's stay, for the metrics computed from them."""
     if not rows_encoded_here():
         return None
     document_pks = dict(
@@ -282,9 +287,15 @@ def _rows_encoded(run: ExperimentRun, partial: SpanPartial, document_ids: list[s
             "external_id", "pk"
         )
     )
-    encoded = chunk_rows_encode(partial.rows, document_pks=document_pks, attribute_pks={})
-    partial.rows = []
-    return encoded
+    if isinstance(partial, SpanPartial):
+        encoded = chunk_rows_encode(partial.rows, document_pks=document_pks, attribute_pks={})
+        partial.rows = []
+        return encoded
+    attribute_pks = dict(
+        Attribute.objects.filter(project_id=run.project_id).values_list("attribute_id", "pk")
+    )
+    rows = [attribute_row_data(row) for row in partial.rows]
+    return chunk_rows_encode(rows, document_pks=document_pks, attribute_pks=attribute_pks)
 
 
 def scoring_chunks_merge(*, job_id: int, claim_token: str) -> str:
@@ -304,9 +315,12 @@ def scoring_chunks_merge(*, job_id: int, claim_token: str) -> str:
         prepared = Scoring.objects.filter(job_id=job_id, is_complete=False).first()
         stored = chunks.order_by("index").values_list("partial", flat=True)
         partials = (pickle.loads(partial) for partial in stored.iterator())
+        rows = _rows(chunks)
         try:
             with _phase(job_id, "the merge, metrics and intervals"):
-                result = _merged(run=run, gold_version=gold_version, partials=partials)
+                result = _merged(
+                    run=run, gold_version=gold_version, partials=partials, with_rows=rows is None
+                )
         except (InputValidationError, ValueError) as error:
             scoring_fail(
                 job=job, errors=error.problems if isinstance(error, InputValidationError) else [str(error)]
@@ -324,7 +338,7 @@ def scoring_chunks_merge(*, job_id: int, claim_token: str) -> str:
                 gold_version=gold_version,
                 result=result,
                 prepared=prepared,
-                rows=_rows(chunks),
+                rows=rows,
             )
             if state == JobState.SUCCEEDED:
                 ScoringChunk.objects.filter(job_id=job_id).delete()
@@ -406,13 +420,15 @@ def scoring_chunk_rows_write(*, job_id: int, claim_token: str, index: int) -> in
         return written
 
 
-def _merged(*, run: ExperimentRun, gold_version: GoldVersion, partials) -> ScoringResult:
+def _merged(*, run: ExperimentRun, gold_version: GoldVersion, partials, with_rows: bool) -> ScoringResult:
     document_ids = scoring_stage_document_ids(run)
     if run.kind == RunKind.SPANS:
         plan = span_scoring_plan(run=run, gold_version=gold_version, document_ids=document_ids)
         return span_scoring_result(run=run, gold_version=gold_version, plan=plan, partials=partials)
     plan = attribute_scoring_plan(run=run, gold_version=gold_version, document_ids=document_ids)
-    return attribute_scoring_result(run=run, gold_version=gold_version, plan=plan, partials=partials)
+    return attribute_scoring_result(
+        run=run, gold_version=gold_version, plan=plan, partials=partials, with_rows=with_rows
+    )
 
 
 def _claimed(job_id: int, claim_token: str, *, lock: bool = False) -> Job | None:

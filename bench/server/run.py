@@ -151,6 +151,26 @@ def score_once(run: ExperimentRun, user, *, rescore: bool) -> tuple[float, Scori
     return (job.finished_at - job.started_at).total_seconds(), Scoring.objects.get(job_id=job.pk)
 
 
+def postgres_cpu_seconds() -> float | None:
+    """CPU seconds PostgreSQL has used so far: its postmaster's and every backend's it reaped (None
+    when its data folder is not known, outside run.sh)."""
+    folder = os.environ.get("SERVICES_PGDATA")
+    if not folder:
+        return None
+    postmaster = (Path(folder) / "postmaster.pid").read_text().split()[0]
+    ticks = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # the process ended meanwhile: its time went to the postmaster's children
+            continue
+        if stat.parent.name == postmaster:
+            ticks += sum(int(value) for value in fields[11:15])  # its own and its reaped children's
+        elif fields[1] == postmaster:
+            ticks += int(fields[11]) + int(fields[12])  # a backend still running
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
 def canonical_hash(scoring: Scoring) -> str:
     """sha256 of the scoring's report, metric values and comparison rows, dumped canonically."""
     digest = hashlib.sha256()
@@ -194,13 +214,15 @@ def main() -> int:
         processes = start_workers(workers, log_dir)
         try:
             for repeat in range(args.repeats):
+                before = postgres_cpu_seconds()
                 elapsed, scoring = score_once(run, user, rescore=rescore)
+                database = None if before is None else postgres_cpu_seconds() - before
                 rescore = True
                 hashes.add(canonical_hash(scoring))
                 seconds.setdefault(workers, []).append(elapsed)
                 print(
                     f"    {workers} worker(s), scoring {repeat + 1}: {elapsed:.2f} s "
-                    f"(load average {os.getloadavg()[0]:.2f})",
+                    f"(load average {os.getloadavg()[0]:.2f}; PostgreSQL CPU {database or 0:.1f} s)",
                     file=sys.stderr,
                 )
         finally:

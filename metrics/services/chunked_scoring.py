@@ -9,7 +9,7 @@ chunks, writes one pending `ScoringChunk` row per chunk (its documents), and que
 1. a task per chunk (`metrics.score_chunk`) reads its documents' ids from its row and the documents
    from the database, scores them with the same functions as the in-process path
    (`span_chunk_score`, `attribute_chunk_score`), and stores its partial result in its row, once; on
-   PostgreSQL a span chunk also encodes its comparison rows for COPY (`metrics.services.chunk_rows`);
+   PostgreSQL it also encodes its comparison rows for COPY (`metrics.services.chunk_rows`);
 2. then (`metrics.write_rows`, `scoring_rows_dispatch`), when the chunks encoded rows: the job's
    scoring is made, not complete (no reader sees it), and a task per chunk (`metrics.write_chunk_rows`)
    writes its rows into it at their final positions, side by side with the others: writing rows is
@@ -18,8 +18,8 @@ chunks, writes one pending `ScoringChunk` row per chunk (its documents), and que
    in-process path's merge and stores the scoring once (metric values, report, completion, the run
    scored), finishing the job through `job_finish` with the claim token, so the stored result is
    the one a single process gives.
-Every task carries the job's claim token and beats its heartbeat. Progress counts the documents of
-stored chunks, a chunk at a time.
+Every task carries the job's claim token and beats its heartbeat. Progress counts the stored chunks
+and their documents. Each step logs its duration at INFO (`_phase`).
 
 A lost task is retried alone: the job falls silent, and the dispatcher, instead of claiming the job
 again, sends again under the same claim the tasks of its pending chunks, then step 2, which sends the
@@ -45,9 +45,7 @@ from django.db.models import F, QuerySet, Sum
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
-from annotations.importers.errors import InputValidationError
 from annotations.models import Attribute, Document, GoldVersion, Job, JobState
-from annotations.services.job_problems import internal_error
 from annotations.services.jobs import TRANSIENT_DATABASE_ERRORS, job_heartbeat
 from experiments.models import ExperimentRun, RunKind
 from metrics.models import Scoring, ScoringChunk
@@ -234,15 +232,10 @@ def scoring_chunk_score(
                 partial = attribute_chunk_score(
                     run=run, gold_version=gold_version, plan=plan, document_ids=document_ids
                 )
-        except (InputValidationError, ValueError) as error:
-            scoring_fail(
-                job=job, errors=error.problems if isinstance(error, InputValidationError) else [str(error)]
-            )
-            return 0
         except TRANSIENT_DATABASE_ERRORS:
             raise
-        except Exception:
-            scoring_fail(job=job, errors=[internal_error(job_id, log=logger)])
+        except Exception as error:
+            scoring_fail(job=job, error=error)
             return 0
         rows = _rows_encoded(run, partial, document_ids)
         if (
@@ -321,15 +314,10 @@ def scoring_chunks_merge(*, job_id: int, claim_token: str) -> str:
                 result = _merged(
                     run=run, gold_version=gold_version, partials=partials, with_rows=rows is None
                 )
-        except (InputValidationError, ValueError) as error:
-            scoring_fail(
-                job=job, errors=error.problems if isinstance(error, InputValidationError) else [str(error)]
-            )
-            return JobState.FAILED
         except TRANSIENT_DATABASE_ERRORS:
             raise
-        except Exception:
-            scoring_fail(job=job, errors=[internal_error(job_id, log=logger)])
+        except Exception as error:
+            scoring_fail(job=job, error=error)
             return JobState.FAILED
         with _phase(job_id, "the final transaction"), transaction.atomic():
             state = scoring_store(

@@ -130,15 +130,10 @@ def scoring_run(
             if fan_out is not None:
                 return _fan_out(job, chunk_documents=chunk_documents, fan_out=fan_out)
             return _score(job, chunk_documents=chunk_documents, after_chunk=after_chunk)
-        except (InputValidationError, ValueError, SplitRuleViolation) as error:
-            problems = error.problems if isinstance(error, InputValidationError) else [str(error)]
-            _fail(job, errors=problems)
-            return JobState.FAILED
         except TRANSIENT_DATABASE_ERRORS:
             raise
-        except Exception:
-            # The traceback goes to the log under an error id; the job and the run show the id only.
-            _fail(job, errors=[internal_error(job_id, log=logger)])
+        except Exception as error:
+            scoring_fail(job=job, error=error)
             return JobState.FAILED
 
 
@@ -221,9 +216,17 @@ def _next_number(run: ExperimentRun) -> int:
     return (Scoring.objects.filter(run=run).aggregate(last=Max("number"))["last"] or 0) + 1
 
 
-def scoring_fail(*, job: Job, errors: list) -> None:
-    """Fail a running scoring job under `job`'s claim (a chunk task met bad input, or an internal error)."""
-    _fail(job, errors=errors)
+def scoring_fail(*, job: Job, error: Exception) -> None:
+    """Fail a running scoring job under `job`'s claim, in an `except` block: bad input with its
+    problems, anything else as an internal error (the traceback goes to the log under an error id;
+    the job and the run show the id only)."""
+    if isinstance(error, InputValidationError):
+        errors = error.problems
+    elif isinstance(error, (ValueError, SplitRuleViolation)):
+        errors = [str(error)]
+    else:
+        errors = [internal_error(job.pk, log=logger)]
+    job_finish(job_id=job.pk, state=JobState.FAILED, claim_token=job.claim_token, errors=errors)
 
 
 @transaction.atomic
@@ -299,10 +302,6 @@ def _rows_write(scoring: Scoring, *, project_id: int, result: ScoringResult) -> 
         scoring=scoring, rows=result.rows, document_pks=document_pks, attribute_pks=attribute_pks
     )
     return len(result.rows)
-
-
-def _fail(job: Job, *, errors: list) -> None:
-    job_finish(job_id=job.pk, state=JobState.FAILED, claim_token=job.claim_token, errors=errors)
 
 
 def scoring_job_failed(job: Job) -> None:

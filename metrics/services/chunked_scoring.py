@@ -48,7 +48,7 @@ from kombu.exceptions import OperationalError as BrokerError
 from annotations.models import Attribute, Document, GoldVersion, Job, JobState
 from annotations.services.jobs import TRANSIENT_DATABASE_ERRORS, job_heartbeat
 from experiments.models import ExperimentRun, RunKind
-from metrics.models import Scoring, ScoringChunk
+from metrics.models import MetricValue, Scoring, ScoringChunk
 from metrics.pipeline.attributes import AttributePartial
 from metrics.pipeline.executors import CeleryChord
 from metrics.pipeline.spans import SpanPartial
@@ -67,7 +67,13 @@ from metrics.services.chunk_rows import (
     rows_encoded_here,
 )
 from metrics.services.results import ScoringResult
-from metrics.services.scoring import scoring_fail, scoring_prepare, scoring_stage_document_ids, scoring_store
+from metrics.services.scoring import (
+    scoring_fail,
+    scoring_metrics_store,
+    scoring_prepare,
+    scoring_stage_document_ids,
+    scoring_store,
+)
 from metrics.services.span_scoring import (
     SpanScoringPlan,
     span_chunk_score,
@@ -305,32 +311,46 @@ def scoring_chunks_merge(*, job_id: int, claim_token: str) -> str:
     with job_heartbeat(job):
         run = ExperimentRun.objects.select_related("project").get(pk=job.params["run_id"])
         gold_version = GoldVersion.objects.get(pk=job.params["gold_version_id"])
-        prepared = Scoring.objects.filter(job_id=job_id, is_complete=False).first()
-        stored = chunks.order_by("index").values_list("partial", flat=True)
-        partials = (pickle.loads(partial) for partial in stored.iterator())
+        prepared = Scoring.objects.defer("report").filter(job_id=job_id, is_complete=False).first()
         rows = _rows(chunks)
-        try:
-            with _phase(job_id, "the merge, metrics and intervals"):
+        result = None
+        if prepared is None or not MetricValue.objects.filter(scoring=prepared).exists():
+            try:
                 result = _merged(
-                    run=run, gold_version=gold_version, partials=partials, with_rows=rows is None
+                    job, run=run, gold_version=gold_version, chunks=chunks, with_rows=rows is None
                 )
-        except TRANSIENT_DATABASE_ERRORS:
-            raise
-        except Exception as error:
-            scoring_fail(job=job, error=error)
-            return JobState.FAILED
+            except TRANSIENT_DATABASE_ERRORS:
+                raise
+            except Exception as error:
+                scoring_fail(job=job, error=error)
+                return JobState.FAILED
         with _phase(job_id, "the final transaction"), transaction.atomic():
             state = scoring_store(
-                job=job,
-                run=run,
-                gold_version=gold_version,
-                result=result,
-                prepared=prepared,
-                rows=rows,
+                job=job, run=run, gold_version=gold_version, result=result, prepared=prepared, rows=rows
             )
             if state == JobState.SUCCEEDED:
                 ScoringChunk.objects.filter(job_id=job_id).delete()
         return state
+
+
+def _metrics_ahead(job: Job, chunks: QuerySet[ScoringChunk]) -> None:
+    """While the other workers write the rows, merge the chunks here and store the metrics in the
+    hidden scoring: the merge waits for no row, and the final task is left only to complete it. When
+    this task is lost, or slower than the writes, the final task merges itself."""
+    if _claimed(job.pk, job.claim_token) is None:
+        return
+    run = ExperimentRun.objects.select_related("project").get(pk=job.params["run_id"])
+    gold_version = GoldVersion.objects.get(pk=job.params["gold_version_id"])
+    with job_heartbeat(job):
+        try:
+            result = _merged(job, run=run, gold_version=gold_version, chunks=chunks, with_rows=False)
+        except TRANSIENT_DATABASE_ERRORS:
+            raise
+        except Exception as error:
+            scoring_fail(job=job, error=error)
+            return
+        with _phase(job.pk, "storing the metrics"):
+            scoring_metrics_store(job=job, result=result)
 
 
 def _rows(chunks: QuerySet[ScoringChunk]) -> int | None:
@@ -369,6 +389,9 @@ def scoring_rows_dispatch(*, job_id: int, claim_token: str) -> str:
         logger.warning(
             "scoring job %s: could not send its writes (%r); they will be sent again", job_id, error
         )
+        return JobState.RUNNING
+    if writes:
+        _metrics_ahead(job, chunks)
     return JobState.RUNNING
 
 
@@ -408,15 +431,26 @@ def scoring_chunk_rows_write(*, job_id: int, claim_token: str, index: int) -> in
         return written
 
 
-def _merged(*, run: ExperimentRun, gold_version: GoldVersion, partials, with_rows: bool) -> ScoringResult:
+def _merged(
+    job: Job,
+    *,
+    run: ExperimentRun,
+    gold_version: GoldVersion,
+    chunks: QuerySet[ScoringChunk],
+    with_rows: bool,
+) -> ScoringResult:
+    """The scoring of the whole run from the chunks' partial results, read in chunk order."""
+    stored = chunks.order_by("index").values_list("partial", flat=True)
+    partials = (pickle.loads(partial) for partial in stored.iterator())
     document_ids = scoring_stage_document_ids(run)
-    if run.kind == RunKind.SPANS:
-        plan = span_scoring_plan(run=run, gold_version=gold_version, document_ids=document_ids)
-        return span_scoring_result(run=run, gold_version=gold_version, plan=plan, partials=partials)
-    plan = attribute_scoring_plan(run=run, gold_version=gold_version, document_ids=document_ids)
-    return attribute_scoring_result(
-        run=run, gold_version=gold_version, plan=plan, partials=partials, with_rows=with_rows
-    )
+    with _phase(job.pk, "the merge, metrics and intervals"):
+        if run.kind == RunKind.SPANS:
+            plan = span_scoring_plan(run=run, gold_version=gold_version, document_ids=document_ids)
+            return span_scoring_result(run=run, gold_version=gold_version, plan=plan, partials=partials)
+        plan = attribute_scoring_plan(run=run, gold_version=gold_version, document_ids=document_ids)
+        return attribute_scoring_result(
+            run=run, gold_version=gold_version, plan=plan, partials=partials, with_rows=with_rows
+        )
 
 
 def _claimed(job_id: int, claim_token: str, *, lock: bool = False) -> Job | None:

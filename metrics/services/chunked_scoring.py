@@ -420,7 +420,7 @@ def scoring_chunk_rows_write(*, job_id: int, claim_token: str, index: int) -> in
     with job_heartbeat(job), _phase(job_id, f"rows of chunk {index}"), transaction.atomic():
         chunks = ScoringChunk.objects.filter(job_id=job_id, claim_token=claim_token)
         chunk = chunks.select_for_update().filter(index=index, written=False, rows__isnull=False).first()
-        scoring = Scoring.objects.filter(job_id=job_id, is_complete=False).first()
+        scoring = Scoring.objects.filter(job_id=job_id, is_complete=False).only("pk", "run_id").first()
         if chunk is None or scoring is None:
             return 0
         before = chunks.filter(index__lt=index).aggregate(rows=Sum("row_count"))["rows"] or 0

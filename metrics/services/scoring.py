@@ -197,7 +197,9 @@ def scoring_prepare(*, job: Job) -> tuple[Scoring | None, bool]:
     current = Job.objects.select_for_update().get(pk=job.pk)
     if current.state != JobState.RUNNING or current.claim_token != job.claim_token:
         return None, False
-    prepared = Scoring.objects.filter(job_id=job.pk, is_complete=False).first()
+    prepared = (
+        Scoring.objects.defer("report", "document_ids").filter(job_id=job.pk, is_complete=False).first()
+    )
     if prepared is not None:
         return prepared, False
     run = ExperimentRun.objects.select_for_update().get(pk=job.params["run_id"])

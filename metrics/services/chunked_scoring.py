@@ -159,8 +159,7 @@ def scoring_job_resume(job: Job) -> bool:
     pending = list(chunks.filter(partial__isnull=True).order_by("index").values_list("index", flat=True))
 
     def send() -> None:
-        run = ExperimentRun.objects.select_related("project").get(pk=job.params["run_id"])
-        gold_version = GoldVersion.objects.get(pk=job.params["gold_version_id"])
+        run, gold_version = _run_and_gold(job)
         plan = _plan(run=run, gold_version=gold_version, document_ids=scoring_stage_document_ids(run))
         _chunks_send(job, allowed_types=_allowed_types(plan), indexes=pending)
 
@@ -221,8 +220,7 @@ def scoring_chunk_score(
     if chunk is None:  # stored already (a task delivered twice), or not this claim's chunk
         return rows.values_list("documents", flat=True).first() or 0
     with job_heartbeat(job), _phase(job_id, f"chunk {index}"):
-        run = ExperimentRun.objects.select_related("project").get(pk=job.params["run_id"])
-        gold_version = GoldVersion.objects.get(pk=job.params["gold_version_id"])
+        run, gold_version = _run_and_gold(job)
         document_ids = chunk["document_ids"]
         try:
             if run.kind == RunKind.SPANS:
@@ -309,8 +307,7 @@ def scoring_chunks_merge(*, job_id: int, claim_token: str) -> str:
     if not chunks.exists() or chunks.filter(partial__isnull=True).exists() or unwritten.exists():
         return JobState.RUNNING
     with job_heartbeat(job):
-        run = ExperimentRun.objects.select_related("project").get(pk=job.params["run_id"])
-        gold_version = GoldVersion.objects.get(pk=job.params["gold_version_id"])
+        run, gold_version = _run_and_gold(job)
         prepared = Scoring.objects.defer("report").filter(job_id=job_id, is_complete=False).first()
         rows = _rows(chunks)
         result = None
@@ -339,8 +336,7 @@ def _metrics_ahead(job: Job, chunks: QuerySet[ScoringChunk]) -> None:
     this task is lost, or slower than the writes, the final task merges itself."""
     if _claimed(job.pk, job.claim_token) is None:
         return
-    run = ExperimentRun.objects.select_related("project").get(pk=job.params["run_id"])
-    gold_version = GoldVersion.objects.get(pk=job.params["gold_version_id"])
+    run, gold_version = _run_and_gold(job)
     with job_heartbeat(job):
         try:
             result = _merged(job, run=run, gold_version=gold_version, chunks=chunks, with_rows=False)
@@ -444,13 +440,17 @@ def _merged(
     partials = (pickle.loads(partial) for partial in stored.iterator())
     document_ids = scoring_stage_document_ids(run)
     with _phase(job.pk, "the merge, metrics and intervals"):
+        plan = _plan(run=run, gold_version=gold_version, document_ids=document_ids)
         if run.kind == RunKind.SPANS:
-            plan = span_scoring_plan(run=run, gold_version=gold_version, document_ids=document_ids)
             return span_scoring_result(run=run, gold_version=gold_version, plan=plan, partials=partials)
-        plan = attribute_scoring_plan(run=run, gold_version=gold_version, document_ids=document_ids)
         return attribute_scoring_result(
             run=run, gold_version=gold_version, plan=plan, partials=partials, with_rows=with_rows
         )
+
+
+def _run_and_gold(job: Job) -> tuple[ExperimentRun, GoldVersion]:
+    run = ExperimentRun.objects.select_related("project").get(pk=job.params["run_id"])
+    return run, GoldVersion.objects.get(pk=job.params["gold_version_id"])
 
 
 def _claimed(job_id: int, claim_token: str, *, lock: bool = False) -> Job | None:

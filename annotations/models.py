@@ -339,6 +339,9 @@ class Job(models.Model):
     state = models.CharField(max_length=20, choices=JobState.choices, default=JobState.QUEUED)
     progress_done = models.PositiveIntegerField(default=0)
     progress_total = models.PositiveIntegerField(default=0)
+    # A scoring's progress in chunks of documents (the unit a worker takes), beside its documents.
+    chunks_done = models.PositiveIntegerField(default=0)
+    chunks_total = models.PositiveIntegerField(default=0)
     result = models.JSONField(default=dict, blank=True, help_text="Counts and outcome.")
     warnings = models.JSONField(default=list, blank=True)
     errors = models.JSONField(default=list, blank=True)

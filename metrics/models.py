@@ -78,16 +78,40 @@ class MetricValue(models.Model):
         return f"{self.scope}:{self.scope_key} {self.name}={self.value}"
 
 
+# The attribute's indexes of comparison rows hold attribute runs' rows only (a span row has none): a
+# query naming attributes (`attribute_id IN (...)`) implies the condition.
+_WITH_ATTRIBUTE = Q(attribute__isnull=False)
+
+
 class ComparisonRow(models.Model):
     """One row of the comparison export (attribute runs: document × attribute; span runs: per gold or
     predicted span with its outcome). `columns` holds every export column; the filter fields are
-    copied out so they can be indexed."""
+    copied out so they can be indexed.
 
-    scoring = models.ForeignKey(Scoring, on_delete=models.CASCADE, related_name="comparison_rows")
-    run = models.ForeignKey(ExperimentRun, on_delete=models.CASCADE, related_name="comparison_rows")
-    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="comparison_rows")
+    A scoring writes millions of these at once, and each key PostgreSQL checks or indexes per row is
+    paid millions of times (bench/server/README.md). So only the scoring's key is checked by the
+    database: a write that races the deletion of its scoring (a new claim of the job) must fail. The
+    run, document and attribute are copied from rows the scoring itself read, and Django's on_delete
+    deletes the rows with them, as it does for every cascade here; their indexes serve those deletes.
+    The scoring has no index of its own: every index below starts with it."""
+
+    scoring = models.ForeignKey(
+        Scoring, on_delete=models.CASCADE, related_name="comparison_rows", db_index=False
+    )
+    run = models.ForeignKey(
+        ExperimentRun, on_delete=models.CASCADE, related_name="comparison_rows", db_constraint=False
+    )
+    document = models.ForeignKey(
+        Document, on_delete=models.CASCADE, related_name="comparison_rows", db_constraint=False
+    )
     attribute = models.ForeignKey(
-        Attribute, null=True, blank=True, on_delete=models.CASCADE, related_name="comparison_rows"
+        Attribute,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="comparison_rows",
+        db_constraint=False,
+        db_index=False,
     )
     entity_type = models.CharField(max_length=100, blank=True)
     match_status = models.CharField(max_length=40, blank=True)
@@ -100,12 +124,22 @@ class ComparisonRow(models.Model):
         ordering = ["scoring", "position"]
         indexes = [
             # GET /runs/{id}/comparison/?attribute=&match_status= pages through one scoring by id.
-            models.Index(fields=["scoring", "attribute", "match_status", "id"], name="comparison_filter"),
+            models.Index(
+                fields=["scoring", "attribute", "match_status", "id"],
+                name="comparison_filter",
+                condition=_WITH_ATTRIBUTE,
+            ),
             models.Index(fields=["scoring", "document", "id"], name="comparison_by_document"),
             # ?attribute= alone and ?match_status= alone: pages read in id order straight off the index,
             # instead of sorting every row of the attribute (or status) for each page.
-            models.Index(fields=["scoring", "attribute", "id"], name="comparison_by_attribute"),
+            models.Index(
+                fields=["scoring", "attribute", "id"],
+                name="comparison_by_attribute",
+                condition=_WITH_ATTRIBUTE,
+            ),
             models.Index(fields=["scoring", "match_status", "id"], name="comparison_by_status"),
+            # Deleting an attribute deletes its rows (on_delete).
+            models.Index(fields=["attribute"], name="comparison_attribute", condition=_WITH_ATTRIBUTE),
         ]
         constraints = [
             models.UniqueConstraint(fields=["scoring", "position"], name="comparison_row_position_unique"),

@@ -29,6 +29,10 @@ class ProblemSerializer(serializers.Serializer):
 class ProgressSerializer(serializers.Serializer):
     done = serializers.IntegerField(source="progress_done")
     total = serializers.IntegerField(source="progress_total", help_text="0 while not yet known.")
+    chunks_done = serializers.IntegerField(help_text="A scoring's chunks of documents scored so far.")
+    chunks_total = serializers.IntegerField(
+        help_text="A scoring's chunks of documents (the unit a worker takes); 0 for other jobs."
+    )
 
 
 class JobOutputSerializer(serializers.Serializer):

@@ -98,7 +98,10 @@ def gold_span_documents(
     documents: dict[int, SpanDocument] = {}
     listed = GoldVersionDocument.objects.filter(gold_version=gold_version)
     if external_ids is not None:
-        listed = listed.filter(document__external_id__in=external_ids)
+        # With the project, whose index finds external ids (alone, every document was scanned).
+        listed = listed.filter(
+            document__project_id=gold_version.project_id, document__external_id__in=external_ids
+        )
     rows = listed.order_by("document__external_id").values_list(
         "document_id", "document__external_id", "document__text"
     )
@@ -145,8 +148,12 @@ def gold_attribute_documents(
     values = GoldAttributeValue.objects.filter(gold_version=gold_version)
     listed = GoldVersionDocument.objects.filter(gold_version=gold_version)
     if external_ids is not None:
-        values = values.filter(document__external_id__in=external_ids)
-        listed = listed.filter(document__external_id__in=external_ids)
+        in_project = {
+            "document__project_id": gold_version.project_id,
+            "document__external_id__in": external_ids,
+        }
+        values = values.filter(**in_project)
+        listed = listed.filter(**in_project)
     values = values.order_by("document_id", "attribute__position", "attribute_id").values_list(
         "document_id", "attribute__attribute_id", "output_data", "additional_text", "full_text_details"
     )

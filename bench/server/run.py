@@ -92,7 +92,7 @@ def start_workers(count: int, log_dir: Path, **env: str) -> list[subprocess.Pope
     processes = []
     names = [f"bench-{index}-{os.getpid()}" for index in range(count)]
     for name in names:
-        log = (log_dir / f"{name}.log").open("w")
+        log = (log_dir / f"{name}.log").open("a")
         processes.append(
             subprocess.Popen(
                 [
@@ -105,14 +105,14 @@ def start_workers(count: int, log_dir: Path, **env: str) -> list[subprocess.Pope
                     "--concurrency",
                     "1",
                     "--loglevel",
-                    "WARNING",
+                    "INFO",
                     "--without-gossip",
                     "--without-mingle",
                     "-n",
                     f"{name}@%h",
                 ],
                 cwd=ROOT,
-                env={**os.environ, **env},
+                env={**os.environ, "LOG_LEVEL": "INFO", **env},
                 stdout=log,
                 stderr=subprocess.STDOUT,
             )
@@ -151,6 +151,26 @@ def score_once(run: ExperimentRun, user, *, rescore: bool) -> tuple[float, Scori
     return (job.finished_at - job.started_at).total_seconds(), Scoring.objects.get(job_id=job.pk)
 
 
+def postgres_cpu_seconds() -> float | None:
+    """CPU seconds PostgreSQL has used so far: its postmaster's and every backend's it reaped (None
+    when its data folder is not known, outside run.sh)."""
+    folder = os.environ.get("SERVICES_PGDATA")
+    if not folder:
+        return None
+    postmaster = (Path(folder) / "postmaster.pid").read_text().split()[0]
+    ticks = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # the process ended meanwhile: its time went to the postmaster's children
+            continue
+        if stat.parent.name == postmaster:
+            ticks += sum(int(value) for value in fields[11:15])  # its own and its reaped children's
+        elif fields[1] == postmaster:
+            ticks += int(fields[11]) + int(fields[12])  # a backend still running
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
 def canonical_hash(scoring: Scoring) -> str:
     """sha256 of the scoring's report, metric values and comparison rows, dumped canonically."""
     digest = hashlib.sha256()
@@ -185,6 +205,7 @@ def main() -> int:
     run, user = set_up(args.documents, args.seed)
     print(f"    set-up took {time.perf_counter() - started:.1f} s (not part of the measure)", file=sys.stderr)
     log_dir = Path(tempfile.mkdtemp(prefix="bench-server-logs-"))
+    print(f"    the workers' logs: {log_dir}", file=sys.stderr)
     seconds: dict[int, list[float]] = {}
     hashes: set[str] = set()
     rescore = False
@@ -193,13 +214,15 @@ def main() -> int:
         processes = start_workers(workers, log_dir)
         try:
             for repeat in range(args.repeats):
+                before = postgres_cpu_seconds()
                 elapsed, scoring = score_once(run, user, rescore=rescore)
+                database = None if before is None else postgres_cpu_seconds() - before
                 rescore = True
                 hashes.add(canonical_hash(scoring))
                 seconds.setdefault(workers, []).append(elapsed)
                 print(
                     f"    {workers} worker(s), scoring {repeat + 1}: {elapsed:.2f} s "
-                    f"(load average {os.getloadavg()[0]:.2f})",
+                    f"(load average {os.getloadavg()[0]:.2f}; PostgreSQL CPU {database or 0:.1f} s)",
                     file=sys.stderr,
                 )
         finally:

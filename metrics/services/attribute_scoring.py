@@ -109,8 +109,10 @@ def attribute_scoring_result(
     gold_version: GoldVersion,
     plan: AttributeScoringPlan,
     partials: Iterable[AttributePartial],
+    with_rows: bool = True,
 ) -> ScoringResult:
-    """The scoring of the whole run from the partial results of its chunks, in chunk order."""
+    """The scoring of the whole run from the partial results of its chunks, in chunk order.
+    `with_rows`: False when the chunks wrote the comparison rows already (the result then has none)."""
     settings = plan.settings
     merged = merge_attribute_partials(partials)
     posted = run_document_index(run)
@@ -150,7 +152,7 @@ def attribute_scoring_result(
         },
         document_ids=list(plan.document_ids),
         metric_values=attribute_metric_values(report),
-        rows=[_row_data(row) for row in evaluation.rows],
+        rows=[attribute_row_data(row) for row in evaluation.rows] if with_rows else [],
         warnings=evaluation.warnings,
     )
 
@@ -221,7 +223,8 @@ def attribute_metric_values(report: dict[str, Any]) -> list[MetricValueData]:
     return values
 
 
-def _row_data(row: ComparisonRow) -> ComparisonRowData:
+def attribute_row_data(row: ComparisonRow) -> ComparisonRowData:
+    """The stored shape of one of the engine's comparison rows."""
     columns = {name: getattr(row, name) for name in COMPARISON_COLUMNS}
     status = row.match_status
     columns["match_status"] = "" if status is None else status.value

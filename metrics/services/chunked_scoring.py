@@ -9,7 +9,7 @@ chunks, writes one pending `ScoringChunk` row per chunk (its documents), and que
 1. a task per chunk (`metrics.score_chunk`) reads its documents' ids from its row and the documents
    from the database, scores them with the same functions as the in-process path
    (`span_chunk_score`, `attribute_chunk_score`), and stores its partial result in its row, once; on
-   PostgreSQL a span chunk also encodes its comparison rows for COPY (`metrics.services.chunk_rows`);
+   PostgreSQL it also encodes its comparison rows for COPY (`metrics.services.chunk_rows`);
 2. then (`metrics.write_rows`, `scoring_rows_dispatch`), when the chunks encoded rows: the job's
    scoring is made, not complete (no reader sees it), and a task per chunk (`metrics.write_chunk_rows`)
    writes its rows into it at their final positions, side by side with the others: writing rows is
@@ -18,8 +18,8 @@ chunks, writes one pending `ScoringChunk` row per chunk (its documents), and que
    in-process path's merge and stores the scoring once (metric values, report, completion, the run
    scored), finishing the job through `job_finish` with the claim token, so the stored result is
    the one a single process gives.
-Every task carries the job's claim token and beats its heartbeat. Progress counts the documents of
-stored chunks, a chunk at a time.
+Every task carries the job's claim token and beats its heartbeat. Progress counts the stored chunks
+and their documents. Each step logs its duration at INFO (`_phase`).
 
 A lost task is retried alone: the job falls silent, and the dispatcher, instead of claiming the job
 again, sends again under the same claim the tasks of its pending chunks, then step 2, which sends the
@@ -34,7 +34,9 @@ from __future__ import annotations
 
 import logging
 import pickle
-from collections.abc import Callable, Iterable
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 
 from celery import signature
 from django.conf import settings
@@ -43,18 +45,18 @@ from django.db.models import F, QuerySet, Sum
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
-from annotations.importers.errors import InputValidationError
-from annotations.models import Document, GoldVersion, Job, JobState
-from annotations.services.job_problems import internal_error
+from annotations.models import Attribute, Document, GoldVersion, Job, JobState
 from annotations.services.jobs import TRANSIENT_DATABASE_ERRORS, job_heartbeat
 from experiments.models import ExperimentRun, RunKind
-from metrics.models import Scoring, ScoringChunk
+from metrics.models import MetricValue, Scoring, ScoringChunk
+from metrics.pipeline.attributes import AttributePartial
 from metrics.pipeline.executors import CeleryChord
 from metrics.pipeline.spans import SpanPartial
 from metrics.services.attribute_scoring import (
     AttributeScoringPlan,
     attribute_chunk_plan,
     attribute_chunk_score,
+    attribute_row_data,
     attribute_scoring_plan,
     attribute_scoring_result,
 )
@@ -65,7 +67,13 @@ from metrics.services.chunk_rows import (
     rows_encoded_here,
 )
 from metrics.services.results import ScoringResult
-from metrics.services.scoring import scoring_fail, scoring_prepare, scoring_stage_document_ids, scoring_store
+from metrics.services.scoring import (
+    scoring_fail,
+    scoring_metrics_store,
+    scoring_prepare,
+    scoring_stage_document_ids,
+    scoring_store,
+)
 from metrics.services.span_scoring import (
     SpanScoringPlan,
     span_chunk_score,
@@ -74,6 +82,17 @@ from metrics.services.span_scoring import (
 )
 
 logger = logging.getLogger("metrics.scoring")
+
+
+@contextmanager
+def _phase(job_id: int, phase: str) -> Iterator[None]:
+    """Log how long a step of a fanned-out scoring took: what does not spread over the workers is
+    found from these lines (bench/server/README.md)."""
+    start = time.perf_counter()
+    try:
+        yield
+    finally:
+        logger.info("scoring job %s: %s took %.3f s", job_id, phase, time.perf_counter() - start)
 
 
 def scoring_on_workers() -> bool:
@@ -97,10 +116,11 @@ def scoring_dispatch(
     """Write the pending chunks of the claimed `job` and queue the chord that scores them: a task per
     chunk, then the merge, all under the job's current claim. The rows of any earlier claim go first:
     they must not count twice."""
-    plan = _plan(run=run, gold_version=gold_version, document_ids=document_ids)
+    with _phase(job.pk, "planning the chunks"):
+        plan = _plan(run=run, gold_version=gold_version, document_ids=document_ids)
     ids = plan.document_ids
     starts = range(0, len(ids), chunk_documents) if ids else [0]
-    with transaction.atomic():
+    with _phase(job.pk, f"writing {len(starts)} pending chunks"), transaction.atomic():
         if _claimed(job.pk, job.claim_token, lock=True) is None:
             return
         ScoringChunk.objects.filter(job_id=job.pk).delete()
@@ -120,10 +140,13 @@ def scoring_dispatch(
             ),
             batch_size=1000,
         )
-        Job.objects.filter(pk=job.pk).update(progress_done=0, progress_total=len(ids))
+        Job.objects.filter(pk=job.pk).update(
+            progress_done=0, progress_total=len(ids), chunks_done=0, chunks_total=len(starts)
+        )
     # Sent after the commit: a chunk task reads its row. Should this worker die before sending, the
     # job falls silent with every chunk pending, and the dispatcher sends them (scoring_job_resume).
-    _chunks_send(job, allowed_types=_allowed_types(plan), indexes=range(len(starts)))
+    with _phase(job.pk, "sending the chunks"):
+        _chunks_send(job, allowed_types=_allowed_types(plan), indexes=range(len(starts)))
 
 
 def scoring_job_resume(job: Job) -> bool:
@@ -136,8 +159,7 @@ def scoring_job_resume(job: Job) -> bool:
     pending = list(chunks.filter(partial__isnull=True).order_by("index").values_list("index", flat=True))
 
     def send() -> None:
-        run = ExperimentRun.objects.select_related("project").get(pk=job.params["run_id"])
-        gold_version = GoldVersion.objects.get(pk=job.params["gold_version_id"])
+        run, gold_version = _run_and_gold(job)
         plan = _plan(run=run, gold_version=gold_version, document_ids=scoring_stage_document_ids(run))
         _chunks_send(job, allowed_types=_allowed_types(plan), indexes=pending)
 
@@ -197,9 +219,8 @@ def scoring_chunk_score(
     chunk = rows.filter(partial__isnull=True).values("first_position", "document_ids", "documents").first()
     if chunk is None:  # stored already (a task delivered twice), or not this claim's chunk
         return rows.values_list("documents", flat=True).first() or 0
-    with job_heartbeat(job):
-        run = ExperimentRun.objects.select_related("project").get(pk=job.params["run_id"])
-        gold_version = GoldVersion.objects.get(pk=job.params["gold_version_id"])
+    with job_heartbeat(job), _phase(job_id, f"chunk {index}"):
+        run, gold_version = _run_and_gold(job)
         document_ids = chunk["document_ids"]
         try:
             if run.kind == RunKind.SPANS:
@@ -215,17 +236,12 @@ def scoring_chunk_score(
                 partial = attribute_chunk_score(
                     run=run, gold_version=gold_version, plan=plan, document_ids=document_ids
                 )
-        except (InputValidationError, ValueError) as error:
-            scoring_fail(
-                job=job, errors=error.problems if isinstance(error, InputValidationError) else [str(error)]
-            )
-            return 0
         except TRANSIENT_DATABASE_ERRORS:
             raise
-        except Exception:
-            scoring_fail(job=job, errors=[internal_error(job_id, log=logger)])
+        except Exception as error:
+            scoring_fail(job=job, error=error)
             return 0
-        rows = _rows_encoded(run, partial, document_ids) if run.kind == RunKind.SPANS else None
+        rows = _rows_encoded(run, partial, document_ids)
         if (
             _chunk_store(job, index=index, documents=chunk["documents"], partial=partial, rows=rows)
             and after_store
@@ -249,13 +265,18 @@ def _chunk_store(job: Job, *, index: int, documents: int, partial: object, rows:
     )
     if stored:
         Job.objects.filter(pk=job.pk).update(
-            progress_done=F("progress_done") + documents, heartbeat_at=timezone.now()
+            progress_done=F("progress_done") + documents,
+            chunks_done=F("chunks_done") + 1,
+            heartbeat_at=timezone.now(),
         )
     return bool(stored)
 
 
-def _rows_encoded(run: ExperimentRun, partial: SpanPartial, document_ids: list[str]) -> bytes | None:
-    """The chunk's comparison rows as COPY text, taken out of its partial result (PostgreSQL only)."""
+def _rows_encoded(
+    run: ExperimentRun, partial: SpanPartial | AttributePartial, document_ids: list[str]
+) -> bytes | None:
+    """The chunk's comparison rows as COPY text (PostgreSQL only). A span chunk's leave its partial
+    result; an attribute chunk's stay, for the metrics computed from them."""
     if not rows_encoded_here():
         return None
     document_pks = dict(
@@ -263,9 +284,15 @@ def _rows_encoded(run: ExperimentRun, partial: SpanPartial, document_ids: list[s
             "external_id", "pk"
         )
     )
-    encoded = chunk_rows_encode(partial.rows, document_pks=document_pks, attribute_pks={})
-    partial.rows = []
-    return encoded
+    if isinstance(partial, SpanPartial):
+        encoded = chunk_rows_encode(partial.rows, document_pks=document_pks, attribute_pks={})
+        partial.rows = []
+        return encoded
+    attribute_pks = dict(
+        Attribute.objects.filter(project_id=run.project_id).values_list("attribute_id", "pk")
+    )
+    rows = [attribute_row_data(row) for row in partial.rows]
+    return chunk_rows_encode(rows, document_pks=document_pks, attribute_pks=attribute_pks)
 
 
 def scoring_chunks_merge(*, job_id: int, claim_token: str) -> str:
@@ -280,35 +307,46 @@ def scoring_chunks_merge(*, job_id: int, claim_token: str) -> str:
     if not chunks.exists() or chunks.filter(partial__isnull=True).exists() or unwritten.exists():
         return JobState.RUNNING
     with job_heartbeat(job):
-        run = ExperimentRun.objects.select_related("project").get(pk=job.params["run_id"])
-        gold_version = GoldVersion.objects.get(pk=job.params["gold_version_id"])
-        prepared = Scoring.objects.filter(job_id=job_id, is_complete=False).first()
-        stored = chunks.order_by("index").values_list("partial", flat=True)
-        partials = (pickle.loads(partial) for partial in stored.iterator())
-        try:
-            result = _merged(run=run, gold_version=gold_version, partials=partials)
-        except (InputValidationError, ValueError) as error:
-            scoring_fail(
-                job=job, errors=error.problems if isinstance(error, InputValidationError) else [str(error)]
-            )
-            return JobState.FAILED
-        except TRANSIENT_DATABASE_ERRORS:
-            raise
-        except Exception:
-            scoring_fail(job=job, errors=[internal_error(job_id, log=logger)])
-            return JobState.FAILED
-        with transaction.atomic():
+        run, gold_version = _run_and_gold(job)
+        prepared = Scoring.objects.defer("report").filter(job_id=job_id, is_complete=False).first()
+        rows = _rows(chunks)
+        result = None
+        if prepared is None or not MetricValue.objects.filter(scoring=prepared).exists():
+            try:
+                result = _merged(
+                    job, run=run, gold_version=gold_version, chunks=chunks, with_rows=rows is None
+                )
+            except TRANSIENT_DATABASE_ERRORS:
+                raise
+            except Exception as error:
+                scoring_fail(job=job, error=error)
+                return JobState.FAILED
+        with _phase(job_id, "the final transaction"), transaction.atomic():
             state = scoring_store(
-                job=job,
-                run=run,
-                gold_version=gold_version,
-                result=result,
-                prepared=prepared,
-                rows=_rows(chunks),
+                job=job, run=run, gold_version=gold_version, result=result, prepared=prepared, rows=rows
             )
             if state == JobState.SUCCEEDED:
                 ScoringChunk.objects.filter(job_id=job_id).delete()
         return state
+
+
+def _metrics_ahead(job: Job, chunks: QuerySet[ScoringChunk]) -> None:
+    """While the other workers write the rows, merge the chunks here and store the metrics in the
+    hidden scoring: the merge waits for no row, and the final task is left only to complete it. When
+    this task is lost, or slower than the writes, the final task merges itself."""
+    if _claimed(job.pk, job.claim_token) is None:
+        return
+    run, gold_version = _run_and_gold(job)
+    with job_heartbeat(job):
+        try:
+            result = _merged(job, run=run, gold_version=gold_version, chunks=chunks, with_rows=False)
+        except TRANSIENT_DATABASE_ERRORS:
+            raise
+        except Exception as error:
+            scoring_fail(job=job, error=error)
+            return
+        with _phase(job.pk, "storing the metrics"):
+            scoring_metrics_store(job=job, result=result)
 
 
 def _rows(chunks: QuerySet[ScoringChunk]) -> int | None:
@@ -332,8 +370,9 @@ def scoring_rows_dispatch(*, job_id: int, claim_token: str) -> str:
     unwritten = list(
         chunks.filter(rows__isnull=False, written=False).order_by("index").values_list("index", flat=True)
     )
-    if unwritten and _prepare(job, chunks) is None:
-        return JobState.RUNNING  # the claim went meanwhile
+    with _phase(job_id, "preparing the scoring for the rows"):
+        if unwritten and _prepare(job, chunks) is None:
+            return JobState.RUNNING  # the claim went meanwhile
     claim = {"job_id": job_id, "resume_token": claim_token}
     merge = signature("metrics.merge_chunks", kwargs=claim)
     writes = [signature("metrics.write_chunk_rows", args=(index,), kwargs=claim) for index in unwritten]
@@ -346,6 +385,9 @@ def scoring_rows_dispatch(*, job_id: int, claim_token: str) -> str:
         logger.warning(
             "scoring job %s: could not send its writes (%r); they will be sent again", job_id, error
         )
+        return JobState.RUNNING
+    if writes:
+        _metrics_ahead(job, chunks)
     return JobState.RUNNING
 
 
@@ -371,10 +413,10 @@ def scoring_chunk_rows_write(*, job_id: int, claim_token: str, index: int) -> in
     job = _claimed(job_id, claim_token)
     if job is None:
         return 0
-    with job_heartbeat(job), transaction.atomic():
+    with job_heartbeat(job), _phase(job_id, f"rows of chunk {index}"), transaction.atomic():
         chunks = ScoringChunk.objects.filter(job_id=job_id, claim_token=claim_token)
         chunk = chunks.select_for_update().filter(index=index, written=False, rows__isnull=False).first()
-        scoring = Scoring.objects.filter(job_id=job_id, is_complete=False).first()
+        scoring = Scoring.objects.filter(job_id=job_id, is_complete=False).only("pk", "run_id").first()
         if chunk is None or scoring is None:
             return 0
         before = chunks.filter(index__lt=index).aggregate(rows=Sum("row_count"))["rows"] or 0
@@ -385,13 +427,30 @@ def scoring_chunk_rows_write(*, job_id: int, claim_token: str, index: int) -> in
         return written
 
 
-def _merged(*, run: ExperimentRun, gold_version: GoldVersion, partials) -> ScoringResult:
+def _merged(
+    job: Job,
+    *,
+    run: ExperimentRun,
+    gold_version: GoldVersion,
+    chunks: QuerySet[ScoringChunk],
+    with_rows: bool,
+) -> ScoringResult:
+    """The scoring of the whole run from the chunks' partial results, read in chunk order."""
+    stored = chunks.order_by("index").values_list("partial", flat=True)
+    partials = (pickle.loads(partial) for partial in stored.iterator())
     document_ids = scoring_stage_document_ids(run)
-    if run.kind == RunKind.SPANS:
-        plan = span_scoring_plan(run=run, gold_version=gold_version, document_ids=document_ids)
-        return span_scoring_result(run=run, gold_version=gold_version, plan=plan, partials=partials)
-    plan = attribute_scoring_plan(run=run, gold_version=gold_version, document_ids=document_ids)
-    return attribute_scoring_result(run=run, gold_version=gold_version, plan=plan, partials=partials)
+    with _phase(job.pk, "the merge, metrics and intervals"):
+        plan = _plan(run=run, gold_version=gold_version, document_ids=document_ids)
+        if run.kind == RunKind.SPANS:
+            return span_scoring_result(run=run, gold_version=gold_version, plan=plan, partials=partials)
+        return attribute_scoring_result(
+            run=run, gold_version=gold_version, plan=plan, partials=partials, with_rows=with_rows
+        )
+
+
+def _run_and_gold(job: Job) -> tuple[ExperimentRun, GoldVersion]:
+    run = ExperimentRun.objects.select_related("project").get(pk=job.params["run_id"])
+    return run, GoldVersion.objects.get(pk=job.params["gold_version_id"])
 
 
 def _claimed(job_id: int, claim_token: str, *, lock: bool = False) -> Job | None:

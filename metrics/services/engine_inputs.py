@@ -91,9 +91,10 @@ def run_document_index(run: ExperimentRun) -> dict[str, int]:
 def run_document_pks(*, run: ExperimentRun, external_ids: Sequence[str]) -> list[int]:
     """The RunDocument pks of the documents of `external_ids` that the run posted."""
     return list(
-        RunDocument.objects.filter(run=run, document__external_id__in=external_ids).values_list(
-            "pk", flat=True
-        )
+        # With the project, whose index finds external ids (alone, every document was scanned).
+        RunDocument.objects.filter(
+            run=run, document__project_id=run.project_id, document__external_id__in=external_ids
+        ).values_list("pk", flat=True)
     )
 
 

@@ -130,15 +130,10 @@ def scoring_run(
             if fan_out is not None:
                 return _fan_out(job, chunk_documents=chunk_documents, fan_out=fan_out)
             return _score(job, chunk_documents=chunk_documents, after_chunk=after_chunk)
-        except (InputValidationError, ValueError, SplitRuleViolation) as error:
-            problems = error.problems if isinstance(error, InputValidationError) else [str(error)]
-            _fail(job, errors=problems)
-            return JobState.FAILED
         except TRANSIENT_DATABASE_ERRORS:
             raise
-        except Exception:
-            # The traceback goes to the log under an error id; the job and the run show the id only.
-            _fail(job, errors=[internal_error(job_id, log=logger)])
+        except Exception as error:
+            scoring_fail(job=job, error=error)
             return JobState.FAILED
 
 
@@ -174,7 +169,10 @@ def _score(job: Job, *, chunk_documents: int, after_chunk: Callable[[], None] | 
 
     def progress(done: int, total: int) -> None:
         Job.objects.filter(pk=job.pk, state=JobState.RUNNING, claim_token=job.claim_token).update(
-            progress_done=done, progress_total=total
+            progress_done=done,
+            progress_total=total,
+            chunks_done=-(-done // chunk_documents),
+            chunks_total=-(-total // chunk_documents),
         )
         if after_chunk is not None and done:
             after_chunk()
@@ -199,7 +197,9 @@ def scoring_prepare(*, job: Job) -> tuple[Scoring | None, bool]:
     current = Job.objects.select_for_update().get(pk=job.pk)
     if current.state != JobState.RUNNING or current.claim_token != job.claim_token:
         return None, False
-    prepared = Scoring.objects.filter(job_id=job.pk, is_complete=False).first()
+    prepared = (
+        Scoring.objects.defer("report", "document_ids").filter(job_id=job.pk, is_complete=False).first()
+    )
     if prepared is not None:
         return prepared, False
     run = ExperimentRun.objects.select_for_update().get(pk=job.params["run_id"])
@@ -218,9 +218,43 @@ def _next_number(run: ExperimentRun) -> int:
     return (Scoring.objects.filter(run=run).aggregate(last=Max("number"))["last"] or 0) + 1
 
 
-def scoring_fail(*, job: Job, errors: list) -> None:
-    """Fail a running scoring job under `job`'s claim (a chunk task met bad input, or an internal error)."""
-    _fail(job, errors=errors)
+def scoring_fail(*, job: Job, error: Exception) -> None:
+    """Fail a running scoring job under `job`'s claim, in an `except` block: bad input with its
+    problems, anything else as an internal error (the traceback goes to the log under an error id;
+    the job and the run show the id only)."""
+    if isinstance(error, InputValidationError):
+        errors = error.problems
+    elif isinstance(error, (ValueError, SplitRuleViolation)):
+        errors = [str(error)]
+    else:
+        errors = [internal_error(job.pk, log=logger)]
+    job_finish(job_id=job.pk, state=JobState.FAILED, claim_token=job.claim_token, errors=errors)
+
+
+@transaction.atomic
+def scoring_metrics_store(*, job: Job, result: ScoringResult) -> bool:
+    """Store the metrics of a fanned-out job in its hidden scoring (`scoring_prepare`) while its rows
+    are still being written, for the final task to complete (`scoring_store` without a result); the
+    result's warnings wait in the job's result. False when `job`'s claim went, or they are stored."""
+    current = Job.objects.select_for_update().get(pk=job.pk)
+    if current.state != JobState.RUNNING or current.claim_token != job.claim_token:
+        return False
+    scoring = Scoring.objects.defer("report").filter(job_id=job.pk, is_complete=False).first()
+    if scoring is None or scoring.metric_values.exists():
+        return False
+    _metrics_write(scoring, result)
+    Job.objects.filter(pk=job.pk).update(result={"warnings": result.warnings})
+    return True
+
+
+def _metrics_write(scoring: Scoring, result: ScoringResult) -> None:
+    scoring.settings, scoring.document_ids, scoring.report = (
+        result.settings,
+        result.document_ids,
+        result.report,
+    )
+    scoring.save(update_fields=["settings", "document_ids", "report"])
+    metric_values_write(scoring=scoring, values=result.metric_values)
 
 
 @transaction.atomic
@@ -229,35 +263,39 @@ def scoring_store(
     job: Job,
     run: ExperimentRun,
     gold_version: GoldVersion,
-    result: ScoringResult,
+    result: ScoringResult | None,
     prepared: Scoring | None = None,
     rows: int | None = None,
 ) -> str:
     """Store a scoring computed elsewhere (the final task of a chord of chunk tasks) and finish the job,
     exactly once and only under `job`'s claim (its claim_token); return the job's state.
     `prepared`: the job's scoring made by `scoring_prepare`, which the chunk tasks wrote `rows`
-    comparison rows into (`result.rows` is then empty); it is completed here."""
+    comparison rows into (`result.rows` is then empty); it is completed here. `result` None: its
+    metrics are stored in it already (`scoring_metrics_store`)."""
     job_id = job.pk
     current = Job.objects.select_for_update().get(pk=job_id)
     if current.state != JobState.RUNNING or current.claim_token != job.claim_token:
         return current.state  # this worker was given up for dead, and the job went on without it
     locked = ExperimentRun.objects.select_for_update().select_related("project").get(pk=run.pk)
-    fields = {
-        "gold_version": gold_version,
-        "settings": result.settings,
-        "document_ids": result.document_ids,
-        "report": result.report,
-        "is_complete": True,
-    }
     if prepared is None:
         Scoring.objects.filter(job_id=job_id).delete()
-        scoring = Scoring.objects.create(run=locked, number=_next_number(locked), job_id=job_id, **fields)
+        scoring = Scoring.objects.create(
+            run=locked,
+            number=_next_number(locked),
+            job_id=job_id,
+            gold_version=gold_version,
+            is_complete=True,
+            settings=result.settings,
+            document_ids=result.document_ids,
+            report=result.report,
+        )
+        metric_values_write(scoring=scoring, values=result.metric_values)
     else:
-        scoring = prepared
-        for name, value in fields.items():
-            setattr(scoring, name, value)
-        scoring.save(update_fields=list(fields))
-    metric_values_write(scoring=scoring, values=result.metric_values)
+        scoring = Scoring.objects.defer("report").get(pk=prepared.pk)
+        if not scoring.metric_values.exists():
+            _metrics_write(scoring, result)
+        scoring.gold_version, scoring.is_complete = gold_version, True
+        scoring.save(update_fields=["gold_version", "is_complete"])
     if rows is None:
         rows = _rows_write(scoring, project_id=locked.project_id, result=result)
     totals = run_totals(locked)
@@ -267,6 +305,7 @@ def scoring_store(
     locked.gold_version = gold_version
     locked.save()
     split_on_run_scored(run=locked)
+    notes = current.result.get("warnings", []) if result is None else result.warnings
     job_finish(
         job_id=job_id,
         state=JobState.SUCCEEDED,
@@ -276,11 +315,11 @@ def scoring_store(
             "run": locked.pk,
             "scoring": scoring.number,
             "gold_version": gold_version.number,
-            "documents": len(result.document_ids),
+            "documents": len(scoring.document_ids),
             "comparison_rows": rows,
-            "metric_values": len(result.metric_values),
+            "metric_values": scoring.metric_values.count(),
         },
-        warnings=[*totals.problems(), *result.warnings],
+        warnings=[*totals.problems(), *notes],
     )
     return JobState.SUCCEEDED
 
@@ -296,10 +335,6 @@ def _rows_write(scoring: Scoring, *, project_id: int, result: ScoringResult) -> 
         scoring=scoring, rows=result.rows, document_pks=document_pks, attribute_pks=attribute_pks
     )
     return len(result.rows)
-
-
-def _fail(job: Job, *, errors: list) -> None:
-    job_finish(job_id=job.pk, state=JobState.FAILED, claim_token=job.claim_token, errors=errors)
 
 
 def scoring_job_failed(job: Job) -> None:

@@ -66,7 +66,7 @@ def span_scoring_plan(
     if restrict:
         spans = GoldSpan.objects.filter(gold_version=gold_version)
         if document_ids is not None:
-            spans = spans.filter(document__external_id__in=ids)
+            spans = spans.filter(document__project_id=run.project_id, document__external_id__in=ids)
         allowed = frozenset(spans.values_list("entity_type", flat=True).distinct())
     return SpanScoringPlan(document_ids=ids, restrict=restrict, allowed_types=allowed)
 

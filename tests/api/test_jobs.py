@@ -47,11 +47,29 @@ def test_alice_and_bob_read_a_job_and_charlie_gets_404(
     for client in (alice_client, bob_client):
         data = client.get(f"/api/v1/jobs/{job.pk}/").data
         assert data["status"] == "failed"
-        assert data["progress"] == {"done": 2, "total": 4}
+        assert data["progress"] == {"done": 2, "total": 4, "chunks_done": 0, "chunks_total": 0}
         assert data["errors"][0]["line"] == 3
         assert data["project"] == "letters"
     assert charlie_client.get(f"/api/v1/jobs/{job.pk}/").status_code == 404
     assert charlie_client.get(f"/api/v1/jobs/{job.pk + 1000}/").status_code == 404
+
+
+def test_a_scoring_job_reads_its_progress_in_documents_and_in_chunks(project, alice, bob_client):
+    job = Job.objects.create(
+        kind="scoring",
+        project=project,
+        created_by=alice,
+        state=JobState.RUNNING,
+        progress_done=1000,
+        progress_total=2500,
+        chunks_done=2,
+        chunks_total=5,
+    )
+
+    progress = bob_client.get(f"/api/v1/jobs/{job.pk}/").data["progress"]
+    listed = bob_client.get("/api/v1/projects/letters/jobs/").data["results"][0]["progress"]
+
+    assert progress == listed == {"done": 1000, "total": 2500, "chunks_done": 2, "chunks_total": 5}
 
 
 def test_a_job_without_a_project_is_seen_by_its_creator_only(alice, alice_client, bob_client):

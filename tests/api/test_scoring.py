@@ -142,6 +142,27 @@ def test_rescore_after_a_gold_change_makes_a_new_scoring_and_the_old_one_stays_r
     assert [(s["number"], s["gold_version"]) for s in scorings] == [(2, 2), (1, 1)]
 
 
+def test_a_scoring_still_hidden_while_its_rows_are_written_is_neither_listed_nor_served(
+    posted_run, alice_client, bob_client, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        finalize(alice_client, posted_run["id"])
+    first = Scoring.objects.get(run_id=posted_run["id"])
+    rescoring = Job.objects.create(kind="scoring", project=first.run.project, state="running")
+    # What a fanned-out rescore holds while its chunks write their rows (metrics.services.chunked_scoring).
+    Scoring.objects.create(
+        run_id=posted_run["id"], number=2, gold_version=first.gold_version, job=rescoring, is_complete=False
+    )
+
+    scorings = bob_client.get(f"/api/v1/runs/{posted_run['id']}/scorings/").json()["scorings"]
+    latest = bob_client.get(f"/api/v1/runs/{posted_run['id']}/metrics/")
+    hidden = bob_client.get(f"/api/v1/runs/{posted_run['id']}/metrics/?scoring=2")
+
+    assert [scoring["number"] for scoring in scorings] == [1]
+    assert latest["X-Scoring"] == "1"
+    assert hidden.status_code == 404
+
+
 def test_a_rescore_with_new_settings_uses_them(
     project, posted_run, alice_client, django_capture_on_commit_callbacks
 ):

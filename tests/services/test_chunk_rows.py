@@ -5,7 +5,7 @@ order, whatever the text holds (tabs, newlines, backslashes, quotes, letters out
 from __future__ import annotations
 
 import pytest
-from django.db import connection
+from django.db import IntegrityError, connection, transaction
 
 from annotations.models import Document, GoldVersion
 from experiments.models import ExperimentRun
@@ -80,3 +80,23 @@ def test_rows_encoded_per_chunk_are_stored_as_comparison_rows_write_stores_them(
     ids = ComparisonRow.objects.filter(scoring=chunked).order_by("position").values_list("id", flat=True)
     assert list(ids) == list(range(first_id, first_id + len(rows)))  # id order is position order
     assert [row[-1]["text"] for row in stored(chunked)][: len(AWKWARD)] == AWKWARD
+
+
+def test_rows_written_into_a_scoring_deleted_meanwhile_are_refused_by_the_database(project, alice):
+    """The scoring's key is the one the database checks per row: a chunk's write that raced a new
+    claim of its job (which deletes the hidden scoring) must fail, not leave rows behind."""
+    if connection.vendor != "postgresql":
+        pytest.fail("this test needs PostgreSQL (COPY): run the suite through scripts/test")
+    document = Document.objects.create(project=project, external_id="d1", text="x").pk
+    gold_version = GoldVersion.objects.create(project=project, kind="spans", number=1)
+    run = ExperimentRun.objects.create(project=project, name="r", kind="spans")
+    gone = Scoring.objects.create(run=run, number=1, gold_version=gold_version)
+    encoded = chunk_rows_encode(rows_of(["d1"]), document_pks={"d1": document}, attribute_pks={})
+    Scoring.objects.filter(pk=gone.pk).delete()
+
+    with pytest.raises(IntegrityError), transaction.atomic():
+        chunk_rows_write(scoring=gone, chunks=[encoded], first_id=row_ids_reserve(len(AWKWARD)))
+        with connection.cursor() as cursor:  # the checks a commit makes, made now
+            cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+
+    assert not ComparisonRow.objects.filter(scoring_id=gone.pk).exists()

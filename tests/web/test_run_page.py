@@ -154,6 +154,29 @@ def test_while_the_run_is_scoring_the_page_shows_the_jobs_progress_and_follows_i
     assert 'data-state="running"' in progress and f'data-job-url="/api/v1/jobs/{job.pk}/"' in progress
     assert "<span data-progress-done>2</span> of <span data-progress-total>4</span>" in progress
     assert "/static/web/progress.js" in page
+    assert "<span data-progress-chunks hidden>" in progress  # not counted in chunks (yet)
+
+
+def test_a_scoring_in_chunks_shows_its_chunks_beside_its_documents(bob_browser, spans):
+    run = ExperimentRun.objects.get(pk=spans.better)
+    job = Job.objects.create(
+        kind=JobKind.SCORING,
+        project=run.project,
+        state=JobState.RUNNING,
+        progress_done=1000,
+        progress_total=2500,
+        chunks_done=2,
+        chunks_total=5,
+    )
+    ExperimentRun.objects.filter(pk=run.pk).update(status=RunStatus.SCORING, scoring_job=job)
+
+    progress = _section(bob_browser.get(f"/runs/{run.pk}/").content.decode(), "progress")
+
+    assert (
+        "<span data-progress-done>1000</span> of <span data-progress-total>2500</span> documents"
+        "<span data-progress-chunks>, chunk <span data-progress-chunks-done>2</span> of "
+        "<span data-progress-chunks-total>5</span></span>"
+    ) in progress
 
 
 def test_a_scoring_jobs_problems_show_in_its_progress_panel_in_the_one_problem_shape(bob_browser, spans):

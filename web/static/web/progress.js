@@ -33,6 +33,9 @@
     panel.querySelector("[data-progress-state]").textContent = job.status;
     panel.querySelector("[data-progress-done]").textContent = job.progress.done;
     panel.querySelector("[data-progress-total]").textContent = job.progress.total;
+    panel.querySelector("[data-progress-chunks]").hidden = !job.progress.chunks_total;
+    panel.querySelector("[data-progress-chunks-done]").textContent = job.progress.chunks_done;
+    panel.querySelector("[data-progress-chunks-total]").textContent = job.progress.chunks_total;
     bar.max = Math.max(job.progress.total, 1);
     bar.value = job.progress.done;
     list.replaceChildren();

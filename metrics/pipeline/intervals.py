@@ -207,20 +207,14 @@ def span_results_intervals(
 
 
 def span_table_intervals(
-    table: DocumentCounts, settings: IntervalSettings = DEFAULT_INTERVALS, *, threads: int = 1
+    table: DocumentCounts, settings: IntervalSettings = DEFAULT_INTERVALS
 ) -> dict[str, Interval]:
     """`span_results_intervals` from the scores' `span_count_table`, which it empties: the resampling
-    lets go of each column once it has read it. `threads` 2 when a second core is idle (a pool that has
-    finished scoring): the weights are drawn beside their product."""
+    lets go of each column once it has read it."""
     if not settings.enabled or not table.n_documents:
         return {}
     return span_intervals(
-        table,
-        level=settings.level,
-        resamples=settings.resamples,
-        seed=settings.seed,
-        consume=True,
-        threads=threads,
+        table, level=settings.level, resamples=settings.resamples, seed=settings.seed, consume=True
     )
 
 

@@ -130,9 +130,7 @@ def _evaluate_span_paths(
         scored = replace(scored, scores=summed)
         del summed
         release_free_memory()
-        # The pool's processes have ended: their cores are free for the drawing thread.
-        threads = min(executor.processes, 2)
-        span_intervals = {} if table is None else span_table_intervals(table, intervals, threads=threads)
+        span_intervals = {} if table is None else span_table_intervals(table, intervals)
         del table
     release_free_memory()
     with timer("aggregate"):

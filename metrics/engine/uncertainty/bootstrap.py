@@ -104,7 +104,6 @@ def cluster_bootstrap_intervals(
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
     consume: bool = False,
-    threads: int = 1,
 ) -> dict[Key, Interval]:
     """Percentile intervals for many metrics from one set of document resamples.
 
@@ -114,7 +113,6 @@ def cluster_bootstrap_intervals(
 
     `consume`: `counts` gives up its columns (it is left without any), each as soon as it has been
     resampled, so that a large table and the matrix the resampling stacks are not held together.
-    `threads`: see `resampled_column_sums`.
     """
     check_settings(level, resamples, seed)
     given = counts
@@ -130,7 +128,7 @@ def cluster_bootstrap_intervals(
             intervals[name] = Interval(None, None, level, BOOTSTRAP_METHOD, resamples, seed, 0)
             continue
         if resampled is None:
-            resampled = resample_columns(counts, resamples, seed, consume=consume, threads=threads)
+            resampled = resample_columns(counts, resamples, seed, consume=consume)
         values = measure(resampled)
         low, high = percentile_bounds(values, level)
         defined = int(np.count_nonzero(~np.isnan(values)))
@@ -139,17 +137,15 @@ def cluster_bootstrap_intervals(
 
 
 def resample_columns(
-    counts: DocumentCounts, resamples: int, seed: int, *, consume: bool = False, threads: int = 1
+    counts: DocumentCounts, resamples: int, seed: int, *, consume: bool = False
 ) -> dict[str, np.ndarray]:
     """`{column: B summed values}` for B document resamples of these counts (`consume`: `counts` gives
-    up its columns, each once it is resampled; `threads`: see `resampled_column_sums`)."""
+    up its columns, each once it is resampled)."""
     names = list(counts.columns)
     columns = [counts.columns[name] for name in names]
     if consume:
         counts.columns = {}
-    sums = resampled_column_sums(
-        columns, counts.n_documents, resamples, seed, consume=consume, threads=threads
-    )
+    sums = resampled_column_sums(columns, counts.n_documents, resamples, seed, consume=consume)
     return {name: sums[:, j] for j, name in enumerate(names)}
 
 

@@ -11,8 +11,7 @@ n and B are (n = 100,000 and B = 2,000 would be 1.6 GB as one matrix).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterator
 from functools import cache
 
 import numpy as np
@@ -48,30 +47,24 @@ def block_rows(n_documents: int) -> int:
     return max(1, rows)
 
 
-def weight_blocks(
-    n_documents: int, resamples: int, seed: int, *, buffers: Sequence[np.ndarray] = ()
-) -> Iterator[np.ndarray]:
+def weight_blocks(n_documents: int, resamples: int, seed: int) -> Iterator[np.ndarray]:
     """Yield bootstrap weights in blocks of rows: entry [r, i] = times document i is drawn in resample r.
 
     Draws are `numpy.random.default_rng(seed).integers(0, n, size=n)`, resample after resample, so the
     same (n, resamples, seed) always yields the same weights (one generator drawn in sequence: how the
-    draws are cut into blocks changes nothing). Every row sums to n. `buffers` (k x n floats each):
-    blocks of k rows, written into them in turn (the caller is done with one before it comes round).
+    draws are cut into blocks changes nothing). Every row sums to n.
     """
     if n_documents < 1:
         raise ValueError("resampling needs at least one document")
     rng = np.random.default_rng(seed)
-    per_block = len(buffers[0]) if buffers else block_rows(n_documents)
-    for block, start in enumerate(range(0, resamples, per_block)):
+    per_block = block_rows(n_documents)
+    for start in range(0, resamples, per_block):
         rows = min(per_block, resamples - start)
-        yield _tally(rng, rows, n_documents, buffers[block % len(buffers)][:rows] if buffers else None)
+        yield _tally(rng, rows, n_documents)
 
 
-def _tally(
-    rng: np.random.Generator, rows: int, n_documents: int, out: np.ndarray | None = None
-) -> np.ndarray:
-    """Draw `rows` resamples of n documents and count how often each document was drawn (into `out`
-    when given).
+def _tally(rng: np.random.Generator, rows: int, n_documents: int) -> np.ndarray:
+    """Draw `rows` resamples of n documents and count how often each document was drawn.
 
     Counted by `bincount` with unit weights: it counts straight into float64 (exact for any count
     below 2**53), so no integer tally is made and then converted.
@@ -80,7 +73,7 @@ def _tally(
         # One resample at a time: its draws (n integers) stay in the CPU cache while they are counted,
         # and a block never holds its draws and its weights at once.
         ones = np.ones(n_documents, dtype=np.float64)
-        weights = np.empty((rows, n_documents), dtype=np.float64) if out is None else out
+        weights = np.empty((rows, n_documents), dtype=np.float64)
         for row in range(rows):
             weights[row] = np.bincount(
                 rng.integers(0, n_documents, size=n_documents), weights=ones, minlength=n_documents
@@ -91,10 +84,7 @@ def _tally(
     flat = np.bincount(
         (draws + offsets).ravel(), weights=np.ones(draws.size, dtype=np.float64), minlength=rows * n_documents
     )
-    if out is None:
-        return flat.reshape(rows, n_documents)
-    out[:] = flat.reshape(rows, n_documents)
-    return out
+    return flat.reshape(rows, n_documents)
 
 
 def resampled_sums(matrix: np.ndarray, resamples: int, seed: int) -> np.ndarray:
@@ -164,21 +154,13 @@ def _unpacked(word: np.ndarray, shift: int, packed: list[tuple[int, int]]) -> np
 
 
 def resampled_column_sums(
-    columns: list[np.ndarray],
-    n_documents: int,
-    resamples: int,
-    seed: int,
-    *,
-    consume: bool = False,
-    threads: int = 1,
+    columns: list[np.ndarray], n_documents: int, resamples: int, seed: int, *, consume: bool = False
 ) -> np.ndarray:
     """`resampled_sums` of the matrix whose columns these are, without building that matrix: only the
     distinct non-zero columns are stacked (a 100,000-document table of 60 columns is 48 MB a copy).
 
     `consume`: each entry of `columns` is let go (set to None) once it is no longer read, so that the
-    columns and their stacked copy are not all held while the weights are multiplied. `threads` 2:
-    a second thread draws the next weight block while this one multiplies the last (for a caller
-    with an idle core); the sums are the same to the last bit.
+    columns and their stacked copy are not all held while the weights are multiplied.
     """
     n_columns = len(columns)
     sums = np.zeros((resamples, n_columns), dtype=np.float64)
@@ -221,7 +203,7 @@ def resampled_column_sums(
     # wait for a busy core made this product 50x slower than one thread in a measurement on a shared
     # two-core machine. threadpoolctl comes with scikit-learn, a dependency of the project.
     with _thread_pools().limit(limits=1, user_api="blas"):
-        for weights in _weight_blocks(n_documents, resamples, seed, threads):
+        for weights in weight_blocks(n_documents, resamples, seed):
             stop = start + weights.shape[0]
             words[start:stop] = weights @ dense
             start = stop
@@ -234,24 +216,3 @@ def resampled_column_sums(
     copies = np.flatnonzero((source >= 0) & (source != np.arange(n_columns)))
     sums[:, copies] = sums[:, source[copies]]
     return sums
-
-
-def _weight_blocks(n_documents: int, resamples: int, seed: int, threads: int) -> Iterator[np.ndarray]:
-    """`weight_blocks`, made one block ahead in a second thread when `threads` > 1.
-
-    The draws come from one generator in sequence, so processes cannot share them; but drawing and the
-    BLAS product release the GIL, so the next block's draws overlap this block's product. Two half
-    blocks take the memory of one; allocated here, as the drawing thread's own arena held 14 MB more.
-    """
-    if threads <= 1:
-        yield from weight_blocks(n_documents, resamples, seed)
-        return
-    per_block = max(1, block_rows(n_documents) // 2)
-    buffers = [np.empty((per_block, n_documents), dtype=np.float64) for _ in range(2)]
-    blocks = weight_blocks(n_documents, resamples, seed, buffers=buffers)
-    with ThreadPoolExecutor(max_workers=1) as drawing:
-        upcoming = drawing.submit(next, blocks, None)
-        while (block := upcoming.result()) is not None:
-            upcoming = drawing.submit(next, blocks, None)
-            yield block
-            del block  # the caller's product is done with it: the next block may take its place

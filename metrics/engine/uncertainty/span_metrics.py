@@ -118,7 +118,6 @@ def span_intervals(
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
     consume: bool = False,
-    threads: int = 1,
 ) -> dict[str, Interval]:
     """Intervals for every span metric: cluster bootstrap, and Clopper–Pearson for leakage rates.
 
@@ -133,7 +132,7 @@ def span_intervals(
     }
     bootstrapped = {name: definition for name, definition in definitions.items() if name not in leakage}
     intervals = cluster_bootstrap_intervals(
-        counts, bootstrapped, level=level, resamples=resamples, seed=seed, consume=consume, threads=threads
+        counts, bootstrapped, level=level, resamples=resamples, seed=seed, consume=consume
     )
     for name, (k, n) in trials_of.items():
         intervals[name] = clopper_pearson(k, n, level)

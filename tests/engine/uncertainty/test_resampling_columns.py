@@ -83,17 +83,3 @@ def test_consumed_columns_give_the_same_sums_and_are_let_go(n_documents, n_colum
     sums = resampled_column_sums(columns, n_documents, 50, seed, consume=True)
     assert np.array_equal(sums, reference_sums(matrix, 50, seed))
     assert columns == [None] * n_columns
-
-
-@settings(max_examples=30, deadline=None)
-@given(
-    n_documents=st.sampled_from([1, 9, 2_100, 30_000]),
-    resamples=st.integers(min_value=1, max_value=90),
-    seed=st.integers(min_value=0, max_value=2**32),
-)
-def test_weights_drawn_in_a_second_thread_give_the_same_sums_to_the_last_bit(n_documents, resamples, seed):
-    """threads=2 draws each block in a thread beside the product of the one before, in half blocks."""
-    rng = np.random.default_rng(seed)
-    columns = [rng.integers(0, 50, size=n_documents).astype(np.float64) for _ in range(3)]
-    expected = reference_sums(np.column_stack(columns), resamples, seed)
-    assert np.array_equal(resampled_column_sums(columns, n_documents, resamples, seed, threads=2), expected)

@@ -56,8 +56,8 @@ from metrics.engine.attributes.types import (
 )
 from metrics.engine.uncertainty import DocumentCounts
 from metrics.engine.uncertainty.attribute_metrics import attribute_document_counts
+from metrics.pipeline.jsonl_lines import ByteRange, line_document_ids, line_ends
 from metrics.pipeline.phases import paused_garbage_collection
-from metrics.pipeline.span_file_plan import ByteRange, line_document_ids, line_ends
 
 # References per chunk at most, and input bytes (the references' and their lines') per chunk at most
 # (beyond a chunk's first reference): a chunk's inputs, rows and encoded parts stay a few tens of MB

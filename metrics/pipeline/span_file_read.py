@@ -22,8 +22,9 @@ import numpy as np
 
 from annotations.importers.labels import LabelMap
 from metrics.engine.spans.columns import SpanColumns, SpanSide
+from metrics.pipeline.jsonl_lines import ByteRange
 from metrics.pipeline.phases import paused_garbage_collection
-from metrics.pipeline.span_file_plan import ByteRange, SpanFileChunk
+from metrics.pipeline.span_file_plan import SpanFileChunk
 from metrics.pipeline.spans import SpanChunk, SpanPartial, score_span_chunk
 
 

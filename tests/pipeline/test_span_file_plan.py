@@ -5,24 +5,22 @@ the validating reader (the plan is None)."""
 from __future__ import annotations
 
 import json
-import mmap
 
-import numpy as np
 import pytest
 
 from annotations.importers.errors import InputValidationError
 from annotations.importers.labels import LabelMap
 from metrics.pipeline import span_file_plan
 from metrics.pipeline import spans as span_pipeline
+from metrics.pipeline.jsonl_lines import ByteRange
 from metrics.pipeline.span_evaluation import score_span_paths
-from metrics.pipeline.span_file_plan import line_document_ids, line_ends, plan_span_file_chunks
+from metrics.pipeline.span_file_plan import plan_span_file_chunks
 from tests.pipeline.span_file_records import (
     fast_chunks,
     gold_record,
     predicted_record,
     score_fields,
     validating,
-    write_lines,
     write_pair,
 )
 
@@ -92,7 +90,7 @@ def test_blank_lines_that_end_a_file_are_passed_over(tmp_path):
     predictions.write_bytes(predictions.read_bytes() + b"\n")
     chunks = plan_span_file_chunks(gold, predictions, label_map=LabelMap.default())
     assert [(chunk.first_position, chunk.documents) for chunk in chunks] == [(0, 2), (2, 1)]
-    assert isinstance(chunks[0].predictions, span_file_plan.ByteRange)
+    assert isinstance(chunks[0].predictions, ByteRange)
     assert None not in fast_chunks(gold, predictions)
     assert score_fields(score_span_paths(gold, predictions)) == score_fields(validating(gold, predictions))
 
@@ -105,48 +103,11 @@ def test_it_leaves_a_blank_gold_line_to_the_validating_reader(tmp_path):
     assert score_fields(score_span_paths(gold, predictions)) == score_fields(validating(gold, predictions))
 
 
-def test_a_line_names_its_document_in_its_first_bytes_or_anywhere(tmp_path):
-    path = write_lines(
-        tmp_path / "lines.jsonl",
-        [
-            '{"document_id": "plain", "entities": []}',
-            '{"document_id":"compact","entities":[]}',
-            '{"entities": [], "document_id": "later"}',
-            '{"document_id": "esc\\"aped", "entities": []}',
-            '{"document_id": "dök-😀", "entities": []}',
-        ],
-    )
-    ends = line_ends(str(path))
-    starts = np.concatenate(([0], ends[:-1]))
-    assert line_document_ids(str(path), starts, ends) == ["plain", "compact", "later", 'esc"aped', "dök-😀"]
-    write_lines(path, ['{"document_id": 7}'])
-    assert line_document_ids(str(path), np.array([0]), line_ends(str(path))) is None
-
-
 def test_it_reads_only_plain_jsonl_files(tmp_path):
     gold, predictions = write_pair(tmp_path, [gold_record("a")], [predicted_record("a")])
     renamed = gold.rename(tmp_path / "gold.txt")
     assert plan_span_file_chunks(renamed, predictions, label_map=LabelMap.default()) is None
     assert plan_span_file_chunks(tmp_path, predictions, label_map=LabelMap.default()) is None
-
-
-def test_line_ends_are_the_offsets_past_each_line(tmp_path, monkeypatch):
-    monkeypatch.setattr(span_file_plan, "SCAN_BLOCK", 4)  # lines across blocks
-    path = tmp_path / "lines.jsonl"
-    path.write_bytes(b"ab\n\ncdefg\nh")
-    assert line_ends(str(path)).tolist() == [3, 4, 10, 11]
-    path.write_bytes(b"ab\ncdefghi\n")
-    assert line_ends(str(path)).tolist() == [3, 11]
-    path.write_bytes(b"")
-    assert line_ends(str(path)).tolist() == []
-
-
-def test_line_ends_over_pages_let_go_as_scanned_are_still_every_line(tmp_path, monkeypatch):
-    monkeypatch.setattr(span_file_plan, "SCAN_BLOCK", mmap.PAGESIZE)  # each page unmapped once scanned
-    lines = [b"x" * (k % 7000) for k in range(40)]
-    path = tmp_path / "lines.jsonl"
-    path.write_bytes(b"\n".join(lines) + b"\n")
-    assert line_ends(str(path)).tolist() == np.cumsum([len(line) + 1 for line in lines]).tolist()
 
 
 def test_a_chunk_holds_no_more_gold_bytes_than_chunk_bytes_unless_one_line_does(tmp_path, monkeypatch):
@@ -163,12 +124,3 @@ def test_a_chunk_holds_no_more_gold_bytes_than_chunk_bytes_unless_one_line_does(
     assert [(chunk.first_position, chunk.documents) for chunk in chunks] == [(0, 1), (1, 1), (2, 2)]
     assert all(read is not None for read in fast_chunks(gold, predictions, size=3))
     assert score_fields(score_span_paths(gold, predictions)) == score_fields(validating(gold, predictions))
-
-
-def test_line_document_ids_over_pages_let_go_as_scanned_are_still_every_id(tmp_path, monkeypatch):
-    monkeypatch.setattr(span_file_plan, "SCAN_BLOCK", mmap.PAGESIZE)  # pages let go as the scan passes
-    records = [{"document_id": f"doc-{k}", "entities": [], "note": "x" * (k * 397 % 9000)} for k in range(40)]
-    path = write_lines(tmp_path / "lines.jsonl", records)
-    ends = line_ends(str(path))
-    starts = np.concatenate(([0], ends[:-1]))
-    assert line_document_ids(str(path), starts, ends) == [record["document_id"] for record in records]

@@ -1,0 +1,97 @@
+"""Lines of a JSONL file by byte offset, for the fast paths that read chunks of a file themselves (spans:
+`metrics.pipeline.span_file_plan`; extraction: `metrics.pipeline.extraction_files`): where each line
+ends, the document id a line starts with, and a range of lines to read back.
+
+Scans map the file and let go of each page once it is scanned, so a process that plans a large file
+does not count the file in its resident size.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import orjson
+
+# Newlines are found a block at a time, so the scan's temporary arrays stay a few MB.
+SCAN_BLOCK = 1 << 22
+_NEWLINE = 0x0A
+# A line that starts with its document id, unescaped: `{"document_id": "doc-1", ...`.
+_LEADING_ID = re.compile(rb'\{\s*"document_id"\s*:\s*"([^"\\]*)"')
+
+
+@dataclass(frozen=True)
+class ByteRange:
+    """Lines `[start, end)` of a file, by byte offset."""
+
+    path: str
+    start: int
+    end: int
+
+    def read_lines(self) -> list[bytes]:
+        with open(self.path, "rb") as file:
+            data = os.pread(file.fileno(), self.end - self.start, self.start)
+        lines = data.split(b"\n")
+        if lines and not lines[-1]:
+            lines.pop()  # the newline that ends the range's last line
+        return lines
+
+
+def line_document_ids(path: str, starts: np.ndarray, ends: np.ndarray) -> list[str | None] | None:
+    """The `document_id` each line names (None for a blank line), or None when a line names none.
+    Read from the line's first bytes when it starts with its id: the reader of the chunk checks it
+    against the parsed line. Lines in file order: the pages read are let go as the scan passes."""
+    ids: list[str | None] = []
+    with open(path, "rb") as file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+        forgotten = 0  # pages below this offset are let go, as `line_ends` lets them go
+        for start, end in zip(starts.tolist(), ends.tolist(), strict=True):
+            if start - forgotten >= SCAN_BLOCK:
+                below = start - start % mmap.PAGESIZE
+                _forget_pages(mapped, forgotten, below - forgotten)
+                forgotten = below
+            match = _LEADING_ID.match(mapped, start, end)
+            if match is None and mapped[start:end].isspace():
+                ids.append(None)
+                continue
+            try:
+                document_id = (
+                    match.group(1).decode("utf-8")
+                    if match
+                    else orjson.loads(mapped[start:end]).get("document_id")
+                )
+            except (UnicodeDecodeError, orjson.JSONDecodeError, AttributeError):
+                return None
+            if type(document_id) is not str:
+                return None
+            ids.append(document_id)
+    return ids
+
+
+def line_ends(path: str) -> np.ndarray:
+    """The byte offset just past each line of a file (its newline, or the end of a last line without one)."""
+    with open(path, "rb") as file:
+        size = os.fstat(file.fileno()).st_size
+        if size == 0:
+            return np.zeros(0, dtype=np.int64)
+        # Mapped, not read: the scan looks at the page cache's bytes without copying them.
+        with mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+            data = np.frombuffer(mapped, dtype=np.uint8)
+            ends = []
+            for offset in range(0, size, SCAN_BLOCK):
+                ends.append(np.flatnonzero(data[offset : offset + SCAN_BLOCK] == _NEWLINE) + (offset + 1))
+                _forget_pages(mapped, offset, min(SCAN_BLOCK, size - offset))
+            del data  # the mapping cannot close while an array views it
+    found = np.concatenate(ends)
+    if len(found) == 0 or found[-1] != size:
+        found = np.append(found, size)
+    return found.astype(np.int64)
+
+
+def _forget_pages(mapped: mmap.mmap, offset: int, length: int) -> None:
+    """Unmap pages already scanned from this process (they stay in the page cache): a file mapped
+    whole would count, page by page, in the resident size of the process that scans it."""
+    if hasattr(mmap, "MADV_DONTNEED") and offset % mmap.PAGESIZE == 0:
+        mapped.madvise(mmap.MADV_DONTNEED, offset, length)

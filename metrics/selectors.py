@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery
 
-from annotations.models import Attribute, Document, GoldVersion, Project
-from experiments.models import ExperimentRun, RunKind, RunSource, RunStatus
+from annotations.models import Attribute, Document, GoldVersion
+from experiments.models import ExperimentRun, RunSource
 from experiments.splits import split_exclude_hidden
 from metrics.models import ComparisonRow, MetricValue, Scoring
 from metrics.services.errors import ScoringNotFound
@@ -121,50 +121,3 @@ def gold_status_for_scoring(*, scoring: Scoring) -> dict:
     from metrics.services.human_ceiling import gold_status
 
     return gold_status(scoring)
-
-
-def project_leaderboard(*, project: Project, kind: str, with_ceiling: bool = True) -> list[dict]:
-    """The project's scored pipeline runs of `kind`, newest first, each with its latest scoring's
-    headline metric values, its gold status and (unless `with_ceiling` is False) its human ceiling."""
-    from metrics.services.human_ceiling import ATTRIBUTE_HEADLINE, SPAN_HEADLINES
-
-    names = [name for name, _ in SPAN_HEADLINES] if kind == RunKind.SPANS else [ATTRIBUTE_HEADLINE[0]]
-    rows = []
-    runs = ExperimentRun.objects.filter(project=project, kind=kind, status=RunStatus.SCORED).exclude(
-        source=RunSource.HUMAN
-    )
-    for run in runs.order_by("-created_at", "-pk"):
-        scoring = (
-            Scoring.objects.filter(run=run, is_complete=True)
-            .select_related("gold_version")
-            .defer("report", "document_ids")
-            .order_by("-number")
-            .first()
-        )
-        if scoring is None:
-            continue
-        values = MetricValue.objects.filter(scoring=scoring, name__in=names).order_by(
-            "scope", "scope_key", "name"
-        )
-        rows.append(
-            {
-                "run": run.pk,
-                "name": run.name,
-                "model": run.model,
-                "scoring": scoring.number,
-                "gold_status": gold_status_for_scoring(scoring=scoring),
-                "metrics": [
-                    {
-                        "scope": value.scope,
-                        "scope_key": value.scope_key,
-                        "name": value.name,
-                        "value": value.value,
-                        "ci_low": value.ci_low,
-                        "ci_high": value.ci_high,
-                    }
-                    for value in values
-                ],
-                "human_ceiling": human_ceiling_for_run(run=run, scoring=scoring) if with_ceiling else None,
-            }
-        )
-    return rows

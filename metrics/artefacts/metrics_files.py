@@ -26,6 +26,7 @@ from typing import Any
 from metrics.artefacts.cells import Destination, cell, csv_writer, is_null, open_destination
 from metrics.engine.attributes import COUNT_COLUMNS, metric_column_order
 from metrics.engine.attributes.types import AttributeResult, ExtractionEvaluation
+from metrics.engine.text_table import text_table
 from metrics.engine.uncertainty import Interval
 from metrics.engine.uncertainty.attribute_metrics import attribute_metric_definitions
 
@@ -193,12 +194,7 @@ def format_metrics_table(evaluation: ExtractionEvaluation, custom_metrics: Seque
             else:
                 cells.append(_console(value))
         body.append(cells)
-    widths = [max(len(row[index]) for row in [header, *body]) for index in range(len(header))]
-    lines = [
-        "  ".join(text.ljust(width) for text, width in zip(row, widths, strict=True)).rstrip()
-        for row in [header, *body]
-    ]
-    lines.insert(1, "  ".join("-" * width for width in widths))
+    lines = text_table([header, *body])
     if used_given_prediction:
         lines.append(
             "(x): null over all documents because predictions are missing; x is the value on the "

@@ -26,6 +26,8 @@ from functools import partial, reduce
 from operator import getitem
 from typing import Any
 
+from metrics.engine.text_table import text_table
+
 ON_VALUES = ("estimate", "lower_bound", "upper_bound")
 DIRECTIONS = ("higher", "lower")
 _FIELDS = {"metric", "attribute", "min", "max", "on", "baseline", "margin", "direction"}
@@ -290,11 +292,7 @@ def render_gate_table(gate: GateResult) -> str:
                 check.reason,
             )
         )
-    widths = [max(len(row[column]) for row in rows) for column in range(len(header))]
-    lines = [
-        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows
-    ]
-    lines.insert(1, "  ".join("-" * width for width in widths))
+    lines = text_table(rows)
     passed = sum(check.passed for check in gate.checks)
     verdict = "PASSED" if gate.passed else "FAILED"
     lines.append(f"\nGate {verdict}: {passed} of {len(gate.checks)} checks passed.")

@@ -25,6 +25,7 @@ from annotations.importers.errors import ImportProblem, InputValidationError
 from annotations.importers.sources import SourceInput
 from metrics.engine.attributes.types import ComparisonRow, EvaluationSettings
 from metrics.engine.spans import DocumentScore, SpanScores, as_span_scores
+from metrics.engine.text_table import text_table
 from metrics.engine.uncertainty import PairedRuns, compare_runs
 from metrics.engine.uncertainty.attribute_metrics import (
     attribute_document_counts,
@@ -283,13 +284,7 @@ def format_run_pair_table(report: Mapping[str, Any]) -> str:
             for metric, result in attribute["metrics"].items():
                 name = f"{attribute['label']} ({attribute['attribute_id']}): {metric}"
                 body.append(_table_row(name, result, methods.get(metric)))
-    widths = [max(len(row[i]) for row in [header, *body]) for i in range(len(header))]
-    lines = [
-        "  ".join(text.ljust(width) for text, width in zip(row, widths, strict=True)).rstrip()
-        for row in [header, *body]
-    ]
-    lines.insert(1, "  ".join("-" * width for width in widths))
-    lines.append("")
+    lines = [*text_table([header, *body]), ""]
     lines.append(
         f"a = {report['a']['label']} ({report['a']['source']}), b = {report['b']['label']} "
         f"({report['b']['source']}); delta = b - a on {report['documents_compared']} documents both runs "

@@ -1,4 +1,4 @@
-"""The human ceiling beside a model's numbers: in the run's metrics, the comparison and the leaderboard."""
+"""The human ceiling beside a model's numbers: in the run's metrics and the comparison."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 
 from experiments.models import ExperimentRun, RunSource
 from metrics.models import HumanCeilingPair, MetricValue, Scoring
-from metrics.selectors import human_ceiling_for_run, project_leaderboard
+from metrics.selectors import human_ceiling_for_run
 from metrics.services import run_pair as comparisons
 from tests.agreement.test_several_annotators_import import import_export
 from tests.api.runs_support import create_run, finalize, post_documents
@@ -57,13 +57,6 @@ def test_the_comparison_carries_the_ceiling_of_both_runs(silent_pipeline, bob_cl
     body = bob_client.get(f"/api/v1/runs/compare/?a={human.pk}&b={silent_pipeline}&resamples=100").json()
     assert [h["name"] for h in body["human_ceiling"]["b"]["human_runs"]] == ["bob", "carol"]
     assert [h["name"] for h in body["human_ceiling"]["a"]["human_runs"]] == ["bob"]
-
-
-def test_the_leaderboard_lists_pipelines_with_their_ceiling(project, silent_pipeline):
-    (row,) = project_leaderboard(project=project, kind="spans")
-    assert row["run"] == silent_pipeline
-    assert row["gold_status"]["is_latest"] is True
-    assert _entry(row["human_ceiling"])["annotators"][0]["name"] == "bob"
 
 
 def test_without_human_runs_there_is_no_ceiling(project, alice_client, django_capture_on_commit_callbacks):

@@ -94,7 +94,7 @@ def project_detail(request: HttpRequest, slug: str) -> HttpResponse:
                 "scoring": scoring,
                 "headline": headline,
                 # Beside the run's numbers, as the API serves them: the gold status and the human
-                # ceiling of the chosen headline (the selectors `project_leaderboard` is made of).
+                # ceiling of the chosen headline.
                 "gold_status": None if scoring is None else gold_status_for_scoring(scoring=scoring),
                 "ceiling": None
                 if scoring is None or chosen is None

@@ -18,7 +18,6 @@ from annotations.importers.spans import load_span_corpus
 from metrics.engine.agreement import (
     AnnotatedDocument,
     AttributeRatings,
-    BootstrapSettings,
     attribute_agreement,
     span_agreement,
 )
@@ -27,10 +26,6 @@ from metrics.engine.attributes.types import AttributeSpec, GoldDocument
 from metrics.pipeline.intervals import IntervalSettings
 
 FORMAT_VERSION = 1
-
-
-def bootstrap_settings(intervals: IntervalSettings) -> BootstrapSettings:
-    return BootstrapSettings(level=intervals.level, resamples=intervals.resamples, seed=intervals.seed)
 
 
 def annotated_documents(documents: Iterable[SpanDocument]) -> list[AnnotatedDocument]:
@@ -96,9 +91,7 @@ def evaluate_span_agreement_path(
     return {
         "format_version": FORMAT_VERSION,
         "kind": "spans",
-        "spans": span_agreement(
-            annotated_documents(corpus.documents), settings=bootstrap_settings(intervals)
-        ),
+        "spans": span_agreement(annotated_documents(corpus.documents), settings=intervals),
         "config": {"intervals": intervals.as_config()},
         "warnings": [problem.as_dict() for problem in corpus.warnings],
     }
@@ -163,7 +156,7 @@ def evaluate_attribute_agreement_paths(
     return {
         "format_version": FORMAT_VERSION,
         "kind": "attributes",
-        "attributes": attribute_agreement(ratings, settings=bootstrap_settings(intervals)),
+        "attributes": attribute_agreement(ratings, settings=intervals),
         "config": {"intervals": intervals.as_config(), "number_format": number_format},
         "warnings": [problem.as_dict() for problem in [*prompts.warnings, *gold.warnings, *warnings]],
     }

@@ -35,7 +35,7 @@ from annotations.services.jobs import (
 from experiments.models import ExperimentRun, RunSource
 from experiments.splits import split_hidden_document_ids
 from metrics.engine.agreement import AnnotatedDocument, attribute_agreement, span_agreement
-from metrics.pipeline.agreement_evaluation import attribute_ratings, bootstrap_settings, gold_values
+from metrics.pipeline.agreement_evaluation import attribute_ratings, gold_values
 from metrics.pipeline.intervals import DEFAULT_INTERVALS, IntervalSettings
 from metrics.services.engine_inputs import predicted_span_documents, prediction_documents
 
@@ -128,13 +128,12 @@ def project_agreement(*, project: Project, intervals: IntervalSettings = DEFAULT
         "documents_held_back": len(hidden),
         "config": {"intervals": intervals.as_config()},
     }
-    settings = bootstrap_settings(intervals)
     compared = False
     spans_gold = gold_version_current(project=project, kind=GoldKind.SPANS)
     humans = human_runs_latest(project=project, kind=GoldKind.SPANS)
     if spans_gold is not None and humans:
         documents = list(_span_documents(spans_gold, humans, hidden))
-        result["spans"] = span_agreement(documents, settings=settings)
+        result["spans"] = span_agreement(documents, settings=intervals)
         result["spans"]["gold_version"] = spans_gold.number
         compared = True
     attributes_gold = gold_version_current(project=project, kind=GoldKind.ATTRIBUTES)
@@ -145,7 +144,7 @@ def project_agreement(*, project: Project, intervals: IntervalSettings = DEFAULT
             attribute_specs(project=project),
             number_format=project.number_format,
         )
-        result["attributes"] = attribute_agreement(ratings, settings=settings)
+        result["attributes"] = attribute_agreement(ratings, settings=intervals)
         result["attributes_gold_version"] = attributes_gold.number
         result["warnings"] = [problem.as_dict() for problem in warnings]
         compared = True

@@ -73,7 +73,8 @@ class AnnotatedDocument:
 
 @dataclass(frozen=True, slots=True)
 class BootstrapSettings:
-    """Interval settings; `resamples` 0 turns the intervals off (every `_ci` is null)."""
+    """Interval settings; `resamples` 0 turns the intervals off (every `_ci` is null). The pipeline's
+    `IntervalSettings` has these fields and serves as well (the engine does not import the pipeline)."""
 
     level: float = DEFAULT_LEVEL
     resamples: int = DEFAULT_RESAMPLES

@@ -1,20 +1,11 @@
-"""`metrics.csv`, `metrics.json` and the console table: one row per attribute (SEMANTICS.md section 3).
+"""`metrics.csv`, `metrics.json` and the console table: one row per attribute (SEMANTICS.md section 4).
 
 Rows are sorted by attribute label (then id, so equal labels still sort the same way every run). The
 columns are `extraction_run_id, attribute_id, attribute_label, attribute_type`, the engine's
 COUNT_COLUMNS, then the metrics in the engine's `metric_column_order` for the attribute types present
 (any other metric a result carries follows, sorted by name, rather than being dropped). A metric that
-could not be computed is an empty cell in the CSV and is left out of the JSON.
-
-Confidence intervals (`metrics.pipeline.intervals.extraction_intervals`), when the caller passes them:
-- metrics.csv: every metric that has intervals (accuracy, precision, recall, f1_score,
-  edit_distance_match_rate, mean_absolute_error and their `_given_*` variants) is followed right away
-  by its `<metric>_ci_low` and `<metric>_ci_high` columns, blank where the interval is null;
-- metrics.json: each attribute gets `intervals` `{metric: {"low", "high", "level", "method",
-  "resamples", "seed"}}` (null intervals omitted, like null metrics), and the top level
-  `intervals_config` `{"level", "resamples", "seed", "method"}`.
-Without intervals (`--resamples 0`) neither the columns nor the keys appear, and `intervals_config`
-records `resamples: 0` when the caller passes it.
+could not be computed is an empty cell in the CSV and is left out of the JSON. Confidence intervals,
+when the caller passes them, are written as docs/uncertainty.md ("Attribute runs") says.
 """
 
 from __future__ import annotations

@@ -1,16 +1,9 @@
 """Quality gate: hold a run's metrics document against a threshold file, and say pass or fail.
 
-Threshold file (JSON, examples in `manage.py gate --help`): `{"checks": [...]}`. A check has `metric` and exactly one of `min`, `max` or `baseline`:
-- `attribute` (an extraction run): the metric is `attributes[i].metrics[metric]` of the metrics.json
-  entry whose `attribute_id` equals it (compared as text, so 5001 and "5001" name the same attribute),
-  and its interval is `attributes[i].intervals[metric]`.
-- no `attribute` (a span run): the metric is a dotted path into results.json (`micro.chars.all.recall`),
-  and its interval sits beside it at `<path>_ci` (`micro.chars.all.recall_ci`).
-- `on`: `estimate` (the default), `lower_bound` (the interval's low) or `upper_bound` (its high).
-- `min`: passes when observed >= min; `max`: passes when observed <= max.
-- `baseline` and `margin` (>= 0, default 0): non-inferiority to another run whose metrics document the
-  caller supplies. With `direction` "higher" (the default: higher is better) it passes when observed >=
-  baseline estimate - margin; with "lower" (errors) when observed <= baseline estimate + margin.
+The threshold file is described in docs/ci.md and `manage.py gate --help`. A check with `attribute`
+reads the metrics.json entry whose `attribute_id` equals it (compared as text, so 5001 and "5001" name
+the same attribute): `metrics[metric]`, and `intervals[metric]`; one without reads a dotted path into
+results.json (`micro.chars.all.recall`), and its interval beside it at `<path>_ci`.
 
 A metric, interval bound, attribute or baseline that is missing or null fails the check with its reason:
 a gate never passes on a number it could not read. The gate passes when every check passes.

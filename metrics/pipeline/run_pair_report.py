@@ -1,18 +1,9 @@
 """Paired comparison of two runs scored against the same gold: is run b better than run a, or luck?
 
 From the engines' outputs (`paired_report_*`, the server's), or from files (`compare_*_files`, for
-`manage.py compare_runs`: scored as the evaluation commands score them, then the same report).
-
-The statistics are `metrics.engine.uncertainty.compare_runs`, on the documents both runs predicted
-(the others are listed in `only_in_a` / `only_in_b`); `p_adjusted` is Holm's within a family (one
-metric across attributes, one per-type metric across entity types).
-
-Report shape: `kind`, `a` / `b` ({"label", "source"}), `human_ceiling` (null, or which run is a human
-annotator: its scores are the human ceiling), `level`, `method`, `resamples`, `seed`,
-`documents_compared`, `only_in_a`, `only_in_b`, then spans: `metrics` {results.json path: result} and
-`p_value_methods` {path: method}; attributes: `attributes[]` ({attribute_id, label, type, metrics
-{metric: result}, p_value_methods}). A result is {"a", "b", "delta", "ci_low", "ci_high", "p_value",
-"p_adjusted"}, any of them null where the metric is undefined for a run.
+`manage.py compare_runs`: scored as the evaluation commands score them, then the same report). The
+statistics are `metrics.engine.uncertainty.compare_runs`, on the documents both runs predicted; the
+report's shape is in docs/uncertainty.md ("Paired comparison").
 """
 
 from __future__ import annotations

@@ -47,6 +47,7 @@ from metrics.services.results import (
     ProgressCallback,
     ScoringResult,
     partials_in_process,
+    posted_documents_note,
 )
 
 
@@ -116,8 +117,6 @@ def attribute_scoring_result(
     settings = plan.settings
     merged = merge_attribute_partials(partials)
     posted = run_document_index(run)
-    gold_ids = set(plan.document_ids)
-    ignored = sorted(document_id for document_id in posted if document_id not in gold_ids)
     without_context = set(
         RunDocument.objects.filter(run=run, status=DocumentStatus.OK, context__isnull=True).values_list(
             "document__external_id", flat=True
@@ -130,7 +129,7 @@ def attribute_scoring_result(
         row_warnings=merged.warnings,
         unscored=merged.unscored_documents,
         without_context=[document_id for document_id in plan.document_ids if document_id in without_context],
-        ignored_note=posted_documents_note(ignored, gold_version),
+        ignored_note=posted_documents_note(posted, plan.document_ids, gold_version.number),
         settings=settings,
     )
     del merged
@@ -155,15 +154,6 @@ def attribute_scoring_result(
         rows=[attribute_row_data(row) for row in evaluation.rows] if with_rows else [],
         warnings=evaluation.warnings,
     )
-
-
-def posted_documents_note(document_ids: list[str], gold_version: GoldVersion) -> list[str]:
-    """The note on posted documents outside the gold version scored against (none when there are none)."""
-    if not document_ids:
-        return []
-    return [
-        f"{len(document_ids)} posted document(s) are not in gold version {gold_version.number} and are ignored"
-    ]
 
 
 def score_attribute_run(

@@ -1,33 +1,21 @@
 """Scoring a run over every running Celery worker: chords of chunk tasks, merged by one final task.
+docs/operations.md ("Scoring over every worker") tells a job's life and how it recovers; SCORING_EXECUTOR
+chooses explicitly (`scoring_on_workers`).
 
-The default on a team server (tasks sent to a broker); the embedded default (tasks run in-process)
-scores in the claiming process. The setting SCORING_EXECUTOR chooses explicitly (`scoring_on_workers`).
-
-The job's life is that of every job (`annotations.services.jobs`): the scoring task claims it
-(`metrics.services.scoring.scoring_run`), then `scoring_dispatch` cuts the run's documents into
-chunks, writes one pending `ScoringChunk` row per chunk (its documents), and queues a chord:
-1. a task per chunk (`metrics.score_chunk`) reads its documents' ids from its row and the documents
-   from the database, scores them with the same functions as the in-process path
-   (`span_chunk_score`, `attribute_chunk_score`), and stores its partial result in its row, once; on
-   PostgreSQL it also encodes its comparison rows for COPY (`metrics.services.chunk_rows`);
-2. then (`metrics.write_rows`, `scoring_rows_dispatch`), when the chunks encoded rows: the job's
-   scoring is made, not complete (no reader sees it), and a task per chunk (`metrics.write_chunk_rows`)
-   writes its rows into it at their final positions, side by side with the others: writing rows is
+Each step is a task of `metrics.tasks_chunks` calling one service here, under the job's claim token:
+1. `scoring_dispatch` (in the task that claimed the job) writes a pending `ScoringChunk` row per chunk
+   and queues the chord;
+2. `metrics.score_chunk`, `scoring_chunk_score`: scores its documents with the in-process path's
+   functions and stores its partial result once; on PostgreSQL with its comparison rows encoded for
+   COPY (`metrics.services.chunk_rows`);
+3. `metrics.write_rows`, `scoring_rows_dispatch`: makes the job's scoring, not complete (no reader sees
+   it), and queues `metrics.write_chunk_rows` (`scoring_chunk_rows_write`) per chunk: writing rows is
    most of what storing a scoring costs, and it need not wait in one transaction;
-3. the final task (`metrics.merge_chunks`) merges the partial results in chunk order with the
-   in-process path's merge and stores the scoring once (metric values, report, completion, the run
-   scored), finishing the job through `job_finish` with the claim token, so the stored result is
-   the one a single process gives.
-Every task carries the job's claim token and beats its heartbeat. Progress counts the stored chunks
-and their documents. Each step logs its duration at INFO (`_phase`).
-
-A lost task is retried alone: the job falls silent, and the dispatcher, instead of claiming the job
-again, sends again under the same claim the tasks of its pending chunks, then step 2, which sends the
-writes not done yet, then the merge (`scoring_job_resume`); stored chunks and written rows are kept.
-A chunk delivered twice is scored, counted and written once. A task of a claim that is no longer the
-job's writes nothing; a new claim (the job was re-queued before it fanned out, or retried) deletes the
-earlier claim's chunks and its scoring not complete before it fans out. A database error is retried
-like any job's (`annotations.tasks.run_job_task`), resuming the same claim.
+4. `metrics.merge_chunks`, `scoring_chunks_merge`: merges the partial results in chunk order with the
+   in-process path's merge and stores the scoring once, finishing the job through `job_finish`, so
+   the stored result is the one a single process gives.
+A lost task is retried alone (`scoring_job_resume`); a chunk delivered twice is scored, counted and
+written once; a task of a claim that is no longer the job's writes nothing.
 """
 
 from __future__ import annotations

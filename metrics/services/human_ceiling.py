@@ -1,17 +1,7 @@
-"""The human ceiling beside a model's numbers (docs/agreement.md), and the gold status of a scoring.
-
-Human ceiling: the project's human runs (`source: human`, a second annotator scored against the gold by
-the same code as any model) scored on the same gold version as the model. For each headline metric:
-the model's value and interval, each annotator's (as scored: a gold document the annotator did not
-annotate counts as one where they found nothing, exactly as for a model), and a paired test over the
-documents both posted (`metrics.services.run_pair.scorings_paired_report`: paired cluster bootstrap; `paired.human`
-and `paired.model` are the two figures on those documents, delta = model - human).
-`model_below` is true when the whole interval of the delta lies below 0, false when it does not,
-null when the test could not be made (an undefined metric).
-
-Gold status: a scoring names its gold version; when the project has a newer one of the same kind, the
-numbers are out of date and the status says by how much (`text`: "scored on gold v3; v4 has 12 more
-spans"). Both are plain reads, served with the run's numbers by the API and the pages.
+"""The human ceiling beside a model's numbers, and the gold status of a scoring, as docs/agreement.md
+describes them ("The human ceiling", "The history of the gold"). The paired tests are those of
+`metrics.services.run_pair.scorings_paired_report`, with delta = model - human. Both are plain reads,
+served with the run's numbers by the API and the pages.
 """
 
 from __future__ import annotations

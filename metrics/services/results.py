@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -28,6 +28,14 @@ def partials_in_process(
         return partial
 
     return InProcess().map(score, range(0, total, chunk_size))
+
+
+def posted_documents_note(posted: Iterable[str], scored: Iterable[str], gold_version: int) -> list[str]:
+    """The note on posted documents outside the gold version scored against (none when there are none)."""
+    ignored = set(posted).difference(scored)
+    if not ignored:
+        return []
+    return [f"{len(ignored)} posted document(s) are not in gold version {gold_version} and are ignored"]
 
 
 @dataclass(slots=True)

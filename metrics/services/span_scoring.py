@@ -38,6 +38,7 @@ from metrics.services.results import (
     ProgressCallback,
     ScoringResult,
     partials_in_process,
+    posted_documents_note,
 )
 
 NO_PREDICTIONS = "predictions hold no documents: every gold span counts as missed"
@@ -116,20 +117,13 @@ def span_scoring_result(
         **results,
         "warnings": warnings,
     }
-    gold_ids = set(plan.document_ids)
-    ignored = sorted(document_id for document_id in posted if document_id not in gold_ids)
-    notes = (
-        [f"{len(ignored)} posted document(s) are not in gold version {gold_version.number} and are ignored"]
-        if ignored
-        else []
-    )
     return ScoringResult(
         report=report,
         settings={"restrict_to_gt_types": plan.restrict, "intervals": intervals.as_config()},
         document_ids=list(plan.document_ids),
         metric_values=span_metric_values(report),
         rows=rows,
-        warnings=notes,
+        warnings=posted_documents_note(posted, plan.document_ids, gold_version.number),
     )
 
 

@@ -1,19 +1,9 @@
-"""Agreement between annotators on attribute values (docs/agreement.md).
+"""Agreement between annotators on attribute values: the figures of docs/agreement.md ("Attributes"),
+each with a cluster-bootstrap interval over documents (`<name>_ci`).
 
-A unit is one document's value of one attribute. Values are coerced to the attribute's type first
-(SEMANTICS.md section 2); a value that is absent or does not coerce is missing for that annotator, and
-a document with fewer than two values of the attribute is left out of it.
-
-Per attribute (`measure` names the statistic):
-- BOOL, STRING (and LIST, DICT, compared as canonical JSON): with exactly two annotators, Cohen's kappa
-  (`cohen_kappa`, scikit-learn); with more, Krippendorff's alpha, nominal (`krippendorff_alpha_nominal`,
-  the `krippendorff` package), which allows documents that not every annotator rated.
-- INTEGER, FLOAT: Krippendorff's alpha, interval (`krippendorff_alpha_interval`), whatever the number of
-  annotators: a near miss counts as a near miss, which kappa cannot express.
-- `percent_agreement` beside each: agreeing pairs of annotators / pairs of annotators, summed over
-  documents (for two annotators, the share of documents where they gave the same value). Numbers agree
-  when equal within a relative tolerance of 1e-9.
-Each figure has a cluster-bootstrap interval over documents (`<name>_ci`).
+A unit is one document's value of one attribute, coerced to the attribute's type first; a value that
+is absent or does not coerce is missing for that annotator, and a document with fewer than two values
+of the attribute is left out of it.
 """
 
 from __future__ import annotations

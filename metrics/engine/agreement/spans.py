@@ -1,25 +1,9 @@
-"""Agreement between annotators on spans (docs/agreement.md).
+"""Agreement between annotators on spans: the figures of docs/agreement.md ("Spans"), each with a
+cluster-bootstrap interval over documents (`<name>_ci`) from the uncertainty module: the statistics
+are functions of per-document sums (`agreement.measures`).
 
-Input: documents, each with its text and every annotator's spans (code points, end exclusive, canonical
-types). A document annotated by fewer than two annotators holds no agreement: it is listed in
+A document annotated by fewer than two annotators holds no agreement: it is listed in
 `single_annotator_documents` and left out of every figure.
-
-Per pair of annotators (a, b), on the documents both annotated:
-- `f1_exact`, `f1_overlap`, `f1_typed`: the span engine's existence matching (SEMANTICS.md section 1)
-  with a as gold and b as prediction: exact bounds type-agnostic, overlap type-agnostic, exact bounds
-  and type. F1 = 2PR / (P + R) of the summed counts, symmetric in a and b (b's precision is a's
-  recall); 0 when only one of them annotated spans, undefined (null) when neither did.
-- `cohen_kappa_chars`: Cohen's kappa of the character labels (scikit-learn's `cohen_kappa_score`).
-Over every annotator: `krippendorff_alpha_chars`, nominal, on the character labels of the documents
-with at least two annotators (an annotator who did not annotate a document is missing there; the
-`krippendorff` package's value).
-
-Character labels: every code point of the text gets the entity type of the span covering it, or `O`
-outside every span. A code point inside several spans of one annotator takes the type of the first of
-them in (start, end, entity_type) order.
-
-Every figure carries a cluster-bootstrap interval over documents (`<name>_ci`), from the uncertainty
-module: the statistics are functions of per-document sums (`agreement.measures`).
 """
 
 from __future__ import annotations

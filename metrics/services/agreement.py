@@ -38,6 +38,7 @@ from metrics.engine.agreement import AnnotatedDocument, attribute_agreement, spa
 from metrics.pipeline.agreement_evaluation import attribute_ratings, gold_values
 from metrics.pipeline.intervals import DEFAULT_INTERVALS, IntervalSettings
 from metrics.services.engine_inputs import predicted_span_documents, prediction_documents
+from metrics.services.scoring import job_state
 
 logger = logging.getLogger("metrics.pipeline.agreement_evaluation")
 
@@ -65,7 +66,7 @@ def agreement_job_run(
     caller did not claim it). A database error propagates as JobInterrupted, for the task to retry."""
     job = job_claim(job_id=job_id, kind=JobKind.AGREEMENT, resume_token=resume_token)
     if job is None:
-        return Job.objects.filter(pk=job_id).values_list("state", flat=True).first() or "missing"
+        return job_state(job_id)
     with job_heartbeat(job), job_interruptible(job):
         try:
             result = project_agreement(project=job.project, intervals=intervals)

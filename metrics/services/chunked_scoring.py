@@ -56,7 +56,9 @@ from metrics.services.chunk_rows import (
 )
 from metrics.services.results import ScoringResult
 from metrics.services.scoring import (
+    job_state,
     scoring_fail,
+    scoring_job_inputs,
     scoring_metrics_store,
     scoring_prepare,
     scoring_stage_document_ids,
@@ -147,7 +149,7 @@ def scoring_job_resume(job: Job) -> bool:
     pending = list(chunks.filter(partial__isnull=True).order_by("index").values_list("index", flat=True))
 
     def send() -> None:
-        run, gold_version = _run_and_gold(job)
+        run, gold_version = scoring_job_inputs(job)
         plan = _plan(run=run, gold_version=gold_version, document_ids=scoring_stage_document_ids(run))
         _chunks_send(job, allowed_types=_allowed_types(plan), indexes=pending)
 
@@ -208,7 +210,7 @@ def scoring_chunk_score(
     if chunk is None:  # stored already (a task delivered twice), or not this claim's chunk
         return rows.values_list("documents", flat=True).first() or 0
     with job_heartbeat(job), _phase(job_id, f"chunk {index}"):
-        run, gold_version = _run_and_gold(job)
+        run, gold_version = scoring_job_inputs(job)
         document_ids = chunk["document_ids"]
         try:
             if run.kind == RunKind.SPANS:
@@ -289,13 +291,13 @@ def scoring_chunks_merge(*, job_id: int, claim_token: str) -> str:
     lost, and the dispatcher sends it again with another merge) the job stays running."""
     job = _claimed(job_id, claim_token)
     if job is None:
-        return Job.objects.filter(pk=job_id).values_list("state", flat=True).first() or "missing"
+        return job_state(job_id)
     chunks = ScoringChunk.objects.filter(job_id=job_id, claim_token=claim_token)
     unwritten = chunks.filter(rows__isnull=False, written=False)
     if not chunks.exists() or chunks.filter(partial__isnull=True).exists() or unwritten.exists():
         return JobState.RUNNING
     with job_heartbeat(job):
-        run, gold_version = _run_and_gold(job)
+        run, gold_version = scoring_job_inputs(job)
         prepared = Scoring.objects.defer("report").filter(job_id=job_id, is_complete=False).first()
         rows = _rows(chunks)
         result = None
@@ -324,7 +326,7 @@ def _metrics_ahead(job: Job, chunks: QuerySet[ScoringChunk]) -> None:
     this task is lost, or slower than the writes, the final task merges itself."""
     if _claimed(job.pk, job.claim_token) is None:
         return
-    run, gold_version = _run_and_gold(job)
+    run, gold_version = scoring_job_inputs(job)
     with job_heartbeat(job):
         try:
             result = _merged(job, run=run, gold_version=gold_version, chunks=chunks, with_rows=False)
@@ -351,7 +353,7 @@ def scoring_rows_dispatch(*, job_id: int, claim_token: str) -> str:
     the merge; else queue the merge. Return the job's state."""
     job = _claimed(job_id, claim_token)
     if job is None:
-        return Job.objects.filter(pk=job_id).values_list("state", flat=True).first() or "missing"
+        return job_state(job_id)
     chunks = ScoringChunk.objects.filter(job_id=job_id, claim_token=claim_token)
     if not chunks.exists() or chunks.filter(partial__isnull=True).exists():
         return JobState.RUNNING  # a chunk was lost: the dispatcher sends it again, then this again
@@ -434,11 +436,6 @@ def _merged(
         return attribute_scoring_result(
             run=run, gold_version=gold_version, plan=plan, partials=partials, with_rows=with_rows
         )
-
-
-def _run_and_gold(job: Job) -> tuple[ExperimentRun, GoldVersion]:
-    run = ExperimentRun.objects.select_related("project").get(pk=job.params["run_id"])
-    return run, GoldVersion.objects.get(pk=job.params["gold_version_id"])
 
 
 def _claimed(job_id: int, claim_token: str, *, lock: bool = False) -> Job | None:

@@ -124,7 +124,7 @@ def scoring_run(
     """
     job = job_claim(job_id=job_id, kind=JobKind.SCORING, resume_token=resume_token)
     if job is None:
-        return _state(job_id)
+        return job_state(job_id)
     with job_heartbeat(job), job_interruptible(job):
         try:
             if fan_out is not None:
@@ -137,8 +137,14 @@ def scoring_run(
             return JobState.FAILED
 
 
-def _state(job_id: int) -> str:
+def job_state(job_id: int) -> str:
     return Job.objects.filter(pk=job_id).values_list("state", flat=True).first() or "missing"
+
+
+def scoring_job_inputs(job: Job) -> tuple[ExperimentRun, GoldVersion]:
+    """The run a scoring job scores and the gold version it was given."""
+    run = ExperimentRun.objects.select_related("project").get(pk=job.params["run_id"])
+    return run, GoldVersion.objects.get(pk=job.params["gold_version_id"])
 
 
 def scoring_stage_document_ids(run: ExperimentRun) -> set[str] | None:
@@ -150,8 +156,7 @@ def scoring_stage_document_ids(run: ExperimentRun) -> set[str] | None:
 
 
 def _fan_out(job: Job, *, chunk_documents: int, fan_out: Callable[..., None]) -> str:
-    run = ExperimentRun.objects.select_related("project").get(pk=job.params["run_id"])
-    gold_version = GoldVersion.objects.get(pk=job.params["gold_version_id"])
+    run, gold_version = scoring_job_inputs(job)
     split_check_can_score(run=run)
     fan_out(
         job=job,
@@ -160,12 +165,11 @@ def _fan_out(job: Job, *, chunk_documents: int, fan_out: Callable[..., None]) ->
         document_ids=scoring_stage_document_ids(run),
         chunk_documents=chunk_documents,
     )
-    return _state(job.pk)  # running; finished already when the chord ran in this process
+    return job_state(job.pk)  # running; finished already when the chord ran in this process
 
 
 def _score(job: Job, *, chunk_documents: int, after_chunk: Callable[[], None] | None) -> str:
-    run = ExperimentRun.objects.select_related("project").get(pk=job.params["run_id"])
-    gold_version = GoldVersion.objects.get(pk=job.params["gold_version_id"])
+    run, gold_version = scoring_job_inputs(job)
 
     def progress(done: int, total: int) -> None:
         Job.objects.filter(pk=job.pk, state=JobState.RUNNING, claim_token=job.claim_token).update(

@@ -14,8 +14,11 @@ env_install() {
         uv sync --frozen --compile-bytecode --python 3.11 "$@" >&2 && return 0
         echo "==> uv sync failed; falling back to pip" >&2
     fi
-    # Fallback: pip into .venv from the versions pinned in uv.lock.
-    python3.11 -m venv .venv
+    # Fallback: pip into .venv from the versions pinned in uv.lock. A .venv that uv made has no pip, and
+    # `venv` over it fails in ensurepip: unless .venv has a pip of its own, it is made again from scratch.
+    if ! .venv/bin/python -m pip --version >/dev/null 2>&1; then
+        python3.11 -m venv --clear .venv
+    fi
     .venv/bin/python -m pip install --quiet --upgrade pip
     python3 scripts/lib/lock_to_requirements.py uv.lock >.venv/requirements.txt
     .venv/bin/python -m pip install --quiet -r .venv/requirements.txt

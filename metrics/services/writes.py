@@ -9,21 +9,10 @@ from django.db import connection
 
 from annotations.services.bulk import bulk_insert
 from metrics.models import ComparisonRow, MetricValue, Scoring
+from metrics.services.chunk_rows import CHUNK_COLUMNS
 from metrics.services.results import ComparisonRowData, MetricValueData
 
 BATCH_SIZE = 5000
-_ROW_COLUMNS = (
-    "scoring_id",
-    "run_id",
-    "document_id",
-    "attribute_id",
-    "entity_type",
-    "match_status",
-    "attribute_presence",
-    "is_correct",
-    "position",
-    "columns",
-)
 
 
 def metric_values_write(*, scoring: Scoring, values: Sequence[MetricValueData]) -> None:
@@ -55,28 +44,24 @@ def comparison_rows_write(
     attribute_pks: dict[str, int],
 ) -> None:
     """Rows in export order (`position`); COPY is several times faster than INSERT for 100,000s of rows."""
-    tuples = (
-        (
-            scoring.pk,
-            scoring.run_id,
-            document_pks[row.document_id],
-            None if row.attribute_id is None else attribute_pks[row.attribute_id],
-            row.entity_type,
-            row.match_status,
-            row.attribute_presence,
-            row.is_correct,
-            position,
-            row.columns,
-        )
-        for position, row in enumerate(rows)
-    )
     # COPY takes JSON columns as text; bulk_create (SQLite) as values. Decided once, not per row.
     as_text = connection.vendor == "postgresql"
     bulk_insert(
         ComparisonRow,
-        _ROW_COLUMNS,
+        (*CHUNK_COLUMNS, "position", "scoring_id", "run_id"),
         (
-            (*values[:-1], json.dumps(values[-1], ensure_ascii=False) if as_text else values[-1])
-            for values in tuples
+            (
+                document_pks[row.document_id],
+                None if row.attribute_id is None else attribute_pks[row.attribute_id],
+                row.entity_type,
+                row.match_status,
+                row.attribute_presence,
+                row.is_correct,
+                json.dumps(row.columns, ensure_ascii=False) if as_text else row.columns,
+                position,
+                scoring.pk,
+                scoring.run_id,
+            )
+            for position, row in enumerate(rows)
         ),
     )

@@ -74,30 +74,31 @@ def _paired_result(report: dict[str, Any], key: tuple[str, str, str]) -> dict[st
     return None
 
 
-def _latest_per_run(scorings) -> list[Scoring]:
-    """The first scoring of each run in `scorings` (ordered newest first within a run)."""
-    latest: dict[int, Scoring] = {}
-    for scoring in scorings:
-        latest.setdefault(scoring.run_id, scoring)
-    return list(latest.values())
-
-
-def human_scorings(run: ExperimentRun, scoring: Scoring) -> list[tuple[ExperimentRun, Scoring]]:
-    """Each other human run of the project with its latest scoring on `scoring`'s gold version, by name."""
+def _latest_scorings(run: ExperimentRun, scoring: Scoring, **filters) -> list[Scoring]:
+    """The latest complete scoring on `scoring`'s gold version of each other run of `run`'s project and
+    kind (those of `filters`), by run name."""
     found = (
         Scoring.objects.filter(
             run__project_id=run.project_id,
             run__kind=run.kind,
-            run__source=RunSource.HUMAN,
             gold_version_id=scoring.gold_version_id,
             is_complete=True,
+            **filters,
         )
         .exclude(run_id=run.pk)
         .select_related("run", "gold_version")
         .defer("report", "document_ids", "run__config")
         .order_by("run__name", "run_id", "-number")
     )
-    return [(human_scoring.run, human_scoring) for human_scoring in _latest_per_run(found)]
+    latest: dict[int, Scoring] = {}
+    for other in found:
+        latest.setdefault(other.run_id, other)
+    return list(latest.values())
+
+
+def human_scorings(run: ExperimentRun, scoring: Scoring) -> list[tuple[ExperimentRun, Scoring]]:
+    """Each other human run of the project with its latest scoring on `scoring`'s gold version, by name."""
+    return [(human.run, human) for human in _latest_scorings(run, scoring, run__source=RunSource.HUMAN)]
 
 
 def _paired_figures(
@@ -209,19 +210,7 @@ def human_ceiling_store(*, scoring: Scoring) -> int:
     before = HumanCeilingPair.objects.filter(Q(scoring=scoring) | Q(human_scoring=scoring)).count()
     human_ceiling(run, scoring)
     if run.source == RunSource.HUMAN:
-        others = (
-            Scoring.objects.filter(
-                run__project_id=run.project_id,
-                run__kind=run.kind,
-                gold_version_id=scoring.gold_version_id,
-                is_complete=True,
-            )
-            .exclude(run_id=run.pk)
-            .select_related("run", "gold_version")
-            .defer("report", "document_ids")
-            .order_by("run_id", "-number")
-        )
-        for other in _latest_per_run(others):
+        for other in _latest_scorings(run, scoring):
             if other.run.scorings.filter(is_complete=True, number__gt=other.number).exists():
                 continue  # the run was rescored on another version since: its ceiling reads that one
             human_ceiling(other.run, other)

@@ -40,7 +40,6 @@ from metrics.services.engine_inputs import (
     run_document_index,
     run_document_pks,
 )
-from metrics.services.interval_settings import run_interval_settings
 from metrics.services.results import (
     ComparisonRowData,
     MetricValueData,
@@ -48,6 +47,7 @@ from metrics.services.results import (
     ScoringResult,
     partials_in_process,
     posted_documents_note,
+    run_interval_settings,
 )
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from metrics.pipeline.executors import InProcess
+from metrics.pipeline.intervals import IntervalSettings
 
 Partial = TypeVar("Partial")
 
@@ -36,6 +37,21 @@ def posted_documents_note(posted: Iterable[str], scored: Iterable[str], gold_ver
     if not ignored:
         return []
     return [f"{len(ignored)} posted document(s) are not in gold version {gold_version} and are ignored"]
+
+
+def run_interval_settings(config: dict[str, Any] | None) -> IntervalSettings:
+    """The confidence-interval settings of a run's scoring: the offline commands' defaults, overridden
+    by the run's configuration key `intervals` (`{"level", "resamples", "seed"}`; `resamples: 0` turns
+    intervals off). Raises ValueError naming the bad setting (the scoring job reports it)."""
+    given = (config or {}).get("intervals") or {}
+    if not isinstance(given, dict):
+        raise ValueError("intervals must be a mapping of level, resamples and seed")
+    default = IntervalSettings()
+    return IntervalSettings(
+        level=given.get("level", default.level),
+        resamples=given.get("resamples", default.resamples),
+        seed=given.get("seed", default.seed),
+    )
 
 
 @dataclass(slots=True)

@@ -31,7 +31,6 @@ from metrics.pipeline.intervals import CI_SUFFIX, attach_span_intervals, span_re
 from metrics.pipeline.span_evaluation import FORMAT_VERSION, pair_span_documents
 from metrics.pipeline.spans import SpanChunk, SpanPartial, merge_span_partials, score_span_chunk
 from metrics.services.engine_inputs import predicted_span_documents, run_document_index, run_document_pks
-from metrics.services.interval_settings import run_interval_settings
 from metrics.services.results import (
     ComparisonRowData,
     MetricValueData,
@@ -39,6 +38,7 @@ from metrics.services.results import (
     ScoringResult,
     partials_in_process,
     posted_documents_note,
+    run_interval_settings,
 )
 
 NO_PREDICTIONS = "predictions hold no documents: every gold span counts as missed"

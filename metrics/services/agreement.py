@@ -1,13 +1,7 @@
-"""Agreement between the annotators of a project, on the server (`POST /projects/{slug}/agreement/`).
-
-The annotators are the author of the current gold (its version's `annotator`, else "gold") and every
-human run of the project (`source: human`; the latest run of each name). The job computes the
-figures of `metrics.pipeline.agreement_evaluation` (the same as `manage.py evaluate_agreement`) and stores them as its
-result; `agreement_latest` reads the newest one.
-
-Held-back documents: while the split strategy hides the future test documents, no one may see their
-gold, so they are left out of the computation altogether (their count is in the result), and the
-stored result can be shown to every member.
+"""Agreement between the annotators of a project, on the server (docs/agreement.md, "On the server"):
+the figures of `metrics.pipeline.agreement_evaluation` (the same as `manage.py evaluate_agreement`),
+stored as the job's result; `agreement_latest` reads the newest one. Held-back documents are left out
+of the computation altogether, so the stored result can be shown to every member.
 """
 
 from __future__ import annotations

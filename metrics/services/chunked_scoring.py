@@ -56,6 +56,7 @@ from metrics.services.chunk_rows import (
 )
 from metrics.services.results import ScoringResult
 from metrics.services.scoring import (
+    job_claimed,
     job_state,
     scoring_fail,
     scoring_job_inputs,
@@ -111,7 +112,7 @@ def scoring_dispatch(
     ids = plan.document_ids
     starts = range(0, len(ids), chunk_documents) if ids else [0]
     with _phase(job.pk, f"writing {len(starts)} pending chunks"), transaction.atomic():
-        if _claimed(job.pk, job.claim_token, lock=True) is None:
+        if job_claimed(job.pk, job.claim_token, lock=True) is None:
             return
         ScoringChunk.objects.filter(job_id=job.pk).delete()
         Scoring.objects.filter(job_id=job.pk, is_complete=False).delete()
@@ -202,7 +203,7 @@ def scoring_chunk_score(
     document count (0 when the claim is not the job's, or the chunk not the claim's). A chunk stored already (a task
     delivered twice) is not scored again. Bad input fails the job (its other chunks then stop at their
     first check). `after_store`: called once this call stored the chunk."""
-    job = _claimed(job_id, claim_token)
+    job = job_claimed(job_id, claim_token)
     if job is None:
         return 0
     rows = ScoringChunk.objects.filter(job_id=job_id, claim_token=claim_token, index=index)
@@ -244,7 +245,7 @@ def scoring_chunk_score(
 def _chunk_store(job: Job, *, index: int, documents: int, partial: object, rows: bytes | None) -> bool:
     """Store the chunk's partial result unless stored already; True when this call stored it."""
     # The job row locked: the claim cannot change between the check and the write.
-    if _claimed(job.pk, job.claim_token, lock=True) is None:
+    if job_claimed(job.pk, job.claim_token, lock=True) is None:
         return False
     stored = ScoringChunk.objects.filter(
         job_id=job.pk, claim_token=job.claim_token, index=index, partial__isnull=True
@@ -289,7 +290,7 @@ def scoring_chunks_merge(*, job_id: int, claim_token: str) -> str:
     """Merge the stored partial results of the job's chunks and store its scoring, finishing the job
     under `claim_token` (exactly once); return the job's state. While a chunk is pending (its task was
     lost, and the dispatcher sends it again with another merge) the job stays running."""
-    job = _claimed(job_id, claim_token)
+    job = job_claimed(job_id, claim_token)
     if job is None:
         return job_state(job_id)
     chunks = ScoringChunk.objects.filter(job_id=job_id, claim_token=claim_token)
@@ -324,7 +325,7 @@ def _metrics_ahead(job: Job, chunks: QuerySet[ScoringChunk]) -> None:
     """While the other workers write the rows, merge the chunks here and store the metrics in the
     hidden scoring: the merge waits for no row, and the final task is left only to complete it. When
     this task is lost, or slower than the writes, the final task merges itself."""
-    if _claimed(job.pk, job.claim_token) is None:
+    if job_claimed(job.pk, job.claim_token) is None:
         return
     run, gold_version = scoring_job_inputs(job)
     with job_heartbeat(job):
@@ -351,7 +352,7 @@ def scoring_rows_dispatch(*, job_id: int, claim_token: str) -> str:
     """Once every chunk is scored: when the chunks encoded comparison rows, prepare the job's scoring
     (not complete, so no reader sees it) and queue a task per chunk that writes its rows into it, then
     the merge; else queue the merge. Return the job's state."""
-    job = _claimed(job_id, claim_token)
+    job = job_claimed(job_id, claim_token)
     if job is None:
         return job_state(job_id)
     chunks = ScoringChunk.objects.filter(job_id=job_id, claim_token=claim_token)
@@ -400,7 +401,7 @@ def scoring_chunk_rows_write(*, job_id: int, claim_token: str, index: int) -> in
     """Write the comparison rows chunk `index` encoded into the job's prepared scoring, at their
     positions in the whole scoring, once; return how many this call wrote. The chunk's row is locked,
     not the job's: the chunks of one job write side by side."""
-    job = _claimed(job_id, claim_token)
+    job = job_claimed(job_id, claim_token)
     if job is None:
         return 0
     with job_heartbeat(job), _phase(job_id, f"rows of chunk {index}"), transaction.atomic():
@@ -436,10 +437,3 @@ def _merged(
         return attribute_scoring_result(
             run=run, gold_version=gold_version, plan=plan, partials=partials, with_rows=with_rows
         )
-
-
-def _claimed(job_id: int, claim_token: str, *, lock: bool = False) -> Job | None:
-    """The job while `claim_token` is its current claim (running); else None: the job ended, or the
-    dispatcher gave this claim up for dead and the job went on without it."""
-    jobs = Job.objects.select_for_update() if lock else Job.objects
-    return jobs.filter(pk=job_id, state=JobState.RUNNING, claim_token=claim_token).first()

@@ -1,14 +1,6 @@
-"""What a gold import sets off in the metrics app (registered in `MetricsConfig.ready`):
-
-- `human_runs_record`: the annotators of a several-annotator import other than the gold one become
-  human runs (`source: human`), posted and finalized like a pipeline's run, so the same scoring code
-  gives their scores: the human ceiling. An annotator whose annotations were recorded before (same
-  name, same annotations) is not recorded again.
-- `runs_rescore_on_new_gold`: with the project setting `rescore_on_new_gold`, every scored run of the
-  version's kind is re-scored on the new version. The split rules decide as for any rescore
-  (`scoring_request`): a final test run is never rescored, a run the strategy may not score now is
-  left as it is; its earlier scorings stay readable.
-
+"""What a gold import sets off in the metrics app (registered in `MetricsConfig.ready`), as
+docs/agreement.md describes it: the annotators other than the gold one become human runs
+(`human_runs_record`), and `rescore_on_new_gold` rescores the scored runs (`runs_rescore_on_new_gold`).
 Both run in the import's transaction; the scoring jobs are queued after it commits.
 """
 

@@ -141,6 +141,13 @@ def job_state(job_id: int) -> str:
     return Job.objects.filter(pk=job_id).values_list("state", flat=True).first() or "missing"
 
 
+def job_claimed(job_id: int, claim_token: str, *, lock: bool = False) -> Job | None:
+    """The job while `claim_token` is its current claim (running); else None: the job ended, or the
+    dispatcher gave this claim up for dead and the job went on without it."""
+    jobs = Job.objects.select_for_update() if lock else Job.objects
+    return jobs.filter(pk=job_id, state=JobState.RUNNING, claim_token=claim_token).first()
+
+
 def scoring_job_inputs(job: Job) -> tuple[ExperimentRun, GoldVersion]:
     """The run a scoring job scores and the gold version it was given."""
     run = ExperimentRun.objects.select_related("project").get(pk=job.params["run_id"])
@@ -198,8 +205,7 @@ def scoring_prepare(*, job: Job) -> tuple[Scoring | None, bool]:
     """The job's scoring, not complete (no reader sees it), for chunk tasks to write comparison rows
     into while the job runs, and whether this call made it (once per claim). None when `job`'s claim
     is not the job's any more."""
-    current = Job.objects.select_for_update().get(pk=job.pk)
-    if current.state != JobState.RUNNING or current.claim_token != job.claim_token:
+    if job_claimed(job.pk, job.claim_token, lock=True) is None:
         return None, False
     prepared = (
         Scoring.objects.defer("report", "document_ids").filter(job_id=job.pk, is_complete=False).first()
@@ -240,8 +246,7 @@ def scoring_metrics_store(*, job: Job, result: ScoringResult) -> bool:
     """Store the metrics of a fanned-out job in its hidden scoring (`scoring_prepare`) while its rows
     are still being written, for the final task to complete (`scoring_store` without a result); the
     result's warnings wait in the job's result. False when `job`'s claim went, or they are stored."""
-    current = Job.objects.select_for_update().get(pk=job.pk)
-    if current.state != JobState.RUNNING or current.claim_token != job.claim_token:
+    if job_claimed(job.pk, job.claim_token, lock=True) is None:
         return False
     scoring = Scoring.objects.defer("report").filter(job_id=job.pk, is_complete=False).first()
     if scoring is None or scoring.metric_values.exists():
@@ -277,9 +282,9 @@ def scoring_store(
     comparison rows into (`result.rows` is then empty); it is completed here. `result` None: its
     metrics are stored in it already (`scoring_metrics_store`)."""
     job_id = job.pk
-    current = Job.objects.select_for_update().get(pk=job_id)
-    if current.state != JobState.RUNNING or current.claim_token != job.claim_token:
-        return current.state  # this worker was given up for dead, and the job went on without it
+    current = job_claimed(job_id, job.claim_token, lock=True)
+    if current is None:
+        return job_state(job_id)  # this worker was given up for dead, and the job went on without it
     locked = ExperimentRun.objects.select_for_update().select_related("project").get(pk=run.pk)
     if prepared is None:
         Scoring.objects.filter(job_id=job_id).delete()

@@ -1,17 +1,14 @@
 """Scoring jobs: requested by finalize or rescore, run on a worker, stored exactly once.
 
-The job's life (claim, heartbeat, retry after a database error, re-queue after a dead worker, the one
-terminal transition) is that of every job: `annotations.services.jobs`. Exactly once, whatever the
-faults: scoring reads only, and every result is written in ONE transaction at the end, which locks
-the job row and goes on only while this worker holds the job's current claim. It first deletes any
-earlier scoring of the job (a unique constraint allows one per job), so a retried job never leaves
-two sets of metric values or comparison rows.
+The job's life is that of every job (`annotations.services.jobs`). Exactly once, whatever the faults
+(docs/operations.md): scoring reads only, and every result is written in ONE transaction at the end,
+under the job's current claim, after deleting any earlier scoring of the job (a unique constraint
+allows one per job), so a retried job never leaves two sets of metric values or comparison rows.
 
-On a team server (or with SCORING_EXECUTOR=celery) the claimed job fans out as chords of chunk tasks
-(`metrics.services.chunked_scoring`), whose final task stores the result here (`scoring_store`)
-under the same claim. On PostgreSQL their comparison rows are written before, into the job's
-scoring made hidden (`scoring_prepare`: not complete, so no reader sees it), and the final
-transaction completes it: readers still see the whole scoring at once, or nothing.
+A job fanned out over the workers (`metrics.services.chunked_scoring`) is stored here too
+(`scoring_store`), under the same claim. On PostgreSQL its comparison rows are written before, into the
+job's scoring made hidden (`scoring_prepare`), which the final transaction completes: readers still
+see the whole scoring at once, or nothing.
 """
 
 from __future__ import annotations

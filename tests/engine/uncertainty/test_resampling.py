@@ -1,0 +1,103 @@
+"""Resamples summed in runs (`resample_blocks`, `resample_block_sums`): each run starts where the one
+generator is after the runs before it, and the runs' sums put back in order are the sums of one pass,
+to the last bit, however the resamples are cut."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from metrics.engine.uncertainty.resampling import (
+    block_rows,
+    pack_columns,
+    resample_block_sums,
+    resample_blocks,
+    resampled_column_sums,
+    resampled_words,
+    weight_blocks,
+)
+
+
+def random_columns(rng: np.random.Generator, n_documents: int, n_columns: int, kind: str) -> list[np.ndarray]:
+    """Counts (packed several to a word), or with a fractional column (every column a word of its own,
+    sums that depend on the order they are added in)."""
+    columns = [rng.integers(0, 300, size=n_documents).astype(np.float64) for _ in range(n_columns)]
+    if kind == "fractional":
+        columns.append(rng.random(n_documents) * 7.3)
+    return columns
+
+
+def summed_in_runs(
+    columns: list[np.ndarray], n_documents: int, resamples: int, seed: int, parts: int
+) -> np.ndarray:
+    def word_sums(packed, resamples, seed):
+        runs = list(resample_blocks(packed, resamples, seed, parts))
+        # Each run as another process gets it: a pickled copy.
+        return np.concatenate([resample_block_sums(pickle.loads(pickle.dumps(run))) for run in runs])
+
+    return resampled_column_sums(columns, n_documents, resamples, seed, word_sums=word_sums)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    n_documents=st.sampled_from([1, 9, 700, 2_048, 5_000]),
+    n_columns=st.integers(min_value=1, max_value=7),
+    kind=st.sampled_from(["counts", "fractional"]),
+    resamples=st.integers(min_value=1, max_value=900),
+    parts=st.integers(min_value=1, max_value=12),
+    seed=st.integers(min_value=0, max_value=2**32),
+)
+def test_runs_summed_apart_give_the_sums_of_one_pass_bit_for_bit(
+    n_documents, n_columns, kind, resamples, parts, seed
+):
+    columns = random_columns(np.random.default_rng(seed), n_documents, n_columns, kind)
+    one_pass = resampled_column_sums(columns, n_documents, resamples, seed)
+    in_runs = summed_in_runs(columns, n_documents, resamples, seed, parts)
+    assert in_runs.tobytes() == one_pass.tobytes()
+
+
+def test_one_pass_sums_are_the_weights_times_the_counts():
+    columns = random_columns(np.random.default_rng(3), 3_000, 5, "counts")
+    weights = np.vstack(list(weight_blocks(3_000, 130, seed=8)))
+    assert np.array_equal(resampled_column_sums(columns, 3_000, 130, 8), weights @ np.column_stack(columns))
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    n_documents=st.sampled_from([1, 50, 2_048, 30_000]),
+    resamples=st.integers(min_value=1, max_value=2_000),
+    parts=st.integers(min_value=1, max_value=8),
+)
+def test_runs_cover_every_resample_once_in_whole_weight_blocks(n_documents, resamples, parts):
+    packed = pack_columns([np.ones(n_documents)], n_documents)
+    rows = [run.rows for run in resample_blocks(packed, resamples, 1, parts)]
+    assert sum(rows) == resamples
+    assert 1 <= len(rows) <= parts
+    assert all(row % block_rows(n_documents) == 0 for row in rows[:-1])
+
+
+def test_later_runs_are_smaller_as_they_start_once_the_draws_before_them_are_made():
+    packed = pack_columns([np.ones(100_000)], 100_000)
+    rows = [run.rows for run in resample_blocks(packed, 2_000, 1, parts=2)]
+    assert rows[0] > rows[1] > 0
+
+
+def test_each_run_starts_where_the_draws_of_the_runs_before_it_leave_the_generator():
+    packed = pack_columns([np.ones(5_000)], 5_000)
+    first, second, third = resample_blocks(packed, 1_000, 4, parts=3)
+    generator = np.random.default_rng(4)
+    assert first.state == generator.bit_generator.state
+    for run in (first, second):
+        for _ in range(run.rows):  # a resample draws n documents
+            generator.integers(0, 5_000, size=5_000)
+        assert (second if run is first else third).state == generator.bit_generator.state
+
+
+def test_a_single_run_is_the_whole_pass():
+    columns = random_columns(np.random.default_rng(5), 4_000, 4, "counts")
+    packed = pack_columns(columns, 4_000)
+    (run,) = resample_blocks(packed, 333, 6)
+    assert np.array_equal(resample_block_sums(run), resampled_words(packed, 333, 6))

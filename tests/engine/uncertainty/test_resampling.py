@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from metrics.engine.uncertainty.resampling import (
     block_rows,
+    count_draws,
     pack_columns,
     resample_block_sums,
     resample_blocks,
@@ -101,3 +102,18 @@ def test_a_single_run_is_the_whole_pass():
     packed = pack_columns(columns, 4_000)
     (run,) = resample_blocks(packed, 333, 6)
     assert np.array_equal(resample_block_sums(run), resampled_words(packed, 333, 6))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    n_documents=st.integers(min_value=1, max_value=3_000),
+    crowded=st.integers(min_value=0, max_value=1_000),
+    seed=st.integers(min_value=0, max_value=2**32),
+)
+def test_draws_are_counted_exactly_even_when_a_document_is_drawn_over_255_times(n_documents, crowded, seed):
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, n_documents, size=n_documents + crowded)
+    draws[:crowded] = n_documents - 1  # one document drawn `crowded` times more: its byte wraps at 256
+    weights = np.full(n_documents, -1.0)
+    count_draws(draws, weights, np.empty(n_documents, dtype=np.uint8))
+    assert np.array_equal(weights, np.bincount(draws, minlength=n_documents).astype(np.float64))

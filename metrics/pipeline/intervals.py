@@ -3,6 +3,10 @@
 The glue between the engines' per-document outputs and `metrics.engine.uncertainty`. Plain Python, no
 Django: the offline commands, the server's scoring jobs and the benchmarks call the same functions.
 
+Processes: given the run's executor, a run of several processes sums its resamples in them
+(`word_sums_of`: one run of consecutive resamples a process, each from where the one generator is at
+its start); the intervals are the same to the last bit in one process or several.
+
 Settings (`IntervalSettings`): level 0.95, 2,000 resamples, seed 20260808 by default; 0 resamples turns
 intervals off. The settings are recorded with every result (`interval_config`), so the same input and
 settings give the same intervals, and anyone can reproduce them.

@@ -57,21 +57,6 @@ def block_rows(n_documents: int) -> int:
     return max(1, rows)
 
 
-def weight_blocks(n_documents: int, resamples: int, seed: int) -> Iterator[np.ndarray]:
-    """Yield bootstrap weights in blocks of rows: entry [r, i] = times document i is drawn in resample r.
-
-    Draws are `numpy.random.default_rng(seed).integers(0, n, size=n)`, resample after resample, so the
-    same (n, resamples, seed) always yields the same weights (one generator drawn in sequence: how the
-    draws are cut into blocks changes nothing). Every row sums to n.
-    """
-    if n_documents < 1:
-        raise ValueError("resampling needs at least one document")
-    rng = np.random.default_rng(seed)
-    per_block = block_rows(n_documents)
-    for start in range(0, resamples, per_block):
-        yield _tally(rng, np.empty((min(per_block, resamples - start), n_documents)))
-
-
 def _tally(rng: np.random.Generator, weights: np.ndarray) -> np.ndarray:
     """Fill `weights` (resamples x n) with how often each of the n documents is drawn in each resample.
 

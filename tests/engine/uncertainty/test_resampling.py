@@ -7,6 +7,7 @@ from __future__ import annotations
 import pickle
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -17,9 +18,10 @@ from metrics.engine.uncertainty.resampling import (
     resample_block_sums,
     resample_blocks,
     resampled_column_sums,
+    resampled_sums,
     resampled_words,
-    weight_blocks,
 )
+from tests.engine.uncertainty.reference import reference_weights
 
 
 def random_columns(rng: np.random.Generator, n_documents: int, n_columns: int, kind: str) -> list[np.ndarray]:
@@ -60,10 +62,30 @@ def test_runs_summed_apart_give_the_sums_of_one_pass_bit_for_bit(
     assert in_runs.tobytes() == one_pass.tobytes()
 
 
-def test_one_pass_sums_are_the_weights_times_the_counts():
-    columns = random_columns(np.random.default_rng(3), 3_000, 5, "counts")
-    weights = np.vstack(list(weight_blocks(3_000, 130, seed=8)))
-    assert np.array_equal(resampled_column_sums(columns, 3_000, 130, 8), weights @ np.column_stack(columns))
+@pytest.mark.parametrize(
+    ("n_documents", "rows"), [(1, 1_000_000), (20_000, 50), (25_000, 40), (100_000, 40), (1_000_000, 4)]
+)
+def test_blocks_hold_a_million_entries_or_40_resamples_up_to_4_million(n_documents, rows):
+    assert block_rows(n_documents) == rows
+
+
+@pytest.mark.parametrize(("n_documents", "resamples"), [(100, 450), (1_999, 600), (2_048, 600)])
+def test_the_sums_of_each_document_alone_are_the_weights_by_their_definition(n_documents, resamples):
+    # Blocks below 2,048 documents are drawn in one call, above it a resample at a time: the same
+    # draws. 600 resamples are two blocks of 1,999 or 2,048 documents.
+    identity = np.eye(n_documents)
+    expected = reference_weights(n_documents, resamples, 4)
+    assert np.array_equal(resampled_sums(identity, resamples, 4), expected)
+    assert np.all(expected.sum(axis=1) == n_documents)
+
+
+@pytest.mark.parametrize(("n_documents", "resamples"), [(3_000, 130), (20_000, 401)])
+def test_blocked_sums_equal_the_whole_weight_matrix_times_the_counts(n_documents, resamples):
+    counts = np.random.default_rng(2).poisson(3, size=(n_documents, 4)).astype(float)
+    counts[:, 2] = 0  # an all-zero column is skipped, and still sums to zero
+    counts[:, 3] = counts[:, 0]  # a repeated column is summed once, and still equals its twin
+    expected = reference_weights(n_documents, resamples, 9) @ counts
+    assert np.array_equal(resampled_sums(counts, resamples, seed=9), expected)
 
 
 @settings(max_examples=30, deadline=None)

@@ -4,8 +4,10 @@ A cluster bootstrap resample draws n documents with replacement from the n docum
 the clusters: the spans and attribute values of one document are correlated, so they travel together).
 Drawing document i `w_i` times makes every summed count `sum_i w_i * c_i`, so for B resamples the
 summed counts are `W @ C`, with W the B x n matrix of draw counts and C the n x k per-document count
-matrix. W is built a block of rows at a time, so memory stays near `_BLOCK_ENTRIES` floats whatever
-n and B are (n = 100,000 and B = 2,000 would be 1.6 GB as one matrix).
+matrix. Resample r draws its documents as `numpy.random.default_rng(seed).integers(0, n, size=n)`,
+one resample after the other from the one generator, so the same (n, B, seed) always gives the same
+W. W is built a block of rows at a time, so memory stays near `_BLOCK_ENTRIES` floats whatever n and
+B are (n = 100,000 and B = 2,000 would be 1.6 GB as one matrix).
 
 The resamples can be summed in runs (`resample_blocks`, `resample_block_sums`), each from the state the
 one generator is in where the run starts, and the runs' sums put back in order are the sums of one pass

@@ -56,8 +56,8 @@ from metrics.engine.uncertainty.measures import columns_read
 from metrics.engine.uncertainty.resampling import (
     PackedColumns,
     WordSums,
-    resample_block_sums,
-    resample_blocks,
+    resample_run_sums,
+    resample_runs,
     resampled_words,
 )
 from metrics.engine.uncertainty.span_metrics import (
@@ -135,8 +135,8 @@ def pooled_word_sums(executor: Executor, packed: PackedColumns, resamples: int, 
     being summed; every process gets the packed table once, with its run."""
     if packed.words.shape[0] * resamples < _POOLED_FROM:
         return resampled_words(packed, resamples, seed)
-    runs = resample_blocks(packed, resamples, seed, parts=executor.processes)
-    return np.concatenate(list(executor.map(resample_block_sums, runs)))
+    runs = resample_runs(packed, resamples, seed, parts=executor.processes)
+    return np.concatenate(list(executor.map(resample_run_sums, runs)))
 
 
 def interval_dict(interval: Interval) -> dict[str, Any] | None:

@@ -9,7 +9,7 @@ one resample after the other from the one generator, so the same (n, B, seed) al
 W. W is built a block of rows at a time, so memory stays near `_BLOCK_ENTRIES` floats whatever n and
 B are (n = 100,000 and B = 2,000 would be 1.6 GB as one matrix).
 
-The resamples can be summed in runs (`resample_blocks`, `resample_block_sums`), each from the state the
+The resamples can be summed in runs (`resample_runs`, `resample_run_sums`), each from the state the
 one generator is in where the run starts, and the runs' sums put back in order are the sums of one pass
 to the last bit: the same draws meet the same counts in the same products.
 """
@@ -40,7 +40,7 @@ _MAX_BLOCK_ENTRIES = 4_000_000
 # below it one tally for the whole block avoids a Python loop over thousands of tiny rows.
 _ROW_BY_ROW_FROM = 2_048
 # The part of a resample's work that is drawing its documents (the rest: tallying them and the
-# product), on 100,000 documents: it sizes the runs `resample_blocks` plans, never their sums.
+# product), on 100,000 documents: it sizes the runs `resample_runs` plans, never their sums.
 _DRAW_SHARE = 0.3
 
 
@@ -242,7 +242,7 @@ def pack_columns(columns: list[np.ndarray], n_documents: int, *, consume: bool =
 
 
 @dataclass(frozen=True, slots=True)
-class ResampleBlock:
+class ResampleRun:
     """A run of `rows` consecutive resamples of the packed `words`, and `state`: the state of the
     generator (`default_rng(seed)`, drawn resample after resample) where the run starts."""
 
@@ -252,9 +252,7 @@ class ResampleBlock:
     exact: bool
 
 
-def resample_blocks(
-    packed: PackedColumns, resamples: int, seed: int, parts: int = 1
-) -> Iterator[ResampleBlock]:
+def resample_runs(packed: PackedColumns, resamples: int, seed: int, parts: int = 1) -> Iterator[ResampleRun]:
     """The resamples cut into at most `parts` runs of whole weight blocks, in order.
 
     A run's state is known once the draws of every run before it are made: they are made here (draws
@@ -267,7 +265,7 @@ def resample_blocks(
     per_block = block_rows(n_documents)
     for first, last in pairwise(_run_bounds(-(-resamples // per_block), parts)):
         rows = min(last * per_block, resamples) - first * per_block
-        yield ResampleBlock(rows, rng.bit_generator.state, packed.words, packed.exact)
+        yield ResampleRun(rows, rng.bit_generator.state, packed.words, packed.exact)
         if first * per_block + rows < resamples:
             for start in range(0, rows, per_block):
                 _draw(rng, min(per_block, rows - start), n_documents)
@@ -279,7 +277,7 @@ def _run_bounds(n_blocks: int, parts: int) -> list[int]:
     return sorted({round(n_blocks * (1.0 - keep**k) / (1.0 - keep**parts)) for k in range(parts + 1)})
 
 
-def resample_block_sums(block: ResampleBlock) -> np.ndarray:
+def resample_run_sums(block: ResampleRun) -> np.ndarray:
     """The sums of the packed words in each resample of the run (rows x words), in resample order."""
     n_documents, n_words = block.words.shape
     bit_generator = np.random.PCG64()
@@ -306,10 +304,10 @@ def resample_block_sums(block: ResampleBlock) -> np.ndarray:
 def resampled_words(packed: PackedColumns, resamples: int, seed: int) -> np.ndarray:
     """The packed words' sums in every resample (B x w), in this process: all resamples as one run."""
     first = np.random.default_rng(seed).bit_generator.state
-    return resample_block_sums(ResampleBlock(resamples, first, packed.words, packed.exact))
+    return resample_run_sums(ResampleRun(resamples, first, packed.words, packed.exact))
 
 
-# How the words' sums are made: `resampled_words`, or runs of `resample_blocks` summed elsewhere.
+# How the words' sums are made: `resampled_words`, or runs of `resample_runs` summed elsewhere.
 WordSums = Callable[[PackedColumns, int, int], np.ndarray]
 
 

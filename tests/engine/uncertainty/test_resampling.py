@@ -1,4 +1,4 @@
-"""Resamples summed in runs (`resample_blocks`, `resample_block_sums`): each run starts where the one
+"""Resamples summed in runs (`resample_runs`, `resample_run_sums`): each run starts where the one
 generator is after the runs before it, and the runs' sums put back in order are the sums of one pass,
 to the last bit, however the resamples are cut."""
 
@@ -15,8 +15,8 @@ from metrics.engine.uncertainty.resampling import (
     block_rows,
     count_draws,
     pack_columns,
-    resample_block_sums,
-    resample_blocks,
+    resample_run_sums,
+    resample_runs,
     resampled_column_sums,
     resampled_sums,
     resampled_words,
@@ -37,9 +37,9 @@ def summed_in_runs(
     columns: list[np.ndarray], n_documents: int, resamples: int, seed: int, parts: int
 ) -> np.ndarray:
     def word_sums(packed, resamples, seed):
-        runs = list(resample_blocks(packed, resamples, seed, parts))
+        runs = list(resample_runs(packed, resamples, seed, parts))
         # Each run as another process gets it: a pickled copy.
-        return np.concatenate([resample_block_sums(pickle.loads(pickle.dumps(run))) for run in runs])
+        return np.concatenate([resample_run_sums(pickle.loads(pickle.dumps(run))) for run in runs])
 
     return resampled_column_sums(columns, n_documents, resamples, seed, word_sums=word_sums)
 
@@ -96,7 +96,7 @@ def test_blocked_sums_equal_the_whole_weight_matrix_times_the_counts(n_documents
 )
 def test_runs_cover_every_resample_once_in_whole_weight_blocks(n_documents, resamples, parts):
     packed = pack_columns([np.ones(n_documents)], n_documents)
-    rows = [run.rows for run in resample_blocks(packed, resamples, 1, parts)]
+    rows = [run.rows for run in resample_runs(packed, resamples, 1, parts)]
     assert sum(rows) == resamples
     assert 1 <= len(rows) <= parts
     assert all(row % block_rows(n_documents) == 0 for row in rows[:-1])
@@ -104,13 +104,13 @@ def test_runs_cover_every_resample_once_in_whole_weight_blocks(n_documents, resa
 
 def test_later_runs_are_smaller_as_they_start_once_the_draws_before_them_are_made():
     packed = pack_columns([np.ones(100_000)], 100_000)
-    rows = [run.rows for run in resample_blocks(packed, 2_000, 1, parts=2)]
+    rows = [run.rows for run in resample_runs(packed, 2_000, 1, parts=2)]
     assert rows[0] > rows[1] > 0
 
 
 def test_each_run_starts_where_the_draws_of_the_runs_before_it_leave_the_generator():
     packed = pack_columns([np.ones(5_000)], 5_000)
-    first, second, third = resample_blocks(packed, 1_000, 4, parts=3)
+    first, second, third = resample_runs(packed, 1_000, 4, parts=3)
     generator = np.random.default_rng(4)
     assert first.state == generator.bit_generator.state
     for run in (first, second):
@@ -122,8 +122,8 @@ def test_each_run_starts_where_the_draws_of_the_runs_before_it_leave_the_generat
 def test_a_single_run_is_the_whole_pass():
     columns = random_columns(np.random.default_rng(5), 4_000, 4, "counts")
     packed = pack_columns(columns, 4_000)
-    (run,) = resample_blocks(packed, 333, 6)
-    assert np.array_equal(resample_block_sums(run), resampled_words(packed, 333, 6))
+    (run,) = resample_runs(packed, 333, 6)
+    assert np.array_equal(resample_run_sums(run), resampled_words(packed, 333, 6))
 
 
 @settings(max_examples=40, deadline=None)

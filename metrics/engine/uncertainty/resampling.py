@@ -277,27 +277,27 @@ def _run_bounds(n_blocks: int, parts: int) -> list[int]:
     return sorted({round(n_blocks * (1.0 - keep**k) / (1.0 - keep**parts)) for k in range(parts + 1)})
 
 
-def resample_run_sums(block: ResampleRun) -> np.ndarray:
+def resample_run_sums(run: ResampleRun) -> np.ndarray:
     """The sums of the packed words in each resample of the run (rows x words), in resample order."""
-    n_documents, n_words = block.words.shape
+    n_documents, n_words = run.words.shape
     bit_generator = np.random.PCG64()
-    bit_generator.state = block.state
+    bit_generator.state = run.state
     rng = np.random.Generator(bit_generator)
     per_block = block_rows(n_documents)
-    sums = np.empty((block.rows, n_words), dtype=np.float64)
-    weights = np.empty((min(per_block, block.rows), n_documents), dtype=np.float64)
+    sums = np.empty((run.rows, n_words), dtype=np.float64)
+    weights = np.empty((min(per_block, run.rows), n_documents), dtype=np.float64)
     # One BLAS thread: scoring runs beside other work (web, Celery workers), and OpenBLAS threads that
     # wait for a busy core made this product 50x slower than one thread in a measurement on a shared
     # two-core machine. threadpoolctl comes with scikit-learn, a dependency of the project.
     with _thread_pools().limit(limits=1, user_api="blas"):
-        for start in range(0, block.rows, per_block):
-            tally = _tally(rng, weights[: min(per_block, block.rows - start)])
-            if block.exact:
+        for start in range(0, run.rows, per_block):
+            tally = _tally(rng, weights[: min(per_block, run.rows - start)])
+            if run.exact:
                 # Exact sums are the same numbers in any order, and this order is the faster product.
-                sums[start : start + tally.shape[0]] = (block.words.T @ tally.T).T
+                sums[start : start + tally.shape[0]] = (run.words.T @ tally.T).T
             else:
                 # Other sums depend on the order BLAS adds in: they keep the product they always had.
-                sums[start : start + tally.shape[0]] = tally @ block.words
+                sums[start : start + tally.shape[0]] = tally @ run.words
     return sums
 
 

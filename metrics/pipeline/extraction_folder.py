@@ -159,7 +159,7 @@ def _evaluate_files_to_folder(
             with timer("intervals"):
                 types = {result.spec.attribute_id: result.spec.type for result in run.evaluation.attributes}
                 counts = DocumentCounts.joined(joined.counts, consume=True)
-                run.intervals = extraction_intervals_from_counts(counts, types, intervals)
+                run.intervals = extraction_intervals_from_counts(counts, types, intervals, executor)
                 run.interval_settings = intervals
                 del counts
             bundle.write_files(staging, _small_writers(run, joined), phase_seconds=phase_seconds)

@@ -3,6 +3,10 @@
 The glue between the engines' per-document outputs and `metrics.engine.uncertainty`. Plain Python, no
 Django: the offline commands, the server's scoring jobs and the benchmarks call the same functions.
 
+Processes: given the run's executor, a run of several processes sums its resamples in them
+(`word_sums_of`: one run of consecutive resamples a process, each from where the one generator is at
+its start); the intervals are the same to the last bit in one process or several.
+
 Settings (`IntervalSettings`): level 0.95, 2,000 resamples, seed 20260808 by default; 0 resamples turns
 intervals off. The settings are recorded with every result (`interval_config`), so the same input and
 settings give the same intervals, and anyone can reproduce them.
@@ -49,16 +53,27 @@ from metrics.engine.uncertainty import (
 )
 from metrics.engine.uncertainty.attribute_metrics import attribute_document_counts, attribute_intervals
 from metrics.engine.uncertainty.measures import columns_read
+from metrics.engine.uncertainty.resampling import (
+    PackedColumns,
+    WordSums,
+    resample_run_sums,
+    resample_runs,
+    resampled_words,
+)
 from metrics.engine.uncertainty.span_metrics import (
     span_document_counts,
     span_intervals,
     span_metric_definitions,
 )
+from metrics.pipeline.executors import Executor
 
 CI_SUFFIX = "_ci"
 _TYPE_COLUMNS = ("tp", "fp", "fn", "covered_by_any")
 # span_document_counts derives `documents_with_gold` from the documents' gold span counts.
 _SPAN_COUNTS_ALWAYS = ("document.gold_spans",)
+# Fewer draws (documents x resamples) than this are summed in this process: a pool's workers would
+# take longer to start than they save.
+_POOLED_FROM = 20_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +119,24 @@ def interval_settings_problems(level: Any, resamples: Any, seed: Any) -> dict[st
 
 
 DEFAULT_INTERVALS = IntervalSettings()
+
+
+def word_sums_of(executor: Executor | None) -> WordSums:
+    """How the resamples are summed: in runs over the executor's processes when it has several, else
+    in this process. The sums are the same to the last bit either way."""
+    if executor is None or executor.processes < 2:
+        return resampled_words
+    return partial(pooled_word_sums, executor)
+
+
+def pooled_word_sums(executor: Executor, packed: PackedColumns, resamples: int, seed: int) -> np.ndarray:
+    """The packed words' sums of every resample, in one run per process of `executor`, put back in
+    order. This process makes the draws that find where each run starts while the runs before it are
+    being summed; every process gets the packed table once, with its run."""
+    if packed.words.shape[0] * resamples < _POOLED_FROM:
+        return resampled_words(packed, resamples, seed)
+    runs = resample_runs(packed, resamples, seed, parts=executor.processes)
+    return np.concatenate(list(executor.map(resample_run_sums, runs)))
 
 
 def interval_dict(interval: Interval) -> dict[str, Any] | None:
@@ -207,14 +240,20 @@ def span_results_intervals(
 
 
 def span_table_intervals(
-    table: DocumentCounts, settings: IntervalSettings = DEFAULT_INTERVALS
+    table: DocumentCounts, settings: IntervalSettings = DEFAULT_INTERVALS, executor: Executor | None = None
 ) -> dict[str, Interval]:
     """`span_results_intervals` from the scores' `span_count_table`, which it empties: the resampling
-    lets go of each column once it has read it."""
+    lets go of each column once it has read it. `executor`: the run's, to sum resamples in its
+    processes."""
     if not settings.enabled or not table.n_documents:
         return {}
     return span_intervals(
-        table, level=settings.level, resamples=settings.resamples, seed=settings.seed, consume=True
+        table,
+        level=settings.level,
+        resamples=settings.resamples,
+        seed=settings.seed,
+        consume=True,
+        word_sums=word_sums_of(executor),
     )
 
 
@@ -258,14 +297,21 @@ def extraction_intervals_from_counts(
     counts: DocumentCounts,
     attribute_types: Mapping[str, AttributeType],
     settings: IntervalSettings = DEFAULT_INTERVALS,
+    executor: Executor | None = None,
 ) -> dict[str, dict[str, Interval]] | None:
     """`extraction_intervals` from the rows' per-document counts (`attribute_document_counts`, or
     counts of parts of the run joined with `DocumentCounts.joined`), for the scored attributes of
-    `attribute_types` ({attribute_id: type}, in schema order)."""
+    `attribute_types` ({attribute_id: type}, in schema order). `executor`: the run's, to sum
+    resamples in its processes."""
     if not settings.enabled:
         return None
     return attribute_intervals(
-        counts, attribute_types, level=settings.level, resamples=settings.resamples, seed=settings.seed
+        counts,
+        attribute_types,
+        level=settings.level,
+        resamples=settings.resamples,
+        seed=settings.seed,
+        word_sums=word_sums_of(executor),
     )
 
 
@@ -302,4 +348,5 @@ __all__ = [
     "span_count_table",
     "span_results_intervals",
     "span_table_intervals",
+    "word_sums_of",
 ]

@@ -130,7 +130,7 @@ def _evaluate_span_paths(
         scored = replace(scored, scores=summed)
         del summed
         release_free_memory()
-        span_intervals = {} if table is None else span_table_intervals(table, intervals)
+        span_intervals = {} if table is None else span_table_intervals(table, intervals, executor)
         del table
     release_free_memory()
     with timer("aggregate"):

@@ -29,6 +29,7 @@ from ..attributes.types import AttributeType, ComparisonRow, MatchStatus
 from .bootstrap import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, Interval, cluster_bootstrap_intervals
 from .counts import DocumentCounts
 from .measures import MetricDefinition, Ratio, f1, precision, ratio, recall
+from .resampling import WordSums, resampled_words
 
 STRATA = ("all", "given_prediction", "given_good_source", "given_bad_source")
 _EDIT_MATCHES = (MatchStatus.EXACT_MATCH, MatchStatus.NEAR_MATCH)
@@ -184,10 +185,14 @@ def attribute_intervals(
     level: float = DEFAULT_LEVEL,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
+    word_sums: WordSums = resampled_words,
 ) -> dict[str, dict[str, Interval]]:
-    """`{attribute_id: {metric name: Interval}}`, the shape of metrics.json's per-attribute `intervals`."""
+    """`{attribute_id: {metric name: Interval}}`, the shape of metrics.json's per-attribute `intervals`
+    (`word_sums`: who sums the resamples, see `cluster_bootstrap_intervals`)."""
     definitions = attribute_metric_definitions(attribute_types)
-    flat = cluster_bootstrap_intervals(counts, definitions, level=level, resamples=resamples, seed=seed)
+    flat = cluster_bootstrap_intervals(
+        counts, definitions, level=level, resamples=resamples, seed=seed, word_sums=word_sums
+    )
     return {attribute_id: {} for attribute_id in attribute_types} | by_attribute(flat)
 
 

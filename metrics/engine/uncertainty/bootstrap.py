@@ -21,7 +21,7 @@ import numpy as np
 
 from .counts import DocumentCounts
 from .measures import Measure, MetricDefinition, columns_read_by_all
-from .resampling import resampled_column_sums
+from .resampling import WordSums, resampled_column_sums, resampled_words
 
 DEFAULT_LEVEL = 0.95
 DEFAULT_RESAMPLES = 2_000
@@ -104,6 +104,7 @@ def cluster_bootstrap_intervals(
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
     consume: bool = False,
+    word_sums: WordSums = resampled_words,
 ) -> dict[Key, Interval]:
     """Percentile intervals for many metrics from one set of document resamples.
 
@@ -113,6 +114,7 @@ def cluster_bootstrap_intervals(
 
     `consume`: `counts` gives up its columns (it is left without any), each as soon as it has been
     resampled, so that a large table and the matrix the resampling stacks are not held together.
+    `word_sums`: who sums the resamples (`resampling.WordSums`); the sums are the same whoever does.
     """
     check_settings(level, resamples, seed)
     given = counts
@@ -128,7 +130,7 @@ def cluster_bootstrap_intervals(
             intervals[name] = Interval(None, None, level, BOOTSTRAP_METHOD, resamples, seed, 0)
             continue
         if resampled is None:
-            resampled = resample_columns(counts, resamples, seed, consume=consume)
+            resampled = resample_columns(counts, resamples, seed, consume=consume, word_sums=word_sums)
         values = measure(resampled)
         low, high = percentile_bounds(values, level)
         defined = int(np.count_nonzero(~np.isnan(values)))
@@ -137,7 +139,12 @@ def cluster_bootstrap_intervals(
 
 
 def resample_columns(
-    counts: DocumentCounts, resamples: int, seed: int, *, consume: bool = False
+    counts: DocumentCounts,
+    resamples: int,
+    seed: int,
+    *,
+    consume: bool = False,
+    word_sums: WordSums = resampled_words,
 ) -> dict[str, np.ndarray]:
     """`{column: B summed values}` for B document resamples of these counts (`consume`: `counts` gives
     up its columns, each once it is resampled)."""
@@ -145,7 +152,9 @@ def resample_columns(
     columns = [counts.columns[name] for name in names]
     if consume:
         counts.columns = {}
-    sums = resampled_column_sums(columns, counts.n_documents, resamples, seed, consume=consume)
+    sums = resampled_column_sums(
+        columns, counts.n_documents, resamples, seed, consume=consume, word_sums=word_sums
+    )
     return {name: sums[:, j] for j, name in enumerate(names)}
 
 

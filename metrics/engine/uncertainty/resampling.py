@@ -4,15 +4,24 @@ A cluster bootstrap resample draws n documents with replacement from the n docum
 the clusters: the spans and attribute values of one document are correlated, so they travel together).
 Drawing document i `w_i` times makes every summed count `sum_i w_i * c_i`, so for B resamples the
 summed counts are `W @ C`, with W the B x n matrix of draw counts and C the n x k per-document count
-matrix. W is built a block of rows at a time, so memory stays near `_BLOCK_ENTRIES` floats whatever
-n and B are (n = 100,000 and B = 2,000 would be 1.6 GB as one matrix).
+matrix. Resample r draws its documents as `numpy.random.default_rng(seed).integers(0, n, size=n)`,
+one resample after the other from the one generator, so the same (n, B, seed) always gives the same
+W. W is built a block of rows at a time, so memory stays near `_BLOCK_ENTRIES` floats whatever n and
+B are (n = 100,000 and B = 2,000 would be 1.6 GB as one matrix).
+
+The resamples can be summed in runs (`resample_runs`, `resample_run_sums`), each from the state the
+one generator is in where the run starts, and the runs' sums put back in order are the sums of one pass
+to the last bit: the same draws meet the same counts in the same products.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from functools import cache
+from itertools import pairwise
+from typing import Any
 
 import numpy as np
 from threadpoolctl import ThreadpoolController
@@ -30,6 +39,9 @@ _MAX_BLOCK_ENTRIES = 4_000_000
 # Above this many documents each resample is tallied on its own (its tally stays in the CPU cache);
 # below it one tally for the whole block avoids a Python loop over thousands of tiny rows.
 _ROW_BY_ROW_FROM = 2_048
+# The part of a resample's work that is drawing its documents (the rest: tallying them and the
+# product), on 100,000 documents: it sizes the runs `resample_runs` plans, never their sums.
+_DRAW_SHARE = 0.3
 
 
 @cache
@@ -47,44 +59,51 @@ def block_rows(n_documents: int) -> int:
     return max(1, rows)
 
 
-def weight_blocks(n_documents: int, resamples: int, seed: int) -> Iterator[np.ndarray]:
-    """Yield bootstrap weights in blocks of rows: entry [r, i] = times document i is drawn in resample r.
+def _tally(rng: np.random.Generator, weights: np.ndarray) -> np.ndarray:
+    """Fill `weights` (resamples x n) with how often each of the n documents is drawn in each resample.
 
-    Draws are `numpy.random.default_rng(seed).integers(0, n, size=n)`, resample after resample, so the
-    same (n, resamples, seed) always yields the same weights (one generator drawn in sequence: how the
-    draws are cut into blocks changes nothing). Every row sums to n.
+    Counted exactly (`count_draws`; below `_ROW_BY_ROW_FROM` documents by `bincount` with unit
+    weights, straight into float64).
     """
-    if n_documents < 1:
-        raise ValueError("resampling needs at least one document")
-    rng = np.random.default_rng(seed)
-    per_block = block_rows(n_documents)
-    for start in range(0, resamples, per_block):
-        rows = min(per_block, resamples - start)
-        yield _tally(rng, rows, n_documents)
-
-
-def _tally(rng: np.random.Generator, rows: int, n_documents: int) -> np.ndarray:
-    """Draw `rows` resamples of n documents and count how often each document was drawn.
-
-    Counted by `bincount` with unit weights: it counts straight into float64 (exact for any count
-    below 2**53), so no integer tally is made and then converted.
-    """
+    rows, n_documents = weights.shape
     if n_documents >= _ROW_BY_ROW_FROM:
-        # One resample at a time: its draws (n integers) stay in the CPU cache while they are counted,
-        # and a block never holds its draws and its weights at once.
-        ones = np.ones(n_documents, dtype=np.float64)
-        weights = np.empty((rows, n_documents), dtype=np.float64)
-        for row in range(rows):
-            weights[row] = np.bincount(
-                rng.integers(0, n_documents, size=n_documents), weights=ones, minlength=n_documents
-            )
+        # One resample at a time: its draws (n integers) stay in the CPU cache while they are counted.
+        tally = np.empty(n_documents, dtype=np.uint8)
+        for row in weights:
+            count_draws(rng.integers(0, n_documents, size=n_documents), row, tally)
         return weights
     draws = rng.integers(0, n_documents, size=(rows, n_documents))
     offsets = (np.arange(rows, dtype=np.int64) * n_documents)[:, None]
     flat = np.bincount(
         (draws + offsets).ravel(), weights=np.ones(draws.size, dtype=np.float64), minlength=rows * n_documents
     )
-    return flat.reshape(rows, n_documents)
+    weights[:] = flat.reshape(rows, n_documents)
+    return weights
+
+
+def count_draws(draws: np.ndarray, weights: np.ndarray, tally: np.ndarray) -> None:
+    """Set `weights[i]` (floats) to how often document i is among the `draws`, counted in the bytes
+    of `tally` (as long as `weights`): a tally a byte a document stays in the CPU cache while it is
+    counted into, where eight bytes did not. A document drawn 256 times or more wraps its byte, and
+    the tally then sums to less than the number of draws: it is counted again, in floats.
+    """
+    tally.fill(0)
+    np.add.at(tally, draws, tally.dtype.type(1))  # a Python 1 took ufunc.at's slow, casting path
+    if int(tally.sum(dtype=np.int64)) == draws.size:
+        weights[:] = tally
+    else:
+        weights.fill(0.0)
+        np.add.at(weights, draws, 1.0)
+
+
+def _draw(rng: np.random.Generator, rows: int, n_documents: int) -> None:
+    """Make the draws of `rows` resamples as `_tally` does, and nothing else: the generator is then
+    where the tally would leave it."""
+    if n_documents >= _ROW_BY_ROW_FROM:
+        for _ in range(rows):
+            rng.integers(0, n_documents, size=n_documents)
+    else:
+        rng.integers(0, n_documents, size=(rows, n_documents))
 
 
 def resampled_sums(matrix: np.ndarray, resamples: int, seed: int) -> np.ndarray:
@@ -105,8 +124,8 @@ def resampled_sums(matrix: np.ndarray, resamples: int, seed: int) -> np.ndarray:
 _EXACT_BITS = 53
 
 
-def _packing(columns: list[np.ndarray], n_documents: int) -> list[list[tuple[int, int]]]:
-    """Words of the product: each a list of (column position, bit shift).
+def _packing(columns: list[np.ndarray], n_documents: int) -> tuple[list[list[tuple[int, int]]], bool]:
+    """Words of the product, each a list of (column position, bit shift), and whether its sums are exact.
 
     A resample's sum of a non-negative integer column is at most n times its largest value (its
     weights sum to n), so it needs a known number of bits. Columns whose bits fit together in 53
@@ -125,7 +144,7 @@ def _packing(columns: list[np.ndarray], n_documents: int) -> list[list[tuple[int
             or not np.array_equal(values, np.floor(values))
             or largest * n_documents >= 2.0**_EXACT_BITS
         ):
-            return [[(position, 0)] for position in range(len(columns))]
+            return [[(position, 0)] for position in range(len(columns))], False
         bits.append(int(largest * n_documents).bit_length())
     words: list[list[tuple[int, int]]] = []
     used: list[int] = []
@@ -138,7 +157,7 @@ def _packing(columns: list[np.ndarray], n_documents: int) -> list[list[tuple[int
         else:
             words.append([(position, 0)])
             used.append(bits[position])
-    return words
+    return words, True
 
 
 def _unpacked(word: np.ndarray, shift: int, packed: list[tuple[int, int]]) -> np.ndarray:
@@ -153,17 +172,41 @@ def _unpacked(word: np.ndarray, shift: int, packed: list[tuple[int, int]]) -> np
     return above - np.ldexp(np.floor(np.ldexp(above, -width)), width)
 
 
-def resampled_column_sums(
-    columns: list[np.ndarray], n_documents: int, resamples: int, seed: int, *, consume: bool = False
-) -> np.ndarray:
-    """`resampled_sums` of the matrix whose columns these are, without building that matrix: only the
-    distinct non-zero columns are stacked (a 100,000-document table of 60 columns is 48 MB a copy).
+@dataclass(frozen=True, slots=True)
+class PackedColumns:
+    """A count table's distinct non-zero columns packed into float64 words (`words`, n x w), and how
+    every column's resampled sums come back out of the words' (`column_sums`).
+
+    `exact`: every column is a non-negative integer count, so every sum of the product is an exact
+    integer, whatever order it is added in.
+    """
+
+    n_columns: int
+    source: np.ndarray  # each column's first equal column (-1: all zero)
+    distinct: np.ndarray  # the columns the words hold, in order
+    layout: list[list[tuple[int, int]]]
+    words: np.ndarray
+    exact: bool
+
+    def column_sums(self, word_sums: np.ndarray) -> np.ndarray:
+        """Every column's sums (B x k) from the words' sums (B x w)."""
+        sums = np.zeros((word_sums.shape[0], self.n_columns), dtype=np.float64)
+        for word, packed in enumerate(self.layout):
+            for position, shift in packed:
+                sums[:, self.distinct[position]] = _unpacked(word_sums[:, word], shift, packed)
+        copies = np.flatnonzero((self.source >= 0) & (self.source != np.arange(self.n_columns)))
+        sums[:, copies] = sums[:, self.source[copies]]
+        return sums
+
+
+def pack_columns(columns: list[np.ndarray], n_documents: int, *, consume: bool = False) -> PackedColumns:
+    """The packed words of these columns, without stacking them: only the distinct non-zero columns
+    are packed (a 100,000-document table of 60 columns is 48 MB a copy).
 
     `consume`: each entry of `columns` is let go (set to None) once it is no longer read, so that the
-    columns and their stacked copy are not all held while the weights are multiplied.
+    columns and their packed copy are not all held at once.
     """
     n_columns = len(columns)
-    sums = np.zeros((resamples, n_columns), dtype=np.float64)
     # Columns are told apart by a digest of their bytes, checked by comparing the arrays: keeping the
     # bytes themselves as keys held a second copy of the table.
     first_of: dict[bytes, list[int]] = {}
@@ -188,31 +231,98 @@ def resampled_column_sums(
         values = column = earlier = None  # type: ignore[assignment]
         for j in np.flatnonzero(source != np.arange(n_columns)).tolist():
             columns[j] = None  # type: ignore[call-overload]
-    if distinct.size == 0:
-        return sums
-    layout = _packing([columns[j] for j in distinct.tolist()], n_documents)
-    dense = np.zeros((n_documents, len(layout)), dtype=np.float64)
+    layout, exact = _packing([columns[j] for j in distinct.tolist()], n_documents)
+    words = np.zeros((n_documents, len(layout)), dtype=np.float64)
     for word, packed in enumerate(layout):
         for position, shift in packed:
-            dense[:, word] += np.ldexp(np.asarray(columns[distinct[position]], dtype=np.float64), shift)
+            words[:, word] += np.ldexp(np.asarray(columns[distinct[position]], dtype=np.float64), shift)
             if consume:
                 columns[distinct[position]] = None  # type: ignore[call-overload]
-    words = np.empty((resamples, len(layout)), dtype=np.float64)
-    start = 0
+    return PackedColumns(n_columns, source, distinct, layout, words, exact)
+
+
+@dataclass(frozen=True, slots=True)
+class ResampleRun:
+    """A run of `rows` consecutive resamples of the packed `words`, and `state`: the state of the
+    generator (`default_rng(seed)`, drawn resample after resample) where the run starts."""
+
+    rows: int
+    state: dict[str, Any]
+    words: np.ndarray
+    exact: bool
+
+
+def resample_runs(packed: PackedColumns, resamples: int, seed: int, parts: int = 1) -> Iterator[ResampleRun]:
+    """The resamples cut into at most `parts` runs of whole weight blocks, in order.
+
+    A run's state is known once the draws of every run before it are made: they are made here (draws
+    only, neither tallied nor multiplied) when the next run is asked for, so a consumer can sum the
+    first run meanwhile. The runs shrink by `_DRAW_SHARE` each, so that runs started one after the
+    other end together.
+    """
+    n_documents = packed.words.shape[0]
+    rng = np.random.default_rng(seed)
+    per_block = block_rows(n_documents)
+    for first, last in pairwise(_run_bounds(-(-resamples // per_block), parts)):
+        rows = min(last * per_block, resamples) - first * per_block
+        yield ResampleRun(rows, rng.bit_generator.state, packed.words, packed.exact)
+        if first * per_block + rows < resamples:
+            for start in range(0, rows, per_block):
+                _draw(rng, min(per_block, rows - start), n_documents)
+
+
+def _run_bounds(n_blocks: int, parts: int) -> list[int]:
+    """Weight-block bounds of `parts` runs, each run (1 - _DRAW_SHARE) times the one before."""
+    keep = 1.0 - _DRAW_SHARE
+    return sorted({round(n_blocks * (1.0 - keep**k) / (1.0 - keep**parts)) for k in range(parts + 1)})
+
+
+def resample_run_sums(run: ResampleRun) -> np.ndarray:
+    """The sums of the packed words in each resample of the run (rows x words), in resample order."""
+    n_documents, n_words = run.words.shape
+    bit_generator = np.random.PCG64()
+    bit_generator.state = run.state
+    rng = np.random.Generator(bit_generator)
+    per_block = block_rows(n_documents)
+    sums = np.empty((run.rows, n_words), dtype=np.float64)
+    weights = np.empty((min(per_block, run.rows), n_documents), dtype=np.float64)
     # One BLAS thread: scoring runs beside other work (web, Celery workers), and OpenBLAS threads that
     # wait for a busy core made this product 50x slower than one thread in a measurement on a shared
     # two-core machine. threadpoolctl comes with scikit-learn, a dependency of the project.
     with _thread_pools().limit(limits=1, user_api="blas"):
-        for weights in weight_blocks(n_documents, resamples, seed):
-            stop = start + weights.shape[0]
-            words[start:stop] = weights @ dense
-            start = stop
-            # Let go of this block before the next one is built: the loop variable would otherwise
-            # keep it alive beside its successor (two blocks at the peak instead of one).
-            del weights
-    for word, packed in enumerate(layout):
-        for position, shift in packed:
-            sums[:, distinct[position]] = _unpacked(words[:, word], shift, packed)
-    copies = np.flatnonzero((source >= 0) & (source != np.arange(n_columns)))
-    sums[:, copies] = sums[:, source[copies]]
+        for start in range(0, run.rows, per_block):
+            tally = _tally(rng, weights[: min(per_block, run.rows - start)])
+            if run.exact:
+                # Exact sums are the same numbers in any order, and this order is the faster product.
+                sums[start : start + tally.shape[0]] = (run.words.T @ tally.T).T
+            else:
+                # Other sums depend on the order BLAS adds in: they keep the product they always had.
+                sums[start : start + tally.shape[0]] = tally @ run.words
     return sums
+
+
+def resampled_words(packed: PackedColumns, resamples: int, seed: int) -> np.ndarray:
+    """The packed words' sums in every resample (B x w), in this process: all resamples as one run."""
+    first = np.random.default_rng(seed).bit_generator.state
+    return resample_run_sums(ResampleRun(resamples, first, packed.words, packed.exact))
+
+
+# How the words' sums are made: `resampled_words`, or runs of `resample_runs` summed elsewhere.
+WordSums = Callable[[PackedColumns, int, int], np.ndarray]
+
+
+def resampled_column_sums(
+    columns: list[np.ndarray],
+    n_documents: int,
+    resamples: int,
+    seed: int,
+    *,
+    consume: bool = False,
+    word_sums: WordSums = resampled_words,
+) -> np.ndarray:
+    """`resampled_sums` of the matrix whose columns these are, without building that matrix (see
+    `pack_columns`, and its `consume`). `word_sums` makes the packed words' sums."""
+    packed = pack_columns(columns, n_documents, consume=consume)
+    if not packed.layout:
+        return np.zeros((resamples, packed.n_columns), dtype=np.float64)
+    return packed.column_sums(word_sums(packed, resamples, seed))

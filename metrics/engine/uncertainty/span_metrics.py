@@ -30,6 +30,7 @@ from .bootstrap import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, Interval,
 from .counts import DocumentCounts
 from .exact import clopper_pearson
 from .measures import HarmonicMean, MetricDefinition, f1, precision, ratio, recall
+from .resampling import WordSums, resampled_words
 
 CHAR_VARIANTS = ("all", "scored")
 NERVALUATE_SCHEMAS = ("strict", "partial")
@@ -118,11 +119,13 @@ def span_intervals(
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
     consume: bool = False,
+    word_sums: WordSums = resampled_words,
 ) -> dict[str, Interval]:
     """Intervals for every span metric: cluster bootstrap, and Clopper–Pearson for leakage rates.
 
     A leakage rate's interval is exact for k leaked documents out of n (all documents, or documents
     with gold). `consume`: `counts` gives up its columns as they are resampled (it is left empty).
+    `word_sums`: who sums the resamples (see `cluster_bootstrap_intervals`).
     """
     leakage = leakage_rate_columns()
     definitions = span_metric_definitions(counts.columns)
@@ -132,7 +135,13 @@ def span_intervals(
     }
     bootstrapped = {name: definition for name, definition in definitions.items() if name not in leakage}
     intervals = cluster_bootstrap_intervals(
-        counts, bootstrapped, level=level, resamples=resamples, seed=seed, consume=consume
+        counts,
+        bootstrapped,
+        level=level,
+        resamples=resamples,
+        seed=seed,
+        consume=consume,
+        word_sums=word_sums,
     )
     for name, (k, n) in trials_of.items():
         intervals[name] = clopper_pearson(k, n, level)

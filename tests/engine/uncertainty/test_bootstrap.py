@@ -19,7 +19,6 @@ from metrics.engine.uncertainty import (
     ratio,
     recall,
 )
-from metrics.engine.uncertainty.resampling import block_rows, resampled_sums, weight_blocks
 
 
 def span_counts(n_documents: int = 60, seed: int = 1) -> DocumentCounts:
@@ -174,42 +173,6 @@ def test_it_rejects_duplicate_documents_and_non_finite_counts():
         DocumentCounts(["a", "b"], {"tp": [1, np.nan]})
     with pytest.raises(ValueError, match="shape"):
         DocumentCounts(["a", "b"], {"tp": [1, 2, 3]})
-
-
-@pytest.mark.parametrize(
-    ("n_documents", "rows"), [(1, 1_000_000), (20_000, 50), (25_000, 40), (100_000, 40), (1_000_000, 4)]
-)
-def test_blocks_hold_a_million_entries_or_40_resamples_up_to_4_million(n_documents, rows):
-    assert block_rows(n_documents) == rows
-
-
-def test_weights_are_drawn_in_bounded_blocks_for_a_hundred_thousand_documents():
-    assert block_rows(100_000) * 100_000 <= 4_000_000
-    blocks = list(weight_blocks(100_000, 3 * block_rows(100_000) + 1, seed=1))
-    assert [block.shape[0] for block in blocks] == [40, 40, 40, 1]
-    assert all(np.all(block.sum(axis=1) == 100_000) for block in blocks)
-
-
-@pytest.mark.parametrize(("n_documents", "resamples"), [(100, 450), (2_048, 1_955), (20_000, 401)])
-def test_weights_are_the_tallies_of_one_block_of_draws(n_documents, resamples):
-    # Large blocks are drawn a row at a time (less memory): the same numbers as one call per block,
-    # which is how the weights were first defined.
-    rng = np.random.default_rng(4)
-    rows = block_rows(n_documents)
-    for start, block in zip(
-        range(0, resamples, rows), weight_blocks(n_documents, resamples, seed=4), strict=True
-    ):
-        draws = rng.integers(0, n_documents, size=(min(rows, resamples - start), n_documents))
-        expected = np.stack([np.bincount(row, minlength=n_documents) for row in draws]).astype(float)
-        assert np.array_equal(block, expected)
-
-
-def test_blocked_sums_equal_the_whole_weight_matrix_times_the_counts():
-    counts = np.random.default_rng(2).poisson(3, size=(3000, 4)).astype(float)
-    counts[:, 2] = 0  # an all-zero column is skipped, and still sums to zero
-    counts[:, 3] = counts[:, 0]  # a repeated column is summed once, and still equals its twin
-    weights = np.vstack(list(weight_blocks(3000, 2500, seed=9)))
-    assert np.array_equal(resampled_sums(counts, 2500, seed=9), weights @ counts)
 
 
 @settings(max_examples=40, deadline=None)

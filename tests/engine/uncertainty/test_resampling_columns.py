@@ -7,7 +7,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metrics.engine.uncertainty.resampling import resampled_column_sums, resampled_sums, weight_blocks
+from metrics.engine.uncertainty.resampling import resampled_column_sums, resampled_sums
+from tests.engine.uncertainty.reference import reference_weights
 
 
 def reference_sums(matrix: np.ndarray, resamples: int, seed: int) -> np.ndarray:
@@ -24,11 +25,7 @@ def reference_sums(matrix: np.ndarray, resamples: int, seed: int) -> np.ndarray:
     if distinct.size == 0:
         return sums
     dense = np.ascontiguousarray(matrix[:, distinct], dtype=np.float64)
-    start = 0
-    for weights in weight_blocks(n_documents, resamples, seed):
-        stop = start + weights.shape[0]
-        sums[start:stop, distinct] = weights @ dense
-        start = stop
+    sums[:, distinct] = reference_weights(n_documents, resamples, seed) @ dense
     copies = np.flatnonzero((source >= 0) & (source != np.arange(n_columns)))
     sums[:, copies] = sums[:, source[copies]]
     return sums

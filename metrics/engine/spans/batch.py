@@ -105,6 +105,9 @@ class _Chunk:
         self.pred_row = row_of_key[pred_key]
         self.counts = np.zeros((n_docs, N_STORED), dtype=INT)
         self.rows = np.zeros((self.n_rows, N_TYPE_STORED), dtype=INT)
+        self.gold_typed, self.pred_typed = self.typed(gold), self.typed(pred)
+        # Each side by (type, start, end): sorted on its line per type.
+        self.gold_by_type, self.pred_by_type = gold.by_type(), pred.by_type()
 
     def per_doc(self, doc: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
         return per(doc, self.n_docs, weights)
@@ -252,13 +255,18 @@ def _character_counts(chunk: _Chunk) -> tuple[Cover, Cover]:
 def _typed_character_counts(chunk: _Chunk, pred_cover: Cover) -> tuple[Cover, Cover]:
     """chars_typed per type row: the unions on one line per type; covered_by_any against the union
     of all predictions. Returns the per-type unions of gold and of predictions."""
-    rows = chunk.rows
-    gold_typed_start, gold_typed_end = chunk.typed(chunk.gold)
-    pred_typed_start, pred_typed_end = chunk.typed(chunk.pred)
-    gold_start, gold_end, gold_first = merge_unsorted(gold_typed_start, gold_typed_end)
-    pred_start, pred_end, pred_first = merge_unsorted(pred_typed_start, pred_typed_end)
+    rows, gold_order, pred_order = chunk.rows, chunk.gold_by_type, chunk.pred_by_type
+    gold_typed_start, gold_typed_end = chunk.gold_typed
+    pred_typed_start, pred_typed_end = chunk.pred_typed
+    gold_start, gold_end, gold_first = merge_unsorted(gold_typed_start, gold_typed_end, gold_order)
+    pred_start, pred_end, pred_first = merge_unsorted(pred_typed_start, pred_typed_end, pred_order)
+    either_typed_start = np.concatenate((gold_typed_start, pred_typed_start))
+    # Both sides by type are two sorted runs, which a stable sort (timsort) merges; ties keep the
+    # concatenation's order, as a stable sort of the concatenation does.
+    either_order = np.concatenate((gold_order, pred_order + len(gold_order)))
+    either_order = either_order[np.argsort(either_typed_start[either_order], kind="stable")]
     either_start, either_end, either_first = merge_unsorted(
-        np.concatenate((gold_typed_start, pred_typed_start)), np.concatenate((gold_typed_end, pred_typed_end))
+        either_typed_start, np.concatenate((gold_typed_end, pred_typed_end)), either_order
     )
     gold_union_row = chunk.gold_row[gold_first]
     either_row = np.concatenate((chunk.gold_row, chunk.pred_row))[either_first]
@@ -322,8 +330,12 @@ def _exact_and_overlap_counts(
     rows[:, 9] = chunk.per_row(chunk.gold_row[member_sorted(gold.key, pred.key)])
     rows[:, 10] = chunk.per_row(chunk.pred_row[member_sorted(pred.key, gold.key)])
     counts[:, 22] = chunk.per_doc(pred.doc[gold_cover.overlaps(pred.start, pred.end)])
-    rows[:, 11] = chunk.per_row(chunk.gold_row[pred_type_cover.overlaps(*chunk.typed(gold))])
-    rows[:, 12] = chunk.per_row(chunk.pred_row[gold_type_cover.overlaps(*chunk.typed(pred))])
+    # Asked in type order, where the queries are sorted and so search fastest.
+    gold_order, pred_order = chunk.gold_by_type, chunk.pred_by_type
+    gold_overlaps = pred_type_cover.overlaps(chunk.gold_typed[0][gold_order], chunk.gold_typed[1][gold_order])
+    pred_overlaps = gold_type_cover.overlaps(chunk.pred_typed[0][pred_order], chunk.pred_typed[1][pred_order])
+    rows[:, 11] = chunk.per_row(chunk.gold_row[gold_order[gold_overlaps]])
+    rows[:, 12] = chunk.per_row(chunk.pred_row[pred_order[pred_overlaps]])
 
 
 def _leakage_counts(chunk: _Chunk, pred_cover: Cover) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

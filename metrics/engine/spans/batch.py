@@ -371,9 +371,10 @@ def _nervaluate(chunk: _Chunk) -> None:
     A prediction's candidates are the gold spans it overlaps sufficiently (`nervaluate_counts`).
     Where every prediction has at most one candidate and every gold span is the candidate of at most
     one prediction, nothing competes: each prediction with a candidate claims it, and the schemas only
-    differ in whether bounds and type agree. Where claims compete, the reference walk counts, over
-    the stretch of the line where they do (`_stretches`). Per type the walk sees only the type's
-    spans, so the same holds on each type's line on its own pairs.
+    differ in whether bounds and type agree. Where claims compete, they do within a stretch of the
+    line (`_stretches`); in a stretch with one gold span the first prediction claims it, in any other
+    the reference walk counts. Per type the walk sees only the type's spans, so the same holds on
+    each type's line on its own pairs.
     """
     gold, pred = chunk.gold, chunk.pred
     if len(gold) == 0 or len(pred) == 0:
@@ -381,25 +382,23 @@ def _nervaluate(chunk: _Chunk) -> None:
     pair_pred, pair_gold = _candidate_pairs(gold, pred)
     same_bounds = gold.bounds[pair_gold] == pred.bounds[pair_pred]
     same_type = gold.code[pair_gold] == pred.code[pair_pred]
-    stretch, contended = _stretches(pair_pred, pair_gold, (gold.start, gold.end), (pred.start, pred.end))
-    plain = ~contended
-    pair_doc = gold.doc[pair_gold[plain]]
+    stretch, claims, walked = _stretches(pair_pred, pair_gold, (gold.start, gold.end), (pred.start, pred.end))
+    pair_doc = gold.doc[pair_gold[claims]]
     for column, agrees in ((25, same_bounds & same_type), (27, same_bounds), (29, same_type)):
-        correct = chunk.per_doc(pair_doc[agrees[plain]])
+        correct = chunk.per_doc(pair_doc[agrees[claims]])
         chunk.counts[:, column] = correct
         chunk.counts[:, column + 1] = chunk.per_doc(pair_doc) - correct
-    if contended.any():
-        _walk(chunk, stretch[contended], pair_gold[contended], pair_pred[contended], typed=False)
+    if walked.any():
+        _walk(chunk, stretch[walked], pair_gold[walked], pair_pred[walked], typed=False)
     typed_pred, typed_gold = pair_pred[same_type], pair_gold[same_type]
-    stretch, contended = _stretches(typed_pred, typed_gold, chunk.gold_typed, chunk.pred_typed)
-    plain = ~contended
-    typed_row = chunk.gold_row[typed_gold[plain]]
-    typed_exact = same_bounds[same_type][plain]
+    stretch, claims, walked = _stretches(typed_pred, typed_gold, chunk.gold_typed, chunk.pred_typed)
+    typed_row = chunk.gold_row[typed_gold[claims]]
+    typed_exact = same_bounds[same_type][claims]
     chunk.rows[:, 13] = chunk.per_row(typed_row[typed_exact])
     chunk.rows[:, 14] = chunk.per_row(typed_row[~typed_exact])
     chunk.rows[:, 15] = chunk.per_row(typed_row)
-    if contended.any():
-        _walk(chunk, stretch[contended], typed_gold[contended], typed_pred[contended], typed=True)
+    if walked.any():
+        _walk(chunk, stretch[walked], typed_gold[walked], typed_pred[walked], typed=True)
 
 
 def _stretches(
@@ -407,13 +406,19 @@ def _stretches(
     pair_gold: np.ndarray,
     gold_bounds: tuple[np.ndarray, np.ndarray],
     pred_bounds: tuple[np.ndarray, np.ndarray],
-) -> tuple[np.ndarray, np.ndarray]:
-    """Each candidate pair's stretch of the line (the union of overlapping pairs' spans), and whether
-    claims compete in it: a prediction in it has several candidates, or a gold span is the candidate of
-    several predictions. Stretches are independent: every candidate of a prediction lies in its
-    stretch, so what it claims depends on the claims made in that stretch alone."""
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each candidate pair's stretch of the line (the union of overlapping pairs' spans); the pairs
+    that are claims (the prediction claims the gold span); the pairs of stretches to walk.
+
+    Stretches are independent: every candidate of a prediction lies in its stretch, so what it claims
+    depends on the claims made in that stretch alone. Claims compete in a stretch when a prediction in
+    it has several candidates, or a gold span is the candidate of several predictions. Where none
+    compete every pair is a claim; where the stretch holds one gold span, its first prediction's pair
+    is (the others find it claimed). Pairs come in prediction order, so a stretch's first pair is its
+    first prediction's.
+    """
     if len(pair_pred) == 0:
-        return pair_pred, np.zeros(0, dtype=bool)
+        return pair_pred, np.zeros(0, dtype=bool), np.zeros(0, dtype=bool)
     start = np.minimum(gold_bounds[0][pair_gold], pred_bounds[0][pair_pred])
     end = np.maximum(gold_bounds[1][pair_gold], pred_bounds[1][pair_pred])
     order = np.argsort(start, kind="stable")
@@ -423,10 +428,17 @@ def _stretches(
     np.greater(start[order][1:], running_end[:-1], out=opens[1:])
     stretch = np.empty(len(order), dtype=INT)
     stretch[order] = np.cumsum(opens) - 1
+    n_stretches = int(stretch[order[-1]]) + 1
     crowded = (np.bincount(pair_pred)[pair_pred] > 1) | (np.bincount(pair_gold)[pair_gold] > 1)
-    contended = np.zeros(int(stretch[order[-1]]) + 1, dtype=bool)
+    contended = np.zeros(n_stretches, dtype=bool)
     contended[stretch[crowded]] = True
-    return stretch, contended[stretch]
+    pair = np.arange(len(stretch), dtype=INT)
+    first = np.empty(n_stretches, dtype=INT)
+    first[stretch[::-1]] = pair[::-1]  # the last write wins: each stretch's first pair
+    several_gold = np.zeros(n_stretches, dtype=bool)
+    several_gold[stretch[pair_gold != pair_gold[first[stretch]]]] = True
+    claims = ~contended[stretch] | (~several_gold[stretch] & (pair == first[stretch]))
+    return stretch, claims, (contended & several_gold)[stretch]
 
 
 def _candidate_pairs(gold: SortedSpans, pred: SortedSpans) -> tuple[np.ndarray, np.ndarray]:

@@ -251,4 +251,5 @@ def _entity_texts_match(
 
 
 def _types_of(side: SpanSide, type_names: Sequence[str]) -> frozenset[str]:
-    return frozenset(type_names[code] for code in np.unique(side.type_code).tolist())
+    present = np.bincount(side.type_code, minlength=len(type_names))
+    return frozenset(type_names[code] for code in np.flatnonzero(present).tolist())

@@ -93,16 +93,18 @@ def _put(tree: dict, path: tuple[str, ...], value: dict) -> None:
 def _sorted_by_id(scores: SpanScores) -> tuple[list[str], dict[str, np.ndarray], list[int]]:
     """Document ids, their COUNT_FIELDS columns and their reading positions, sorted by document id
     (then by counts, so that even duplicate ids give one order)."""
-    stored = scores.counts.astype(np.int64)
-    ids = scores.document_ids
+    ids, counts = scores.document_ids, scores.counts
     if len(set(ids)) == len(ids):
         order = sorted(range(len(ids)), key=ids.__getitem__)
     else:
-        keys = [stored[:, k] for k in reversed(range(N_STORED))]
+        keys = [counts[:, k] for k in reversed(range(N_STORED))]
         order = np.lexsort([*keys, np.array(ids, dtype=object).astype(str)]).tolist()
-    if order == list(range(len(ids))):  # in id order already, as most inputs are: no copy
-        return list(ids), expand_counts(stored), order
-    return [ids[i] for i in order], expand_counts(stored[order]), order
+    in_order = order == list(range(len(ids)))  # as most inputs are: no copy of the rows
+    rows = counts if in_order else counts[order]
+    # Column by column in memory (the transpose of a row-major copy of the transpose): every measure
+    # and sum below reads whole columns, which the rows would spread over a cache line a value.
+    stored = np.ascontiguousarray(rows.T, dtype=np.int64).T
+    return list(ids) if in_order else [ids[i] for i in order], expand_counts(stored), order
 
 
 def _per_type_totals(scores: SpanScores) -> dict[str, dict[str, int]]:

@@ -174,7 +174,7 @@ def span_count_table(scores: Sequence[DocumentScore] | SpanScores) -> DocumentCo
 class _RowsByType:
     """The rows of one type at a time: the table's columns are made type after type, so each type's
     rows are found once for its columns, not once a column (a scan of every row each), and only one
-    type's are held (sorting the rows by type held 6 MB more at the process's peak)."""
+    type's are held: the table is built at the process's peak of memory (bench/spans/README.md)."""
 
     def __init__(self, scores: SpanScores, position: np.ndarray) -> None:
         self.scores, self.position = scores, position

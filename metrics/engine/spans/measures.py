@@ -83,8 +83,8 @@ def nervaluate_measures(
 def exactly_rounded_sum(values: Array) -> float:
     """`math.fsum(values)`: the exact sum of float64 values, rounded once, whatever their order.
 
-    Without a Python float per value (100,000 documents' ratios cost fsum and tolist several times
-    this): a finite value is a 53-bit integer times a power of two. The integers' 26-bit halves are
+    Without a Python float per value (a macro mean reads one value per document): a finite value is a
+    53-bit integer times a power of two. The integers' 26-bit halves are
     summed per power of two by bincount, in floats that stay exact below 2**53, and the sums are
     joined as Python integers and divided once. Negative or non-finite values go to fsum.
     """

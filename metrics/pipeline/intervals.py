@@ -186,13 +186,12 @@ def span_count_table(scores: Sequence[DocumentScore] | SpanScores) -> DocumentCo
             makers[f"leakage.{condition}.leaked"] = partial(
                 stored.positive, f"leakage.{condition}.gold_spans_affected"
             )
+    rows_by_type = _RowsByType(table_of_scores, position)
     for entity_type in type_names:
         code = table_of_scores.type_names.index(entity_type)
         for name in _TYPE_COLUMNS:
             if f"chars_typed.{entity_type}.{name}" in needed:
-                makers[f"chars_typed.{entity_type}.{name}"] = partial(
-                    _type_column, table_of_scores, position, code, name
-                )
+                makers[f"chars_typed.{entity_type}.{name}"] = partial(rows_by_type.column, code, name)
     # One matrix, a column per count: freed at once when the resampling lets go of its last column,
     # where columns of their own would leave the allocator a heap of holes the size of the table.
     matrix = np.zeros((n_documents, len(makers)), dtype=np.float64, order="F")
@@ -205,15 +204,26 @@ def span_count_table(scores: Sequence[DocumentScore] | SpanScores) -> DocumentCo
     return span_document_counts(table)
 
 
-def _type_column(scores: SpanScores, position: np.ndarray, code: int, name: str) -> np.ndarray:
-    """`chars_typed.<TYPE>.<name>` of every document (0 where it lacks the type), from the rows of the
-    type `code`, each document at its `position`."""
-    rows = np.flatnonzero(scores.row_type == code)
-    column = np.zeros(len(scores), dtype=np.float64)
-    column[position[scores.row_document[rows]]] = scores.rows[
-        rows, TYPE_STORED_FIELDS.index(f"chars_typed.{name}")
-    ]
-    return column
+class _RowsByType:
+    """The rows of one type at a time: the table's columns are made type after type, so each type's
+    rows are found once for its columns, not once a column (a scan of every row each), and only one
+    type's are held: the table is built at the process's peak of memory (bench/spans/README.md)."""
+
+    def __init__(self, scores: SpanScores, position: np.ndarray) -> None:
+        self.scores, self.position = scores, position
+        self.code, self.rows = -1, np.zeros(0, dtype=np.int64)
+
+    def column(self, code: int, name: str) -> np.ndarray:
+        """`chars_typed.<TYPE>.<name>` of every document (0 where it lacks the type), from the rows of
+        the type `code`, each document at its `position`."""
+        if code != self.code:
+            self.code, self.rows = code, np.flatnonzero(self.scores.row_type == code)
+        rows = self.rows
+        column = np.zeros(len(self.scores), dtype=np.float64)
+        column[self.position[self.scores.row_document[rows]]] = self.scores.rows[
+            rows, TYPE_STORED_FIELDS.index(f"chars_typed.{name}")
+        ]
+        return column
 
 
 class _StoredColumns:

@@ -39,6 +39,24 @@ class ByteRange:
             lines.pop()  # the newline that ends the range's last line
         return lines
 
+    def line_views(self) -> list[memoryview]:
+        """`read_lines` as views of the file mapped: no copy of the bytes (read and split, they were
+        copied twice into fresh memory). The mapping closes when the last view is let go."""
+        if self.end <= self.start:
+            return []
+        with open(self.path, "rb") as file:
+            mapped = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
+        whole, find = memoryview(mapped), mapped.find
+        lines = []
+        position = self.start
+        while position < self.end:
+            newline = find(b"\n", position, self.end)
+            if newline < 0:
+                newline = self.end  # a last line without its newline
+            lines.append(whole[position:newline])
+            position = newline + 1
+        return lines
+
 
 def line_document_ids(path: str, starts: np.ndarray, ends: np.ndarray) -> list[str | None] | None:
     """The `document_id` each line names (None for a blank line), or None when a line names none.

@@ -35,7 +35,8 @@ class ScatteredLines:
     starts: np.ndarray
     ends: np.ndarray
 
-    def read_lines(self) -> list[bytes | None]:
+    def line_views(self) -> list[bytes | None]:
+        """Each document's line (None: it has none), as `ByteRange.line_views` reads a range."""
         with open(self.path, "rb") as file:
             descriptor = file.fileno()
             return [

@@ -77,14 +77,14 @@ class ReadSpanFileChunk:
 def read_span_file_chunk(chunk: SpanFileChunk) -> ReadSpanFileChunk | None:
     """The chunk as columns, or None when not sure. Raises LinesDoNotPair when a prediction line names
     another document than its gold line."""
-    gold = _documents(chunk.gold.read_lines())
+    gold = _documents(chunk.gold.line_views())
     if gold is None or len(gold) != chunk.documents:
         return None
     document_ids = _document_ids(gold)
     texts = list(map(_TEXT, gold))
     if document_ids is None or None in texts:
         return None
-    predicted_lines = chunk.predictions.read_lines()
+    predicted_lines = chunk.predictions.line_views()
     if isinstance(chunk.predictions, ByteRange) and _any_blank(predicted_lines):
         raise LinesDoNotPair  # the validating reader passes over blank lines; pairing by id does too
     predicted = _documents([line for line in predicted_lines if line is not None])
@@ -156,7 +156,7 @@ _DOCUMENT_ID, _TEXT, _ENTITIES, _ANNOTATOR = (
 _START, _END, _TYPE = attrgetter("start"), attrgetter("end"), attrgetter("entity_type")
 
 
-def _documents(lines: Sequence[bytes]) -> list[_Document] | None:
+def _documents(lines: Sequence[bytes | memoryview]) -> list[_Document] | None:
     """Each line's document, or None unless every line is one (a blank or malformed line is not)."""
     try:
         documents = list(map(_decode, lines))
@@ -168,8 +168,11 @@ def _documents(lines: Sequence[bytes]) -> list[_Document] | None:
     return documents
 
 
-def _any_blank(lines: Sequence[bytes]) -> bool:
-    return b"" in lines or any(map(bytes.isspace, lines))
+def _any_blank(lines: Sequence[memoryview]) -> bool:
+    return any(not line or (line[0] in _WHITESPACE and bytes(line).isspace()) for line in lines)
+
+
+_WHITESPACE = frozenset(b" \t\n\r\x0b\x0c")  # bytes.isspace()'s
 
 
 def _document_ids(documents: Sequence[_Document]) -> list[str] | None:
@@ -193,6 +196,10 @@ class _Labels:
 
     def codes(self, labels: Sequence[Any]) -> np.ndarray | None:
         """The code of each label, or None when one is not a string or not in the label map."""
+        try:  # labels seen before: no pass to find the new ones
+            return np.fromiter(map(self.code_of_label.__getitem__, labels), dtype=np.int64, count=len(labels))
+        except (KeyError, TypeError):
+            pass
         distinct = set(labels)
         if set(map(type, distinct)) - {str}:
             return None
@@ -244,4 +251,5 @@ def _entity_texts_match(
 
 
 def _types_of(side: SpanSide, type_names: Sequence[str]) -> frozenset[str]:
-    return frozenset(type_names[code] for code in np.unique(side.type_code).tolist())
+    present = np.bincount(side.type_code, minlength=len(type_names))
+    return frozenset(type_names[code] for code in np.flatnonzero(present).tolist())

@@ -8,7 +8,7 @@ import mmap
 import numpy as np
 
 from metrics.pipeline import jsonl_lines
-from metrics.pipeline.jsonl_lines import line_document_ids, line_ends
+from metrics.pipeline.jsonl_lines import ByteRange, line_document_ids, line_ends
 from tests.pipeline.span_file_records import write_lines
 
 
@@ -56,3 +56,11 @@ def test_line_document_ids_over_pages_let_go_as_scanned_are_still_every_id(tmp_p
     ends = line_ends(str(path))
     starts = np.concatenate(([0], ends[:-1]))
     assert line_document_ids(str(path), starts, ends) == [record["document_id"] for record in records]
+
+
+def test_a_ranges_line_views_are_its_lines_as_read(tmp_path):
+    path = tmp_path / "lines.jsonl"
+    path.write_bytes(b"ab\n\n  \ncdefg\nh")
+    for start, end in ((0, 14), (0, 13), (3, 8), (4, 4), (13, 14), (7, 13)):
+        byte_range = ByteRange(str(path), start, end)
+        assert [bytes(view) for view in byte_range.line_views()] == byte_range.read_lines()

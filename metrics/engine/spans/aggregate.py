@@ -2,7 +2,7 @@
 
 micro = measures of the counts summed over documents; macro = the mean, over the documents where a
 measure is defined, of its per-document values, with the number of documents that entered it.
-Sums are of integers and means use math.fsum (exactly rounded), so the result is the same whatever
+Sums are of integers and means use exactly rounded sums (`math.fsum`'s), so the result is the same whatever
 the order of the documents or the way they were split into chunks.
 """
 
@@ -16,12 +16,11 @@ import numpy as np
 
 from metrics.engine.spans.batch import score_span_batches
 from metrics.engine.spans.document import CONDITIONS_OF_LEAK
-from metrics.engine.spans.measures import confusion, existence, nervaluate_measures
+from metrics.engine.spans.measures import confusion, exactly_rounded_sum, existence, nervaluate_measures
 from metrics.engine.spans.nervaluate_counts import COUNT_NAMES, SCHEMAS
 from metrics.engine.spans.score import (
     LEAKAGE_CONDITIONS,
     N_STORED,
-    N_TYPE_STORED,
     TYPE_STORED_FIELDS,
     DocumentScore,
     LeakedSpan,
@@ -34,8 +33,6 @@ from metrics.engine.spans.types import DocumentSpans
 _EXISTENCE = ("gt_total", "gt_matched", "pred_total", "pred_matched")
 _TYPE_STORED_INDEX = {name: k for k, name in enumerate(TYPE_STORED_FIELDS)}
 _MEASURES = ("precision", "recall", "f1", "specificity")
-# Per-type counts are summed in blocks of this many rows, so memory stays flat for any corpus.
-_TYPE_BLOCK_ROWS = 4096
 
 
 def _nerval(schema: str) -> Callable[..., dict]:
@@ -82,7 +79,7 @@ def _macro_of(columns: list[np.ndarray], measure: Callable[..., dict]) -> dict:
             continue
         defined = values[~np.isnan(values)]
         entered[key] = int(defined.size)
-        result[key] = math.fsum(defined.tolist()) / defined.size if defined.size else None
+        result[key] = exactly_rounded_sum(defined) / defined.size if defined.size else None
     result["n_documents"] = entered
     return result
 
@@ -96,31 +93,27 @@ def _put(tree: dict, path: tuple[str, ...], value: dict) -> None:
 def _sorted_by_id(scores: SpanScores) -> tuple[list[str], dict[str, np.ndarray], list[int]]:
     """Document ids, their COUNT_FIELDS columns and their reading positions, sorted by document id
     (then by counts, so that even duplicate ids give one order)."""
-    stored = scores.counts.astype(np.int64)
-    ids = scores.document_ids
+    ids, counts = scores.document_ids, scores.counts
     if len(set(ids)) == len(ids):
         order = sorted(range(len(ids)), key=ids.__getitem__)
     else:
-        keys = [stored[:, k] for k in reversed(range(N_STORED))]
+        keys = [counts[:, k] for k in reversed(range(N_STORED))]
         order = np.lexsort([*keys, np.array(ids, dtype=object).astype(str)]).tolist()
-    return [ids[i] for i in order], expand_counts(stored[order]), order
+    in_order = order == list(range(len(ids)))  # as most inputs are: no copy of the rows
+    rows = counts if in_order else counts[order]
+    # Column by column in memory (the transpose of a row-major copy of the transpose): every measure
+    # and sum below reads whole columns, which the rows would spread over a cache line a value.
+    stored = np.ascontiguousarray(rows.T, dtype=np.int64).T
+    return list(ids) if in_order else [ids[i] for i in order], expand_counts(stored), order
 
 
 def _per_type_totals(scores: SpanScores) -> dict[str, dict[str, int]]:
     """TYPE_FIELDS summed over the documents, for each type some document holds."""
-    present = np.unique(scores.row_type)
-    rows = scores.rows
-    totals: dict[str, dict[str, int]] = {}
-    for code in present.tolist():
-        # In blocks, summed in 64 bits: memory stays flat for any corpus.
-        selected = np.flatnonzero(scores.row_type == code)
-        total = np.zeros(N_TYPE_STORED, dtype=np.int64)
-        for first in range(0, len(selected), _TYPE_BLOCK_ROWS):
-            total += rows[selected[first : first + _TYPE_BLOCK_ROWS]].sum(axis=0, dtype=np.int64)
-        totals[scores.type_names[code]] = {
-            name: int(column[0]) for name, column in expand_type_counts(total).items()
-        }
-    return totals
+    present, totals = scores.type_totals()
+    return {
+        scores.type_names[code]: {name: int(column[0]) for name, column in expand_type_counts(total).items()}
+        for code, total in zip(present.tolist(), totals, strict=True)
+    }
 
 
 def _leaked_text(scores: SpanScores) -> dict[int, list[dict]]:

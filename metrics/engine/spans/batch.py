@@ -105,6 +105,9 @@ class _Chunk:
         self.pred_row = row_of_key[pred_key]
         self.counts = np.zeros((n_docs, N_STORED), dtype=INT)
         self.rows = np.zeros((self.n_rows, N_TYPE_STORED), dtype=INT)
+        self.gold_typed, self.pred_typed = self.typed(gold), self.typed(pred)
+        # Each side by (type, start, end): sorted on its line per type.
+        self.gold_by_type, self.pred_by_type = gold.by_type(), pred.by_type()
 
     def per_doc(self, doc: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
         return per(doc, self.n_docs, weights)
@@ -252,13 +255,18 @@ def _character_counts(chunk: _Chunk) -> tuple[Cover, Cover]:
 def _typed_character_counts(chunk: _Chunk, pred_cover: Cover) -> tuple[Cover, Cover]:
     """chars_typed per type row: the unions on one line per type; covered_by_any against the union
     of all predictions. Returns the per-type unions of gold and of predictions."""
-    rows = chunk.rows
-    gold_typed_start, gold_typed_end = chunk.typed(chunk.gold)
-    pred_typed_start, pred_typed_end = chunk.typed(chunk.pred)
-    gold_start, gold_end, gold_first = merge_unsorted(gold_typed_start, gold_typed_end)
-    pred_start, pred_end, pred_first = merge_unsorted(pred_typed_start, pred_typed_end)
+    rows, gold_order, pred_order = chunk.rows, chunk.gold_by_type, chunk.pred_by_type
+    gold_typed_start, gold_typed_end = chunk.gold_typed
+    pred_typed_start, pred_typed_end = chunk.pred_typed
+    gold_start, gold_end, gold_first = merge_unsorted(gold_typed_start, gold_typed_end, gold_order)
+    pred_start, pred_end, pred_first = merge_unsorted(pred_typed_start, pred_typed_end, pred_order)
+    either_typed_start = np.concatenate((gold_typed_start, pred_typed_start))
+    # Both sides by type are two sorted runs, which a stable sort (timsort) merges; ties keep the
+    # concatenation's order, as a stable sort of the concatenation does.
+    either_order = np.concatenate((gold_order, pred_order + len(gold_order)))
+    either_order = either_order[np.argsort(either_typed_start[either_order], kind="stable")]
     either_start, either_end, either_first = merge_unsorted(
-        np.concatenate((gold_typed_start, pred_typed_start)), np.concatenate((gold_typed_end, pred_typed_end))
+        either_typed_start, np.concatenate((gold_typed_end, pred_typed_end)), either_order
     )
     gold_union_row = chunk.gold_row[gold_first]
     either_row = np.concatenate((chunk.gold_row, chunk.pred_row))[either_first]
@@ -322,8 +330,12 @@ def _exact_and_overlap_counts(
     rows[:, 9] = chunk.per_row(chunk.gold_row[member_sorted(gold.key, pred.key)])
     rows[:, 10] = chunk.per_row(chunk.pred_row[member_sorted(pred.key, gold.key)])
     counts[:, 22] = chunk.per_doc(pred.doc[gold_cover.overlaps(pred.start, pred.end)])
-    rows[:, 11] = chunk.per_row(chunk.gold_row[pred_type_cover.overlaps(*chunk.typed(gold))])
-    rows[:, 12] = chunk.per_row(chunk.pred_row[gold_type_cover.overlaps(*chunk.typed(pred))])
+    # Asked in type order, where the queries are sorted and so search fastest.
+    gold_order, pred_order = chunk.gold_by_type, chunk.pred_by_type
+    gold_overlaps = pred_type_cover.overlaps(chunk.gold_typed[0][gold_order], chunk.gold_typed[1][gold_order])
+    pred_overlaps = gold_type_cover.overlaps(chunk.pred_typed[0][pred_order], chunk.pred_typed[1][pred_order])
+    rows[:, 11] = chunk.per_row(chunk.gold_row[gold_order[gold_overlaps]])
+    rows[:, 12] = chunk.per_row(chunk.pred_row[pred_order[pred_overlaps]])
 
 
 def _leakage_counts(chunk: _Chunk, pred_cover: Cover) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -356,12 +368,13 @@ def _leakage_counts(chunk: _Chunk, pred_cover: Cover) -> tuple[np.ndarray, np.nd
 def _nervaluate(chunk: _Chunk) -> None:
     """nervaluate's COR and INC per schema, per document (counts) and per type (rows).
 
-    A prediction's candidates are the gold spans it overlaps sufficiently (`nervaluate_counts`). Where
-    every prediction has at most one candidate and every gold span is the candidate of at most one
-    prediction, nothing competes: each prediction with a candidate claims it, and the schemas only
-    differ in whether bounds and type agree. Per type the walk sees only the type's spans, so the
-    same holds for each (document, type) row on its own pairs. Where claims compete, in a document or
-    in a row, the reference walk counts.
+    A prediction's candidates are the gold spans it overlaps sufficiently (`nervaluate_counts`).
+    Where every prediction has at most one candidate and every gold span is the candidate of at most
+    one prediction, nothing competes: each prediction with a candidate claims it, and the schemas only
+    differ in whether bounds and type agree. Where claims compete, they do within a stretch of the
+    line (`_stretches`); in a stretch with one gold span the first prediction claims it, in any other
+    the reference walk counts. Per type the walk sees only the type's spans, so the same holds on
+    each type's line on its own pairs.
     """
     gold, pred = chunk.gold, chunk.pred
     if len(gold) == 0 or len(pred) == 0:
@@ -369,37 +382,63 @@ def _nervaluate(chunk: _Chunk) -> None:
     pair_pred, pair_gold = _candidate_pairs(gold, pred)
     same_bounds = gold.bounds[pair_gold] == pred.bounds[pair_pred]
     same_type = gold.code[pair_gold] == pred.code[pair_pred]
-    contended = _contended(pair_pred, pair_gold, pred.doc, gold.doc, chunk.n_docs)
-    plain = ~contended[gold.doc[pair_gold]]
-    pair_doc = gold.doc[pair_gold[plain]]
+    stretch, claims, walked = _stretches(pair_pred, pair_gold, (gold.start, gold.end), (pred.start, pred.end))
+    pair_doc = gold.doc[pair_gold[claims]]
     for column, agrees in ((25, same_bounds & same_type), (27, same_bounds), (29, same_type)):
-        correct = chunk.per_doc(pair_doc[agrees[plain]])
+        correct = chunk.per_doc(pair_doc[agrees[claims]])
         chunk.counts[:, column] = correct
         chunk.counts[:, column + 1] = chunk.per_doc(pair_doc) - correct
+    if walked.any():
+        _walk(chunk, stretch[walked], pair_gold[walked], pair_pred[walked], typed=False)
     typed_pred, typed_gold = pair_pred[same_type], pair_gold[same_type]
-    contended_rows = _contended(typed_pred, typed_gold, chunk.pred_row, chunk.gold_row, chunk.n_rows)
-    typed_row = chunk.gold_row[typed_gold]
-    plain_typed = ~contended_rows[typed_row]
-    typed_row = typed_row[plain_typed]
-    typed_exact = same_bounds[same_type][plain_typed]
+    stretch, claims, walked = _stretches(typed_pred, typed_gold, chunk.gold_typed, chunk.pred_typed)
+    typed_row = chunk.gold_row[typed_gold[claims]]
+    typed_exact = same_bounds[same_type][claims]
     chunk.rows[:, 13] = chunk.per_row(typed_row[typed_exact])
     chunk.rows[:, 14] = chunk.per_row(typed_row[~typed_exact])
     chunk.rows[:, 15] = chunk.per_row(typed_row)
-    if contended.any():
-        _walk_contended(chunk, np.flatnonzero(contended))
-    if contended_rows.any():
-        _walk_contended_rows(chunk, np.flatnonzero(contended_rows))
+    if walked.any():
+        _walk(chunk, stretch[walked], typed_gold[walked], typed_pred[walked], typed=True)
 
 
-def _contended(
-    pair_pred: np.ndarray, pair_gold: np.ndarray, pred_group: np.ndarray, gold_group: np.ndarray, size: int
-) -> np.ndarray:
-    """Per group (document, or type row): whether a prediction has several candidates in it, or a gold
-    span is the candidate of several predictions."""
-    contended = np.zeros(size, dtype=bool)
-    contended[pred_group[np.bincount(pair_pred, minlength=len(pred_group)) > 1]] = True
-    contended[gold_group[np.bincount(pair_gold, minlength=len(gold_group)) > 1]] = True
-    return contended
+def _stretches(
+    pair_pred: np.ndarray,
+    pair_gold: np.ndarray,
+    gold_bounds: tuple[np.ndarray, np.ndarray],
+    pred_bounds: tuple[np.ndarray, np.ndarray],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each candidate pair's stretch of the line (the union of overlapping pairs' spans); the pairs
+    that are claims (the prediction claims the gold span); the pairs of stretches to walk.
+
+    Stretches are independent: every candidate of a prediction lies in its stretch, so what it claims
+    depends on the claims made in that stretch alone. Claims compete in a stretch when a prediction in
+    it has several candidates, or a gold span is the candidate of several predictions. Where none
+    compete every pair is a claim; where the stretch holds one gold span, its first prediction's pair
+    is (the others find it claimed). Pairs come in prediction order, so a stretch's first pair is its
+    first prediction's.
+    """
+    if len(pair_pred) == 0:
+        return pair_pred, np.zeros(0, dtype=bool), np.zeros(0, dtype=bool)
+    start = np.minimum(gold_bounds[0][pair_gold], pred_bounds[0][pair_pred])
+    end = np.maximum(gold_bounds[1][pair_gold], pred_bounds[1][pair_pred])
+    order = np.argsort(start, kind="stable")
+    running_end = np.maximum.accumulate(end[order])
+    opens = np.empty(len(order), dtype=bool)
+    opens[0] = True
+    np.greater(start[order][1:], running_end[:-1], out=opens[1:])
+    stretch = np.empty(len(order), dtype=INT)
+    stretch[order] = np.cumsum(opens) - 1
+    n_stretches = int(stretch[order[-1]]) + 1
+    crowded = (np.bincount(pair_pred)[pair_pred] > 1) | (np.bincount(pair_gold)[pair_gold] > 1)
+    contended = np.zeros(n_stretches, dtype=bool)
+    contended[stretch[crowded]] = True
+    pair = np.arange(len(stretch), dtype=INT)
+    first = np.empty(n_stretches, dtype=INT)
+    first[stretch[::-1]] = pair[::-1]  # the last write wins: each stretch's first pair
+    several_gold = np.zeros(n_stretches, dtype=bool)
+    several_gold[stretch[pair_gold != pair_gold[first[stretch]]]] = True
+    claims = ~contended[stretch] | (~several_gold[stretch] & (pair == first[stretch]))
+    return stretch, claims, (contended & several_gold)[stretch]
 
 
 def _candidate_pairs(gold: SortedSpans, pred: SortedSpans) -> tuple[np.ndarray, np.ndarray]:
@@ -422,59 +461,39 @@ def _candidate_pairs(gold: SortedSpans, pred: SortedSpans) -> tuple[np.ndarray, 
     return pair_pred[sufficient], pair_gold[sufficient]
 
 
-def _walk_contended(chunk: _Chunk, contended_docs: np.ndarray) -> None:
-    """The reference walk (`nervaluate_typed`) for documents where claims compete."""
-    # Type codes stand in for type names: they compare in the same order and are equal alike.
-    gold_spans = _span_tuples_of(chunk.gold, contended_docs, chunk.n_docs)
-    pred_spans = _span_tuples_of(chunk.pred, contended_docs, chunk.n_docs)
-    for doc, gold, pred in zip(contended_docs.tolist(), gold_spans, pred_spans, strict=True):
+def _walk(
+    chunk: _Chunk, stretch: np.ndarray, pair_gold: np.ndarray, pair_pred: np.ndarray, *, typed: bool
+) -> None:
+    """The reference walk over each contended stretch's gold spans and predictions (those of its
+    candidate pairs, in sorted order), added to its document's counts (`nervaluate_typed`) or, on
+    the lines per type, to its type row's (`nervaluate_one_type`)."""
+    gold_first, gold_spans = _spans_of_stretches(stretch, pair_gold, chunk.gold, with_type=not typed)
+    _, pred_spans = _spans_of_stretches(stretch, pair_pred, chunk.pred, with_type=not typed)
+    if typed:
+        rows = chunk.gold_row[gold_first].tolist()
+        for row, gold, pred in zip(rows, gold_spans, pred_spans, strict=True):
+            exact_counts, _, _, type_counts = nervaluate_one_type(gold, pred)
+            chunk.rows[row, 13:16] += (exact_counts[0], exact_counts[1], type_counts[0])
+        return
+    for doc, gold, pred in zip(chunk.gold.doc[gold_first].tolist(), gold_spans, pred_spans, strict=True):
         strict, exact, _, ent_type = nervaluate_typed(gold, pred)
-        chunk.counts[doc, 25:31] = (strict[0], strict[1], exact[0], exact[1], ent_type[0], ent_type[1])
+        chunk.counts[doc, 25:31] += (strict[0], strict[1], exact[0], exact[1], ent_type[0], ent_type[1])
 
 
-def _span_tuples_of(spans: SortedSpans, docs: np.ndarray, n_docs: int) -> list[list[tuple[int, int, int]]]:
-    """(start, end, type code) of the spans of each of these documents, in sorted order: gathered and
-    converted to Python once for all of them."""
-    bounds = np.searchsorted(spans.doc, np.arange(n_docs + 1))
-    first, lengths = bounds[docs], bounds[docs + 1] - bounds[docs]
-    ends = np.cumsum(lengths)
-    index = np.arange(int(ends[-1]) if len(ends) else 0, dtype=INT) + np.repeat(
-        first - (ends - lengths), lengths
-    )
-    tuples = list(
-        zip(
-            spans.local_start[index].tolist(),
-            spans.local_end[index].tolist(),
-            spans.code[index].tolist(),
-            strict=True,
-        )
-    )
-    return [tuples[end - length : end] for end, length in zip(ends.tolist(), lengths.tolist(), strict=True)]
-
-
-def _walk_contended_rows(chunk: _Chunk, contended_rows: np.ndarray) -> None:
-    """The reference walk (`nervaluate_one_type`) for (document, type) rows where claims compete."""
-    gold, pred = chunk.gold, chunk.pred
-    # Each side's spans grouped by row, in sorted order within a row.
-    gold_order = np.argsort(chunk.gold_row, kind="stable")
-    pred_order = np.argsort(chunk.pred_row, kind="stable")
-    gold_bounds = np.searchsorted(chunk.gold_row[gold_order], contended_rows)
-    gold_ends = np.searchsorted(chunk.gold_row[gold_order], contended_rows, side="right")
-    pred_bounds = np.searchsorted(chunk.pred_row[pred_order], contended_rows)
-    pred_ends = np.searchsorted(chunk.pred_row[pred_order], contended_rows, side="right")
-    for row, g0, g1, p0, p1 in zip(
-        contended_rows.tolist(),
-        gold_bounds.tolist(),
-        gold_ends.tolist(),
-        pred_bounds.tolist(),
-        pred_ends.tolist(),
-        strict=True,
-    ):
-        g, p = gold_order[g0:g1], pred_order[p0:p1]
-        type_gold = list(zip(gold.local_start[g].tolist(), gold.local_end[g].tolist(), strict=True))
-        type_pred = list(zip(pred.local_start[p].tolist(), pred.local_end[p].tolist(), strict=True))
-        exact_counts, _, _, type_counts = nervaluate_one_type(type_gold, type_pred)
-        chunk.rows[row, 13:16] = (exact_counts[0], exact_counts[1], type_counts[0])
+def _spans_of_stretches(
+    stretch: np.ndarray, index: np.ndarray, spans: SortedSpans, *, with_type: bool
+) -> tuple[np.ndarray, list[list[tuple[int, ...]]]]:
+    """Per stretch, in stretch order: the first of its spans (index into `spans`), and its distinct
+    spans as (start, end[, type code]) in sorted order. Gathered and converted to Python once for all
+    stretches; type codes stand in for type names (they compare in the same order and are equal alike)."""
+    keys = distinct(stretch * len(spans) + index)
+    member, group = keys % len(spans), keys // len(spans)
+    bounds = np.flatnonzero(np.diff(group, prepend=-1, append=group[-1] + 1)).tolist()
+    columns = [spans.local_start[member].tolist(), spans.local_end[member].tolist()]
+    if with_type:
+        columns.append(spans.code[member].tolist())
+    tuples = list(zip(*columns, strict=True))
+    return member[bounds[:-1]], [tuples[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
 
 
 def _score_table(

@@ -40,7 +40,7 @@ class Line:
         # Where each document's coordinates start, and after the last document, the line's end.
         self.boundaries = np.append(self.bases, self.length)
         scored, alnum = character_classes(joined)
-        self.scored_prefix = ScoredPrefix(scored)
+        self.scored_prefix = PackedPrefix(scored)
         self.alnum = alnum
         # Runs of letters and digits: where each starts and ends. The line ends with a separator, so
         # every run ends on it, and starts and ends alternate among the places where the class changes.
@@ -48,6 +48,10 @@ class Line:
         if self.length and alnum[0]:
             changes = np.concatenate(([0], changes))
         self.run_starts, self.run_ends = changes[0::2], changes[1::2]
+        # How many runs start before a position: the span's pieces are counted without a search.
+        run_start_flags = np.zeros(self.length + 1, dtype=bool)
+        run_start_flags[self.run_starts] = True
+        self.runs_before = PackedPrefix(run_start_flags)
 
     def scored_between(self, start: np.ndarray, end: np.ndarray) -> np.ndarray:
         return self.scored_prefix[end] - self.scored_prefix[start]
@@ -58,16 +62,18 @@ class Line:
         return np.diff(np.searchsorted(points, self.boundaries * scale))
 
 
-class ScoredPrefix:
-    """`prefix[positions]`: how many scored code points lie before each of these positions of the line.
+class PackedPrefix:
+    """`prefix[positions]`: how many flags (scored code points, starts of runs) lie before each of
+    these positions of the line.
 
-    The scored flags are packed 64 to a word, with the count of those before each word: a position's
-    count is its word's plus the flags below it in its word. A prefix sum of every code point took
-    4 bytes a code point and a sequential pass (cumsum) that cost more than all the look-ups.
+    The flags are packed 64 to a word, with the count of those before each word: a position's count
+    is its word's plus the flags below it in its word. A prefix sum of every code point took 4 bytes a
+    code point and a sequential pass (cumsum) that cost more than all the look-ups; a binary search in
+    the flagged positions costs several times a look-up.
     """
 
-    def __init__(self, scored: np.ndarray) -> None:
-        packed = np.packbits(scored, bitorder="little")
+    def __init__(self, flags: np.ndarray) -> None:
+        packed = np.packbits(flags, bitorder="little")
         # One word to spare: the line's end is a position too.
         self.words = np.zeros(len(packed) // 8 + 1, dtype=np.uint64)
         self.words.view(np.uint8)[: len(packed)] = packed
@@ -93,7 +99,9 @@ class SortedSpans:
         bases = line.bases[doc]
         scale = line.length + 1
         key = ((start + bases) * scale + end + bases) * n_types + code
-        order = np.argsort(key)
+        # Spans mostly come in order already: a stable sort (timsort) finds the runs. Equal keys are
+        # equal spans, so which of them comes first changes nothing.
+        order = np.argsort(key, kind="stable")
         self.key = key[order]
         self.bounds = self.key // n_types
         self.doc = doc[order]
@@ -107,10 +115,19 @@ class SortedSpans:
     def __len__(self) -> int:
         return len(self.start)
 
+    def by_type(self) -> np.ndarray:
+        """The order of the spans by (type code, start, end): stable by code, which a radix sort does
+        in one pass over codes of 8 or 16 bits."""
+        if len(self.code) == 0 or self.code.max() >= 1 << 16:
+            return np.argsort(self.code, kind="stable")
+        small = np.uint8 if self.code.max() < 1 << 8 else np.uint16
+        return np.argsort(self.code.astype(small), kind="stable")
+
 
 def distinct(values: np.ndarray) -> np.ndarray:
-    """Sorted distinct values (np.unique's hash path measured several times slower here)."""
-    return distinct_sorted(np.sort(values))
+    """Sorted distinct values (np.unique's hash path measured several times slower here). The values
+    are mostly in order already: a stable sort (timsort) finds the runs."""
+    return distinct_sorted(np.sort(values, kind="stable"))
 
 
 def distinct_sorted(values: np.ndarray) -> np.ndarray:
@@ -148,9 +165,13 @@ def merge(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray, n
     return start[first], running_end[last], first
 
 
-def merge_unsorted(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """`merge` of intervals in any order; the opening interval's index is into the given order."""
-    order = np.argsort(start, kind="stable")
+def merge_unsorted(
+    start: np.ndarray, end: np.ndarray, order: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`merge` of intervals in any order; the opening interval's index is into the given order.
+    `order`, when known, sorts the intervals by start (ties in the given order)."""
+    if order is None:
+        order = np.argsort(start, kind="stable")
     union_start, union_end, first = merge(start[order], end[order])
     return union_start, union_end, order[first]
 
@@ -165,7 +186,7 @@ def per(index: np.ndarray, size: int, weights: np.ndarray | None = None) -> np.n
 class Cover:
     """A merged interval set, answering for many intervals at once how much of each it covers."""
 
-    def __init__(self, start: np.ndarray, end: np.ndarray, scored_prefix: ScoredPrefix | None = None):
+    def __init__(self, start: np.ndarray, end: np.ndarray, scored_prefix: PackedPrefix | None = None):
         self.start, self.end = start, end
         self.prefix = scored_prefix
         if scored_prefix is not None:
@@ -249,8 +270,8 @@ def token_pieces(spans: SortedSpans, line: Line) -> tuple[np.ndarray, np.ndarray
         return empty, empty, empty
     run_starts = line.run_starts
     head = line.alnum[spans.start]  # the span starts inside a run: its first piece starts at the span
-    first_inner = np.searchsorted(run_starts, spans.start, side="right")
-    stop_inner = np.searchsorted(run_starts, spans.end, side="left")
+    first_inner = line.runs_before[spans.start + 1]  # runs starting at or before the span's start
+    stop_inner = line.runs_before[spans.end]  # runs starting before its end
     per_span = (stop_inner - first_inner) + head
     span_index = np.repeat(np.arange(len(spans), dtype=INT), per_span)
     position = np.arange(len(span_index), dtype=INT) - np.repeat(np.cumsum(per_span) - per_span, per_span)

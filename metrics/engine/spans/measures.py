@@ -7,6 +7,8 @@ module; `aggregate` turns it into None (null), never into 0 (SEMANTICS.md, gener
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 Array = np.ndarray
@@ -76,3 +78,30 @@ def nervaluate_measures(
         "recall": recall,
         "f1": harmonic_f1(precision, recall),
     }
+
+
+def exactly_rounded_sum(values: Array) -> float:
+    """`math.fsum(values)`: the exact sum of float64 values, rounded once, whatever their order.
+
+    Without a Python float per value (a macro mean reads one value per document): a finite value is a
+    53-bit integer times a power of two. The integers' 26-bit halves are
+    summed per power of two by bincount, in floats that stay exact below 2**53, and the sums are
+    joined as Python integers and divided once. Negative or non-finite values go to fsum.
+    """
+    values = np.asarray(values, dtype=np.float64).reshape(-1)
+    if len(values) >= 1 << 26 or not (np.isfinite(values).all() and (values >= 0).all()):
+        return math.fsum(values.tolist())
+    values = values[values > 0]
+    if len(values) == 0:
+        return 0.0
+    fraction, exponent = np.frexp(values)  # value = fraction * 2**exponent, 0.5 <= fraction < 1
+    whole = (fraction * 2.0**53).astype(np.int64)
+    lowest = int(exponent.min())
+    power = exponent - lowest
+    high = np.bincount(power, weights=whole >> 26)
+    low = np.bincount(power, weights=whole & ((1 << 26) - 1))
+    total = 0
+    for shift in np.flatnonzero(high + low).tolist():
+        total += ((int(high[shift]) << 26) + int(low[shift])) << shift
+    scale = lowest - 53
+    return float(total << scale) if scale >= 0 else total / (1 << -scale)

@@ -29,6 +29,8 @@ _CONDITION_CODE = {
     conditions: 2 * scored + missed for (scored, missed), conditions in CONDITIONS_OF_LEAK.items()
 }
 _CONDITIONS = {code: conditions for conditions, code in _CONDITION_CODE.items()}
+# Type rows summed at a time by `type_totals`.
+_TYPE_BLOCK_ROWS = 4096
 _LEAKED_FIELDS = (
     "leaked_document",
     "leaked_start",
@@ -144,16 +146,7 @@ class SpanScores:
         The columns stay as they are when a sum would not fit the
         rows' int32.
         """
-        n_types = len(self.type_names)
-        present = np.flatnonzero(np.bincount(self.row_type, minlength=n_types))
-        # Column by column, so that no copy of the rows is made; float sums of integers are exact far
-        # beyond int32.
-        totals = np.column_stack(
-            [
-                np.bincount(self.row_type, weights=self.rows[:, k], minlength=n_types)
-                for k in range(N_TYPE_STORED)
-            ]
-        ).reshape(n_types, N_TYPE_STORED)[present]
+        present, totals = self.type_totals()
         if len(self) == 0 or np.any(totals > np.iinfo(np.int32).max):
             summed = self
         else:
@@ -167,6 +160,18 @@ class SpanScores:
             return summed
         no_leaks = SpanScores.empty()
         return replace(summed, **{name: getattr(no_leaks, name) for name in _LEAKED_FIELDS})
+
+    def type_totals(self) -> tuple[np.ndarray, np.ndarray]:
+        """The types some row holds (codes, increasing) and each one's rows summed (int64, types x
+        N_TYPE_STORED). A type at a time, in blocks of rows: memory stays flat for any corpus, and
+        each row is read once, whole (a column at a time read all the rows' memory once a column)."""
+        present = np.flatnonzero(np.bincount(self.row_type, minlength=len(self.type_names)))
+        totals = np.zeros((len(present), N_TYPE_STORED), dtype=np.int64)
+        for k, code in enumerate(present.tolist()):
+            selected = np.flatnonzero(self.row_type == code)
+            for first in range(0, len(selected), _TYPE_BLOCK_ROWS):
+                totals[k] += self.rows[selected[first : first + _TYPE_BLOCK_ROWS]].sum(axis=0, dtype=np.int64)
+        return present, totals
 
     def take(self, order: Sequence[int] | np.ndarray) -> SpanScores:
         """The documents at these indices, in this order (each at most once)."""

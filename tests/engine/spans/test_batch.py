@@ -113,6 +113,23 @@ def test_competing_predictions_take_nervaluates_walk():
     assert described(score_document_batch([doc])[0]) == described(score_document(doc))
 
 
+def test_competing_claims_are_counted_apart_from_the_documents_plain_matches():
+    # Claims compete over "Anna Maria Meier" (walked: a prediction has two candidates there) and over
+    # "Bert Huber" (one gold span: the first prediction claims it, on the NAME line too); the last
+    # "Huber" matches plainly on its own.
+    doc = DocumentSpans(
+        "d",
+        "Dr. Anna Maria Meier und Bert Huber, Huber",
+        [Span(4, 14, "NAME"), Span(15, 20, "NAME"), Span(25, 35, "NAME"), Span(37, 42, "ID")],
+        [
+            *(Span(4, 8, "NAME"), Span(4, 14, "DATE"), Span(9, 20, "NAME")),
+            *(Span(25, 29, "ID"), Span(25, 35, "NAME"), Span(30, 35, "NAME")),
+            Span(37, 42, "NAME"),
+        ],
+    )
+    assert described(score_document_batch([doc])[0]) == described(score_document(doc))
+
+
 SMALL_CORPUS = [
     DocumentSpans(
         "a", "Anna Meier, 12.3.1950", [Span(0, 10, "NAME"), Span(12, 21, "DATE")], [Span(0, 4, "NAME")]

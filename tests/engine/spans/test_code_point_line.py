@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from metrics.engine.spans import LEFT_OUT_CHARACTERS
-from metrics.engine.spans.code_point_line import Line, ScoredPrefix, character_classes
+from metrics.engine.spans.code_point_line import Line, PackedPrefix, character_classes
 
 
 @given(st.text(alphabet=st.characters(codec="utf-8"), max_size=80))
@@ -33,10 +33,10 @@ def test_texts_of_latin_1_or_of_the_basic_plane_are_classified_as_any_text(text)
 
 
 @given(st.lists(st.booleans(), max_size=300), st.data())
-def test_scored_counts_before_a_position_are_the_prefix_sums_of_the_flags(flags, data):
+def test_flags_before_a_position_are_the_prefix_sums_of_the_flags(flags, data):
     prefix = np.concatenate(([0], np.cumsum(np.array(flags, dtype=np.int64))))
     positions = np.array(data.draw(st.lists(st.integers(0, len(flags)), max_size=40)), dtype=np.int64)
-    assert ScoredPrefix(np.array(flags, dtype=bool))[positions].tolist() == prefix[positions].tolist()
+    assert PackedPrefix(np.array(flags, dtype=bool))[positions].tolist() == prefix[positions].tolist()
 
 
 def test_a_text_beyond_the_basic_plane_is_classified_too():

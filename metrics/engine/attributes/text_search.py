@@ -175,6 +175,60 @@ def _integer_part_keys(value: float, relative_tolerance: float, number_format: s
     return tuple(keys)
 
 
+# A value below 1 is looked for by its first significant digits: four of them (fewer when the value
+# has fewer) seldom occur elsewhere in a text, and still leave a tolerance of 1e-9 one or two keys.
+_FRACTION_KEY_SCALE = 1_000
+# The relative error of a decimal token read as a float, and of scaling the bounds: far below any
+# tolerance worth a key, so the bounds are widened by it and no written form is missed.
+_ROUNDING_MARGIN = 1e-12
+
+
+@lru_cache(maxsize=4096)
+def _fraction_keys(magnitude: float, relative_tolerance: float) -> tuple[str, ...] | None:
+    """Texts one of which any token equal to a value of this magnitude (0 < magnitude < 1) must
+    contain: its first significant decimal digits, trailing zeros left off ("46" for 0.046, found in
+    "0.046", ".0460" and "0.04600001"). None when the tolerance allows too many of them.
+
+    A token in (0, 1) is written 0.d1d2... (or .d1d2..., or with "," under `de`), its decimal digits
+    unbroken. The digits d1..dk, as the integer floor(token * 10^k), lie between the floors of the
+    bounds times 10^k; those integers without their trailing zeros are substrings of d1..dk (or of
+    d1..dn when the token has n < k digits, the missing ones being zeros).
+    """
+    low = magnitude * (1 - 2 * relative_tolerance - _ROUNDING_MARGIN)
+    high = magnitude * (1 + 2 * relative_tolerance + _ROUNDING_MARGIN)
+    if low <= 0.0 or high >= 1.0:
+        return None
+    scale = 1
+    while low * scale < _FRACTION_KEY_SCALE:
+        scale *= 10
+        if scale > 10**30:
+            return None
+    first, last = math.floor(low * scale), math.floor(high * scale)
+    if last - first >= _MAX_TARGETED_KEYS:
+        return None
+    return tuple(dict.fromkeys(str(digits).rstrip("0") for digits in range(first, last + 1)))
+
+
+def _fraction_occurs(
+    text: str, value: float, keys: tuple[str, ...], number_format: str, relative_tolerance: float
+) -> bool:
+    """`number_occurs` of a value below 1: the token holding each occurrence of a key is read (a key
+    may continue or end a decimal part, so none is skipped unread), once."""
+    for key in keys:
+        position = text.find(key)
+        while position != -1:
+            start = _token_start(text, position)
+            if start and text[start - 1] in ".,":
+                start -= 1  # a leading-dot decimal (".05"), as `read_numbers` reads it
+            token = _NUMBER_TOKEN.match(text, start)
+            end = token.end()  # type: ignore[union-attr]  (a digit at `position` always starts one)
+            found = token_value(text, start, end, number_format)
+            if found is not None and math.isclose(found, value, rel_tol=relative_tolerance, abs_tol=0.0):
+                return True
+            position = text.find(key, end)
+    return False
+
+
 def number_occurs(text: str, value: float, number_format: str, relative_tolerance: float) -> bool | None:
     """Targeted form of `number_in(value, read_numbers(text))`: look only where `value` could be written.
 
@@ -182,9 +236,16 @@ def number_occurs(text: str, value: float, number_format: str, relative_toleranc
     digits of one value, and the answer is the same (a property test holds the two together).
     None when the search cannot be targeted; the caller then reads every number.
     """
+    magnitude = abs(value)
+    if magnitude < 1.0:
+        # Zero equals only tokens of zeros: each holds a "0".
+        fraction_keys = ("0",) if magnitude == 0.0 else _fraction_keys(magnitude, relative_tolerance)
+        if fraction_keys is None:
+            return None
+        return _fraction_occurs(text, value, fraction_keys, number_format, relative_tolerance)
     keys = _integer_part_keys(value, relative_tolerance, number_format)
     if keys is None or keys[0] == "0":
-        # A value below 1 may be written without its integer part (".05"): no key to look for.
+        # The tolerance reaches below 1, which may be written without its integer part (".5").
         return None
     for key in keys:
         position = text.find(key)

@@ -105,6 +105,58 @@ def test_the_targeted_number_search_agrees_with_reading_every_number(text, value
     assert SearchableText(text, number_format).contains_number(value, tolerance) == expected
 
 
+def written_forms(value: float) -> st.SearchStrategy[str]:
+    """`value` as texts write it, rounded to a few digits or not, in either format, with or without
+    its leading zero, beside digits and separators that may glue to it."""
+    digits = st.integers(1, 18).map(lambda places: f"{value:.{places}f}")
+    form = st.one_of(digits, digits.map(lambda text: text.replace("0.", ".", 1)), st.just(repr(value)))
+    return form.map(lambda text: text.replace(".", ",") if "," not in text else text) | form
+
+
+@st.composite
+def texts_around(draw, value: float) -> str:
+    pieces = st.one_of(written_forms(value), written_forms(-value), st.text(TEXT_ALPHABET, max_size=6))
+    return "".join(draw(st.lists(pieces, max_size=5)))
+
+
+@settings(max_examples=600, deadline=None)
+@given(
+    data=st.data(),
+    value=st.one_of(
+        st.floats(min_value=1e-30, max_value=0.999999, allow_subnormal=False),
+        st.sampled_from([0.0, 0.046, 0.3, 0.1 + 0.2, 0.5, 0.999999999, 0.125, 1e-7]),
+    ),
+    sign=st.sampled_from([1.0, -1.0]),
+    number_format=st.sampled_from(["en", "de"]),
+    tolerance=st.sampled_from([0.0, 1e-12, 1e-9, 1e-6, 1e-3, 0.5]),
+)
+def test_the_targeted_search_of_a_value_below_one_agrees_with_reading_every_number(
+    data, value, sign, number_format, tolerance
+):
+    value *= sign
+    text = data.draw(texts_around(abs(value)))
+    targeted = number_occurs(text, value, number_format, tolerance)
+    expected = any(
+        math.isclose(n, value, rel_tol=tolerance, abs_tol=0.0) for n in read_numbers(text, number_format)
+    )
+    if targeted is not None:
+        assert targeted == expected
+    assert SearchableText(text, number_format).contains_number(value, tolerance) == expected
+
+
+def test_a_value_below_one_is_looked_for_by_its_digits_not_by_reading_every_number():
+    text = "p = 0.046 in arm A, .05 in arm B and 0,045 in arm C"
+    assert number_occurs(text, 0.046, "en", 1e-9) is True
+    assert number_occurs(text, 0.05, "en", 1e-9) is True
+    assert number_occurs(text, 0.045, "en", 1e-9) is False  # "0,045" is 45 under en
+    assert number_occurs(text, 0.045, "de", 1e-9) is True
+    assert number_occurs("0.0461", 0.046, "en", 1e-9) is False
+    assert number_occurs("0.04600000000001", 0.046, "en", 1e-9) is True
+    assert number_occurs("0.04599999999999", 0.046, "en", 1e-9) is True
+    assert number_occurs("10, 20 and 0.5 but 0.00", 0.0, "en", 0.0) is True
+    assert number_occurs("10, 20 and 0.5", 0.0, "en", 0.0) is False
+
+
 @pytest.mark.parametrize("value", [10, 100, 1000])
 def test_the_number_search_never_finds_a_part_of_a_larger_number(value):
     assert not SearchableText("10000 and 1,000,000", "en").contains_number(value, 0.0)

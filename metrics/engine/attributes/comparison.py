@@ -24,7 +24,6 @@ from metrics.engine.attributes.text_search import (
     near_window_in,
     normalise_for_search,
     number_in,
-    number_occurs,
     occurs_on_word_boundaries,
     read_numbers,
 )
@@ -226,13 +225,7 @@ def _string_in_citation(needle: str, texts: Sequence[str], threshold: float) -> 
 
 
 def _number_in_texts(value: float, texts: Sequence[str], number_format: str, tolerance: float) -> bool:
-    for text in texts:
-        found = number_occurs(text, value, number_format, tolerance)
-        if found is None:
-            found = number_in(value, read_numbers(text, number_format), tolerance)
-        if found:
-            return True
-    return False
+    return any(number_in(value, read_numbers(text, number_format), tolerance) for text in texts)
 
 
 def _compare_chunk(

@@ -1,6 +1,5 @@
 """'Gold value found in text': word-bounded strings, near windows in citations, whole numbers."""
 
-import math
 import re
 
 import pytest
@@ -13,7 +12,6 @@ from metrics.engine.attributes.text_search import (
     near_window_in,
     normalise_for_search,
     number_in,
-    number_occurs,
     occurs_on_word_boundaries,
     read_numbers,
     token_value,
@@ -88,73 +86,18 @@ def test_floats_match_within_the_relative_tolerance():
 TEXT_ALPHABET = st.sampled_from(list("0123456789.,+- ab_"))
 
 
-@settings(max_examples=400, deadline=None)
-@given(
-    text=st.text(TEXT_ALPHABET, max_size=30),
-    value=st.one_of(st.integers(-20000, 20000).map(float), st.sampled_from([0.5, 1.25, 10.0, 1250.5, -2.5])),
-    number_format=st.sampled_from(["en", "de"]),
-    tolerance=st.sampled_from([0.0, 1e-9, 0.5]),
-)
-def test_the_targeted_number_search_agrees_with_reading_every_number(text, value, number_format, tolerance):
-    targeted = number_occurs(text, value, number_format, tolerance)
-    expected = any(
-        math.isclose(n, value, rel_tol=tolerance, abs_tol=0.0) for n in read_numbers(text, number_format)
-    )
-    if targeted is not None:
-        assert targeted == expected
-    assert SearchableText(text, number_format).contains_number(value, tolerance) == expected
+def test_values_below_one_and_zero_are_found_as_written():
+    def found(text: str, value: float, number_format: str = "en") -> bool:
+        return SearchableText(text, number_format).contains_number(value, 1e-9)
 
-
-def written_forms(value: float) -> st.SearchStrategy[str]:
-    """`value` as texts write it, rounded to a few digits or not, in either format, with or without
-    its leading zero, beside digits and separators that may glue to it."""
-    digits = st.integers(1, 18).map(lambda places: f"{value:.{places}f}")
-    form = st.one_of(digits, digits.map(lambda text: text.replace("0.", ".", 1)), st.just(repr(value)))
-    return form.map(lambda text: text.replace(".", ",") if "," not in text else text) | form
-
-
-@st.composite
-def texts_around(draw, value: float) -> str:
-    pieces = st.one_of(written_forms(value), written_forms(-value), st.text(TEXT_ALPHABET, max_size=6))
-    return "".join(draw(st.lists(pieces, max_size=5)))
-
-
-@settings(max_examples=600, deadline=None)
-@given(
-    data=st.data(),
-    value=st.one_of(
-        st.floats(min_value=1e-30, max_value=0.999999, allow_subnormal=False),
-        st.sampled_from([0.0, 0.046, 0.3, 0.1 + 0.2, 0.5, 0.999999999, 0.125, 1e-7]),
-    ),
-    sign=st.sampled_from([1.0, -1.0]),
-    number_format=st.sampled_from(["en", "de"]),
-    tolerance=st.sampled_from([0.0, 1e-12, 1e-9, 1e-6, 1e-3, 0.5]),
-)
-def test_the_targeted_search_of_a_value_below_one_agrees_with_reading_every_number(
-    data, value, sign, number_format, tolerance
-):
-    value *= sign
-    text = data.draw(texts_around(abs(value)))
-    targeted = number_occurs(text, value, number_format, tolerance)
-    expected = any(
-        math.isclose(n, value, rel_tol=tolerance, abs_tol=0.0) for n in read_numbers(text, number_format)
-    )
-    if targeted is not None:
-        assert targeted == expected
-    assert SearchableText(text, number_format).contains_number(value, tolerance) == expected
-
-
-def test_a_value_below_one_is_looked_for_by_its_digits_not_by_reading_every_number():
     text = "p = 0.046 in arm A, .05 in arm B and 0,045 in arm C"
-    assert number_occurs(text, 0.046, "en", 1e-9) is True
-    assert number_occurs(text, 0.05, "en", 1e-9) is True
-    assert number_occurs(text, 0.045, "en", 1e-9) is False  # "0,045" is 45 under en
-    assert number_occurs(text, 0.045, "de", 1e-9) is True
-    assert number_occurs("0.0461", 0.046, "en", 1e-9) is False
-    assert number_occurs("0.04600000000001", 0.046, "en", 1e-9) is True
-    assert number_occurs("0.04599999999999", 0.046, "en", 1e-9) is True
-    assert number_occurs("10, 20 and 0.5 but 0.00", 0.0, "en", 0.0) is True
-    assert number_occurs("10, 20 and 0.5", 0.0, "en", 0.0) is False
+    assert found(text, 0.046) and found(text, 0.05)
+    assert not found(text, 0.045)  # "0,045" is 45 under en
+    assert found(text, 0.045, "de")
+    assert not found("0.0461", 0.046)
+    assert found("0.04600000000001", 0.046) and found("0.04599999999999", 0.046)
+    assert found("10, 20 and 0.5 but 0.00", 0.0)
+    assert not found("10, 20 and 0.5", 0.0)
 
 
 @pytest.mark.parametrize("value", [10, 100, 1000])
@@ -192,6 +135,21 @@ def numbers_by_every_token(text: str, number_format: str) -> list[float]:
     number_format=st.sampled_from(["en", "de"]),
 )
 def test_reading_numbers_from_their_digits_finds_every_token(text, number_format):
+    assert read_numbers(text, number_format) == numbers_by_every_token(text, number_format)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    pieces=st.lists(st.text(st.sampled_from(list("0123456789.,,..+- ab_")), max_size=40), max_size=25),
+    other_digit=st.sampled_from(["", "٣"]),
+    number_format=st.sampled_from(["en", "de"]),
+)
+def test_a_long_text_is_read_token_by_token_whatever_its_length_and_digits(
+    pieces, other_digit, number_format
+):
+    # Past a few hundred characters an ASCII text's digits are found by a vector scan; with a digit
+    # outside ASCII in it, by the regex.
+    text = other_digit.join(pieces) + " 1" * 130
     assert read_numbers(text, number_format) == numbers_by_every_token(text, number_format)
 
 

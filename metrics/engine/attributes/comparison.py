@@ -24,7 +24,6 @@ from metrics.engine.attributes.text_search import (
     near_window_in,
     normalise_for_search,
     number_in,
-    number_occurs,
     occurs_on_word_boundaries,
     read_numbers,
 )
@@ -173,7 +172,17 @@ class _AttributePlan:
 class _ChunkState:
     """What the documents of one call share: caches of pure functions of their (repeating) inputs."""
 
-    __slots__ = ("run_id", "settings", "threshold", "number_format", "citations", "coerce", "needles")
+    __slots__ = (
+        "run_id",
+        "settings",
+        "threshold",
+        "number_format",
+        "citations",
+        "coerce",
+        "needles",
+        "in_citation",
+        "citation_numbers",
+    )
 
     def __init__(self, run_id: str, settings: EvaluationSettings) -> None:
         self.run_id = run_id
@@ -184,6 +193,11 @@ class _ChunkState:
         self.coerce = _Coercions(settings.number_format)
         # STRING gold value -> its normalised search form (few distinct values, searched per row).
         self.needles: dict[str, str] = {}
+        # (kind, tolerance, gold value, citation texts) -> gold_value_in_citation: a few small values
+        # and their one-word citations ("4", "Uganda") recur across documents.
+        self.in_citation: dict[tuple[int, float, Any, tuple[str, ...]], bool] = {}
+        # Citation text -> its numbers (`read_numbers`): the additional text often repeats the highlight.
+        self.citation_numbers: dict[str, list[float]] = {}
 
 
 def _citation(
@@ -213,12 +227,13 @@ def _string_in_citation(needle: str, texts: Sequence[str], threshold: float) -> 
     return any(near_window_in(needle, haystack, threshold) for haystack in haystacks)
 
 
-def _number_in_texts(value: float, texts: Sequence[str], number_format: str, tolerance: float) -> bool:
+def _number_in_texts(state: _ChunkState, value: float, texts: Sequence[str], tolerance: float) -> bool:
+    known = state.citation_numbers
     for text in texts:
-        found = number_occurs(text, value, number_format, tolerance)
-        if found is None:
-            found = number_in(value, read_numbers(text, number_format), tolerance)
-        if found:
+        numbers = known.get(text)
+        if numbers is None:
+            numbers = known[text] = read_numbers(text, state.number_format)
+        if number_in(value, numbers, tolerance):
             return True
     return False
 
@@ -388,14 +403,22 @@ def _source_checks(
         if needle is None:
             needle = state.needles[gold] = normalise_for_search(gold)
         in_context = None if side.without_context else side.context.contains_string(needle)
-        in_citation = bool(citation_texts) and _string_in_citation(needle, citation_texts, state.threshold)
     elif kind == _KIND_NUMBER:
-        number = float(gold)
-        tolerance = plan.tolerance
-        in_context = None if side.without_context else side.context.contains_number(number, tolerance)
-        in_citation = _number_in_texts(number, citation_texts, state.number_format, tolerance)
+        in_context = (
+            None if side.without_context else side.context.contains_number(float(gold), plan.tolerance)
+        )
     else:
         return is_correct, None, None, None
+    key = (kind, plan.tolerance, gold, citation_texts)
+    in_citation = state.in_citation.get(key)
+    if in_citation is None:
+        if kind == _KIND_STRING:
+            in_citation = bool(citation_texts) and _string_in_citation(
+                needle, citation_texts, state.threshold
+            )
+        else:
+            in_citation = _number_in_texts(state, float(gold), citation_texts, plan.tolerance)
+        state.in_citation[key] = in_citation
     if value is None:
         status = MatchStatus.MISSING_PREDICTION
     elif is_correct:

@@ -211,6 +211,24 @@ def test_gold_in_citation_searches_additional_text_and_highlights_with_near_wind
     assert row_of(evaluation, "d2", "n_enrolled").gold_value_in_citation is False
 
 
+def test_a_citation_search_is_answered_for_its_attribute_type_whatever_was_searched_before():
+    # The same gold number and citation text under FLOAT (within the relative tolerance, 1 %) and
+    # under INTEGER (exact), document after document: each row gets its own type's answer.
+    schema = [spec("n_float", FLOAT), spec("n_integer", INTEGER)]
+    values = {"n_float": 100, "n_integer": 100}
+    texts = {attribute_id: "100.5 participants" for attribute_id in values}
+    documents = [gold(f"d{index}", values, additional_text=texts) for index in range(3)]
+    evaluation = evaluate(
+        schema,
+        documents,
+        [predicted(f"d{index}", {}) for index in range(3)],
+        float_relative_tolerance=0.01,
+    )
+    for index in range(3):
+        assert row_of(evaluation, f"d{index}", "n_float").gold_value_in_citation is True
+        assert row_of(evaluation, f"d{index}", "n_integer").gold_value_in_citation is False
+
+
 def test_near_matches_count_in_citations_but_not_in_context():
     document = gold(
         "d1", {"city": "Leeds Royal Infirmary"}, additional_text={"city": "at the Leeds Royal Infirmery"}

@@ -42,7 +42,6 @@ from metrics.engine.attributes.text_search import (
     near_window_in,
     normalise_for_search,
     number_in,
-    number_occurs,
     occurs_on_word_boundaries,
     read_numbers,
 )
@@ -196,13 +195,7 @@ class _DocumentComparer:
         value = float(gold)
         tolerance = self._number_tolerance(spec)
         number_format = self.settings.number_format
-        for text in texts:
-            found = number_occurs(text, value, number_format, tolerance)
-            if found is None:
-                found = number_in(value, read_numbers(text, number_format), tolerance)
-            if found:
-                return True
-        return False
+        return any(number_in(value, read_numbers(text, number_format), tolerance) for text in texts)
 
     def _number_tolerance(self, spec: AttributeSpec) -> float:
         return self.settings.float_relative_tolerance if spec.type is AttributeType.FLOAT else 0.0

@@ -1,6 +1,5 @@
 """'Gold value found in text': word-bounded strings, near windows in citations, whole numbers."""
 
-import math
 import re
 
 import pytest
@@ -13,7 +12,6 @@ from metrics.engine.attributes.text_search import (
     near_window_in,
     normalise_for_search,
     number_in,
-    number_occurs,
     occurs_on_word_boundaries,
     read_numbers,
     token_value,
@@ -88,21 +86,18 @@ def test_floats_match_within_the_relative_tolerance():
 TEXT_ALPHABET = st.sampled_from(list("0123456789.,+- ab_"))
 
 
-@settings(max_examples=400, deadline=None)
-@given(
-    text=st.text(TEXT_ALPHABET, max_size=30),
-    value=st.one_of(st.integers(-20000, 20000).map(float), st.sampled_from([0.5, 1.25, 10.0, 1250.5, -2.5])),
-    number_format=st.sampled_from(["en", "de"]),
-    tolerance=st.sampled_from([0.0, 1e-9, 0.5]),
-)
-def test_the_targeted_number_search_agrees_with_reading_every_number(text, value, number_format, tolerance):
-    targeted = number_occurs(text, value, number_format, tolerance)
-    expected = any(
-        math.isclose(n, value, rel_tol=tolerance, abs_tol=0.0) for n in read_numbers(text, number_format)
-    )
-    if targeted is not None:
-        assert targeted == expected
-    assert SearchableText(text, number_format).contains_number(value, tolerance) == expected
+def test_values_below_one_and_zero_are_found_as_written():
+    def found(text: str, value: float, number_format: str = "en") -> bool:
+        return SearchableText(text, number_format).contains_number(value, 1e-9)
+
+    text = "p = 0.046 in arm A, .05 in arm B and 0,045 in arm C"
+    assert found(text, 0.046) and found(text, 0.05)
+    assert not found(text, 0.045)  # "0,045" is 45 under en
+    assert found(text, 0.045, "de")
+    assert not found("0.0461", 0.046)
+    assert found("0.04600000000001", 0.046) and found("0.04599999999999", 0.046)
+    assert found("10, 20 and 0.5 but 0.00", 0.0)
+    assert not found("10, 20 and 0.5", 0.0)
 
 
 @pytest.mark.parametrize("value", [10, 100, 1000])
@@ -140,6 +135,21 @@ def numbers_by_every_token(text: str, number_format: str) -> list[float]:
     number_format=st.sampled_from(["en", "de"]),
 )
 def test_reading_numbers_from_their_digits_finds_every_token(text, number_format):
+    assert read_numbers(text, number_format) == numbers_by_every_token(text, number_format)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    pieces=st.lists(st.text(st.sampled_from(list("0123456789.,,..+- ab_")), max_size=40), max_size=25),
+    other_digit=st.sampled_from(["", "٣"]),
+    number_format=st.sampled_from(["en", "de"]),
+)
+def test_a_long_text_is_read_token_by_token_whatever_its_length_and_digits(
+    pieces, other_digit, number_format
+):
+    # Past a few hundred characters an ASCII text's digits are found by a vector scan; with a digit
+    # outside ASCII in it, by the regex.
+    text = other_digit.join(pieces) + " 1" * 130
     assert read_numbers(text, number_format) == numbers_by_every_token(text, number_format)
 
 

@@ -86,10 +86,6 @@ def cell(value: Any) -> str | int | float:
     return escape_formula(str(value))
 
 
-def bool_cell(value: bool | None) -> str:
-    return "" if value is None else ("True" if value else "False")
-
-
 @contextmanager
 def open_destination(destination: Destination) -> Iterator[IO[str]]:
     """Open a path for writing UTF-8 text (newline translation off, as the csv module wants), or

@@ -71,9 +71,10 @@ CI_SUFFIX = "_ci"
 _TYPE_COLUMNS = ("tp", "fp", "fn", "covered_by_any")
 # span_document_counts derives `documents_with_gold` from the documents' gold span counts.
 _SPAN_COUNTS_ALWAYS = ("document.gold_spans",)
-# Fewer draws (documents x resamples) than this are summed in this process: a pool's workers would
-# take longer to start than they save.
-_POOLED_FROM = 20_000_000
+# Fewer draws (documents x resamples) than this are summed in this process: below it the pool's start
+# and the packed table's transfer cost what the split saves (bench READMEs, session 7: extraction's
+# 40 million draws took as long pooled, with 50 MB more in this process; spans' 200 million gained).
+_POOLED_FROM = 100_000_000
 
 
 @dataclass(frozen=True, slots=True)

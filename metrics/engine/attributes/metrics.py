@@ -208,11 +208,6 @@ def _score_set(
     return scores
 
 
-def is_scored_row(row: ComparisonRow) -> bool:
-    """Valid, non-null gold: the rows that enter counts and metrics."""
-    return row.gold_is_valid and row.human_extraction is not None
-
-
 def attribute_result(
     spec: AttributeSpec,
     rows: Sequence[ComparisonRow],

@@ -93,7 +93,7 @@ def attribute_document_counts(
     by_attribute: dict[str, list[ComparisonRow]] = {}
     scored_types = SCORED_TYPES
     for row in rows:
-        # `is_scored_row`, inline: this runs for every row of the run.
+        # The rows that enter counts and metrics: valid, non-null gold of a scored type.
         if row.gold_is_valid and row.human_extraction is not None and row.attribute_type in scored_types:
             scored = by_attribute.get(row.attribute_id)
             if scored is None:

@@ -45,6 +45,15 @@ def test_a_text_beyond_the_basic_plane_is_classified_too():
     assert scored.tolist() == [True, True, True, False, True, False]
 
 
+def test_one_code_point_beyond_the_basic_plane_leaves_the_others_classes_unchanged():
+    """Basic-plane texts are read a UTF-16 unit per code point; one pair of surrogates changes the path."""
+    text = "Łódź, ŠKODA ǅ\uffff ‿ 中文"
+    scored, alnum = character_classes(text)
+    scored_beyond, alnum_beyond = character_classes(text + "😀")
+    assert scored_beyond[:-1].tolist() == scored.tolist()
+    assert alnum_beyond[:-1].tolist() == alnum.tolist() == [c.isalnum() for c in text]
+
+
 def test_sorted_points_are_counted_in_the_documents_they_fall_in():
     line = Line(["abc", "", "de"], np.array([3, 0, 2]))
     assert line.bases.tolist() == [0, 4, 5]

@@ -72,8 +72,8 @@ _TYPE_COLUMNS = ("tp", "fp", "fn", "covered_by_any")
 # span_document_counts derives `documents_with_gold` from the documents' gold span counts.
 _SPAN_COUNTS_ALWAYS = ("document.gold_spans",)
 # Fewer draws (documents x resamples) than this are summed in this process: below it the pool's start
-# and the packed table's transfer cost what the split saves (bench READMEs, session 7: extraction's
-# 40 million draws took as long pooled, with 50 MB more in this process; spans' 200 million gained).
+# and the packed table's transfer cost what the split saves, and the table's copies in flight raise
+# this process's peak (measured in bench/extraction/README.md and bench/spans/README.md).
 _POOLED_FROM = 100_000_000
 
 

@@ -17,6 +17,7 @@ to the last bit: the same draws meet the same counts in the same products.
 from __future__ import annotations
 
 import hashlib
+from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
@@ -59,6 +60,19 @@ def block_rows(n_documents: int) -> int:
     return max(1, rows)
 
 
+def _draws(rng: np.random.Generator, rows: int, n_documents: int) -> Iterator[np.ndarray]:
+    """The draws of `rows` resamples of n documents, in the order the one generator makes them: a
+    resample at a time from `_ROW_BY_ROW_FROM` documents (its n integers stay in the CPU cache while
+    they are counted), else the whole block at once (rows x n). The tally and the planning of runs
+    (`resample_runs`) both draw through here, so a run starts where the tally would have left the
+    generator."""
+    if n_documents >= _ROW_BY_ROW_FROM:
+        for _ in range(rows):
+            yield rng.integers(0, n_documents, size=n_documents)
+    else:
+        yield rng.integers(0, n_documents, size=(rows, n_documents))
+
+
 def _tally(rng: np.random.Generator, weights: np.ndarray) -> np.ndarray:
     """Fill `weights` (resamples x n) with how often each of the n documents is drawn in each resample.
 
@@ -66,16 +80,16 @@ def _tally(rng: np.random.Generator, weights: np.ndarray) -> np.ndarray:
     weights, straight into float64).
     """
     rows, n_documents = weights.shape
+    draws = _draws(rng, rows, n_documents)
     if n_documents >= _ROW_BY_ROW_FROM:
-        # One resample at a time: its draws (n integers) stay in the CPU cache while they are counted.
         tally = np.empty(n_documents, dtype=np.uint8)
-        for row in weights:
-            count_draws(rng.integers(0, n_documents, size=n_documents), row, tally)
+        for row, resample in zip(weights, draws, strict=True):
+            count_draws(resample, row, tally)
         return weights
-    draws = rng.integers(0, n_documents, size=(rows, n_documents))
+    (block,) = draws
     offsets = (np.arange(rows, dtype=np.int64) * n_documents)[:, None]
     flat = np.bincount(
-        (draws + offsets).ravel(), weights=np.ones(draws.size, dtype=np.float64), minlength=rows * n_documents
+        (block + offsets).ravel(), weights=np.ones(block.size, dtype=np.float64), minlength=rows * n_documents
     )
     weights[:] = flat.reshape(rows, n_documents)
     return weights
@@ -94,16 +108,6 @@ def count_draws(draws: np.ndarray, weights: np.ndarray, tally: np.ndarray) -> No
     else:
         weights.fill(0.0)
         np.add.at(weights, draws, 1.0)
-
-
-def _draw(rng: np.random.Generator, rows: int, n_documents: int) -> None:
-    """Make the draws of `rows` resamples as `_tally` does, and nothing else: the generator is then
-    where the tally would leave it."""
-    if n_documents >= _ROW_BY_ROW_FROM:
-        for _ in range(rows):
-            rng.integers(0, n_documents, size=n_documents)
-    else:
-        rng.integers(0, n_documents, size=(rows, n_documents))
 
 
 def resampled_sums(matrix: np.ndarray, resamples: int, seed: int) -> np.ndarray:
@@ -268,7 +272,8 @@ def resample_runs(packed: PackedColumns, resamples: int, seed: int, parts: int =
         yield ResampleRun(rows, rng.bit_generator.state, packed.words, packed.exact)
         if first * per_block + rows < resamples:
             for start in range(0, rows, per_block):
-                _draw(rng, min(per_block, rows - start), n_documents)
+                # Drawn and dropped (itertools' `consume` recipe): only the generator's state is wanted.
+                deque(_draws(rng, min(per_block, rows - start), n_documents), maxlen=0)
 
 
 def _run_bounds(n_blocks: int, parts: int) -> list[int]:

@@ -289,7 +289,7 @@ def score_extraction_file_chunk(chunk: ExtractionFileChunk) -> ExtractionFilePar
 def _gold_documents(chunk: ExtractionFileChunk) -> tuple[list[GoldDocument], list[ImportProblem]] | None:
     """The chunk's documents and the reader's warnings about them (each about one reference), or
     None on any error."""
-    references = parse_json_bytes(b"[" + _read(chunk.gold) + b"]")
+    references = parse_json_bytes(b"[" + chunk.gold.read() + b"]")
     if references is NOT_PARSED or len(references) != len(chunk.document_ids):
         return None
     types = {spec.attribute_id: spec.type for spec in chunk.attributes}
@@ -326,11 +326,6 @@ def _predictions(chunk: ExtractionFileChunk) -> dict[str, PredictionDocument] | 
             return None
         documents[document_id] = document
     return documents
-
-
-def _read(byte_range: ByteRange) -> bytes:
-    with open(byte_range.path, "rb") as file:
-        return os.pread(file.fileno(), byte_range.end - byte_range.start, byte_range.start)
 
 
 def plain_files(*sources: Any) -> bool:

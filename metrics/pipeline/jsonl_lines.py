@@ -31,10 +31,12 @@ class ByteRange:
     start: int
     end: int
 
-    def read_lines(self) -> list[bytes]:
+    def read(self) -> bytes:
         with open(self.path, "rb") as file:
-            data = os.pread(file.fileno(), self.end - self.start, self.start)
-        lines = data.split(b"\n")
+            return os.pread(file.fileno(), self.end - self.start, self.start)
+
+    def read_lines(self) -> list[bytes]:
+        lines = self.read().split(b"\n")
         if lines and not lines[-1]:
             lines.pop()  # the newline that ends the range's last line
         return lines

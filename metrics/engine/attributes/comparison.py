@@ -181,7 +181,6 @@ class _ChunkState:
         "coerce",
         "needles",
         "in_citation",
-        "citation_numbers",
     )
 
     def __init__(self, run_id: str, settings: EvaluationSettings) -> None:
@@ -196,8 +195,6 @@ class _ChunkState:
         # (kind, tolerance, gold value, citation texts) -> gold_value_in_citation: a few small values
         # and their one-word citations ("4", "Uganda") recur across documents.
         self.in_citation: dict[tuple[int, float, Any, tuple[str, ...]], bool] = {}
-        # Citation text -> its numbers (`read_numbers`): the additional text often repeats the highlight.
-        self.citation_numbers: dict[str, list[float]] = {}
 
 
 def _citation(
@@ -227,15 +224,8 @@ def _string_in_citation(needle: str, texts: Sequence[str], threshold: float) -> 
     return any(near_window_in(needle, haystack, threshold) for haystack in haystacks)
 
 
-def _number_in_texts(state: _ChunkState, value: float, texts: Sequence[str], tolerance: float) -> bool:
-    known = state.citation_numbers
-    for text in texts:
-        numbers = known.get(text)
-        if numbers is None:
-            numbers = known[text] = read_numbers(text, state.number_format)
-        if number_in(value, numbers, tolerance):
-            return True
-    return False
+def _number_in_texts(value: float, texts: Sequence[str], number_format: str, tolerance: float) -> bool:
+    return any(number_in(value, read_numbers(text, number_format), tolerance) for text in texts)
 
 
 def _compare_chunk(
@@ -417,7 +407,7 @@ def _source_checks(
                 needle, citation_texts, state.threshold
             )
         else:
-            in_citation = _number_in_texts(state, float(gold), citation_texts, plan.tolerance)
+            in_citation = _number_in_texts(float(gold), citation_texts, state.number_format, plan.tolerance)
         state.in_citation[key] = in_citation
     if value is None:
         status = MatchStatus.MISSING_PREDICTION

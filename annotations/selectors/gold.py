@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable
 
-from django.db.models import Max, QuerySet
+from django.db.models import Max, Q, QuerySet
 
 from annotations.importers.span_types import SpanAnnotation, SpanDocument
 from annotations.models import (
@@ -29,6 +29,12 @@ from metrics.engine.attributes.types import (
     GoldAnnotation,
     GoldDocument,
 )
+
+
+def documents_named(project_id: int, external_ids: Iterable[str]) -> Q:
+    """Rows whose `document` is one of these external ids of the project: named with the project, so
+    that the (project, external_id) index finds them (by external id alone, every document was scanned)."""
+    return Q(document__project_id=project_id, document__external_id__in=external_ids)
 
 
 def gold_version_current(*, project: Project, kind: str) -> GoldVersion | None:
@@ -98,10 +104,7 @@ def gold_span_documents(
     documents: dict[int, SpanDocument] = {}
     listed = GoldVersionDocument.objects.filter(gold_version=gold_version)
     if external_ids is not None:
-        # With the project, whose index finds external ids (alone, every document was scanned).
-        listed = listed.filter(
-            document__project_id=gold_version.project_id, document__external_id__in=external_ids
-        )
+        listed = listed.filter(documents_named(gold_version.project_id, external_ids))
     rows = listed.order_by("document__external_id").values_list(
         "document_id", "document__external_id", "document__text"
     )
@@ -148,12 +151,9 @@ def gold_attribute_documents(
     values = GoldAttributeValue.objects.filter(gold_version=gold_version)
     listed = GoldVersionDocument.objects.filter(gold_version=gold_version)
     if external_ids is not None:
-        in_project = {
-            "document__project_id": gold_version.project_id,
-            "document__external_id__in": external_ids,
-        }
-        values = values.filter(**in_project)
-        listed = listed.filter(**in_project)
+        named = documents_named(gold_version.project_id, external_ids)
+        values = values.filter(named)
+        listed = listed.filter(named)
     values = values.order_by("document_id", "attribute__position", "attribute_id").values_list(
         "document_id", "attribute__attribute_id", "output_data", "additional_text", "full_text_details"
     )

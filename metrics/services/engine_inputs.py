@@ -15,6 +15,7 @@ from typing import Any
 
 from annotations.importers.errors import ImportProblem
 from annotations.importers.span_types import SpanAnnotation, SpanDocument
+from annotations.selectors.gold import documents_named
 from experiments.models import ExperimentRun, PredictedSpan, PredictedValue, RunDocument
 from metrics.engine.attributes.types import AttributeSpec, PredictedAnnotation, PredictionDocument
 
@@ -91,10 +92,9 @@ def run_document_index(run: ExperimentRun) -> dict[str, int]:
 def run_document_pks(*, run: ExperimentRun, external_ids: Sequence[str]) -> list[int]:
     """The RunDocument pks of the documents of `external_ids` that the run posted."""
     return list(
-        # With the project, whose index finds external ids (alone, every document was scanned).
-        RunDocument.objects.filter(
-            run=run, document__project_id=run.project_id, document__external_id__in=external_ids
-        ).values_list("pk", flat=True)
+        RunDocument.objects.filter(documents_named(run.project_id, external_ids), run=run).values_list(
+            "pk", flat=True
+        )
     )
 
 

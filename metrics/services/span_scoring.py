@@ -22,7 +22,7 @@ from typing import Any
 
 from annotations.importers.errors import ImportProblem
 from annotations.models import GoldSpan, GoldVersion
-from annotations.selectors.gold import gold_span_documents, gold_version_external_ids
+from annotations.selectors.gold import documents_named, gold_span_documents, gold_version_external_ids
 from experiments.models import ExperimentRun
 from metrics.engine.spans import DocumentSpans, aggregate
 from metrics.engine.uncertainty import CLOPPER_PEARSON_METHOD
@@ -67,7 +67,7 @@ def span_scoring_plan(
     if restrict:
         spans = GoldSpan.objects.filter(gold_version=gold_version)
         if document_ids is not None:
-            spans = spans.filter(document__project_id=run.project_id, document__external_id__in=ids)
+            spans = spans.filter(documents_named(run.project_id, ids))
         allowed = frozenset(spans.values_list("entity_type", flat=True).distinct())
     return SpanScoringPlan(document_ids=ids, restrict=restrict, allowed_types=allowed)
 

@@ -188,7 +188,7 @@ class Attribute(models.Model):
     type = models.CharField(max_length=10, choices=AttributeType.choices)
     prompt = models.TextField(blank=True)
     # When uses_type_default is False, missing_default holds the gold value for an absent
-    # annotation (JSON null allowed); otherwise the type's default applies (SEMANTICS.md §2).
+    # annotation (JSON null allowed); otherwise the type's default applies (docs/semantics.md §2).
     uses_type_default = models.BooleanField(default=True)
     missing_default = models.JSONField(null=True, blank=True)
     position = models.PositiveIntegerField(default=0)

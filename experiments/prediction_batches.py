@@ -1,6 +1,6 @@
 """Posted prediction batches, read with the same readers as the prediction JSONL files.
 
-A batch is a list of document objects in the JSONL shapes (SEMANTICS.md sections 1 and 2). Each object
+A batch is a list of document objects in the JSONL shapes (docs/semantics.md sections 1 and 2). Each object
 is read by the importer of its kind, so a document the offline command accepts is accepted here and
 the other way round; problems are reported per document, by its index in the batch. Checks that need
 the database (known documents, offsets against the stored text, known attributes) come later, in the

@@ -7,7 +7,7 @@
   `ItemAttributeFullTextDetails[{ItemDocumentId, Text, ItemArm}]`.
 
 EPPI does not type its codes; the prompt CSV does. A BOOL code is True because the code row exists
-(SEMANTICS.md section 2); any other type reads `AdditionalText` as the raw value, which the engine
+(docs/semantics.md section 2); any other type reads `AdditionalText` as the raw value, which the engine
 coerces (a code without text is a null gold value, left out of the metrics, with a warning). A reference with no codes has not been coded: it is listed in `documents_without_gold` and
 passed on with no annotations, which the engine lists as unscored (never scored as "every attribute
 absent"); predictions for it are therefore not an error.

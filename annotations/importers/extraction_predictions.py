@@ -138,7 +138,7 @@ def _read_document(
     if status not in STATUSES:
         error(f"status must be one of {', '.join(STATUSES)}, found {status!r}", "status")
     # A null or absent context: the pipeline had no text (a PDF that failed to parse). The document
-    # is still scored, without the source and verbatim checks that need the text (SEMANTICS.md).
+    # is still scored, without the source and verbatim checks that need the text (docs/semantics.md).
     # A failed extraction without one reads as before, with an empty context.
     context = record.get("context", "" if status == "failed" else None)
     if context is None and status == "failed":

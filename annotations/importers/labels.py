@@ -1,4 +1,4 @@
-"""Map annotation labels to the twelve canonical entity types (SEMANTICS.md section 1, "Labels").
+"""Map annotation labels to the twelve canonical entity types (docs/semantics.md section 1, "Labels").
 
 Annotation projects rarely use our type names, so every raw label goes through a `LabelMap`: the
 default map, with a user map merged over it. Lookup is `label.strip().lower()`. A label that maps to

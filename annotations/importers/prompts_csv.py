@@ -2,7 +2,7 @@
 
 Columns (any order, others ignored): `prompt, output_data_type, attribute_id, attribute_label`.
 Types are bool, string, integer, float, list or dict in any case. Only attributes with a non-empty
-prompt are scored (SEMANTICS.md section 2): a row with an empty prompt leaves its attribute out,
+prompt are scored (docs/semantics.md section 2): a row with an empty prompt leaves its attribute out,
 and the result says so, so the report can list it.
 
 Line numbers are physical lines of the file (the header is line 1); a quoted prompt spanning several

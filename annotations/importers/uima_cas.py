@@ -1,6 +1,6 @@
 """Read UIMA CAS JSON (the format INCEpTION exports) with plain `json`; no cassis dependency.
 
-What matters (SEMANTICS.md section 1):
+What matters (docs/semantics.md section 1):
 - The text is the `uima.cas.Sofa` feature structure's `sofaString` (the initial view's Sofa).
 - Offsets are UTF-16 code units unless `%HEADER.offset-encoding` says UTF-8 or UTF-32. Python strings
   index code points, so every offset is converted; an offset that falls inside a character (half of a

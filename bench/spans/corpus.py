@@ -1,4 +1,4 @@
-"""A seeded synthetic de-identification corpus in the JSONL shape of SEMANTICS.md section 1.
+"""A seeded synthetic de-identification corpus in the JSONL shape of docs/semantics.md section 1.
 
 About 1 KB of German-clinical-looking text per document with ~10 gold spans, and predictions that
 look like a real pipeline's: most exact, some of the wrong type, some shifted or cut (partial), some

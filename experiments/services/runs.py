@@ -18,7 +18,7 @@ from experiments.splits import split_check_can_delete, split_stage_for_new_run
 
 logger = logging.getLogger(__name__)
 
-# Settings a run's configuration may carry for its scoring (SEMANTICS.md section 2); checked at creation
+# Settings a run's configuration may carry for its scoring (docs/semantics.md section 2); checked at creation
 # so a bad value is refused now rather than failing the scoring job later.
 THRESHOLD_KEY = "edit_distance_match_threshold"
 NUMBER_FORMAT_KEY = "number_format"

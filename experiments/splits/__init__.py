@@ -1,4 +1,4 @@
-"""Evaluation strategies and the split audit: no test leakage, by construction (SEMANTICS.md §4).
+"""Evaluation strategies and the split audit: no test leakage, by construction (docs/semantics.md §4).
 
 `experiments.splits` is the one door to splits: the transitions (services), the rules runs obey, what is
 hidden before acceptance, and the reads of the API. Import from here, not from the modules inside.

@@ -1,4 +1,4 @@
-"""GET /runs/{id}/artefacts.zip: every artefact of the run's scoring (SEMANTICS.md section 3)."""
+"""GET /runs/{id}/artefacts.zip: every artefact of the run's scoring (docs/semantics.md section 4)."""
 
 from __future__ import annotations
 

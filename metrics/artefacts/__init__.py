@@ -1,4 +1,4 @@
-"""Writers for the artefacts of an extraction run (SEMANTICS.md section 3).
+"""Writers for the artefacts of an extraction run (docs/semantics.md section 4).
 
 Framework-free: plain results in (metrics.engine.attributes.types), files out. The offline command
 writes a whole folder with `metrics.pipeline.extraction_evaluation.write_run_artefacts`; the server's artefact

@@ -1,6 +1,6 @@
 """How values become CSV cells, and where the artefact files are opened.
 
-Formula injection (SEMANTICS.md section 3): a spreadsheet runs a cell that begins with `=`, `+`, `-`,
+Formula injection (docs/semantics.md section 4): a spreadsheet runs a cell that begins with `=`, `+`, `-`,
 `@`, a tab or a carriage return as a formula, and gold text, prompts and model output are all
 user- or model-controlled. Such text cells are escaped by prefixing a single quote, the OWASP
 recommendation; the quote is visible to a program reading the CSV back, which is the price of safety.

@@ -128,7 +128,7 @@ def _text_entry(archive: zipfile.ZipFile, name: str) -> IO[str]:
 
 
 def artefacts_zip(*, run: ExperimentRun, scoring: Scoring) -> IO[bytes]:
-    """Every artefact of SEMANTICS.md section 3 for this scoring, in a zip in a temporary file."""
+    """Every artefact of docs/semantics.md section 4 for this scoring, in a zip in a temporary file."""
     # Returned open: the caller (a FileResponse) closes it once sent.
     handle = tempfile.SpooledTemporaryFile(max_size=32 * 1024**2)  # noqa: SIM115
     with zipfile.ZipFile(handle, "w", compression=zipfile.ZIP_DEFLATED) as archive:

@@ -1,4 +1,4 @@
-"""`metrics.csv`, `metrics.json` and the console table: one row per attribute (SEMANTICS.md section 4).
+"""`metrics.csv`, `metrics.json` and the console table: one row per attribute (docs/semantics.md section 4).
 
 Rows are sorted by attribute label (then id, so equal labels still sort the same way every run). The
 columns are `extraction_run_id, attribute_id, attribute_label, attribute_type`, the engine's
@@ -163,7 +163,7 @@ def format_metrics_table(evaluation: ExtractionEvaluation, custom_metrics: Seque
 
     A metric that could not be computed shows `-`. When it is null because predictions are missing,
     the cell shows its `_given_prediction` value in parentheses instead, with a footnote, so a blank
-    is never all a user learns (SEMANTICS.md section 2). metrics.csv has every column.
+    is never all a user learns (docs/semantics.md section 2). metrics.csv has every column.
     """
     headline = [name for name in metric_columns(evaluation, custom_metrics) if "_given_" not in name]
     count_names = ("n_gold_instances", "n_missing_predictions", "n_invalid_gold")

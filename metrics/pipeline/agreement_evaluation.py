@@ -111,7 +111,7 @@ def attribute_ratings(
     """Coerced ratings per scored attribute from `(document_id, annotator, {attribute_id: raw value})`.
 
     An attribute absent from an annotator's document takes the attribute's missing-annotation default,
-    as gold does (SEMANTICS.md section 2); a value that does not coerce is left out with a warning.
+    as gold does (docs/semantics.md section 2); a value that does not coerce is left out with a warning.
     """
     scored = [spec for spec in specs if spec.is_scored]
     ratings: dict[str, dict[str, dict[str, Any]]] = {spec.attribute_id: {} for spec in scored}

@@ -68,7 +68,7 @@ def evaluate_span_paths(
     phase_seconds: dict[str, float] | None = None,
     processes: int = 1,
 ) -> dict[str, Any]:
-    """Score predictions against gold and return the results body (SEMANTICS.md section 1).
+    """Score predictions against gold and return the results body (docs/semantics.md section 1).
 
     Raises InputValidationError listing every problem in either input; nothing is scored then.
     The body is the engine's (micro, macro, leakage, per_type, per_document,

@@ -1,4 +1,4 @@
-"""Label maps: default labels, user maps merged over them, unknown labels (SEMANTICS.md section 1)."""
+"""Label maps: default labels, user maps merged over them, unknown labels (docs/semantics.md section 1)."""
 
 from __future__ import annotations
 

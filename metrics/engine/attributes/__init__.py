@@ -1,4 +1,4 @@
-"""Scoring of extracted attribute values against gold values (SEMANTICS.md section 2).
+"""Scoring of extracted attribute values against gold values (docs/semantics.md section 2).
 
 Entry points: `evaluate_extraction` for a whole run; `compare_documents` per chunk of documents and
 `attribute_result` over all rows for chunked scoring; `metric_column_order` and `COUNT_COLUMNS` for

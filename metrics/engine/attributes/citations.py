@@ -1,7 +1,7 @@
 """EPPI Reviewer citation markup: the `citation_page` and `citation_highlight_text` columns.
 
 An EPPI `ItemAttributeFullTextDetails` text looks like `Page 3:\n[¬s]"the highlighted words"[¬e]`.
-(SEMANTICS.md section 2, "EPPI citation fields".)
+(docs/semantics.md section 2, "EPPI citation fields".)
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Strict coercion of raw gold and predicted values to an attribute's type (SEMANTICS.md section 2).
+"""Strict coercion of raw gold and predicted values to an attribute's type (docs/semantics.md section 2).
 
 Gold and predictions go through the same rules. A value that does not coerce raises
 `CoercionError`; the caller decides what that means (an invalid gold value, or a missing prediction).

@@ -1,4 +1,4 @@
-"""Comparison rows: one per scored gold document x scored attribute (SEMANTICS.md section 2).
+"""Comparison rows: one per scored gold document x scored attribute (docs/semantics.md section 2).
 
 A row holds the coerced gold and predicted values, whether the gold value is found in the context the
 model read and in the gold citation, the verbatim grounding scores and the match status. Metrics are
@@ -451,7 +451,7 @@ def _compare_rows(
     """`_compare_chunk`, with each verbatim score that needs `partial_ratio` handed to `fuzzy` and
     written in its row as -1 - its position there; the last item lists the rows holding one.
 
-    The checks of each row follow the order of the rules in SEMANTICS.md section 2: the gold value,
+    The checks of each row follow the order of the rules in docs/semantics.md section 2: the gold value,
     the prediction, the searches in the context and the citation with the match status, then the
     verbatim grounding of both snippets.
     """

@@ -1,4 +1,4 @@
-"""Per-attribute counts and metrics, computed from comparison rows (SEMANTICS.md section 2).
+"""Per-attribute counts and metrics, computed from comparison rows (docs/semantics.md section 2).
 
 Which rows enter: a row is *scored* when its gold value is valid and not null. Invalid gold is only
 counted (`n_invalid_gold`); a null gold (an attribute whose missing default is null) is left out.

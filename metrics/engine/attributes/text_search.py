@@ -1,4 +1,4 @@
-"""Is a gold value found in a text? (SEMANTICS.md section 2, "Gold value found in text".)
+"""Is a gold value found in a text? (docs/semantics.md section 2, "Gold value found in text".)
 
 Used twice per comparison row: against the context the model read (`gold_value_in_context`, the
 good/bad source strata) and against the citation texts (`gold_value_in_citation`). Texts are searched

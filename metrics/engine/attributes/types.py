@@ -31,7 +31,7 @@ class AttributeType(StrEnum):
 
 
 class _UseTypeDefault:
-    """Marker: the attribute takes its type's missing-annotation default (SEMANTICS.md section 2)."""
+    """Marker: the attribute takes its type's missing-annotation default (docs/semantics.md section 2)."""
 
     def __repr__(self) -> str:
         return "USE_TYPE_DEFAULT"
@@ -117,7 +117,7 @@ class PredictionDocument:
     """One posted prediction line. A gold document with no PredictionDocument failed extraction.
 
     `context` is the text the model read; None when the pipeline had none (a PDF that failed to
-    parse): the document is still scored, without source or verbatim checks (SEMANTICS.md section 2).
+    parse): the document is still scored, without source or verbatim checks (docs/semantics.md section 2).
     """
 
     document_id: str

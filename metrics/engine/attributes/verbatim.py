@@ -1,7 +1,7 @@
 """Verbatim grounding: how well a supporting snippet is found in the context the model read.
 
 The score behind `human_verbatim_fuzzy_match_pct` and `llm_verbatim_fuzzy_match_pct`
-(SEMANTICS.md section 2, "Verbatim grounding").
+(docs/semantics.md section 2, "Verbatim grounding").
 """
 
 from __future__ import annotations

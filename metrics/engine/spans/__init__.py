@@ -1,4 +1,4 @@
-"""Span (de-identification) scoring: SEMANTICS.md section 1.
+"""Span (de-identification) scoring: docs/semantics.md section 1.
 
 Build `DocumentSpans`, score each with `score_document` (anywhere: chunks, processes; many at once with
 `score_document_batch`, the same scores, vectorised), then

@@ -1,4 +1,4 @@
-"""From per-document counts to the results.json body (SEMANTICS.md section 1).
+"""From per-document counts to the results.json body (docs/semantics.md section 1).
 
 micro = measures of the counts summed over documents; macro = the mean, over the documents where a
 measure is defined, of its per-document values, with the number of documents that entered it.

@@ -15,7 +15,7 @@ from itertools import chain
 from operator import itemgetter, lt
 
 # The de-identification harness leaves these characters out of the `scored` character counts: a
-# missed comma or space leaks nothing. SEMANTICS.md section 1, `chars`.
+# missed comma or space leaks nothing. docs/semantics.md section 1, `chars`.
 LEFT_OUT_CHARACTERS = " ,.!?:;-()\"'\n\t\r"
 
 # Left-out characters are counted on a byte mask of the text (b"\0" left out, b"\1" scored) with

@@ -1,4 +1,4 @@
-"""Counts of one document for every span metric family (SEMANTICS.md section 1).
+"""Counts of one document for every span metric family (docs/semantics.md section 1).
 
 `score_document` turns one `DocumentSpans` into a `DocumentScore`: integer counts only, so that
 scores of documents scored anywhere (another chunk, another process) add up to exactly the result
@@ -192,7 +192,7 @@ _TYPED_SUMS = (2, 3, 4, 6, 7, 8, 9, 10, 11, 12)
 def score_document(
     doc: DocumentSpans, *, allowed_predicted_types: frozenset[str] | None = None
 ) -> DocumentScore:
-    """Count every metric family of SEMANTICS.md section 1 for one document.
+    """Count every metric family of docs/semantics.md section 1 for one document.
 
     Predictions whose type is not in `allowed_predicted_types` (when given; restrict_to_gt_types)
     are dropped before scoring and counted. Spans must satisfy 0 <= start < end <= len(text), else

@@ -2,7 +2,7 @@
 
 The same function gives the micro value (applied to the summed counts) and the per-document values
 that macro averages, so the two can never disagree on a formula. NaN marks "undefined" inside this
-module; `aggregate` turns it into None (null), never into 0 (SEMANTICS.md, general rules).
+module; `aggregate` turns it into None (null), never into 0 (docs/semantics.md, general rules).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Plain data that goes into the span engine (SEMANTICS.md section 1).
+"""Plain data that goes into the span engine (docs/semantics.md section 1).
 
 Importers (annotations/importers) build these; the engine scores them. Offsets are Unicode code
 points into the document text (Python string indices), `end` exclusive.

@@ -5,12 +5,12 @@ estimate) and returns the metric for each entry, NaN where it is undefined. The 
 ratios of two weighted sums of counts (`Ratio`), or the harmonic mean of two such ratios (`HarmonicMean`):
 
 - precision = tp / (tp + fp), recall = tp / (tp + fn), F1 = 2tp / (2tp + fp + fn): each defined when its
-  denominator is > 0 (SEMANTICS.md section 1; F1 of only false positives is 0, not undefined).
+  denominator is > 0 (docs/semantics.md section 1; F1 of only false positives is 0, not undefined).
 - nervaluate: credit = COR (strict) or COR + 0.5 PAR (partial); precision = credit / actual, recall =
   credit / possible with actual = COR + INC + PAR + SPU and possible = COR + INC + PAR + MIS;
   F1 = 2PR / (P + R) (`HarmonicMean`: 0 when P + R = 0, undefined when P or R is).
 - accuracy = correct rows / rows, rate = matched / total, MAE = sum |error| / rows.
-- The seed's missing-prediction rule (SEMANTICS.md section 2): a metric over a set that holds a missing
+- The seed's missing-prediction rule (docs/semantics.md section 2): a metric over a set that holds a missing
   prediction is null, expressed with `null_if_any`.
 """
 

@@ -205,7 +205,7 @@ def _dig(data: Any, dotted: str) -> Any:
 
 
 def _percent(value: Any) -> str:
-    # null means "not defined" (SEMANTICS.md: never a misleading 0); show it as such.
+    # null means "not defined" (docs/semantics.md: never a misleading 0); show it as such.
     return "n/a" if value is None else f"{100 * value:.1f}%"
 
 

@@ -1,5 +1,5 @@
 """A leading-dot decimal (`.35`, `-.5`, as papers write `p < .05`) is a number in gold, in predictions
-and in text search (SEMANTICS.md section 2)."""
+and in text search (docs/semantics.md section 2)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """A prediction whose context is null (the pipeline had no text for the document) is scored: its rows
 have no source check and no verbatim scores, it is in neither source stratum, and a warning counts
-such documents (SEMANTICS.md section 2)."""
+such documents (docs/semantics.md section 2)."""
 
 from __future__ import annotations
 

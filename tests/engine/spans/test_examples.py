@@ -1,4 +1,4 @@
-"""Hand-computed examples for every span metric family (SEMANTICS.md section 1)."""
+"""Hand-computed examples for every span metric family (docs/semantics.md section 1)."""
 
 from __future__ import annotations
 

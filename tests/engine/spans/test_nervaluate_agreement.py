@@ -1,6 +1,6 @@
 """The nervaluate family agrees with nervaluate 1.2.1 itself, overall and per type.
 
-nervaluate is called as SEMANTICS.md section 1 says: on lists sorted by (start, end, entity_type),
+nervaluate is called as docs/semantics.md section 1 says: on lists sorted by (start, end, entity_type),
 with inclusive end = end - 1. Counts must be equal; precision, recall and f1 must be equal wherever
 we define them (where nervaluate returns 0 for a zero denominator we return None instead).
 """

@@ -59,7 +59,7 @@ def corpora(draw: st.DrawFn, max_documents: int = 4, **options) -> list[Document
 
 
 def brute_force_counts(doc: DocumentSpans) -> dict[str, int]:
-    """The definitions of SEMANTICS.md section 1, one code point at a time."""
+    """The definitions of docs/semantics.md section 1, one code point at a time."""
     text = doc.text
     left_out = {i for i, c in enumerate(text) if c in LEFT_OUT_CHARACTERS}
 

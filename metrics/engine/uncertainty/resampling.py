@@ -126,21 +126,30 @@ def resampled_sums(matrix: np.ndarray, resamples: int, seed: int) -> np.ndarray:
 # A float64 holds every integer below 2**53 exactly, and so does every sum of such integers that stays
 # below it.
 _EXACT_BITS = 53
+# A product of fractional columns adds in an order that depends on BLAS's kernel, and OpenBLAS takes
+# another kernel for a small product (resamples x documents x words up to 100**3, or a single row or
+# column): fractional columns share a narrower product with packed counts only when every weight
+# block's product stays well above that, so their sums keep the bits of one word a column.
+_LARGE_PRODUCT = 4 * 100**3
 
 
-def _packing(columns: list[np.ndarray], n_documents: int) -> tuple[list[list[tuple[int, int]]], bool]:
+def _packing(
+    columns: list[np.ndarray], n_documents: int, smallest_block: int
+) -> tuple[list[list[tuple[int, int]]], bool]:
     """Words of the product, each a list of (column position, bit shift), and whether its sums are exact.
 
     A resample's sum of a non-negative integer column is at most n times its largest value (its
     weights sum to n), so it needs a known number of bits. Columns whose bits fit together in 53
     share one float64 word, each shifted past the others: every sum in the product is then still an
     integer below 2**53, computed exactly, and each column's sum comes back exactly by shifting and
-    masking. Exact sums are the same numbers whatever the packing, and half the words make the
-    product half the work. A column of other values (negative, fractional) makes every column a word
-    of its own, as they always were.
+    masking. Exact sums are the same numbers whatever the packing, and fewer words make the product
+    less work. A column of other values (negative, fractional) is a word of its own, first; beside
+    it the others are packed only when the product of `smallest_block` resamples stays large
+    (`_LARGE_PRODUCT`), else every column is a word of its own.
     """
-    bits: list[int] = []
-    for column in columns:
+    bits: dict[int, int] = {}
+    alone: list[list[tuple[int, int]]] = []
+    for position, column in enumerate(columns):
         values = np.asarray(column, dtype=np.float64)
         largest = float(values.max())
         if (
@@ -148,11 +157,12 @@ def _packing(columns: list[np.ndarray], n_documents: int) -> tuple[list[list[tup
             or not np.array_equal(values, np.floor(values))
             or largest * n_documents >= 2.0**_EXACT_BITS
         ):
-            return [[(position, 0)] for position in range(len(columns))], False
-        bits.append(int(largest * n_documents).bit_length())
+            alone.append([(position, 0)])
+        else:
+            bits[position] = int(largest * n_documents).bit_length()
     words: list[list[tuple[int, int]]] = []
     used: list[int] = []
-    for position in sorted(range(len(columns)), key=lambda k: (-bits[k], k)):
+    for position in sorted(bits, key=lambda k: (-bits[k], k)):
         for word, taken in enumerate(used):
             if taken + bits[position] <= _EXACT_BITS:
                 words[word].append((position, taken))
@@ -161,7 +171,10 @@ def _packing(columns: list[np.ndarray], n_documents: int) -> tuple[list[list[tup
         else:
             words.append([(position, 0)])
             used.append(bits[position])
-    return words, True
+    width = len(alone) + len(words)
+    if alone and (width < 2 or smallest_block < 2 or smallest_block * n_documents * width <= _LARGE_PRODUCT):
+        return [[(position, 0)] for position in range(len(columns))], False
+    return alone + words, not alone
 
 
 def _unpacked(word: np.ndarray, shift: int, packed: list[tuple[int, int]]) -> np.ndarray:
@@ -203,9 +216,12 @@ class PackedColumns:
         return sums
 
 
-def pack_columns(columns: list[np.ndarray], n_documents: int, *, consume: bool = False) -> PackedColumns:
+def pack_columns(
+    columns: list[np.ndarray], n_documents: int, *, consume: bool = False, resamples: int = 0
+) -> PackedColumns:
     """The packed words of these columns, without stacking them: only the distinct non-zero columns
-    are packed (a 100,000-document table of 60 columns is 48 MB a copy).
+    are packed (a 100,000-document table of 60 columns is 48 MB a copy). `resamples`: how many the
+    words will be summed for (0: not known), in weight blocks of `block_rows`.
 
     `consume`: each entry of `columns` is let go (set to None) once it is no longer read, so that the
     columns and their packed copy are not all held at once.
@@ -235,7 +251,8 @@ def pack_columns(columns: list[np.ndarray], n_documents: int, *, consume: bool =
         values = column = earlier = None  # type: ignore[assignment]
         for j in np.flatnonzero(source != np.arange(n_columns)).tolist():
             columns[j] = None  # type: ignore[call-overload]
-    layout, exact = _packing([columns[j] for j in distinct.tolist()], n_documents)
+    smallest_block = (resamples % block_rows(n_documents) or block_rows(n_documents)) if resamples else 0
+    layout, exact = _packing([columns[j] for j in distinct.tolist()], n_documents, smallest_block)
     words = np.zeros((n_documents, len(layout)), dtype=np.float64)
     for word, packed in enumerate(layout):
         for position, shift in packed:
@@ -327,7 +344,7 @@ def resampled_column_sums(
 ) -> np.ndarray:
     """`resampled_sums` of the matrix whose columns these are, without building that matrix (see
     `pack_columns`, and its `consume`). `word_sums` makes the packed words' sums."""
-    packed = pack_columns(columns, n_documents, consume=consume)
+    packed = pack_columns(columns, n_documents, consume=consume, resamples=resamples)
     if not packed.layout:
         return np.zeros((resamples, packed.n_columns), dtype=np.float64)
     return packed.column_sums(word_sums(packed, resamples, seed))

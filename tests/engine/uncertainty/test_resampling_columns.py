@@ -7,7 +7,12 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metrics.engine.uncertainty.resampling import resampled_column_sums, resampled_sums
+from metrics.engine.uncertainty.resampling import (
+    pack_columns,
+    resampled_column_sums,
+    resampled_sums,
+    resampled_words,
+)
 from tests.engine.uncertainty.reference import reference_weights
 
 
@@ -59,7 +64,7 @@ def test_column_sums_equal_the_reference_sums_of_the_stacked_matrix(n_documents,
 )
 def test_integer_columns_packed_into_shared_words_sum_exactly(n_documents, widths, other, seed):
     """Counts of any size (up to 40 bits a document) come back as the unpacked product gives them,
-    also beside a negative or fractional column (which turns packing off)."""
+    also beside a negative or fractional column (a word of its own)."""
     rng = np.random.default_rng(seed)
     columns = [rng.integers(0, 2**width + 1, size=n_documents).astype(np.float64) for width in widths]
     if other is not None:
@@ -67,6 +72,33 @@ def test_integer_columns_packed_into_shared_words_sum_exactly(n_documents, width
     matrix = np.column_stack(columns)
     expected = reference_sums(matrix, 12, seed)
     assert np.array_equal(resampled_column_sums(columns, n_documents, 12, seed), expected)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    n_documents=st.sampled_from([2_100, 20_000]),
+    resamples=st.sampled_from([60, 120]),
+    n_fractional=st.integers(min_value=1, max_value=9),
+    n_integer=st.sampled_from([0, 1, 2, 5, 17, 60, 101]),
+    seed=st.integers(min_value=0, max_value=2**32),
+)
+def test_fractional_sums_beside_packed_counts_keep_the_bits_of_one_word_a_column(
+    n_documents, resamples, n_fractional, n_integer, seed
+):
+    """Fractional sums depend on the order BLAS adds in: packing the integer columns beside them
+    (a narrower product) leaves every bit of them as the product of every column gives it, for
+    narrow and wide tables, large and small weight blocks."""
+    rng = np.random.default_rng(seed)
+    fractional = [
+        rng.exponential(3.0, size=n_documents) * (rng.random(n_documents) < 0.6) for _ in range(n_fractional)
+    ]
+    counts = [rng.integers(0, 2, size=n_documents).astype(np.float64) for _ in range(n_integer)]
+    columns = counts[: n_integer // 2] + fractional + counts[n_integer // 2 :]
+    # Packed without knowing the resamples, every column is a word of its own, as before packing.
+    one_word_a_column = pack_columns(columns, n_documents)
+    assert one_word_a_column.layout == [[(position, 0)] for position in range(len(columns))]
+    expected = one_word_a_column.column_sums(resampled_words(one_word_a_column, resamples, seed))
+    assert np.array_equal(resampled_column_sums(columns, n_documents, resamples, seed), expected)
 
 
 @settings(max_examples=40, deadline=None)

@@ -89,12 +89,17 @@ class ExtractionFileChunk:
     predictions: ByteRange | None  # the lines of these documents, in order; None: none has one
     first_line: int
     predicted_ids: tuple[str, ...]
+    # A folder where the scorer leaves its parts of the two large artefacts as files, or None to
+    # return them as bytes. A pool's worker would otherwise pickle them (18 MB a chunk of the
+    # bench's standard shape) into a pipe, and the evaluating process copy them out again.
+    parts_folder: str | None = None
 
 
 @dataclass
 class ExtractionFilePartial:
-    comparison_csv: bytes  # the chunk's rows, without the header
-    llm_annotations: bytes  # the chunk's items of the `documents` list, joined by ITEM_SEPARATOR
+    comparison_csv: bytes | Path  # the chunk's rows, without the header (or the file holding them)
+    # The chunk's items of the `documents` list, joined by ITEM_SEPARATOR (or the file holding them).
+    llm_annotations: bytes | Path
     metadata: str  # the chunk's items of extraction_metadata.json's list, joined by ITEM_SEPARATOR
     metadata_totals: MetadataTotals
     counts: DocumentCounts
@@ -272,8 +277,8 @@ def score_extraction_file_chunk(chunk: ExtractionFileChunk) -> ExtractionFilePar
         entries = metadata_entries(predictions)
         positions = {spec.attribute_id: index for index, spec in enumerate(chunk.attributes)}
         return ExtractionFilePartial(
-            comparison_csv=comparison.getvalue().encode("utf-8"),
-            llm_annotations=annotations.encode("utf-8"),
+            comparison_csv=_part(chunk, "csv", comparison.getvalue().encode("utf-8")),
+            llm_annotations=_part(chunk, "json", annotations.encode("utf-8")),
             metadata=ITEM_SEPARATOR.join(json_items(entries)),
             metadata_totals=metadata_totals(entries),
             counts=attribute_document_counts(rows),
@@ -284,6 +289,15 @@ def score_extraction_file_chunk(chunk: ExtractionFileChunk) -> ExtractionFilePar
             without_context=documents_without_context(documents, predictions),
             gold_warnings=gold_warnings,
         )
+
+
+def _part(chunk: ExtractionFileChunk, suffix: str, data: bytes) -> bytes | Path:
+    """`data`, or the file of `chunk.parts_folder` it is written to (an empty part stays bytes)."""
+    if chunk.parts_folder is None or not data:
+        return data
+    path = Path(chunk.parts_folder) / f".part-{chunk.first_reference}.{suffix}"
+    path.write_bytes(data)
+    return path
 
 
 def _gold_documents(chunk: ExtractionFileChunk) -> tuple[list[GoldDocument], list[ImportProblem]] | None:

@@ -11,9 +11,11 @@ are read whole by the validating readers (`extraction_evaluation`), which word e
 from __future__ import annotations
 
 import io
+import shutil
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import BinaryIO
 
 from annotations.importers.attribute_jsonl import GoldSet, source_name
 from annotations.importers.errors import ImportProblem, InputValidationError
@@ -270,14 +272,17 @@ def _score_files(
         comparison.write(header.getvalue().encode("utf-8"))
         annotations.write(opening.encode("utf-8"))
         separator = FIRST_ITEM_SEPARATOR.encode("utf-8")
+        if executor.processes > 1:
+            chunks = [replace(chunk, parts_folder=str(staging)) for chunk in chunks]
         for partial in executor.map(score_extraction_file_chunk, chunks):
             if partial is None:
                 raise _NotSure
             with timer(f"write {bundle.COMPARISON_CSV}"):
-                comparison.write(partial.comparison_csv)
+                _append(comparison, partial.comparison_csv)
             with timer(f"write {bundle.LLM_ANNOTATIONS_JSON}"):
                 if partial.llm_annotations:
-                    annotations.write(separator + partial.llm_annotations)
+                    annotations.write(separator)
+                    _append(annotations, partial.llm_annotations)
                     separator = ITEM_SEPARATOR.encode("utf-8")
             columns.append(partial.metric_columns)
             joined.counts.append(partial.counts)
@@ -294,6 +299,16 @@ def _score_files(
     joined.warnings.extend(unknown_attribute_warnings(unknown))
     joined.metric_columns = MetricColumns.joined(columns)
     return joined
+
+
+def _append(handle: BinaryIO, part: bytes | Path) -> None:
+    """Write a chunk's part: its bytes, or the file a pool's worker left them in (then removed)."""
+    if isinstance(part, bytes):
+        handle.write(part)
+        return
+    with open(part, "rb") as source:
+        shutil.copyfileobj(source, handle, 1 << 20)
+    part.unlink()
 
 
 def _small_writers(run: ExtractionRun, joined: _JoinedChunks) -> list[tuple[str, Callable[[Path], None]]]:

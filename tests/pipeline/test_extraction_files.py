@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import random
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -97,6 +98,32 @@ def test_two_processes_write_the_same_artefacts(
     run = evaluate(workload, tmp_path / "two", processes=2)
     assert run.input_summary is not None
     assert files_of(tmp_path / "two") == files_of(tmp_path / "one")
+
+
+def test_a_chunk_given_a_parts_folder_leaves_its_two_large_parts_there_as_files(
+    workload: Path, tmp_path: Path
+) -> None:
+    """A pool's worker writes its parts of the comparison CSV and llm_annotations.json to files
+    instead of pickling them to the evaluating process; they hold the bytes it would return."""
+    config = load_config(workload / "config.yaml")
+    plan = extraction_files.plan_extraction_file_chunks(
+        gold=workload / "gold_eppi.json",
+        predictions=workload / "llm.jsonl",
+        gold_file="gold",
+        predictions_file="predictions",
+        run_id="r",
+        attributes=read_prompts_csv(workload / "prompts.csv").attributes,
+        settings=resolve_settings(config),
+    )
+    assert plan is not None
+    (chunk,) = plan.chunks
+    returned = extraction_files.score_extraction_file_chunk(chunk)
+    left = extraction_files.score_extraction_file_chunk(replace(chunk, parts_folder=str(tmp_path)))
+    assert returned is not None and left is not None
+    assert isinstance(left.comparison_csv, Path) and isinstance(left.llm_annotations, Path)
+    assert left.comparison_csv.read_bytes() == returned.comparison_csv
+    assert left.llm_annotations.read_bytes() == returned.llm_annotations
+    assert sorted(tmp_path.iterdir()) == sorted([left.comparison_csv, left.llm_annotations])
 
 
 def test_the_test_fixture_gives_the_artefacts_of_the_validating_readers(

@@ -55,7 +55,7 @@ from metrics.engine.attributes.types import (
     PredictionDocument,
 )
 from metrics.engine.uncertainty import DocumentCounts
-from metrics.engine.uncertainty.attribute_metrics import attribute_document_counts
+from metrics.engine.uncertainty.attribute_metrics import counts_of_metric_columns
 from metrics.pipeline.jsonl_lines import ByteRange, line_document_ids, line_ends
 from metrics.pipeline.phases import paused_garbage_collection
 
@@ -275,14 +275,20 @@ def score_extraction_file_chunk(chunk: ExtractionFileChunk) -> ExtractionFilePar
         write_comparison_rows(rows, comparison, header=False)
         annotations = ITEM_SEPARATOR.join(llm_annotation_lines(predictions, chunk.attributes))
         entries = metadata_entries(predictions)
-        positions = {spec.attribute_id: index for index, spec in enumerate(chunk.attributes)}
+        columns = metric_columns(
+            rows, {spec.attribute_id: index for index, spec in enumerate(chunk.attributes)}
+        )
         return ExtractionFilePartial(
             comparison_csv=_part(chunk, "csv", comparison.getvalue().encode("utf-8")),
             llm_annotations=_part(chunk, "json", annotations.encode("utf-8")),
             metadata=ITEM_SEPARATOR.join(json_items(entries)),
             metadata_totals=metadata_totals(entries),
-            counts=attribute_document_counts(rows),
-            metric_columns=metric_columns(rows, positions),
+            counts=counts_of_metric_columns(
+                columns,
+                [row.document_id for row in rows],
+                [(spec.attribute_id, spec.type) for spec in chunk.attributes],
+            ),
+            metric_columns=columns,
             warnings=warnings,
             unknown_predicted=unknown,
             unscored_documents=unscored_document_ids(documents, chunk.attributes),

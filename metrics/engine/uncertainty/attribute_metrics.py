@@ -24,7 +24,7 @@ from typing import TypeVar
 import numpy as np
 
 from ..attributes.comparison import SOURCE_CHECKED_TYPES
-from ..attributes.metrics import SCORED_TYPES
+from ..attributes.metrics import SCORED_TYPES, STATUS_CODES, MetricColumns, metric_columns
 from ..attributes.types import AttributeType, ComparisonRow, MatchStatus
 from .bootstrap import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, Interval, cluster_bootstrap_intervals
 from .counts import DocumentCounts
@@ -32,20 +32,20 @@ from .measures import MetricDefinition, Ratio, f1, precision, ratio, recall
 from .resampling import WordSums, resampled_words
 
 STRATA = ("all", "given_prediction", "given_good_source", "given_bad_source")
-_EDIT_MATCHES = (MatchStatus.EXACT_MATCH, MatchStatus.NEAR_MATCH)
 
 Value = TypeVar("Value")
 
 
-def _attribute_counts(attribute_type: AttributeType, rows: list[ComparisonRow]) -> dict[str, np.ndarray]:
-    """Each scored row's contribution to the counts its type has, by the rules of `attributes.metrics`."""
-    n = len(rows)
-    predicted = list(map(_llm_extraction, rows))
-    hit = np.fromiter([value is not None for value in predicted], dtype=bool, count=n)
-    counts = {"rows": np.ones(n), "missing": ~hit}
+def _attribute_counts(
+    attribute_type: AttributeType, columns: MetricColumns, rows: np.ndarray
+) -> dict[str, np.ndarray]:
+    """Each scored row's contribution (the rows at positions `rows` of `columns`) to the counts its
+    type has, by the rules of `attributes.metrics`."""
+    hit = columns.predicted[rows]
+    counts = {"rows": np.ones(rows.size), "missing": ~hit}
     if attribute_type is AttributeType.BOOL:
-        gold = np.fromiter([value is True for value in map(_human_extraction, rows)], dtype=bool, count=n)
-        guess = np.fromiter([value is True for value in predicted], dtype=bool, count=n)
+        # A scored BOOL gold value is True or False, and a prediction True, False or None (NaN).
+        gold, guess = columns.gold_number[rows] == 1.0, columns.predicted_number[rows] == 1.0
         counts["correct"] = hit & (gold == guess)
         counts["tp"], counts["fp"], counts["fn"] = (
             hit & gold & guess,
@@ -53,29 +53,20 @@ def _attribute_counts(attribute_type: AttributeType, rows: list[ComparisonRow]) 
             hit & gold & ~guess,
         )
     elif attribute_type is AttributeType.STRING:
-        statuses = list(map(_match_status, rows))
-        exact = MatchStatus.EXACT_MATCH
-        counts["correct"] = np.fromiter([status is exact for status in statuses], dtype=bool, count=n)
-        counts["edit_match"] = np.fromiter(
-            [status in _EDIT_MATCHES for status in statuses], dtype=bool, count=n
-        )
+        status = columns.status[rows]
+        counts["correct"] = status == _EXACT
+        counts["edit_match"] = (status == _EXACT) | (status == _NEAR)
     else:
-        counts["correct"] = hit & np.fromiter(map(bool, map(_is_correct, rows)), dtype=bool, count=n)
-        counts["abs_error"] = np.array(
-            [
-                0.0 if guess is None else abs(float(gold) - float(guess))
-                for gold, guess in zip(map(_human_extraction, rows), predicted, strict=True)
-            ]
-        )
+        counts["correct"] = hit & columns.correct[rows]
+        with np.errstate(invalid="ignore"):  # NaN for a missing prediction, which adds 0
+            error = np.abs(columns.gold_number[rows] - columns.predicted_number[rows])
+        counts["abs_error"] = np.where(hit, error, 0.0)
     return counts
 
 
-_llm_extraction = attrgetter("llm_extraction")
-_human_extraction = attrgetter("human_extraction")
-_match_status = attrgetter("match_status")
-_is_correct = attrgetter("is_correct")
+_EXACT = STATUS_CODES[MatchStatus.EXACT_MATCH]
+_NEAR = STATUS_CODES[MatchStatus.NEAR_MATCH]
 _document_id = attrgetter("document_id")
-_in_context = attrgetter("gold_value_in_context")
 
 
 def attribute_document_counts(
@@ -84,56 +75,63 @@ def attribute_document_counts(
     """Per-document count columns from comparison rows (names in the module docstring).
 
     Rows that are not scored (invalid or null gold) and LIST / DICT rows add nothing. `document_ids` adds
-    documents with no row, so they are still drawn in resamples. Vectorised per attribute: one pass to
-    group the rows, then arrays and a weighted bincount per column.
+    documents with no row, so they are still drawn in resamples. See `counts_of_metric_columns`.
     """
     rows = list(rows)
-    ids = sorted({str(document_id) for document_id in document_ids}.union(map(_document_id, rows)))
+    attribute_types = {row.attribute_id: row.attribute_type for row in rows}
+    columns = metric_columns(rows, {attribute_id: k for k, attribute_id in enumerate(attribute_types)})
+    return counts_of_metric_columns(
+        columns, [*map(_document_id, rows)], list(attribute_types.items()), document_ids
+    )
+
+
+def counts_of_metric_columns(
+    columns: MetricColumns,
+    row_document_ids: Sequence[str],
+    attributes: Sequence[tuple[str, AttributeType]],
+    document_ids: Iterable[str] = (),
+) -> DocumentCounts:
+    """`attribute_document_counts` of the rows whose MetricColumns these are, each row of the
+    document `row_document_ids[i]` and of the attribute `attributes[columns.attribute[i]]` (id,
+    type). Vectorised per attribute: its scored rows, its count columns and a weighted bincount per
+    column."""
+    ids = sorted({str(document_id) for document_id in document_ids}.union(row_document_ids))
     position = {document_id: i for i, document_id in enumerate(ids)}
-    by_attribute: dict[str, list[ComparisonRow]] = {}
-    scored_types = SCORED_TYPES
-    for row in rows:
-        # The rows that enter counts and metrics: valid, non-null gold of a scored type.
-        if row.gold_is_valid and row.human_extraction is not None and row.attribute_type in scored_types:
-            scored = by_attribute.get(row.attribute_id)
-            if scored is None:
-                scored = by_attribute[row.attribute_id] = []
-            scored.append(row)
-    # Per attribute: the document of each scored row, the count columns and the strata.
+    documents = np.fromiter(
+        map(position.__getitem__, row_document_ids), dtype=np.intp, count=len(row_document_ids)
+    )
+    # The rows that enter counts and metrics: valid, non-null gold of a scored type.
+    scored = columns.valid & columns.gold_present
     parts = []
     n_columns = 0
-    for attribute_id, scored in by_attribute.items():
-        attribute_type = scored[0].attribute_type
-        documents = np.fromiter(
-            map(position.__getitem__, map(_document_id, scored)), dtype=np.intp, count=len(scored)
-        )
-        counts = _attribute_counts(attribute_type, scored)
-        strata = {"all": np.ones(len(scored), dtype=bool), "given_prediction": ~counts["missing"]}
+    for code, (attribute_id, attribute_type) in enumerate(attributes):
+        rows = np.flatnonzero(scored & (columns.attribute == code))
+        if attribute_type not in SCORED_TYPES or not rows.size:
+            continue
+        counts = _attribute_counts(attribute_type, columns, rows)
+        strata = {"all": np.ones(rows.size, dtype=bool), "given_prediction": ~counts["missing"]}
         if attribute_type in SOURCE_CHECKED_TYPES:
-            in_context = [*map(_in_context, scored)]
-            # A row without a context (None) is in neither stratum.
-            strata["given_good_source"] = np.fromiter(
-                (found is True for found in in_context), dtype=bool, count=len(scored)
-            )
-            strata["given_bad_source"] = np.fromiter(
-                (found is False for found in in_context), dtype=bool, count=len(scored)
-            )
-        parts.append((attribute_id, documents, counts, strata))
+            # A row without a context (-1) is in neither stratum.
+            strata["given_good_source"] = columns.in_context[rows] == 1
+            strata["given_bad_source"] = columns.in_context[rows] == 0
+        parts.append((attribute_id, documents[rows], counts, strata))
         n_columns += len(strata) * len(counts)
     # The columns are rows of one table: DocumentCounts keeps copies of them, and the table is then
     # freed in one piece. (Hundreds of separate columns left as many holes in the heap, which the
     # bootstrap's large arrays could not reuse: up to 16 MB more at the peak, depending on the run.)
     table = np.empty((n_columns, len(ids)), dtype=np.float64)
-    columns: dict[str, np.ndarray] = {}
-    for attribute_id, documents, counts, strata in parts:
+    count_columns: dict[str, np.ndarray] = {}
+    for attribute_id, row_documents, counts, strata in parts:
         for stratum, selected in strata.items():
             for count, values in counts.items():
-                column = table[len(columns)]
+                column = table[len(count_columns)]
                 column[:] = np.bincount(
-                    documents[selected], np.asarray(values, dtype=np.float64)[selected], minlength=len(ids)
+                    row_documents[selected],
+                    np.asarray(values, dtype=np.float64)[selected],
+                    minlength=len(ids),
                 )
-                columns[f"{attribute_id}.{stratum}.{count}"] = column
-    return DocumentCounts(ids, columns)
+                count_columns[f"{attribute_id}.{stratum}.{count}"] = column
+    return DocumentCounts(ids, count_columns)
 
 
 def _stratum_measures(attribute_type: AttributeType, prefix: str) -> dict[str, Ratio]:

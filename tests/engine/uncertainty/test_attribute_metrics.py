@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from metrics.engine.attributes import compare_documents
+from metrics.engine.attributes.metrics import metric_columns
 from metrics.engine.attributes.types import AttributeType, EvaluationSettings
 from metrics.engine.uncertainty import compare_runs
 from metrics.engine.uncertainty.attribute_metrics import (
@@ -16,6 +17,7 @@ from metrics.engine.uncertainty.attribute_metrics import (
     attribute_intervals,
     attribute_metric_definitions,
     by_attribute,
+    counts_of_metric_columns,
 )
 from metrics.engine.uncertainty.counts import DocumentCounts
 from tests.engine.attributes.test_support import evaluate, gold, predicted, result_of, spec
@@ -156,3 +158,22 @@ def test_counts_of_parts_of_a_run_joined_are_the_counts_of_the_whole_run(cut):
     assert joined.columns.keys() == whole.columns.keys()
     for name, values in whole.columns.items():
         assert joined.columns[name].tobytes() == values.tobytes(), name
+
+
+def test_counts_of_a_chunks_metric_columns_are_the_counts_of_its_rows():
+    # A chunk numbers its attributes by their place in the schema (here reversed), not by its rows.
+    attributes, documents, predictions = study(7)
+    rows = rows_of(attributes, documents, predictions)
+    schema = [(attribute.attribute_id, attribute.type) for attribute in reversed(attributes)]
+    columns = metric_columns(rows, {attribute_id: k for k, (attribute_id, _) in enumerate(schema)})
+    counts = counts_of_metric_columns(columns, [row.document_id for row in rows], schema, ["doc-99"])
+    expected = attribute_document_counts(rows, ["doc-99"])
+    assert counts.document_ids == expected.document_ids
+    assert counts.columns.keys() == expected.columns.keys()
+    assert "site.given_bad_source.edit_match" in counts.columns and "age.all.abs_error" in counts.columns
+    for name, values in expected.columns.items():
+        assert counts.columns[name].tobytes() == values.tobytes(), name
+    assert counts.totals()["smoker.all.tp"] == sum(
+        row.attribute_id == "smoker" and row.human_extraction is True and row.llm_extraction is True
+        for row in rows
+    )

@@ -90,8 +90,8 @@ class ExtractionFileChunk:
     first_line: int
     predicted_ids: tuple[str, ...]
     # A folder where the scorer leaves its parts of the two large artefacts as files, or None to
-    # return them as bytes. A pool's worker would otherwise pickle them (18 MB a chunk of the
-    # bench's standard shape) into a pipe, and the evaluating process copy them out again.
+    # return them as bytes. A pool's worker would otherwise pickle them (most of its result) into
+    # a pipe, and the evaluating process copy them out of it again.
     parts_folder: str | None = None
 
 

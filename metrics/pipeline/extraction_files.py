@@ -4,9 +4,10 @@ The fast path of the offline extraction evaluation. A chunk is a run of the expo
 (one byte range of the gold file) and the prediction lines of those references (one byte range of
 the predictions file, the lines being in gold order). The process that scores a chunk reads those
 bytes itself, checks and scores them, and returns what the run needs of them, already encoded: its
-part of `goldstandard_llm_comparison.csv` and of `llm_annotations.json`, its metadata entries, its
-per-document counts (the intervals' input) and what the metrics read of its rows (`MetricColumns`). No
-process holds the whole of either input, and the chunks' parts are joined in chunk order.
+part of `goldstandard_llm_comparison.csv` and of `llm_annotations.json` (a pool's worker leaves
+those two in files of the run's staging folder), its metadata entries, its per-document counts (the
+intervals' input) and what the metrics read of its rows (`MetricColumns`). No process holds the
+whole of either input, and the chunks' parts are joined in chunk order.
 
 It goes only where the validating readers (`annotations.importers.eppi`,
 `extraction_predictions`) would raise no error and word the same warnings: the export reader's

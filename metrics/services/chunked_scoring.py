@@ -34,20 +34,13 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
 from annotations.models import Attribute, Document, GoldVersion, Job, JobState
-from annotations.services.jobs import TRANSIENT_DATABASE_ERRORS, job_heartbeat
-from experiments.models import ExperimentRun, RunKind
+from annotations.services.jobs import job_heartbeat
+from experiments.models import ExperimentRun
 from metrics.models import MetricValue, Scoring, ScoringChunk
 from metrics.pipeline.attributes import AttributePartial
 from metrics.pipeline.executors import CeleryChord
 from metrics.pipeline.spans import SpanPartial
-from metrics.services.attribute_scoring import (
-    AttributeScoringPlan,
-    attribute_chunk_plan,
-    attribute_chunk_score,
-    attribute_row_data,
-    attribute_scoring_plan,
-    attribute_scoring_result,
-)
+from metrics.services.attribute_scoring import attribute_row_data
 from metrics.services.chunk_rows import (
     chunk_rows_encode,
     chunk_rows_write,
@@ -58,18 +51,14 @@ from metrics.services.results import ScoringResult
 from metrics.services.scoring import (
     job_claimed,
     job_state,
-    scoring_fail,
+    scoring_chunk_plan,
     scoring_job_inputs,
     scoring_metrics_store,
+    scoring_or_fail,
+    scoring_plan,
     scoring_prepare,
     scoring_stage_document_ids,
     scoring_store,
-)
-from metrics.services.span_scoring import (
-    SpanScoringPlan,
-    span_chunk_score,
-    span_scoring_plan,
-    span_scoring_result,
 )
 
 logger = logging.getLogger("metrics.scoring")
@@ -108,7 +97,7 @@ def scoring_dispatch(
     chunk, then the merge, all under the job's current claim. The rows of any earlier claim go first:
     they must not count twice."""
     with _phase(job.pk, "planning the chunks"):
-        plan = _plan(run=run, gold_version=gold_version, document_ids=document_ids)
+        plan = scoring_plan(run=run, gold_version=gold_version, document_ids=document_ids)
     ids = plan.document_ids
     starts = range(0, len(ids), chunk_documents) if ids else [0]
     with _phase(job.pk, f"writing {len(starts)} pending chunks"), transaction.atomic():
@@ -137,7 +126,7 @@ def scoring_dispatch(
     # Sent after the commit: a chunk task reads its row. Should this worker die before sending, the
     # job falls silent with every chunk pending, and the dispatcher sends them (scoring_job_resume).
     with _phase(job.pk, "sending the chunks"):
-        _chunks_send(job, allowed_types=_allowed_types(plan), indexes=range(len(starts)))
+        _chunks_send(job, chunk_argument=plan.chunk_argument, indexes=range(len(starts)))
 
 
 def scoring_job_resume(job: Job) -> bool:
@@ -151,17 +140,17 @@ def scoring_job_resume(job: Job) -> bool:
 
     def send() -> None:
         run, gold_version = scoring_job_inputs(job)
-        plan = _plan(run=run, gold_version=gold_version, document_ids=scoring_stage_document_ids(run))
-        _chunks_send(job, allowed_types=_allowed_types(plan), indexes=pending)
+        plan = scoring_plan(run=run, gold_version=gold_version, document_ids=scoring_stage_document_ids(run))
+        _chunks_send(job, chunk_argument=plan.chunk_argument, indexes=pending)
 
     transaction.on_commit(send)
     return True
 
 
-def _chunks_send(job: Job, *, allowed_types: list[str] | None, indexes: Iterable[int]) -> None:
+def _chunks_send(job: Job, *, chunk_argument: list | None, indexes: Iterable[int]) -> None:
     claim = {"job_id": job.pk, "resume_token": job.claim_token}
     chunks = [
-        signature("metrics.score_chunk", args=(index, allowed_types), kwargs=claim) for index in indexes
+        signature("metrics.score_chunk", args=(index, chunk_argument), kwargs=claim) for index in indexes
     ]
     then = signature("metrics.write_rows", kwargs=claim)
     try:
@@ -175,20 +164,6 @@ def _chunks_send(job: Job, *, allowed_types: list[str] | None, indexes: Iterable
         logger.warning(
             "scoring job %s: could not send its chunks (%r); they will be sent again", job.pk, error
         )
-
-
-def _plan(
-    *, run: ExperimentRun, gold_version: GoldVersion, document_ids: set[str] | None
-) -> SpanScoringPlan | AttributeScoringPlan:
-    if run.kind == RunKind.SPANS:
-        return span_scoring_plan(run=run, gold_version=gold_version, document_ids=document_ids)
-    return attribute_scoring_plan(run=run, gold_version=gold_version, document_ids=document_ids)
-
-
-def _allowed_types(plan: SpanScoringPlan | AttributeScoringPlan) -> list[str] | None:
-    """The predicted types a span chunk scores (those of the whole gold), as a task argument."""
-    allowed = getattr(plan, "allowed_types", None)
-    return None if allowed is None else sorted(allowed)
 
 
 def scoring_chunk_score(
@@ -213,24 +188,17 @@ def scoring_chunk_score(
     with job_heartbeat(job), _phase(job_id, f"chunk {index}"):
         run, gold_version = scoring_job_inputs(job)
         document_ids = chunk["document_ids"]
-        try:
-            if run.kind == RunKind.SPANS:
-                partial = span_chunk_score(
-                    run=run,
-                    gold_version=gold_version,
-                    document_ids=document_ids,
-                    first_position=chunk["first_position"],
-                    allowed_types=None if allowed_types is None else frozenset(allowed_types),
-                )
-            else:
-                plan = attribute_chunk_plan(run=run, document_ids=document_ids)
-                partial = attribute_chunk_score(
-                    run=run, gold_version=gold_version, plan=plan, document_ids=document_ids
-                )
-        except TRANSIENT_DATABASE_ERRORS:
-            raise
-        except Exception as error:
-            scoring_fail(job=job, error=error)
+        plan = scoring_chunk_plan(run=run, document_ids=document_ids, chunk_argument=allowed_types)
+        partial = scoring_or_fail(
+            job,
+            lambda: plan.chunk_score(
+                run=run,
+                gold_version=gold_version,
+                document_ids=document_ids,
+                first_position=chunk["first_position"],
+            ),
+        )
+        if partial is None:
             return 0
         rows = _rows_encoded(run, partial, document_ids)
         if (
@@ -303,14 +271,13 @@ def scoring_chunks_merge(*, job_id: int, claim_token: str) -> str:
         rows = _rows(chunks)
         result = None
         if prepared is None or not MetricValue.objects.filter(scoring=prepared).exists():
-            try:
-                result = _merged(
+            result = scoring_or_fail(
+                job,
+                lambda: _merged(
                     job, run=run, gold_version=gold_version, chunks=chunks, with_rows=rows is None
-                )
-            except TRANSIENT_DATABASE_ERRORS:
-                raise
-            except Exception as error:
-                scoring_fail(job=job, error=error)
+                ),
+            )
+            if result is None:
                 return JobState.FAILED
         with _phase(job_id, "the final transaction"), transaction.atomic():
             state = scoring_store(
@@ -329,12 +296,10 @@ def _metrics_ahead(job: Job, chunks: QuerySet[ScoringChunk]) -> None:
         return
     run, gold_version = scoring_job_inputs(job)
     with job_heartbeat(job):
-        try:
-            result = _merged(job, run=run, gold_version=gold_version, chunks=chunks, with_rows=False)
-        except TRANSIENT_DATABASE_ERRORS:
-            raise
-        except Exception as error:
-            scoring_fail(job=job, error=error)
+        result = scoring_or_fail(
+            job, lambda: _merged(job, run=run, gold_version=gold_version, chunks=chunks, with_rows=False)
+        )
+        if result is None:
             return
         with _phase(job.pk, "storing the metrics"):
             scoring_metrics_store(job=job, result=result)
@@ -431,9 +396,5 @@ def _merged(
     partials = (pickle.loads(partial) for partial in stored.iterator())
     document_ids = scoring_stage_document_ids(run)
     with _phase(job.pk, "the merge, metrics and intervals"):
-        plan = _plan(run=run, gold_version=gold_version, document_ids=document_ids)
-        if run.kind == RunKind.SPANS:
-            return span_scoring_result(run=run, gold_version=gold_version, plan=plan, partials=partials)
-        return attribute_scoring_result(
-            run=run, gold_version=gold_version, plan=plan, partials=partials, with_rows=with_rows
-        )
+        plan = scoring_plan(run=run, gold_version=gold_version, document_ids=document_ids)
+        return plan.result(run=run, gold_version=gold_version, partials=partials, with_rows=with_rows)

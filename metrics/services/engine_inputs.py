@@ -15,7 +15,8 @@ from typing import Any
 
 from annotations.importers.errors import ImportProblem
 from annotations.importers.span_types import SpanAnnotation, SpanDocument
-from annotations.selectors.gold import documents_named
+from annotations.models import GoldVersion
+from annotations.selectors.gold import documents_named, gold_version_external_ids
 from experiments.models import ExperimentRun, PredictedSpan, PredictedValue, RunDocument
 from metrics.engine.attributes.types import AttributeSpec, PredictedAnnotation, PredictionDocument
 
@@ -78,6 +79,15 @@ def _finite_sum(values: list[float]) -> float | None:
     except OverflowError:
         return None
     return total if math.isfinite(total) else None
+
+
+def gold_document_ids(gold_version: GoldVersion, document_ids: set[str] | None) -> list[str]:
+    """The gold version's document ids in gold order: those of `document_ids` (None: all)."""
+    return [
+        document_id
+        for document_id in gold_version_external_ids(gold_version=gold_version)
+        if document_ids is None or document_id in document_ids
+    ]
 
 
 def run_document_index(run: ExperimentRun) -> dict[str, int]:

@@ -2,33 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
-from metrics.pipeline.executors import InProcess
 from metrics.pipeline.intervals import IntervalSettings
-
-Partial = TypeVar("Partial")
-
-ProgressCallback = Callable[[int, int], None]
-"""Called with (documents scored, documents to score) after each chunk."""
-
-
-def partials_in_process(
-    *, total: int, chunk_size: int, progress: ProgressCallback, score_chunk: Callable[[int, int], Partial]
-) -> Iterator[Partial]:
-    """`score_chunk(start, stop)` of each run of `chunk_size` documents out of `total`, in this process and
-    in order, lazily; `progress` is told 0 first, then the documents scored after each chunk."""
-    progress(0, total)
-
-    def score(start: int) -> Partial:
-        stop = min(start + chunk_size, total)
-        partial = score_chunk(start, stop)
-        progress(stop, total)
-        return partial
-
-    return InProcess().map(score, range(0, total, chunk_size))
 
 
 def posted_documents_note(posted: Iterable[str], scored: Iterable[str], gold_version: int) -> list[str]:

@@ -219,7 +219,7 @@ def scorings_paired_report(
 def _span_scores(
     run: ExperimentRun, scoring: Scoring, gold: list[SpanDocument]
 ) -> tuple[SpanScores, set[str]]:
-    """As `score_span_run` scores: the scoring's documents, paired with what the run posted, with the
+    """As `score_run` scores a span run: the scoring's documents, paired with what the run posted, with the
     scoring's `restrict_to_gt_types`, through the span pipeline (chunks, executor, merge). Predicted:
     the scored documents the run posted."""
     documents, wanted = _scored_documents(scoring, gold)
@@ -242,7 +242,7 @@ def _span_scores(
 def _attribute_rows(
     run: ExperimentRun, scoring: Scoring, gold: list[GoldDocument], specs: list[AttributeSpec]
 ) -> tuple[list[EngineRow], set[str]]:
-    """As `score_attribute_run` scores: the scoring's documents through the attribute pipeline (chunks,
+    """As `score_run` scores an attribute run: the scoring's documents through the attribute pipeline (chunks,
     executor, merge) with the run's prompts and the settings the scoring recorded. Predicted: the
     scored documents the run posted and did not mark failed (as the offline command counts a
     prediction file's documents)."""

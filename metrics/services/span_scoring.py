@@ -22,7 +22,7 @@ from typing import Any
 
 from annotations.importers.errors import ImportProblem
 from annotations.models import GoldSpan, GoldVersion
-from annotations.selectors.gold import documents_named, gold_span_documents, gold_version_external_ids
+from annotations.selectors.gold import documents_named, gold_span_documents
 from experiments.models import ExperimentRun
 from metrics.engine.spans import DocumentSpans, aggregate
 from metrics.engine.uncertainty import CLOPPER_PEARSON_METHOD
@@ -30,13 +30,16 @@ from metrics.models import MetricScope
 from metrics.pipeline.intervals import CI_SUFFIX, attach_span_intervals, span_results_intervals
 from metrics.pipeline.span_evaluation import FORMAT_VERSION, pair_span_documents
 from metrics.pipeline.spans import SpanChunk, SpanPartial, merge_span_partials, score_span_chunk
-from metrics.services.engine_inputs import predicted_span_documents, run_document_index, run_document_pks
+from metrics.services.engine_inputs import (
+    gold_document_ids,
+    predicted_span_documents,
+    run_document_index,
+    run_document_pks,
+)
 from metrics.services.results import (
     ComparisonRowData,
     MetricValueData,
-    ProgressCallback,
     ScoringResult,
-    partials_in_process,
     posted_documents_note,
     run_interval_settings,
 )
@@ -53,16 +56,70 @@ class SpanScoringPlan:
     restrict: bool
     allowed_types: frozenset[str] | None
 
+    @property
+    def chunk_argument(self) -> list[str] | None:
+        """What a chunk task needs of the plan besides its documents (`scoring_chunk_plan`)."""
+        return None if self.allowed_types is None else sorted(self.allowed_types)
+
+    def chunk_score(
+        self, *, run: ExperimentRun, gold_version: GoldVersion, document_ids: list[str], first_position: int
+    ) -> SpanPartial:
+        """The partial result of a chunk of the plan's documents (`document_ids`, from `first_position`
+        in gold order), read from the database: their scores and comparison rows."""
+        gold = gold_span_documents(gold_version=gold_version, external_ids=document_ids)
+        predicted = predicted_span_documents(run_document_pks(run=run, external_ids=document_ids))
+        paired = pair_span_documents(gold, predicted)
+        positions = list(range(first_position, first_position + len(paired)))
+        partial = score_span_chunk(SpanChunk.of_documents(positions, paired, self.allowed_types))
+        partial.rows = [row for document in paired for row in span_rows(document, self.allowed_types)]
+        return partial
+
+    def result(
+        self,
+        *,
+        run: ExperimentRun,
+        gold_version: GoldVersion,
+        partials: Iterable[SpanPartial],
+        with_rows: bool = True,
+    ) -> ScoringResult:
+        """The scoring of the whole run from the partial results of its chunks (in any order); a chunk
+        that wrote its rows left none in its partial result, whatever `with_rows`."""
+        scores, rows = merge_span_partials(partials)
+        results = aggregate(scores)
+        intervals = run_interval_settings(run.config)
+        attach_span_intervals(results, span_results_intervals(scores, intervals))
+        posted = run_document_index(run)
+        warnings = []
+        if not posted:
+            warnings.append(ImportProblem(NO_PREDICTIONS, file=f"run {run.pk}").as_dict())
+        report = {
+            "format_version": FORMAT_VERSION,
+            "documents": len(self.document_ids),
+            "config": {
+                "run": run.pk,
+                "gold_version": gold_version.number,
+                "restrict_to_gt_types": self.restrict,
+                "include_sensitive_text": False,
+                "intervals": intervals.as_config(exact_method=CLOPPER_PEARSON_METHOD),
+            },
+            **results,
+            "warnings": warnings,
+        }
+        return ScoringResult(
+            report=report,
+            settings={"restrict_to_gt_types": self.restrict, "intervals": intervals.as_config()},
+            document_ids=list(self.document_ids),
+            metric_values=span_metric_values(report),
+            rows=rows,
+            warnings=posted_documents_note(posted, self.document_ids, gold_version.number),
+        )
+
 
 def span_scoring_plan(
     *, run: ExperimentRun, gold_version: GoldVersion, document_ids: set[str] | None
 ) -> SpanScoringPlan:
     restrict = bool((run.config or {}).get("restrict_to_gt_types", False))
-    ids = [
-        document_id
-        for document_id in gold_version_external_ids(gold_version=gold_version)
-        if document_ids is None or document_id in document_ids
-    ]
+    ids = gold_document_ids(gold_version, document_ids)
     allowed = None
     if restrict:
         spans = GoldSpan.objects.filter(gold_version=gold_version)
@@ -70,88 +127,6 @@ def span_scoring_plan(
             spans = spans.filter(documents_named(run.project_id, ids))
         allowed = frozenset(spans.values_list("entity_type", flat=True).distinct())
     return SpanScoringPlan(document_ids=ids, restrict=restrict, allowed_types=allowed)
-
-
-def span_chunk_score(
-    *,
-    run: ExperimentRun,
-    gold_version: GoldVersion,
-    document_ids: list[str],
-    first_position: int,
-    allowed_types: frozenset[str] | None,
-) -> SpanPartial:
-    """The partial result of a chunk of the plan's documents (`document_ids`, from `first_position`
-    in gold order), read from the database: their scores and comparison rows."""
-    gold = gold_span_documents(gold_version=gold_version, external_ids=document_ids)
-    predicted = predicted_span_documents(run_document_pks(run=run, external_ids=document_ids))
-    paired = pair_span_documents(gold, predicted)
-    positions = list(range(first_position, first_position + len(paired)))
-    partial = score_span_chunk(SpanChunk.of_documents(positions, paired, allowed_types))
-    partial.rows = [row for document in paired for row in span_rows(document, allowed_types)]
-    return partial
-
-
-def span_scoring_result(
-    *, run: ExperimentRun, gold_version: GoldVersion, plan: SpanScoringPlan, partials: Iterable[SpanPartial]
-) -> ScoringResult:
-    """The scoring of the whole run from the partial results of its chunks (in any order)."""
-    scores, rows = merge_span_partials(partials)
-    config = run.config or {}
-    results = aggregate(scores)
-    intervals = run_interval_settings(config)
-    attach_span_intervals(results, span_results_intervals(scores, intervals))
-    posted = run_document_index(run)
-    warnings = []
-    if not posted:
-        warnings.append(ImportProblem(NO_PREDICTIONS, file=f"run {run.pk}").as_dict())
-    report = {
-        "format_version": FORMAT_VERSION,
-        "documents": len(plan.document_ids),
-        "config": {
-            "run": run.pk,
-            "gold_version": gold_version.number,
-            "restrict_to_gt_types": plan.restrict,
-            "include_sensitive_text": False,
-            "intervals": intervals.as_config(exact_method=CLOPPER_PEARSON_METHOD),
-        },
-        **results,
-        "warnings": warnings,
-    }
-    return ScoringResult(
-        report=report,
-        settings={"restrict_to_gt_types": plan.restrict, "intervals": intervals.as_config()},
-        document_ids=list(plan.document_ids),
-        metric_values=span_metric_values(report),
-        rows=rows,
-        warnings=posted_documents_note(posted, plan.document_ids, gold_version.number),
-    )
-
-
-def score_span_run(
-    *,
-    run: ExperimentRun,
-    gold_version: GoldVersion,
-    document_ids: set[str] | None,
-    chunk_size: int,
-    progress: ProgressCallback,
-) -> ScoringResult:
-    """Score `run` against `gold_version`, on the documents of `document_ids` (None: all of the gold),
-    chunk by chunk in this process."""
-    plan = span_scoring_plan(run=run, gold_version=gold_version, document_ids=document_ids)
-
-    def score_chunk(start: int, stop: int) -> SpanPartial:
-        return span_chunk_score(
-            run=run,
-            gold_version=gold_version,
-            document_ids=plan.document_ids[start:stop],
-            first_position=start,
-            allowed_types=plan.allowed_types,
-        )
-
-    partials = partials_in_process(
-        total=len(plan.document_ids), chunk_size=chunk_size, progress=progress, score_chunk=score_chunk
-    )
-    return span_scoring_result(run=run, gold_version=gold_version, plan=plan, partials=partials)
 
 
 def span_rows(document: DocumentSpans, allowed: frozenset[str] | None) -> list[ComparisonRowData]:

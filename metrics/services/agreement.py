@@ -7,7 +7,7 @@ of the computation altogether, so the stored result can be shown to every member
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -66,30 +66,25 @@ def agreement_job_run(
             result = project_agreement(project=job.project, intervals=intervals)
         except (NoAnnotatorsToCompare, InputValidationError, ValueError) as error:
             problems = error.problems if isinstance(error, InputValidationError) else [str(error)]
-            _finish(job, JobState.FAILED, errors=problems)
+            job_finish(job_id=job_id, state=JobState.FAILED, claim_token=job.claim_token, errors=problems)
             return JobState.FAILED
         except TRANSIENT_DATABASE_ERRORS:
             raise
         except Exception:
             # The traceback goes to the log under an error id; the job shows the id only.
-            _finish(job, JobState.FAILED, errors=[internal_error(job_id, log=logger)])
+            errors = [internal_error(job_id, log=logger)]
+            job_finish(job_id=job_id, state=JobState.FAILED, claim_token=job.claim_token, errors=errors)
             return JobState.FAILED
         # The warnings stay in the result (agreement.json's contract) and are the job's warnings too.
-        _finish(job, JobState.SUCCEEDED, result=result, warnings=result.get("warnings", []))
+        warnings = result.get("warnings", [])
+        job_finish(
+            job_id=job_id,
+            state=JobState.SUCCEEDED,
+            claim_token=job.claim_token,
+            result=result,
+            warnings=warnings,
+        )
     return JobState.SUCCEEDED
-
-
-def _finish(
-    job: Job, state: str, *, result: dict | None = None, warnings: Iterable = (), errors: Iterable = ()
-) -> None:
-    job_finish(
-        job_id=job.pk,
-        state=state,
-        claim_token=job.claim_token,
-        result=result,
-        warnings=warnings,
-        errors=errors,
-    )
 
 
 def agreement_latest(*, project: Project) -> Job | None:

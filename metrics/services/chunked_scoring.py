@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 
-from celery import signature
+from celery import Signature, signature
 from django.conf import settings
 from django.db import transaction
 from django.db.models import F, QuerySet, Sum
@@ -152,18 +152,23 @@ def _chunks_send(job: Job, *, chunk_argument: list | None, indexes: Iterable[int
     chunks = [
         signature("metrics.score_chunk", args=(index, chunk_argument), kwargs=claim) for index in indexes
     ]
-    then = signature("metrics.write_rows", kwargs=claim)
+    _chord_send(job.pk, chunks, signature("metrics.write_rows", kwargs=claim), "chunks")
+
+
+def _chord_send(job_id: int, tasks: list, then: Signature, what: str) -> bool:
+    """Send `tasks` then `then` (at once when there are none); False when the broker did not take
+    them: the job stays running and falls silent, and the dispatcher sends them again once it is back."""
     try:
-        if chunks:
-            CeleryChord().dispatch(chunks, then)
+        if tasks:
+            CeleryChord().dispatch(tasks, then)
         else:
             then.delay([])
     except BrokerError as error:
-        # The job stays running and falls silent: the dispatcher sends its pending chunks once the
-        # broker is back.
         logger.warning(
-            "scoring job %s: could not send its chunks (%r); they will be sent again", job.pk, error
+            "scoring job %s: could not send its %s (%r); they will be sent again", job_id, what, error
         )
+        return False
+    return True
 
 
 def scoring_chunk_score(
@@ -332,17 +337,7 @@ def scoring_rows_dispatch(*, job_id: int, claim_token: str) -> str:
     claim = {"job_id": job_id, "resume_token": claim_token}
     merge = signature("metrics.merge_chunks", kwargs=claim)
     writes = [signature("metrics.write_chunk_rows", args=(index,), kwargs=claim) for index in unwritten]
-    try:
-        if writes:
-            CeleryChord().dispatch(writes, merge)
-        else:
-            merge.delay([])
-    except BrokerError as error:
-        logger.warning(
-            "scoring job %s: could not send its writes (%r); they will be sent again", job_id, error
-        )
-        return JobState.RUNNING
-    if writes:
+    if _chord_send(job_id, writes, merge, "writes") and writes:
         _metrics_ahead(job, chunks)
     return JobState.RUNNING
 

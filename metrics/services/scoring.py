@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from functools import partial
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
@@ -254,19 +254,17 @@ def scoring_prepare(*, job: Job) -> tuple[Scoring | None, bool]:
     if prepared is not None:
         return prepared, False
     run = ExperimentRun.objects.select_for_update().get(pk=job.params["run_id"])
-    Scoring.objects.filter(job_id=job.pk).delete()
-    made = Scoring.objects.create(
-        run=run,
-        number=_next_number(run),
-        gold_version_id=job.params["gold_version_id"],
-        job_id=job.pk,
-        is_complete=False,
+    made = _scoring_create(
+        run, job_id=job.pk, gold_version_id=job.params["gold_version_id"], is_complete=False
     )
     return made, True
 
 
-def _next_number(run: ExperimentRun) -> int:
-    return (Scoring.objects.filter(run=run).aggregate(last=Max("number"))["last"] or 0) + 1
+def _scoring_create(run: ExperimentRun, *, job_id: int, **fields: Any) -> Scoring:
+    """The job's scoring, numbered after the run's last, replacing any earlier one of the job's."""
+    Scoring.objects.filter(job_id=job_id).delete()
+    number = (Scoring.objects.filter(run=run).aggregate(last=Max("number"))["last"] or 0) + 1
+    return Scoring.objects.create(run=run, number=number, job_id=job_id, **fields)
 
 
 def scoring_or_fail(job: Job, compute: Callable[[], Computed]) -> Computed | None:
@@ -340,10 +338,8 @@ def scoring_store(
         return job_state(job_id)  # this worker was given up for dead, and the job went on without it
     locked = ExperimentRun.objects.select_for_update().select_related("project").get(pk=run.pk)
     if prepared is None:
-        Scoring.objects.filter(job_id=job_id).delete()
-        scoring = Scoring.objects.create(
-            run=locked,
-            number=_next_number(locked),
+        scoring = _scoring_create(
+            locked,
             job_id=job_id,
             gold_version=gold_version,
             is_complete=True,

@@ -171,10 +171,8 @@ def attribute_metric_values(report: dict[str, Any]) -> list[MetricValueData]:
             else:
                 n = n_gold
             metric = MetricValueData(MetricScope.ATTRIBUTE, key, name, value, n)
-            interval = intervals.get(name)
-            if interval:
-                metric.ci_low, metric.ci_high = interval.get("low"), interval.get("high")
-                metric.ci = {k: interval.get(k) for k in ("level", "method", "resamples", "seed")}
+            if intervals.get(name):
+                metric.set_interval(intervals[name])
             values.append(metric)
     return values
 

@@ -266,9 +266,8 @@ def scoring_chunks_merge(*, job_id: int, claim_token: str) -> str:
     job = job_claimed(job_id, claim_token)
     if job is None:
         return job_state(job_id)
-    chunks = ScoringChunk.objects.filter(job_id=job_id, claim_token=claim_token)
-    unwritten = chunks.filter(rows__isnull=False, written=False)
-    if not chunks.exists() or chunks.filter(partial__isnull=True).exists() or unwritten.exists():
+    chunks = _scored_chunks(job)
+    if chunks is None or chunks.filter(rows__isnull=False, written=False).exists():
         return JobState.RUNNING
     with job_heartbeat(job):
         run, gold_version = scoring_job_inputs(job)
@@ -291,6 +290,14 @@ def scoring_chunks_merge(*, job_id: int, claim_token: str) -> str:
             if state == JobState.SUCCEEDED:
                 ScoringChunk.objects.filter(job_id=job_id).delete()
         return state
+
+
+def _scored_chunks(job: Job) -> QuerySet[ScoringChunk] | None:
+    """The chunks of `job`'s claim once every one of them is scored; None while one is pending."""
+    chunks = ScoringChunk.objects.filter(job_id=job.pk, claim_token=job.claim_token)
+    if not chunks.exists() or chunks.filter(partial__isnull=True).exists():
+        return None
+    return chunks
 
 
 def _metrics_ahead(job: Job, chunks: QuerySet[ScoringChunk]) -> None:
@@ -325,8 +332,8 @@ def scoring_rows_dispatch(*, job_id: int, claim_token: str) -> str:
     job = job_claimed(job_id, claim_token)
     if job is None:
         return job_state(job_id)
-    chunks = ScoringChunk.objects.filter(job_id=job_id, claim_token=claim_token)
-    if not chunks.exists() or chunks.filter(partial__isnull=True).exists():
+    chunks = _scored_chunks(job)
+    if chunks is None:
         return JobState.RUNNING  # a chunk was lost: the dispatcher sends it again, then this again
     unwritten = list(
         chunks.filter(rows__isnull=False, written=False).order_by("index").values_list("index", flat=True)

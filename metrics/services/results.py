@@ -43,6 +43,11 @@ class MetricValueData:
     ci_high: float | None = None
     ci: dict[str, Any] | None = None  # level, method, resamples, seed
 
+    def set_interval(self, interval: dict[str, Any]) -> None:
+        """Take a report's interval (`low`, `high` and its settings) as this value's."""
+        self.ci_low, self.ci_high = interval.get("low"), interval.get("high")
+        self.ci = {name: interval.get(name) for name in ("level", "method", "resamples", "seed")}
+
 
 @dataclass(slots=True)
 class ComparisonRowData:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from annotations.importers.errors import ImportProblem
@@ -70,9 +71,9 @@ class SpanScoringPlan:
         predicted = predicted_span_documents(run_document_pks(run=run, external_ids=document_ids))
         paired = pair_span_documents(gold, predicted)
         positions = list(range(first_position, first_position + len(paired)))
-        partial = score_span_chunk(SpanChunk.of_documents(positions, paired, self.allowed_types))
-        partial.rows = [row for document in paired for row in span_rows(document, self.allowed_types)]
-        return partial
+        scored = score_span_chunk(SpanChunk.of_documents(positions, paired, self.allowed_types))
+        scored.rows = [row for document in paired for row in span_rows(document, self.allowed_types)]
+        return scored
 
     def result(
         self,
@@ -137,6 +138,7 @@ def span_rows(document: DocumentSpans, allowed: frozenset[str] | None) -> list[C
     )
     rows = []
     touched = [False] * len(predicted)
+    row = partial(_span_row, document.document_id)
     for start, end, entity_type in sorted((span.start, span.end, span.entity_type) for span in document.gold):
         overlapping = [i for i, p in enumerate(predicted) if p[0] < end and start < p[1]]
         for i in overlapping:
@@ -144,47 +146,44 @@ def span_rows(document: DocumentSpans, allowed: frozenset[str] | None) -> list[C
         exact = any(predicted[i][:2] == (start, end) for i in overlapping)
         status = "exact" if exact else ("overlap" if overlapping else "missed")
         type_match = any(predicted[i][2] == entity_type for i in overlapping)
-        rows.append(
-            ComparisonRowData(
-                document_id=document.document_id,
-                entity_type=entity_type,
-                match_status=status,
-                is_correct=(start, end, entity_type) in predicted,
-                columns={
-                    "document_id": document.document_id,
-                    "side": "gold",
-                    "start": start,
-                    "end": end,
-                    "entity_type": entity_type,
-                    "predicted_types": sorted({predicted[i][2] for i in overlapping}),
-                    "type_match": type_match,
-                    "fully_covered": _covered(start, end, [predicted[i] for i in overlapping]),
-                    "match_status": status,
-                },
-            )
-        )
+        covered = _covered(start, end, [predicted[i] for i in overlapping])
+        types = sorted({predicted[i][2] for i in overlapping})
+        correct = (start, end, entity_type) in predicted
+        rows.append(row("gold", start, end, entity_type, types, type_match, covered, status, correct))
     for i, (start, end, entity_type) in enumerate(predicted):
         if not touched[i]:
             rows.append(
-                ComparisonRowData(
-                    document_id=document.document_id,
-                    entity_type=entity_type,
-                    match_status="spurious",
-                    is_correct=False,
-                    columns={
-                        "document_id": document.document_id,
-                        "side": "predicted",
-                        "start": start,
-                        "end": end,
-                        "entity_type": entity_type,
-                        "predicted_types": [entity_type],
-                        "type_match": False,
-                        "fully_covered": None,
-                        "match_status": "spurious",
-                    },
-                )
+                row("predicted", start, end, entity_type, [entity_type], False, None, "spurious", False)
             )
     return rows
+
+
+def _span_row(
+    document_id: str,
+    side: str,
+    start: int,
+    end: int,
+    entity_type: str,
+    predicted_types: list[str],
+    type_match: bool,
+    fully_covered: bool | None,
+    status: str,
+    is_correct: bool,
+) -> ComparisonRowData:
+    columns = {
+        "document_id": document_id,
+        "side": side,
+        "start": start,
+        "end": end,
+        "entity_type": entity_type,
+        "predicted_types": predicted_types,
+        "type_match": type_match,
+        "fully_covered": fully_covered,
+        "match_status": status,
+    }
+    return ComparisonRowData(
+        document_id, columns, entity_type=entity_type, match_status=status, is_correct=is_correct
+    )
 
 
 def _covered(start: int, end: int, spans: list[tuple[int, int, str]]) -> bool:
@@ -236,12 +235,6 @@ def _flatten(tree: Any, prefix: str, scope: str, key: str, out: list[MetricValue
             _flatten(child, path, scope, key, out)
             interval = intervals.get(name)
             if isinstance(interval, dict) and len(out) == before + 1:
-                _set_interval(out[-1], interval)
+                out[-1].set_interval(interval)
     elif tree is None or (isinstance(tree, (int, float)) and not isinstance(tree, bool)):
         out.append(MetricValueData(scope, key, prefix, tree))
-
-
-def _set_interval(value: MetricValueData, interval: dict[str, Any]) -> None:
-    value.ci_low = interval.get("low")
-    value.ci_high = interval.get("high")
-    value.ci = {name: interval.get(name) for name in ("level", "method", "resamples", "seed")}

@@ -18,13 +18,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
 from annotations.importers.errors import ImportProblem
 from annotations.models import GoldSpan, GoldVersion
 from annotations.selectors.gold import documents_named, gold_span_documents
 from experiments.models import ExperimentRun
+from metrics.artefacts.exports import SPAN_COLUMNS
 from metrics.engine.spans import DocumentSpans, aggregate
 from metrics.engine.uncertainty import CLOPPER_PEARSON_METHOD
 from metrics.models import MetricScope
@@ -138,7 +138,7 @@ def span_rows(document: DocumentSpans, allowed: frozenset[str] | None) -> list[C
     )
     rows = []
     touched = [False] * len(predicted)
-    row = partial(_span_row, document.document_id)
+    document_id = document.document_id
     for start, end, entity_type in sorted((span.start, span.end, span.entity_type) for span in document.gold):
         overlapping = [i for i, p in enumerate(predicted) if p[0] < end and start < p[1]]
         for i in overlapping:
@@ -148,41 +148,24 @@ def span_rows(document: DocumentSpans, allowed: frozenset[str] | None) -> list[C
         type_match = any(predicted[i][2] == entity_type for i in overlapping)
         covered = _covered(start, end, [predicted[i] for i in overlapping])
         types = sorted({predicted[i][2] for i in overlapping})
-        correct = (start, end, entity_type) in predicted
-        rows.append(row("gold", start, end, entity_type, types, type_match, covered, status, correct))
+        cells = (document_id, "gold", start, end, entity_type, types, type_match, covered, status)
+        rows.append(_span_row((start, end, entity_type) in predicted, *cells))
     for i, (start, end, entity_type) in enumerate(predicted):
         if not touched[i]:
-            rows.append(
-                row("predicted", start, end, entity_type, [entity_type], False, None, "spurious", False)
-            )
+            spurious = (document_id, "predicted", start, end, entity_type, [entity_type], False, None)
+            rows.append(_span_row(False, *spurious, "spurious"))
     return rows
 
 
-def _span_row(
-    document_id: str,
-    side: str,
-    start: int,
-    end: int,
-    entity_type: str,
-    predicted_types: list[str],
-    type_match: bool,
-    fully_covered: bool | None,
-    status: str,
-    is_correct: bool,
-) -> ComparisonRowData:
-    columns = {
-        "document_id": document_id,
-        "side": side,
-        "start": start,
-        "end": end,
-        "entity_type": entity_type,
-        "predicted_types": predicted_types,
-        "type_match": type_match,
-        "fully_covered": fully_covered,
-        "match_status": status,
-    }
+def _span_row(is_correct: bool, *cells: Any) -> ComparisonRowData:
+    """A row of the span comparison export, its cells in the export's column order."""
+    columns = dict(zip(SPAN_COLUMNS, cells, strict=True))
     return ComparisonRowData(
-        document_id, columns, entity_type=entity_type, match_status=status, is_correct=is_correct
+        columns["document_id"],
+        columns,
+        entity_type=columns["entity_type"],
+        match_status=columns["match_status"],
+        is_correct=is_correct,
     )
 
 

@@ -145,20 +145,15 @@ def gold_diff_summary(
     entries = gold_diff_entries(
         version_a=version_a, version_b=version_b, documents=documents.only("pk", "external_id"), status=status
     )
+    spans = version_a.kind == GoldKind.SPANS
     for entry in entries:
         summary[f"documents_{entry['status']}"] += 1
-        if version_a.kind == GoldKind.SPANS:
-            for span in entry["spans_added"]:
-                per_key[span["entity_type"]]["added"] += 1
-            for span in entry["spans_removed"]:
-                per_key[span["entity_type"]]["removed"] += 1
-            for span in entry["spans_changed"]:
-                per_key[span["to"]]["changed"] += 1
-        else:
-            for change in ("added", "removed", "changed"):
-                for value in entry[f"values_{change}"]:
-                    per_key[value["attribute_id"]][change] += 1
-    name = "per_type" if version_a.kind == GoldKind.SPANS else "per_attribute"
+        for change in ("added", "removed", "changed"):
+            # A span counts under its type; a changed one under its new type.
+            key = ("to" if change == "changed" else "entity_type") if spans else "attribute_id"
+            for item in entry[f"{'spans' if spans else 'values'}_{change}"]:
+                per_key[item[key]][change] += 1
+    name = "per_type" if spans else "per_attribute"
     summary[name] = {
         key: {change: counts.get(change, 0) for change in ("added", "removed", "changed")}
         for key, counts in sorted(per_key.items())

@@ -17,14 +17,10 @@ def scoring_get(*, run: ExperimentRun, number: int | None = None, with_report: b
     The report and the list of scored documents (megabytes for a large span run) are loaded only when
     asked for: a page of comparison rows needs neither.
     """
-    scorings = with_gold_context(
-        Scoring.objects.filter(run=run, is_complete=True).select_related("gold_version")
-    )
+    scorings = scoring_list(run=run)
     if not with_report:
         scorings = scorings.defer("report", "document_ids")
-    scoring = (
-        scorings.filter(number=number).first() if number is not None else scorings.order_by("-number").first()
-    )
+    scoring = scorings.filter(number=number).first() if number is not None else scorings.first()
     if scoring is None:
         which = f"scoring {number}" if number is not None else "a scoring"
         raise ScoringNotFound(

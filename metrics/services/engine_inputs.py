@@ -142,43 +142,20 @@ def prediction_documents(run_document_pks: Sequence[int]) -> dict[str, Predictio
                 reasoning=reasoning,
             )
         )
+    # The columns named as PredictionDocument names its fields.
+    fields = ("context", "status", "error", "input_tokens", "output_tokens", "cost_usd")
     documents = (
         RunDocument.objects.filter(pk__in=run_document_pks)
         .order_by("pk")
-        .values_list(
-            "pk",
-            "document__external_id",
-            "context",
-            "status",
-            "error",
-            "input_tokens",
-            "output_tokens",
-            "cost_usd",
-            "timings",
-        )
+        .values_list("pk", "document__external_id", "timings", *fields)
     )
     result: dict[str, PredictionDocument] = {}
-    for (
-        pk,
-        external_id,
-        context,
-        status,
-        error,
-        input_tokens,
-        output_tokens,
-        cost,
-        timings,
-    ) in documents.iterator(chunk_size=_CHUNK):
+    for pk, external_id, timings, *row in documents.iterator(chunk_size=_CHUNK):
         result[external_id] = PredictionDocument(
             document_id=external_id,
-            context=context,
-            status=status,
-            error=error,
             annotations=tuple(values.get(pk, ())),
-            input_tokens=input_tokens,
-            output_tokens=output_tokens,
-            cost_usd=cost,
             timings={stage: float(seconds) for stage, seconds in (timings or {}).items()},
+            **dict(zip(fields, row, strict=True)),
         )
     return result
 

@@ -126,9 +126,11 @@ def scoring_run(
     job = job_claim(job_id=job_id, kind=JobKind.SCORING, resume_token=resume_token)
     if job is None:
         return job_state(job_id)
-    work = partial(_score, after_chunk=after_chunk) if fan_out is None else partial(_fan_out, fan_out=fan_out)
     with job_heartbeat(job), job_interruptible(job):
-        return scoring_or_fail(job, lambda: work(job, chunk_documents=chunk_documents)) or JobState.FAILED
+        score = partial(
+            _score, job, chunk_documents=chunk_documents, after_chunk=after_chunk, fan_out=fan_out
+        )
+        return scoring_or_fail(job, score) or JobState.FAILED
 
 
 def job_state(job_id: int) -> str:
@@ -156,21 +158,25 @@ def scoring_stage_document_ids(run: ExperimentRun) -> set[str] | None:
     return set(Document.objects.filter(pk__in=pks).values_list("external_id", flat=True))
 
 
-def _fan_out(job: Job, *, chunk_documents: int, fan_out: Callable[..., None]) -> str:
+def _score(
+    job: Job,
+    *,
+    chunk_documents: int,
+    after_chunk: Callable[[], None] | None,
+    fan_out: Callable[..., None] | None,
+) -> str:
     run, gold_version = scoring_job_inputs(job)
     split_check_can_score(run=run)
-    fan_out(
-        job=job,
-        run=run,
-        gold_version=gold_version,
-        document_ids=scoring_stage_document_ids(run),
-        chunk_documents=chunk_documents,
-    )
-    return job_state(job.pk)  # running; finished already when the chord ran in this process
-
-
-def _score(job: Job, *, chunk_documents: int, after_chunk: Callable[[], None] | None) -> str:
-    run, gold_version = scoring_job_inputs(job)
+    document_ids = scoring_stage_document_ids(run)
+    if fan_out is not None:
+        fan_out(
+            job=job,
+            run=run,
+            gold_version=gold_version,
+            document_ids=document_ids,
+            chunk_documents=chunk_documents,
+        )
+        return job_state(job.pk)  # running; finished already when the chord ran in this process
 
     def progress(done: int, total: int) -> None:
         Job.objects.filter(pk=job.pk, state=JobState.RUNNING, claim_token=job.claim_token).update(
@@ -182,11 +188,10 @@ def _score(job: Job, *, chunk_documents: int, after_chunk: Callable[[], None] | 
         if after_chunk is not None and done:
             after_chunk()
 
-    split_check_can_score(run=run)
     result = score_run(
         run=run,
         gold_version=gold_version,
-        document_ids=scoring_stage_document_ids(run),
+        document_ids=document_ids,
         chunk_size=chunk_documents,
         progress=progress,
     )

@@ -379,7 +379,7 @@ def scoring_chunk_rows_write(*, job_id: int, claim_token: str, index: int) -> in
             return 0
         before = chunks.filter(index__lt=index).aggregate(rows=Sum("row_count"))["rows"] or 0
         written = chunk_rows_write(
-            scoring=scoring, chunks=[bytes(chunk.rows)], first_position=before, first_id=chunk.first_row_id
+            scoring=scoring, rows=bytes(chunk.rows), first_position=before, first_id=chunk.first_row_id
         )
         ScoringChunk.objects.filter(pk=chunk.pk).update(written=True, rows=None)
         return written

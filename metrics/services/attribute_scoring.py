@@ -1,9 +1,6 @@
-"""Scoring an attribute run in chunks of documents: rows per chunk, then metrics over all rows.
-
-The same steps as the offline command's, split by documents: `compare_attribute_chunk` on each chunk
-(its rows only depend on the chunk's documents), `merge_attribute_partials`, then
-`evaluation_from_rows` (the one builder of an ExtractionEvaluation, offline and here), then
-`metrics_report`, the body of metrics.json.
+"""Scoring an attribute run in chunks of documents: rows per chunk (they depend on the chunk's documents
+only), then metrics over all rows through `evaluation_from_rows`, the one builder of an
+ExtractionEvaluation, offline and here.
 """
 
 from __future__ import annotations

@@ -2,20 +2,11 @@
 docs/operations.md ("Scoring over every worker") tells a job's life and how it recovers; SCORING_EXECUTOR
 chooses explicitly (`scoring_on_workers`).
 
-Each step is a task of `metrics.tasks_chunks` calling one service here, under the job's claim token:
-1. `scoring_dispatch` (in the task that claimed the job) writes a pending `ScoringChunk` row per chunk
-   and queues the chord;
-2. `metrics.score_chunk`, `scoring_chunk_score`: scores its documents with the in-process path's
-   functions and stores its partial result once; on PostgreSQL with its comparison rows encoded for
-   COPY (`metrics.services.chunk_rows`);
-3. `metrics.write_rows`, `scoring_rows_dispatch`: makes the job's scoring, not complete (no reader sees
-   it), and queues `metrics.write_chunk_rows` (`scoring_chunk_rows_write`) per chunk: writing rows is
-   most of what storing a scoring costs, and it need not wait in one transaction;
-4. `metrics.merge_chunks`, `scoring_chunks_merge`: merges the partial results in chunk order with the
-   in-process path's merge and stores the scoring once, finishing the job through `job_finish`, so
-   the stored result is the one a single process gives.
-A lost task is retried alone (`scoring_job_resume`); a chunk delivered twice is scored, counted and
-written once; a task of a claim that is no longer the job's writes nothing.
+Each task of `metrics.tasks_chunks` calls one service here, under the job's claim token, in this order:
+`scoring_dispatch`, `scoring_chunk_score` per chunk, `scoring_rows_dispatch`, `scoring_chunk_rows_write`
+per chunk (writing rows is most of what storing a scoring costs, and it need not wait in one
+transaction), `scoring_chunks_merge`: the in-process path's merge in chunk order, stored once, so the
+stored result is the one a single process gives.
 """
 
 from __future__ import annotations

@@ -1,16 +1,10 @@
-"""What changed between two gold versions of a project (`GET /projects/{slug}/gold/versions/{a}/diff/{b}/`).
+"""What changed between two gold versions of a project (docs/agreement.md, "The history of the gold").
 
-Documents: `added` (in b, not in a), `removed` (in a, not in b), `changed` (in both, with another gold
-hash). Within a document:
-- spans, as multisets of (start, end, entity_type): a span of b with the bounds of a span of a but
-  another type is `changed` (from, to); the others are `added` or `removed`;
-- attribute values, by attribute: `added` (no value in a), `removed` (no value in b), `changed`
-  (another `output_data`, `additional_text` or citation).
-The summary counts them per entity type (a changed span under its new type) or per attribute.
-
-Held-back documents (the future test set, before acceptance) are left out entirely, documents and
-counts: no one may learn anything of their gold. It lives in `metrics` because that rule lives in
-`experiments` (annotations may not import it).
+Documents differ by gold hash; within one, spans are compared as multisets of (start, end,
+entity_type), and a span with the bounds of a removed one but another type is `changed` (from, to);
+attribute values are compared by attribute (`output_data`, `additional_text`, citation).
+Held-back documents are left out entirely, documents and counts: no one may learn anything of their
+gold. It lives in `metrics` because that rule lives in `experiments` (annotations may not import it).
 """
 
 from __future__ import annotations

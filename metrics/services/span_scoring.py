@@ -1,8 +1,6 @@
-"""Scoring a span run in chunks of documents: DocumentScores per chunk, one aggregate over all of them.
-
-The same calls as the offline `evaluate_spans` (metrics.pipeline.span_evaluation): documents paired with
-`pair_span_documents`, scored with `score_document_batch`, aggregated with `aggregate`; scores are integer
-counts, so chunking changes nothing.
+"""Scoring a span run in chunks of documents, as the offline `evaluate_spans` does: documents paired
+with `pair_span_documents`, scored per chunk, merged; scores are integer counts, so chunking changes
+nothing.
 
 Comparison rows of a span run (the table behind GET /runs/{id}/comparison/), in document order then
 span order, and without any text of the document (the spans are patient data):

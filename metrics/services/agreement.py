@@ -118,14 +118,12 @@ def project_agreement(*, project: Project, intervals: IntervalSettings = DEFAULT
         "documents_held_back": len(hidden),
         "config": {"intervals": intervals.as_config()},
     }
-    compared = False
     spans_gold = gold_version_current(project=project, kind=GoldKind.SPANS)
     humans = human_runs_latest(project=project, kind=GoldKind.SPANS)
     if spans_gold is not None and humans:
         documents = list(_span_documents(spans_gold, humans, hidden))
         result["spans"] = span_agreement(documents, settings=intervals)
         result["spans"]["gold_version"] = spans_gold.number
-        compared = True
     attributes_gold = gold_version_current(project=project, kind=GoldKind.ATTRIBUTES)
     humans = human_runs_latest(project=project, kind=GoldKind.ATTRIBUTES)
     if attributes_gold is not None and humans:
@@ -137,8 +135,7 @@ def project_agreement(*, project: Project, intervals: IntervalSettings = DEFAULT
         result["attributes"] = attribute_agreement(ratings, settings=intervals)
         result["attributes_gold_version"] = attributes_gold.number
         result["warnings"] = [problem.as_dict() for problem in warnings]
-        compared = True
-    if not compared:
+    if "spans" not in result and "attributes" not in result:
         raise NoAnnotatorsToCompare(
             f"Project {project.slug!r} has no gold with human runs to compare it with: import an export with "
             "several annotators (choose the gold one), or post a run with source human."

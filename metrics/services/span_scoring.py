@@ -22,7 +22,6 @@ from annotations.importers.errors import ImportProblem
 from annotations.models import GoldSpan, GoldVersion
 from annotations.selectors.gold import documents_named, gold_span_documents
 from experiments.models import ExperimentRun
-from metrics.artefacts.exports import SPAN_COLUMNS
 from metrics.engine.spans import DocumentSpans, aggregate
 from metrics.engine.uncertainty import CLOPPER_PEARSON_METHOD
 from metrics.models import MetricScope
@@ -44,6 +43,19 @@ from metrics.services.results import (
 )
 
 NO_PREDICTIONS = "predictions hold no documents: every gold span counts as missed"
+# The cells of a span row, in the export's column order (metrics.artefacts.exports.SPAN_COLUMNS, which
+# reads the scoring services and so cannot be imported here).
+ROW_COLUMNS = (
+    "document_id",
+    "side",
+    "start",
+    "end",
+    "entity_type",
+    "predicted_types",
+    "type_match",
+    "fully_covered",
+    "match_status",
+)
 
 
 @dataclass
@@ -157,7 +169,7 @@ def span_rows(document: DocumentSpans, allowed: frozenset[str] | None) -> list[C
 
 def _span_row(is_correct: bool, *cells: Any) -> ComparisonRowData:
     """A row of the span comparison export, its cells in the export's column order."""
-    columns = dict(zip(SPAN_COLUMNS, cells, strict=True))
+    columns = dict(zip(ROW_COLUMNS, cells, strict=True))
     return ComparisonRowData(
         columns["document_id"],
         columns,

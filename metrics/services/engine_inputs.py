@@ -55,18 +55,14 @@ class RunTotals:
 
     def problems(self) -> list[ImportProblem]:
         """A warning for each total left null because its sum overflows (e.g. `cost_usd: 1.7e308` twice)."""
-        overflowing = [
-            (values, field)
-            for values, field in ((self.costs, "cost_usd"), (self.durations, "timings"))
-            if values and _finite_sum(values) is None
-        ]
         return [
             ImportProblem(
                 f"the documents' {field} values add up past the largest number a float holds; "
                 "the run's total is left empty",
                 field=field,
             )
-            for _, field in overflowing
+            for values, field in ((self.costs, "cost_usd"), (self.durations, "timings"))
+            if values and _finite_sum(values) is None
         ]
 
 

@@ -24,12 +24,7 @@ def run_interval_settings(config: dict[str, Any] | None) -> IntervalSettings:
     given = (config or {}).get("intervals") or {}
     if not isinstance(given, dict):
         raise ValueError("intervals must be a mapping of level, resamples and seed")
-    default = IntervalSettings()
-    return IntervalSettings(
-        level=given.get("level", default.level),
-        resamples=given.get("resamples", default.resamples),
-        seed=given.get("seed", default.seed),
-    )
+    return IntervalSettings(**{name: given[name] for name in ("level", "resamples", "seed") if name in given})
 
 
 @dataclass(slots=True)

@@ -82,8 +82,8 @@ def comparison_row_list(
     entity_type: str | None = None,
 ) -> QuerySet[ComparisonRow]:
     """The scoring's rows, filtered (`attribute` by id or label); attribute and document are resolved to
-    keys first, so the page
-    query runs on the (scoring, attribute, match_status, id) and (scoring, document, id) indexes."""
+    keys first, so the page query runs on the (scoring, attribute, match_status, id) and (scoring,
+    document, id) indexes."""
     rows = ComparisonRow.objects.filter(scoring=scoring)
     if attribute:
         rows = rows.filter(attribute_id__in=_attribute_pks(project_id=run.project_id, id_or_label=attribute))
@@ -104,9 +104,7 @@ def comparison_row_list(
 
 
 def human_ceiling_for_run(*, run: ExperimentRun, scoring: Scoring | None = None) -> dict | None:
-    """The human ceiling beside `run`'s headline numbers (its latest scoring unless given): each human
-    run scored on the same gold version, its value and interval, and a paired test saying whether the
-    model is below it on the shared documents. None when no human run was scored on that version."""
+    """`metrics.services.human_ceiling.human_ceiling` of `run`'s scoring (its latest unless given)."""
     from metrics.services.human_ceiling import human_ceiling
 
     return human_ceiling(run, scoring or scoring_get(run=run))

@@ -222,10 +222,8 @@ def evaluate_gate(
     document: Mapping[str, Any],
     baselines: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> GateResult:
-    """Run every check against the candidate's metrics `document` (metrics.json or results.json).
-
-    `baselines` maps a baseline run id to its metrics document, for non-inferiority checks.
-    """
+    """Run every check against the candidate's metrics `document`; `baselines`: {run id: metrics
+    document} of the runs that non-inferiority checks name."""
     results = [_run_check(check, document, baselines or {}) for check in checks]
     return GateResult(passed=all(result.passed for result in results), checks=results)
 

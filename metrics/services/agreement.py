@@ -29,7 +29,7 @@ from annotations.services.jobs import (
 from experiments.models import ExperimentRun, RunSource
 from experiments.splits import split_hidden_document_ids
 from metrics.engine.agreement import AnnotatedDocument, attribute_agreement, span_agreement
-from metrics.pipeline.agreement_evaluation import attribute_ratings, gold_values
+from metrics.pipeline.agreement_evaluation import FORMAT_VERSION, attribute_ratings, gold_values
 from metrics.pipeline.intervals import DEFAULT_INTERVALS, IntervalSettings
 from metrics.services.engine_inputs import predicted_span_documents, prediction_documents
 from metrics.services.scoring import job_state
@@ -114,7 +114,7 @@ def project_agreement(*, project: Project, intervals: IntervalSettings = DEFAULT
         )
     )
     result: dict[str, Any] = {
-        "format_version": 1,
+        "format_version": FORMAT_VERSION,
         "documents_held_back": len(hidden),
         "config": {"intervals": intervals.as_config()},
     }

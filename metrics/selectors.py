@@ -17,14 +17,10 @@ def scoring_get(*, run: ExperimentRun, number: int | None = None, with_report: b
     The report and the list of scored documents (megabytes for a large span run) are loaded only when
     asked for: a page of comparison rows needs neither.
     """
-    scorings = with_gold_context(
-        Scoring.objects.filter(run=run, is_complete=True).select_related("gold_version")
-    )
+    scorings = scoring_list(run=run)
     if not with_report:
         scorings = scorings.defer("report", "document_ids")
-    scoring = (
-        scorings.filter(number=number).first() if number is not None else scorings.order_by("-number").first()
-    )
+    scoring = scorings.filter(number=number).first() if number is not None else scorings.first()
     if scoring is None:
         which = f"scoring {number}" if number is not None else "a scoring"
         raise ScoringNotFound(
@@ -86,8 +82,8 @@ def comparison_row_list(
     entity_type: str | None = None,
 ) -> QuerySet[ComparisonRow]:
     """The scoring's rows, filtered (`attribute` by id or label); attribute and document are resolved to
-    keys first, so the page
-    query runs on the (scoring, attribute, match_status, id) and (scoring, document, id) indexes."""
+    keys first, so the page query runs on the (scoring, attribute, match_status, id) and (scoring,
+    document, id) indexes."""
     rows = ComparisonRow.objects.filter(scoring=scoring)
     if attribute:
         rows = rows.filter(attribute_id__in=_attribute_pks(project_id=run.project_id, id_or_label=attribute))
@@ -108,9 +104,7 @@ def comparison_row_list(
 
 
 def human_ceiling_for_run(*, run: ExperimentRun, scoring: Scoring | None = None) -> dict | None:
-    """The human ceiling beside `run`'s headline numbers (its latest scoring unless given): each human
-    run scored on the same gold version, its value and interval, and a paired test saying whether the
-    model is below it on the shared documents. None when no human run was scored on that version."""
+    """`metrics.services.human_ceiling.human_ceiling` of `run`'s scoring (its latest unless given)."""
     from metrics.services.human_ceiling import human_ceiling
 
     return human_ceiling(run, scoring or scoring_get(run=run))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiExample, extend_schema
-from rest_framework import serializers, status
+from rest_framework import serializers
 from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -12,6 +12,7 @@ from annotations.api.jobs import JobOutputSerializer, ProblemSerializer
 from annotations.roles import Role
 from annotations.selectors import project_get_for_user
 from evalproject.api import ApiView
+from metrics.api.scoring import job_accepted
 from metrics.services.agreement import agreement_job_create, agreement_latest
 
 
@@ -105,6 +106,4 @@ class ProjectAgreementApi(ApiView):
         a job, read at `job_url`; takes no body. Annotators and up."""
         project = project_get_for_user(user=request.user, slug=slug, required=Role.ANNOTATOR)
         job = agreement_job_create(project=project, user=request.user)
-        job.refresh_from_db()  # in-process tasks (the embedded default) have already run it
-        body = {"job": JobOutputSerializer(job).data, "job_url": f"/api/v1/jobs/{job.pk}/"}
-        return Response(body, status=status.HTTP_202_ACCEPTED)
+        return job_accepted(job, JobOutputSerializer)

@@ -127,13 +127,12 @@ def runs_compare_for_query(
         if data["paired"]
         else None,
     )
+    sides = {"a": (run_a, scoring_a), "b": (run_b, scoring_b)}
     body["gold_status"] = {
-        "a": gold_status_for_scoring(scoring=scoring_a),
-        "b": gold_status_for_scoring(scoring=scoring_b),
+        name: gold_status_for_scoring(scoring=scoring) for name, (_, scoring) in sides.items()
     }
     if data["paired"]:
         body["human_ceiling"] = {
-            "a": human_ceiling_for_run(run=run_a, scoring=scoring_a),
-            "b": human_ceiling_for_run(run=run_b, scoring=scoring_b),
+            name: human_ceiling_for_run(run=run, scoring=scoring) for name, (run, scoring) in sides.items()
         }
     return run_a, run_b, body

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
@@ -56,7 +58,7 @@ class RunFinalizeApi(ApiView):
         job = scoring_request(
             run=run, user=request.user, rescore=False, allow_empty=body.validated_data["allow_empty"]
         )
-        return _accepted(run.pk, job)
+        return job_accepted(job, ScoringJobOutput, run=run.pk)
 
 
 @extend_schema_field({"oneOf": [{"type": "string", "enum": ["latest"]}, {"type": "integer", "minimum": 1}]})
@@ -110,10 +112,11 @@ class RunRescoreApi(ApiView):
                     }
                 )
         job = scoring_request(run=run, user=request.user, rescore=True)
-        return _accepted(run.pk, job)
+        return job_accepted(job, ScoringJobOutput, run=run.pk)
 
 
-def _accepted(run_id: int, job: Job) -> Response:
+def job_accepted(job: Job, output: type[serializers.Serializer], **body: Any) -> Response:
+    """202 with the queued `job` as `output` shows it, and where to follow it."""
     job.refresh_from_db()  # in-process tasks (the embedded default) have already run it
-    body = {"run": run_id, "job": ScoringJobOutput(job).data, "job_url": f"/api/v1/jobs/{job.pk}/"}
+    body.update(job=output(job).data, job_url=f"/api/v1/jobs/{job.pk}/")
     return Response(body, status=status.HTTP_202_ACCEPTED)

@@ -1,12 +1,8 @@
-"""Quality gate: hold a run's metrics document against a threshold file, and say pass or fail.
+"""Quality gate: hold a run's metrics document against a threshold file (docs/ci.md), pass or fail.
 
-The threshold file is described in docs/ci.md and `manage.py gate --help`. A check with `attribute`
-reads the metrics.json entry whose `attribute_id` equals it (compared as text, so 5001 and "5001" name
-the same attribute): `metrics[metric]`, and `intervals[metric]`; one without reads a dotted path into
-results.json (`micro.chars.all.recall`), and its interval beside it at `<path>_ci`.
-
-A metric, interval bound, attribute or baseline that is missing or null fails the check with its reason:
-a gate never passes on a number it could not read. The gate passes when every check passes.
+A check with `attribute` reads the metrics.json entry of that `attribute_id`, compared as text (5001
+and "5001" name the same attribute); one without reads a dotted path into results.json, and its
+interval beside it at `<path>_ci`. Whatever is missing or null fails the check with its reason.
 """
 
 from __future__ import annotations
@@ -226,10 +222,8 @@ def evaluate_gate(
     document: Mapping[str, Any],
     baselines: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> GateResult:
-    """Run every check against the candidate's metrics `document` (metrics.json or results.json).
-
-    `baselines` maps a baseline run id to its metrics document, for non-inferiority checks.
-    """
+    """Run every check against the candidate's metrics `document`; `baselines`: {run id: metrics
+    document} of the runs that non-inferiority checks name."""
     results = [_run_check(check, document, baselines or {}) for check in checks]
     return GateResult(passed=all(result.passed for result in results), checks=results)
 

@@ -183,9 +183,8 @@ def compare_span_files(
         a=a or RunSide(str(predictions_a)),
         b=b or RunSide(str(predictions_b)),
     )
-    report["inputs"] = {"gold": str(gold), "a": str(predictions_a), "b": str(predictions_b)}
-    report["warnings"] = [warning.as_dict() for warning in _unique([*first.warnings, *second.warnings])]
-    return report
+    inputs = {"gold": gold, "a": predictions_a, "b": predictions_b}
+    return _with_inputs(report, inputs, [*first.warnings, *second.warnings])
 
 
 def compare_attribute_files(
@@ -221,13 +220,15 @@ def compare_attribute_files(
         a=a or RunSide(str(predictions_a)),
         b=b or RunSide(str(predictions_b)),
     )
-    report["inputs"] = {
-        "gold": str(gold),
-        "prompts": str(prompts),
-        "a": str(predictions_a),
-        "b": str(predictions_b),
-    }
-    warnings = [*run_a.inputs.warnings, *run_b.inputs.warnings]
+    inputs = {"gold": gold, "prompts": prompts, "a": predictions_a, "b": predictions_b}
+    return _with_inputs(report, inputs, [*run_a.inputs.warnings, *run_b.inputs.warnings])
+
+
+def _with_inputs(
+    report: dict[str, Any], inputs: Mapping[str, SourceInput], warnings: list[ImportProblem]
+) -> dict[str, Any]:
+    """The report of two prediction files, naming its input files and the warnings of both runs once."""
+    report["inputs"] = {name: str(path) for name, path in inputs.items()}
     report["warnings"] = [warning.as_dict() for warning in _unique(warnings)]
     return report
 

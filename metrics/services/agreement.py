@@ -7,7 +7,7 @@ of the computation altogether, so the stored result can be shown to every member
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -29,7 +29,7 @@ from annotations.services.jobs import (
 from experiments.models import ExperimentRun, RunSource
 from experiments.splits import split_hidden_document_ids
 from metrics.engine.agreement import AnnotatedDocument, attribute_agreement, span_agreement
-from metrics.pipeline.agreement_evaluation import attribute_ratings, gold_values
+from metrics.pipeline.agreement_evaluation import FORMAT_VERSION, attribute_ratings, gold_values
 from metrics.pipeline.intervals import DEFAULT_INTERVALS, IntervalSettings
 from metrics.services.engine_inputs import predicted_span_documents, prediction_documents
 from metrics.services.scoring import job_state
@@ -66,30 +66,25 @@ def agreement_job_run(
             result = project_agreement(project=job.project, intervals=intervals)
         except (NoAnnotatorsToCompare, InputValidationError, ValueError) as error:
             problems = error.problems if isinstance(error, InputValidationError) else [str(error)]
-            _finish(job, JobState.FAILED, errors=problems)
+            job_finish(job_id=job_id, state=JobState.FAILED, claim_token=job.claim_token, errors=problems)
             return JobState.FAILED
         except TRANSIENT_DATABASE_ERRORS:
             raise
         except Exception:
             # The traceback goes to the log under an error id; the job shows the id only.
-            _finish(job, JobState.FAILED, errors=[internal_error(job_id, log=logger)])
+            errors = [internal_error(job_id, log=logger)]
+            job_finish(job_id=job_id, state=JobState.FAILED, claim_token=job.claim_token, errors=errors)
             return JobState.FAILED
         # The warnings stay in the result (agreement.json's contract) and are the job's warnings too.
-        _finish(job, JobState.SUCCEEDED, result=result, warnings=result.get("warnings", []))
+        warnings = result.get("warnings", [])
+        job_finish(
+            job_id=job_id,
+            state=JobState.SUCCEEDED,
+            claim_token=job.claim_token,
+            result=result,
+            warnings=warnings,
+        )
     return JobState.SUCCEEDED
-
-
-def _finish(
-    job: Job, state: str, *, result: dict | None = None, warnings: Iterable = (), errors: Iterable = ()
-) -> None:
-    job_finish(
-        job_id=job.pk,
-        state=state,
-        claim_token=job.claim_token,
-        result=result,
-        warnings=warnings,
-        errors=errors,
-    )
 
 
 def agreement_latest(*, project: Project) -> Job | None:
@@ -119,18 +114,16 @@ def project_agreement(*, project: Project, intervals: IntervalSettings = DEFAULT
         )
     )
     result: dict[str, Any] = {
-        "format_version": 1,
+        "format_version": FORMAT_VERSION,
         "documents_held_back": len(hidden),
         "config": {"intervals": intervals.as_config()},
     }
-    compared = False
     spans_gold = gold_version_current(project=project, kind=GoldKind.SPANS)
     humans = human_runs_latest(project=project, kind=GoldKind.SPANS)
     if spans_gold is not None and humans:
         documents = list(_span_documents(spans_gold, humans, hidden))
         result["spans"] = span_agreement(documents, settings=intervals)
         result["spans"]["gold_version"] = spans_gold.number
-        compared = True
     attributes_gold = gold_version_current(project=project, kind=GoldKind.ATTRIBUTES)
     humans = human_runs_latest(project=project, kind=GoldKind.ATTRIBUTES)
     if attributes_gold is not None and humans:
@@ -142,8 +135,7 @@ def project_agreement(*, project: Project, intervals: IntervalSettings = DEFAULT
         result["attributes"] = attribute_agreement(ratings, settings=intervals)
         result["attributes_gold_version"] = attributes_gold.number
         result["warnings"] = [problem.as_dict() for problem in warnings]
-        compared = True
-    if not compared:
+    if "spans" not in result and "attributes" not in result:
         raise NoAnnotatorsToCompare(
             f"Project {project.slug!r} has no gold with human runs to compare it with: import an export with "
             "several annotators (choose the gold one), or post a run with source human."

@@ -1,9 +1,6 @@
-"""Scoring an attribute run in chunks of documents: rows per chunk, then metrics over all rows.
-
-The same steps as the offline command's, split by documents: `compare_attribute_chunk` on each chunk
-(its rows only depend on the chunk's documents), `merge_attribute_partials`, then
-`evaluation_from_rows` (the one builder of an ExtractionEvaluation, offline and here), then
-`metrics_report`, the body of metrics.json.
+"""Scoring an attribute run in chunks of documents: rows per chunk (they depend on the chunk's documents
+only), then metrics over all rows through `evaluation_from_rows`, the one builder of an
+ExtractionEvaluation, offline and here.
 """
 
 from __future__ import annotations
@@ -14,7 +11,7 @@ from typing import Any
 
 from annotations.models import GoldVersion
 from annotations.selectors import attribute_specs
-from annotations.selectors.gold import gold_attribute_documents, gold_version_external_ids
+from annotations.selectors.gold import gold_attribute_documents
 from experiments.models import DocumentStatus, ExperimentRun, RunDocument
 from metrics.artefacts import metrics_report
 from metrics.engine.attributes import resolve_custom_metrics
@@ -43,9 +40,7 @@ from metrics.services.engine_inputs import (
 from metrics.services.results import (
     ComparisonRowData,
     MetricValueData,
-    ProgressCallback,
     ScoringResult,
-    partials_in_process,
     posted_documents_note,
     run_interval_settings,
 )
@@ -71,21 +66,73 @@ class AttributeScoringPlan:
     document_ids: list[str]
     specs: list[AttributeSpec]
     settings: EvaluationSettings
+    chunk_argument = None  # a chunk task plans its own documents (`attribute_chunk_plan`)
 
+    def chunk_score(
+        self, *, run: ExperimentRun, gold_version: GoldVersion, document_ids: list[str], first_position: int
+    ) -> AttributePartial:
+        """The partial result of a chunk of the plan's documents, read from the database."""
+        gold = gold_attribute_documents(gold_version=gold_version, external_ids=document_ids)
+        predictions = prediction_documents(run_document_pks(run=run, external_ids=document_ids))
+        chunk = AttributeChunk(str(run.pk), self.specs, self.settings, gold, predictions)
+        return compare_attribute_chunk(chunk)
 
-def attribute_scoring_plan(
-    *, run: ExperimentRun, gold_version: GoldVersion, document_ids: set[str] | None
-) -> AttributeScoringPlan:
-    ids = [
-        document_id
-        for document_id in gold_version_external_ids(gold_version=gold_version)
-        if document_ids is None or document_id in document_ids
-    ]
-    return attribute_chunk_plan(run=run, document_ids=ids)
+    def result(
+        self,
+        *,
+        run: ExperimentRun,
+        gold_version: GoldVersion,
+        partials: Iterable[AttributePartial],
+        with_rows: bool = True,
+    ) -> ScoringResult:
+        """The scoring of the whole run from the partial results of its chunks, in chunk order.
+        `with_rows`: False when the chunks wrote the comparison rows already (the result then has none)."""
+        settings = self.settings
+        merged = merge_attribute_partials(partials)
+        posted = run_document_index(run)
+        without_context = set(
+            RunDocument.objects.filter(run=run, status=DocumentStatus.OK, context__isnull=True).values_list(
+                "document__external_id", flat=True
+            )
+        )
+        evaluation = evaluation_from_rows(
+            run_id=str(run.pk),
+            attributes=self.specs,
+            rows=merged.rows,
+            row_warnings=merged.warnings,
+            unscored=merged.unscored_documents,
+            without_context=[
+                document_id for document_id in self.document_ids if document_id in without_context
+            ],
+            ignored_note=posted_documents_note(posted, self.document_ids, gold_version.number),
+            settings=settings,
+        )
+        del merged
+        intervals = run_interval_settings(run.config)
+        report = metrics_report(
+            evaluation,
+            settings.custom_metrics,
+            intervals=extraction_intervals(evaluation, intervals),
+            intervals_config=intervals.as_config(),
+        )
+        return ScoringResult(
+            report=report,
+            settings={
+                "edit_distance_match_threshold": settings.edit_distance_match_threshold,
+                "number_format": settings.number_format,
+                "float_relative_tolerance": settings.float_relative_tolerance,
+                "custom_metrics": list(settings.custom_metrics),
+                "intervals": intervals.as_config(),
+            },
+            document_ids=list(self.document_ids),
+            metric_values=attribute_metric_values(report),
+            rows=[attribute_row_data(row) for row in evaluation.rows] if with_rows else [],
+            warnings=evaluation.warnings,
+        )
 
 
 def attribute_chunk_plan(*, run: ExperimentRun, document_ids: list[str]) -> AttributeScoringPlan:
-    """The plan of these documents alone (what a chunk task needs of it)."""
+    """The plan of these documents alone: all a chunk task needs of it."""
     settings = attribute_settings(run)
     resolve_custom_metrics(settings.custom_metrics)  # an unknown name fails before any work
     return AttributeScoringPlan(
@@ -93,90 +140,6 @@ def attribute_chunk_plan(*, run: ExperimentRun, document_ids: list[str]) -> Attr
         specs=run_attribute_specs(attribute_specs(project=run.project), run.prompts),
         settings=settings,
     )
-
-
-def attribute_chunk_score(
-    *, run: ExperimentRun, gold_version: GoldVersion, plan: AttributeScoringPlan, document_ids: list[str]
-) -> AttributePartial:
-    """The partial result of a chunk of the plan's documents, read from the database."""
-    gold = gold_attribute_documents(gold_version=gold_version, external_ids=document_ids)
-    predictions = prediction_documents(run_document_pks(run=run, external_ids=document_ids))
-    return compare_attribute_chunk(AttributeChunk(str(run.pk), plan.specs, plan.settings, gold, predictions))
-
-
-def attribute_scoring_result(
-    *,
-    run: ExperimentRun,
-    gold_version: GoldVersion,
-    plan: AttributeScoringPlan,
-    partials: Iterable[AttributePartial],
-    with_rows: bool = True,
-) -> ScoringResult:
-    """The scoring of the whole run from the partial results of its chunks, in chunk order.
-    `with_rows`: False when the chunks wrote the comparison rows already (the result then has none)."""
-    settings = plan.settings
-    merged = merge_attribute_partials(partials)
-    posted = run_document_index(run)
-    without_context = set(
-        RunDocument.objects.filter(run=run, status=DocumentStatus.OK, context__isnull=True).values_list(
-            "document__external_id", flat=True
-        )
-    )
-    evaluation = evaluation_from_rows(
-        run_id=str(run.pk),
-        attributes=plan.specs,
-        rows=merged.rows,
-        row_warnings=merged.warnings,
-        unscored=merged.unscored_documents,
-        without_context=[document_id for document_id in plan.document_ids if document_id in without_context],
-        ignored_note=posted_documents_note(posted, plan.document_ids, gold_version.number),
-        settings=settings,
-    )
-    del merged
-    intervals = run_interval_settings(run.config)
-    report = metrics_report(
-        evaluation,
-        settings.custom_metrics,
-        intervals=extraction_intervals(evaluation, intervals),
-        intervals_config=intervals.as_config(),
-    )
-    return ScoringResult(
-        report=report,
-        settings={
-            "edit_distance_match_threshold": settings.edit_distance_match_threshold,
-            "number_format": settings.number_format,
-            "float_relative_tolerance": settings.float_relative_tolerance,
-            "custom_metrics": list(settings.custom_metrics),
-            "intervals": intervals.as_config(),
-        },
-        document_ids=list(plan.document_ids),
-        metric_values=attribute_metric_values(report),
-        rows=[attribute_row_data(row) for row in evaluation.rows] if with_rows else [],
-        warnings=evaluation.warnings,
-    )
-
-
-def score_attribute_run(
-    *,
-    run: ExperimentRun,
-    gold_version: GoldVersion,
-    document_ids: set[str] | None,
-    chunk_size: int,
-    progress: ProgressCallback,
-) -> ScoringResult:
-    """Score `run` against `gold_version`, on the documents of `document_ids` (None: all of the gold),
-    chunk by chunk in this process."""
-    plan = attribute_scoring_plan(run=run, gold_version=gold_version, document_ids=document_ids)
-
-    def score_chunk(start: int, stop: int) -> AttributePartial:
-        return attribute_chunk_score(
-            run=run, gold_version=gold_version, plan=plan, document_ids=plan.document_ids[start:stop]
-        )
-
-    partials = partials_in_process(
-        total=len(plan.document_ids), chunk_size=chunk_size, progress=progress, score_chunk=score_chunk
-    )
-    return attribute_scoring_result(run=run, gold_version=gold_version, plan=plan, partials=partials)
 
 
 def attribute_metric_values(report: dict[str, Any]) -> list[MetricValueData]:
@@ -205,10 +168,8 @@ def attribute_metric_values(report: dict[str, Any]) -> list[MetricValueData]:
             else:
                 n = n_gold
             metric = MetricValueData(MetricScope.ATTRIBUTE, key, name, value, n)
-            interval = intervals.get(name)
-            if interval:
-                metric.ci_low, metric.ci_high = interval.get("low"), interval.get("high")
-                metric.ci = {k: interval.get(k) for k in ("level", "method", "resamples", "seed")}
+            if intervals.get(name):
+                metric.set_interval(intervals[name])
             values.append(metric)
     return values
 

@@ -17,7 +17,7 @@ is written with the id of its position in the block.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from django.db import connection
 
@@ -81,34 +81,21 @@ def row_ids_reserve(count: int) -> int:
     return first
 
 
-def chunk_rows_write(
-    *, scoring: Scoring, chunks: Iterable[bytes | None], first_position: int = 0, first_id: int
-) -> int:
-    """COPY the encoded rows of these chunks, in chunk order, as the rows of `scoring` from position
-    `first_position` and id `first_id` on; return how many."""
-    count = 0
-    with copy_into(ComparisonRow, (*CHUNK_COLUMNS, *STORE_COLUMNS)) as copy:
-        for block in _blocks(chunks, scoring=scoring, position=first_position, first_id=first_id):
-            count += block.count(b"\n")
-            copy.write(block)
-    return count
-
-
-def _blocks(
-    chunks: Iterable[bytes | None], *, scoring: Scoring, position: int, first_id: int
-) -> Iterator[bytes]:
+def chunk_rows_write(*, scoring: Scoring, rows: bytes, first_position: int, first_id: int) -> int:
+    """COPY a chunk's encoded `rows` as the rows of `scoring` from position `first_position` and id
+    `first_id` on; return how many."""
+    if not rows:
+        return 0
     tail = f"\t{scoring.pk}\t{scoring.run_id}\n".encode()
-    row_id = first_id
-    for encoded in chunks:
-        if not encoded:
-            continue
-        lines = encoded.split(b"\n")
-        yield b"".join(
-            b"%s\t%d\t%d%s" % (line, position + index, row_id + index, tail)
-            for index, line in enumerate(lines)
+    lines = rows.split(b"\n")
+    with copy_into(ComparisonRow, (*CHUNK_COLUMNS, *STORE_COLUMNS)) as copy:
+        copy.write(
+            b"".join(
+                b"%s\t%d\t%d%s" % (line, first_position + index, first_id + index, tail)
+                for index, line in enumerate(lines)
+            )
         )
-        position += len(lines)
-        row_id += len(lines)
+    return len(lines)
 
 
 def _text(value: str) -> str:

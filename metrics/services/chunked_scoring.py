@@ -2,20 +2,11 @@
 docs/operations.md ("Scoring over every worker") tells a job's life and how it recovers; SCORING_EXECUTOR
 chooses explicitly (`scoring_on_workers`).
 
-Each step is a task of `metrics.tasks_chunks` calling one service here, under the job's claim token:
-1. `scoring_dispatch` (in the task that claimed the job) writes a pending `ScoringChunk` row per chunk
-   and queues the chord;
-2. `metrics.score_chunk`, `scoring_chunk_score`: scores its documents with the in-process path's
-   functions and stores its partial result once; on PostgreSQL with its comparison rows encoded for
-   COPY (`metrics.services.chunk_rows`);
-3. `metrics.write_rows`, `scoring_rows_dispatch`: makes the job's scoring, not complete (no reader sees
-   it), and queues `metrics.write_chunk_rows` (`scoring_chunk_rows_write`) per chunk: writing rows is
-   most of what storing a scoring costs, and it need not wait in one transaction;
-4. `metrics.merge_chunks`, `scoring_chunks_merge`: merges the partial results in chunk order with the
-   in-process path's merge and stores the scoring once, finishing the job through `job_finish`, so
-   the stored result is the one a single process gives.
-A lost task is retried alone (`scoring_job_resume`); a chunk delivered twice is scored, counted and
-written once; a task of a claim that is no longer the job's writes nothing.
+Each task of `metrics.tasks_chunks` calls one service here, under the job's claim token, in this order:
+`scoring_dispatch`, `scoring_chunk_score` per chunk, `scoring_rows_dispatch`, `scoring_chunk_rows_write`
+per chunk (writing rows is most of what storing a scoring costs, and it need not wait in one
+transaction), `scoring_chunks_merge`: the in-process path's merge in chunk order, stored once, so the
+stored result is the one a single process gives.
 """
 
 from __future__ import annotations
@@ -26,7 +17,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 
-from celery import signature
+from celery import Signature, signature
 from django.conf import settings
 from django.db import transaction
 from django.db.models import F, QuerySet, Sum
@@ -34,20 +25,13 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
 from annotations.models import Attribute, Document, GoldVersion, Job, JobState
-from annotations.services.jobs import TRANSIENT_DATABASE_ERRORS, job_heartbeat
-from experiments.models import ExperimentRun, RunKind
+from annotations.services.jobs import job_heartbeat
+from experiments.models import ExperimentRun
 from metrics.models import MetricValue, Scoring, ScoringChunk
 from metrics.pipeline.attributes import AttributePartial
 from metrics.pipeline.executors import CeleryChord
 from metrics.pipeline.spans import SpanPartial
-from metrics.services.attribute_scoring import (
-    AttributeScoringPlan,
-    attribute_chunk_plan,
-    attribute_chunk_score,
-    attribute_row_data,
-    attribute_scoring_plan,
-    attribute_scoring_result,
-)
+from metrics.services.attribute_scoring import attribute_row_data
 from metrics.services.chunk_rows import (
     chunk_rows_encode,
     chunk_rows_write,
@@ -58,18 +42,14 @@ from metrics.services.results import ScoringResult
 from metrics.services.scoring import (
     job_claimed,
     job_state,
-    scoring_fail,
+    scoring_chunk_plan,
     scoring_job_inputs,
     scoring_metrics_store,
+    scoring_or_fail,
+    scoring_plan,
     scoring_prepare,
     scoring_stage_document_ids,
     scoring_store,
-)
-from metrics.services.span_scoring import (
-    SpanScoringPlan,
-    span_chunk_score,
-    span_scoring_plan,
-    span_scoring_result,
 )
 
 logger = logging.getLogger("metrics.scoring")
@@ -108,7 +88,7 @@ def scoring_dispatch(
     chunk, then the merge, all under the job's current claim. The rows of any earlier claim go first:
     they must not count twice."""
     with _phase(job.pk, "planning the chunks"):
-        plan = _plan(run=run, gold_version=gold_version, document_ids=document_ids)
+        plan = scoring_plan(run=run, gold_version=gold_version, document_ids=document_ids)
     ids = plan.document_ids
     starts = range(0, len(ids), chunk_documents) if ids else [0]
     with _phase(job.pk, f"writing {len(starts)} pending chunks"), transaction.atomic():
@@ -137,7 +117,7 @@ def scoring_dispatch(
     # Sent after the commit: a chunk task reads its row. Should this worker die before sending, the
     # job falls silent with every chunk pending, and the dispatcher sends them (scoring_job_resume).
     with _phase(job.pk, "sending the chunks"):
-        _chunks_send(job, allowed_types=_allowed_types(plan), indexes=range(len(starts)))
+        _chunks_send(job, chunk_argument=plan.chunk_argument, indexes=range(len(starts)))
 
 
 def scoring_job_resume(job: Job) -> bool:
@@ -151,44 +131,35 @@ def scoring_job_resume(job: Job) -> bool:
 
     def send() -> None:
         run, gold_version = scoring_job_inputs(job)
-        plan = _plan(run=run, gold_version=gold_version, document_ids=scoring_stage_document_ids(run))
-        _chunks_send(job, allowed_types=_allowed_types(plan), indexes=pending)
+        plan = scoring_plan(run=run, gold_version=gold_version, document_ids=scoring_stage_document_ids(run))
+        _chunks_send(job, chunk_argument=plan.chunk_argument, indexes=pending)
 
     transaction.on_commit(send)
     return True
 
 
-def _chunks_send(job: Job, *, allowed_types: list[str] | None, indexes: Iterable[int]) -> None:
+def _chunks_send(job: Job, *, chunk_argument: list | None, indexes: Iterable[int]) -> None:
     claim = {"job_id": job.pk, "resume_token": job.claim_token}
     chunks = [
-        signature("metrics.score_chunk", args=(index, allowed_types), kwargs=claim) for index in indexes
+        signature("metrics.score_chunk", args=(index, chunk_argument), kwargs=claim) for index in indexes
     ]
-    then = signature("metrics.write_rows", kwargs=claim)
+    _chord_send(job.pk, chunks, signature("metrics.write_rows", kwargs=claim), "chunks")
+
+
+def _chord_send(job_id: int, tasks: list, then: Signature, what: str) -> bool:
+    """Send `tasks` then `then` (at once when there are none); False when the broker did not take
+    them: the job stays running and falls silent, and the dispatcher sends them again once it is back."""
     try:
-        if chunks:
-            CeleryChord().dispatch(chunks, then)
+        if tasks:
+            CeleryChord().dispatch(tasks, then)
         else:
             then.delay([])
     except BrokerError as error:
-        # The job stays running and falls silent: the dispatcher sends its pending chunks once the
-        # broker is back.
         logger.warning(
-            "scoring job %s: could not send its chunks (%r); they will be sent again", job.pk, error
+            "scoring job %s: could not send its %s (%r); they will be sent again", job_id, what, error
         )
-
-
-def _plan(
-    *, run: ExperimentRun, gold_version: GoldVersion, document_ids: set[str] | None
-) -> SpanScoringPlan | AttributeScoringPlan:
-    if run.kind == RunKind.SPANS:
-        return span_scoring_plan(run=run, gold_version=gold_version, document_ids=document_ids)
-    return attribute_scoring_plan(run=run, gold_version=gold_version, document_ids=document_ids)
-
-
-def _allowed_types(plan: SpanScoringPlan | AttributeScoringPlan) -> list[str] | None:
-    """The predicted types a span chunk scores (those of the whole gold), as a task argument."""
-    allowed = getattr(plan, "allowed_types", None)
-    return None if allowed is None else sorted(allowed)
+        return False
+    return True
 
 
 def scoring_chunk_score(
@@ -213,24 +184,17 @@ def scoring_chunk_score(
     with job_heartbeat(job), _phase(job_id, f"chunk {index}"):
         run, gold_version = scoring_job_inputs(job)
         document_ids = chunk["document_ids"]
-        try:
-            if run.kind == RunKind.SPANS:
-                partial = span_chunk_score(
-                    run=run,
-                    gold_version=gold_version,
-                    document_ids=document_ids,
-                    first_position=chunk["first_position"],
-                    allowed_types=None if allowed_types is None else frozenset(allowed_types),
-                )
-            else:
-                plan = attribute_chunk_plan(run=run, document_ids=document_ids)
-                partial = attribute_chunk_score(
-                    run=run, gold_version=gold_version, plan=plan, document_ids=document_ids
-                )
-        except TRANSIENT_DATABASE_ERRORS:
-            raise
-        except Exception as error:
-            scoring_fail(job=job, error=error)
+        plan = scoring_chunk_plan(run=run, document_ids=document_ids, chunk_argument=allowed_types)
+        partial = scoring_or_fail(
+            job,
+            lambda: plan.chunk_score(
+                run=run,
+                gold_version=gold_version,
+                document_ids=document_ids,
+                first_position=chunk["first_position"],
+            ),
+        )
+        if partial is None:
             return 0
         rows = _rows_encoded(run, partial, document_ids)
         if (
@@ -293,9 +257,8 @@ def scoring_chunks_merge(*, job_id: int, claim_token: str) -> str:
     job = job_claimed(job_id, claim_token)
     if job is None:
         return job_state(job_id)
-    chunks = ScoringChunk.objects.filter(job_id=job_id, claim_token=claim_token)
-    unwritten = chunks.filter(rows__isnull=False, written=False)
-    if not chunks.exists() or chunks.filter(partial__isnull=True).exists() or unwritten.exists():
+    chunks = _scored_chunks(job)
+    if chunks is None or chunks.filter(rows__isnull=False, written=False).exists():
         return JobState.RUNNING
     with job_heartbeat(job):
         run, gold_version = scoring_job_inputs(job)
@@ -303,14 +266,13 @@ def scoring_chunks_merge(*, job_id: int, claim_token: str) -> str:
         rows = _rows(chunks)
         result = None
         if prepared is None or not MetricValue.objects.filter(scoring=prepared).exists():
-            try:
-                result = _merged(
+            result = scoring_or_fail(
+                job,
+                lambda: _merged(
                     job, run=run, gold_version=gold_version, chunks=chunks, with_rows=rows is None
-                )
-            except TRANSIENT_DATABASE_ERRORS:
-                raise
-            except Exception as error:
-                scoring_fail(job=job, error=error)
+                ),
+            )
+            if result is None:
                 return JobState.FAILED
         with _phase(job_id, "the final transaction"), transaction.atomic():
             state = scoring_store(
@@ -321,6 +283,14 @@ def scoring_chunks_merge(*, job_id: int, claim_token: str) -> str:
         return state
 
 
+def _scored_chunks(job: Job) -> QuerySet[ScoringChunk] | None:
+    """The chunks of `job`'s claim once every one of them is scored; None while one is pending."""
+    chunks = ScoringChunk.objects.filter(job_id=job.pk, claim_token=job.claim_token)
+    if not chunks.exists() or chunks.filter(partial__isnull=True).exists():
+        return None
+    return chunks
+
+
 def _metrics_ahead(job: Job, chunks: QuerySet[ScoringChunk]) -> None:
     """While the other workers write the rows, merge the chunks here and store the metrics in the
     hidden scoring: the merge waits for no row, and the final task is left only to complete it. When
@@ -329,12 +299,10 @@ def _metrics_ahead(job: Job, chunks: QuerySet[ScoringChunk]) -> None:
         return
     run, gold_version = scoring_job_inputs(job)
     with job_heartbeat(job):
-        try:
-            result = _merged(job, run=run, gold_version=gold_version, chunks=chunks, with_rows=False)
-        except TRANSIENT_DATABASE_ERRORS:
-            raise
-        except Exception as error:
-            scoring_fail(job=job, error=error)
+        result = scoring_or_fail(
+            job, lambda: _merged(job, run=run, gold_version=gold_version, chunks=chunks, with_rows=False)
+        )
+        if result is None:
             return
         with _phase(job.pk, "storing the metrics"):
             scoring_metrics_store(job=job, result=result)
@@ -355,8 +323,8 @@ def scoring_rows_dispatch(*, job_id: int, claim_token: str) -> str:
     job = job_claimed(job_id, claim_token)
     if job is None:
         return job_state(job_id)
-    chunks = ScoringChunk.objects.filter(job_id=job_id, claim_token=claim_token)
-    if not chunks.exists() or chunks.filter(partial__isnull=True).exists():
+    chunks = _scored_chunks(job)
+    if chunks is None:
         return JobState.RUNNING  # a chunk was lost: the dispatcher sends it again, then this again
     unwritten = list(
         chunks.filter(rows__isnull=False, written=False).order_by("index").values_list("index", flat=True)
@@ -367,17 +335,7 @@ def scoring_rows_dispatch(*, job_id: int, claim_token: str) -> str:
     claim = {"job_id": job_id, "resume_token": claim_token}
     merge = signature("metrics.merge_chunks", kwargs=claim)
     writes = [signature("metrics.write_chunk_rows", args=(index,), kwargs=claim) for index in unwritten]
-    try:
-        if writes:
-            CeleryChord().dispatch(writes, merge)
-        else:
-            merge.delay([])
-    except BrokerError as error:
-        logger.warning(
-            "scoring job %s: could not send its writes (%r); they will be sent again", job_id, error
-        )
-        return JobState.RUNNING
-    if writes:
+    if _chord_send(job_id, writes, merge, "writes") and writes:
         _metrics_ahead(job, chunks)
     return JobState.RUNNING
 
@@ -412,7 +370,7 @@ def scoring_chunk_rows_write(*, job_id: int, claim_token: str, index: int) -> in
             return 0
         before = chunks.filter(index__lt=index).aggregate(rows=Sum("row_count"))["rows"] or 0
         written = chunk_rows_write(
-            scoring=scoring, chunks=[bytes(chunk.rows)], first_position=before, first_id=chunk.first_row_id
+            scoring=scoring, rows=bytes(chunk.rows), first_position=before, first_id=chunk.first_row_id
         )
         ScoringChunk.objects.filter(pk=chunk.pk).update(written=True, rows=None)
         return written
@@ -431,9 +389,5 @@ def _merged(
     partials = (pickle.loads(partial) for partial in stored.iterator())
     document_ids = scoring_stage_document_ids(run)
     with _phase(job.pk, "the merge, metrics and intervals"):
-        plan = _plan(run=run, gold_version=gold_version, document_ids=document_ids)
-        if run.kind == RunKind.SPANS:
-            return span_scoring_result(run=run, gold_version=gold_version, plan=plan, partials=partials)
-        return attribute_scoring_result(
-            run=run, gold_version=gold_version, plan=plan, partials=partials, with_rows=with_rows
-        )
+        plan = scoring_plan(run=run, gold_version=gold_version, document_ids=document_ids)
+        return plan.result(run=run, gold_version=gold_version, partials=partials, with_rows=with_rows)

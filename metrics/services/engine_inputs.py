@@ -15,7 +15,8 @@ from typing import Any
 
 from annotations.importers.errors import ImportProblem
 from annotations.importers.span_types import SpanAnnotation, SpanDocument
-from annotations.selectors.gold import documents_named
+from annotations.models import GoldVersion
+from annotations.selectors.gold import documents_named, gold_version_external_ids
 from experiments.models import ExperimentRun, PredictedSpan, PredictedValue, RunDocument
 from metrics.engine.attributes.types import AttributeSpec, PredictedAnnotation, PredictionDocument
 
@@ -54,18 +55,14 @@ class RunTotals:
 
     def problems(self) -> list[ImportProblem]:
         """A warning for each total left null because its sum overflows (e.g. `cost_usd: 1.7e308` twice)."""
-        overflowing = [
-            (values, field)
-            for values, field in ((self.costs, "cost_usd"), (self.durations, "timings"))
-            if values and _finite_sum(values) is None
-        ]
         return [
             ImportProblem(
                 f"the documents' {field} values add up past the largest number a float holds; "
                 "the run's total is left empty",
                 field=field,
             )
-            for _, field in overflowing
+            for values, field in ((self.costs, "cost_usd"), (self.durations, "timings"))
+            if values and _finite_sum(values) is None
         ]
 
 
@@ -78,6 +75,15 @@ def _finite_sum(values: list[float]) -> float | None:
     except OverflowError:
         return None
     return total if math.isfinite(total) else None
+
+
+def gold_document_ids(gold_version: GoldVersion, document_ids: set[str] | None) -> list[str]:
+    """The gold version's document ids in gold order: those of `document_ids` (None: all)."""
+    return [
+        document_id
+        for document_id in gold_version_external_ids(gold_version=gold_version)
+        if document_ids is None or document_id in document_ids
+    ]
 
 
 def run_document_index(run: ExperimentRun) -> dict[str, int]:
@@ -132,43 +138,20 @@ def prediction_documents(run_document_pks: Sequence[int]) -> dict[str, Predictio
                 reasoning=reasoning,
             )
         )
+    # The columns named as PredictionDocument names its fields.
+    fields = ("context", "status", "error", "input_tokens", "output_tokens", "cost_usd")
     documents = (
         RunDocument.objects.filter(pk__in=run_document_pks)
         .order_by("pk")
-        .values_list(
-            "pk",
-            "document__external_id",
-            "context",
-            "status",
-            "error",
-            "input_tokens",
-            "output_tokens",
-            "cost_usd",
-            "timings",
-        )
+        .values_list("pk", "document__external_id", "timings", *fields)
     )
     result: dict[str, PredictionDocument] = {}
-    for (
-        pk,
-        external_id,
-        context,
-        status,
-        error,
-        input_tokens,
-        output_tokens,
-        cost,
-        timings,
-    ) in documents.iterator(chunk_size=_CHUNK):
+    for pk, external_id, timings, *row in documents.iterator(chunk_size=_CHUNK):
         result[external_id] = PredictionDocument(
             document_id=external_id,
-            context=context,
-            status=status,
-            error=error,
             annotations=tuple(values.get(pk, ())),
-            input_tokens=input_tokens,
-            output_tokens=output_tokens,
-            cost_usd=cost,
             timings={stage: float(seconds) for stage, seconds in (timings or {}).items()},
+            **dict(zip(fields, row, strict=True)),
         )
     return result
 

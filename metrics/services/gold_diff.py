@@ -1,16 +1,10 @@
-"""What changed between two gold versions of a project (`GET /projects/{slug}/gold/versions/{a}/diff/{b}/`).
+"""What changed between two gold versions of a project (docs/agreement.md, "The history of the gold").
 
-Documents: `added` (in b, not in a), `removed` (in a, not in b), `changed` (in both, with another gold
-hash). Within a document:
-- spans, as multisets of (start, end, entity_type): a span of b with the bounds of a span of a but
-  another type is `changed` (from, to); the others are `added` or `removed`;
-- attribute values, by attribute: `added` (no value in a), `removed` (no value in b), `changed`
-  (another `output_data`, `additional_text` or citation).
-The summary counts them per entity type (a changed span under its new type) or per attribute.
-
-Held-back documents (the future test set, before acceptance) are left out entirely, documents and
-counts: no one may learn anything of their gold. It lives in `metrics` because that rule lives in
-`experiments` (annotations may not import it).
+Documents differ by gold hash; within one, spans are compared as multisets of (start, end,
+entity_type), and a span with the bounds of a removed one but another type is `changed` (from, to);
+attribute values are compared by attribute (`output_data`, `additional_text`, citation).
+Held-back documents are left out entirely, documents and counts: no one may learn anything of their
+gold. It lives in `metrics` because that rule lives in `experiments` (annotations may not import it).
 """
 
 from __future__ import annotations
@@ -145,20 +139,15 @@ def gold_diff_summary(
     entries = gold_diff_entries(
         version_a=version_a, version_b=version_b, documents=documents.only("pk", "external_id"), status=status
     )
+    spans = version_a.kind == GoldKind.SPANS
     for entry in entries:
         summary[f"documents_{entry['status']}"] += 1
-        if version_a.kind == GoldKind.SPANS:
-            for span in entry["spans_added"]:
-                per_key[span["entity_type"]]["added"] += 1
-            for span in entry["spans_removed"]:
-                per_key[span["entity_type"]]["removed"] += 1
-            for span in entry["spans_changed"]:
-                per_key[span["to"]]["changed"] += 1
-        else:
-            for change in ("added", "removed", "changed"):
-                for value in entry[f"values_{change}"]:
-                    per_key[value["attribute_id"]][change] += 1
-    name = "per_type" if version_a.kind == GoldKind.SPANS else "per_attribute"
+        for change in ("added", "removed", "changed"):
+            # A span counts under its type; a changed one under its new type.
+            key = ("to" if change == "changed" else "entity_type") if spans else "attribute_id"
+            for item in entry[f"{'spans' if spans else 'values'}_{change}"]:
+                per_key[item[key]][change] += 1
+    name = "per_type" if spans else "per_attribute"
     summary[name] = {
         key: {change: counts.get(change, 0) for change in ("added", "removed", "changed")}
         for key, counts in sorted(per_key.items())

@@ -14,15 +14,15 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from annotations.importers.errors import ImportProblem
-from annotations.models import Document, GoldVersion, Project
+from annotations.models import GoldVersion, Project
 from annotations.services.gold_read import GoldImport, ImportedDocument
 from experiments.errors import RunRuleError
-from experiments.models import ExperimentRun, RunKind, RunSource, RunStage, RunStatus
+from experiments.models import ExperimentRun, RunKind, RunSource, RunStatus
 from experiments.prediction_batches import MAX_DOCUMENTS_PER_BATCH
 from experiments.services.predictions import predictions_ingest
 from experiments.services.runs import configuration_hash, run_create
-from experiments.splits import SplitRuleViolation, split_document_ids_in_stage
-from metrics.services.scoring import scoring_request
+from experiments.splits import SplitRuleViolation
+from metrics.services.scoring import scoring_request, scoring_stage_document_ids
 
 logger = logging.getLogger("metrics.gold_imports")
 
@@ -70,13 +70,9 @@ def _record(
     run = run_create(
         project=project, user=user, name=annotator, kind=kind, source=RunSource.HUMAN, config=config
     )
-    if run.stage != RunStage.ALL:
-        # A run receives only the documents of its stage: the others are not the strategy's to show.
-        allowed = set(
-            Document.objects.filter(
-                pk__in=split_document_ids_in_stage(project=project, stage=run.stage)
-            ).values_list("external_id", flat=True)
-        )
+    # A run receives only the documents of its stage: the others are not the strategy's to show.
+    allowed = scoring_stage_document_ids(run)
+    if allowed is not None:
         documents = [document for document in documents if document.external_id in allowed]
     posted = [_posted(document, kind) for document in documents]
     for start in range(0, len(posted), MAX_DOCUMENTS_PER_BATCH):

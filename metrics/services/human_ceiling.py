@@ -96,11 +96,6 @@ def _latest_scorings(run: ExperimentRun, scoring: Scoring, **filters) -> list[Sc
     return list(latest.values())
 
 
-def human_scorings(run: ExperimentRun, scoring: Scoring) -> list[tuple[ExperimentRun, Scoring]]:
-    """Each other human run of the project with its latest scoring on `scoring`'s gold version, by name."""
-    return [(human.run, human) for human in _latest_scorings(run, scoring, run__source=RunSource.HUMAN)]
-
-
 def _paired_figures(
     run: ExperimentRun,
     scoring: Scoring,
@@ -149,7 +144,7 @@ def human_ceiling(run: ExperimentRun, scoring: Scoring) -> dict[str, Any] | None
     two runs is scored (`human_ceiling_store`), else on the first read."""
     if getattr(scoring, "has_human_scorings", True) is False:
         return None  # known from the scoring's own query (metrics.selectors.with_gold_context)
-    humans = human_scorings(run, scoring)
+    humans = [(human.run, human) for human in _latest_scorings(run, scoring, run__source=RunSource.HUMAN)]
     if not humans:
         return None
     headlines = _headline_keys(run, scoring)

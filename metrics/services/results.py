@@ -2,33 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
-from metrics.pipeline.executors import InProcess
 from metrics.pipeline.intervals import IntervalSettings
-
-Partial = TypeVar("Partial")
-
-ProgressCallback = Callable[[int, int], None]
-"""Called with (documents scored, documents to score) after each chunk."""
-
-
-def partials_in_process(
-    *, total: int, chunk_size: int, progress: ProgressCallback, score_chunk: Callable[[int, int], Partial]
-) -> Iterator[Partial]:
-    """`score_chunk(start, stop)` of each run of `chunk_size` documents out of `total`, in this process and
-    in order, lazily; `progress` is told 0 first, then the documents scored after each chunk."""
-    progress(0, total)
-
-    def score(start: int) -> Partial:
-        stop = min(start + chunk_size, total)
-        partial = score_chunk(start, stop)
-        progress(stop, total)
-        return partial
-
-    return InProcess().map(score, range(0, total, chunk_size))
 
 
 def posted_documents_note(posted: Iterable[str], scored: Iterable[str], gold_version: int) -> list[str]:
@@ -46,12 +24,7 @@ def run_interval_settings(config: dict[str, Any] | None) -> IntervalSettings:
     given = (config or {}).get("intervals") or {}
     if not isinstance(given, dict):
         raise ValueError("intervals must be a mapping of level, resamples and seed")
-    default = IntervalSettings()
-    return IntervalSettings(
-        level=given.get("level", default.level),
-        resamples=given.get("resamples", default.resamples),
-        seed=given.get("seed", default.seed),
-    )
+    return IntervalSettings(**{name: given[name] for name in ("level", "resamples", "seed") if name in given})
 
 
 @dataclass(slots=True)
@@ -64,6 +37,11 @@ class MetricValueData:
     ci_low: float | None = None
     ci_high: float | None = None
     ci: dict[str, Any] | None = None  # level, method, resamples, seed
+
+    def set_interval(self, interval: dict[str, Any]) -> None:
+        """Take a report's interval (`low`, `high` and its settings) as this value's."""
+        self.ci_low, self.ci_high = interval.get("low"), interval.get("high")
+        self.ci = {name: interval.get(name) for name in ("level", "method", "resamples", "seed")}
 
 
 @dataclass(slots=True)

@@ -44,22 +44,15 @@ CHANGED_ROWS_SHOWN = 1000
 Document_ = TypeVar("Document_", SpanDocument, GoldDocument)
 
 
-def _row_keys(scoring: Scoring, kind: str) -> dict[tuple, tuple[str, int, int | None]]:
-    """key -> (match_status, document pk, attribute pk) of every row of a scoring."""
-    rows = ComparisonRow.objects.filter(scoring=scoring)
-    result: dict[tuple, tuple[str, int, int | None]] = {}
+def _row_statuses(scoring: Scoring, kind: str) -> dict[tuple, str]:
+    """The match status of every row of a scoring, by key: (document pk, attribute pk), or (document
+    pk, side, start, end, entity type) for spans."""
     if kind == RunKind.ATTRIBUTES:
-        for document_id, attribute_id, status in rows.values_list(
-            "document_id", "attribute_id", "match_status"
-        ).iterator(chunk_size=10000):
-            result[(document_id, attribute_id)] = (status, document_id, attribute_id)
-        return result
-    values = rows.values_list(
-        "document_id", "entity_type", "match_status", "columns__side", "columns__start", "columns__end"
-    )
-    for document_id, entity_type, status, side, start, end in values.iterator(chunk_size=10000):
-        result[(document_id, side, start, end, entity_type)] = (status, document_id, None)
-    return result
+        keys = ("document_id", "attribute_id")
+    else:
+        keys = ("document_id", "columns__side", "columns__start", "columns__end", "entity_type")
+    rows = ComparisonRow.objects.filter(scoring=scoring).values_list(*keys, "match_status")
+    return {tuple(key): status for *key, status in rows.iterator(chunk_size=10000)}
 
 
 def runs_compare(
@@ -150,30 +143,27 @@ def _metric_deltas(scoring_a: Scoring, scoring_b: Scoring) -> list[dict[str, Any
 def _changed_rows(kind: str, scoring_a: Scoring, scoring_b: Scoring, *, limit: int) -> tuple[list[dict], int]:
     """The first `limit` rows whose match status differs between the scorings, in key order, and how
     many differ in all."""
-    rows_a = _row_keys(scoring_a, kind)
-    rows_b = _row_keys(scoring_b, kind)
+    rows_a = _row_statuses(scoring_a, kind)
+    rows_b = _row_statuses(scoring_b, kind)
     changed_keys = sorted(
-        (
-            key
-            for key in rows_a.keys() | rows_b.keys()
-            if rows_a.get(key, (None,))[0] != rows_b.get(key, (None,))[0]
-        ),
+        (key for key in rows_a.keys() | rows_b.keys() if rows_a.get(key) != rows_b.get(key)),
         key=lambda key: tuple("" if part is None else part for part in key),
     )
     shown = changed_keys[:limit]
-    document_pks = {(rows_a.get(key) or rows_b.get(key))[1] for key in shown}
-    attribute_pks = {(rows_a.get(key) or rows_b.get(key))[2] for key in shown} - {None}
-    external_ids = dict(Document.objects.filter(pk__in=document_pks).values_list("pk", "external_id"))
-    attribute_ids = dict(Attribute.objects.filter(pk__in=attribute_pks).values_list("pk", "attribute_id"))
+    external_ids = dict(
+        Document.objects.filter(pk__in={key[0] for key in shown}).values_list("pk", "external_id")
+    )
     changed = []
+    if kind == RunKind.ATTRIBUTES:
+        attribute_pks = {key[1] for key in shown} - {None}
+        attribute_ids = dict(Attribute.objects.filter(pk__in=attribute_pks).values_list("pk", "attribute_id"))
     for key in shown:
         entry: dict[str, Any] = {"document_id": external_ids[key[0]]}
         if kind == RunKind.ATTRIBUTES:
             entry["attribute_id"] = attribute_ids.get(key[1])
         else:
             entry.update(side=key[1], start=key[2], end=key[3], entity_type=key[4])
-        entry["a"] = rows_a.get(key, (None,))[0]
-        entry["b"] = rows_b.get(key, (None,))[0]
+        entry["a"], entry["b"] = rows_a.get(key), rows_b.get(key)
         changed.append(entry)
     return changed, len(changed_keys)
 
@@ -219,7 +209,7 @@ def scorings_paired_report(
 def _span_scores(
     run: ExperimentRun, scoring: Scoring, gold: list[SpanDocument]
 ) -> tuple[SpanScores, set[str]]:
-    """As `score_span_run` scores: the scoring's documents, paired with what the run posted, with the
+    """As `score_run` scores a span run: the scoring's documents, paired with what the run posted, with the
     scoring's `restrict_to_gt_types`, through the span pipeline (chunks, executor, merge). Predicted:
     the scored documents the run posted."""
     documents, wanted = _scored_documents(scoring, gold)
@@ -242,7 +232,7 @@ def _span_scores(
 def _attribute_rows(
     run: ExperimentRun, scoring: Scoring, gold: list[GoldDocument], specs: list[AttributeSpec]
 ) -> tuple[list[EngineRow], set[str]]:
-    """As `score_attribute_run` scores: the scoring's documents through the attribute pipeline (chunks,
+    """As `score_run` scores an attribute run: the scoring's documents through the attribute pipeline (chunks,
     executor, merge) with the run's prompts and the settings the scoring recorded. Predicted: the
     scored documents the run posted and did not mark failed (as the offline command counts a
     prediction file's documents)."""

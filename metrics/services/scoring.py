@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from functools import partial
+from typing import Any, TypeVar
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
@@ -42,15 +44,17 @@ from experiments.splits import (
     split_on_run_scored,
 )
 from metrics.models import Scoring, ScoringChunk
-from metrics.services.attribute_scoring import score_attribute_run
-from metrics.services.engine_inputs import run_totals
+from metrics.pipeline.executors import InProcess
+from metrics.services.attribute_scoring import AttributeScoringPlan, attribute_chunk_plan
+from metrics.services.engine_inputs import gold_document_ids, run_totals
 from metrics.services.errors import ScoringNotAllowed
 from metrics.services.results import ScoringResult
-from metrics.services.span_scoring import score_span_run
+from metrics.services.span_scoring import SpanScoringPlan, span_scoring_plan
 from metrics.services.writes import comparison_rows_write, metric_values_write
 
 logger = logging.getLogger("metrics.scoring")
 DEFAULT_CHUNK_DOCUMENTS = 500
+Computed = TypeVar("Computed")
 
 
 @transaction.atomic
@@ -123,15 +127,10 @@ def scoring_run(
     if job is None:
         return job_state(job_id)
     with job_heartbeat(job), job_interruptible(job):
-        try:
-            if fan_out is not None:
-                return _fan_out(job, chunk_documents=chunk_documents, fan_out=fan_out)
-            return _score(job, chunk_documents=chunk_documents, after_chunk=after_chunk)
-        except TRANSIENT_DATABASE_ERRORS:
-            raise
-        except Exception as error:
-            scoring_fail(job=job, error=error)
-            return JobState.FAILED
+        score = partial(
+            _score, job, chunk_documents=chunk_documents, after_chunk=after_chunk, fan_out=fan_out
+        )
+        return scoring_or_fail(job, score) or JobState.FAILED
 
 
 def job_state(job_id: int) -> str:
@@ -159,21 +158,25 @@ def scoring_stage_document_ids(run: ExperimentRun) -> set[str] | None:
     return set(Document.objects.filter(pk__in=pks).values_list("external_id", flat=True))
 
 
-def _fan_out(job: Job, *, chunk_documents: int, fan_out: Callable[..., None]) -> str:
+def _score(
+    job: Job,
+    *,
+    chunk_documents: int,
+    after_chunk: Callable[[], None] | None,
+    fan_out: Callable[..., None] | None,
+) -> str:
     run, gold_version = scoring_job_inputs(job)
     split_check_can_score(run=run)
-    fan_out(
-        job=job,
-        run=run,
-        gold_version=gold_version,
-        document_ids=scoring_stage_document_ids(run),
-        chunk_documents=chunk_documents,
-    )
-    return job_state(job.pk)  # running; finished already when the chord ran in this process
-
-
-def _score(job: Job, *, chunk_documents: int, after_chunk: Callable[[], None] | None) -> str:
-    run, gold_version = scoring_job_inputs(job)
+    document_ids = scoring_stage_document_ids(run)
+    if fan_out is not None:
+        fan_out(
+            job=job,
+            run=run,
+            gold_version=gold_version,
+            document_ids=document_ids,
+            chunk_documents=chunk_documents,
+        )
+        return job_state(job.pk)  # running; finished already when the chord ran in this process
 
     def progress(done: int, total: int) -> None:
         Job.objects.filter(pk=job.pk, state=JobState.RUNNING, claim_token=job.claim_token).update(
@@ -185,16 +188,62 @@ def _score(job: Job, *, chunk_documents: int, after_chunk: Callable[[], None] | 
         if after_chunk is not None and done:
             after_chunk()
 
-    split_check_can_score(run=run)
-    score = score_span_run if run.kind == RunKind.SPANS else score_attribute_run
-    result = score(
+    result = score_run(
         run=run,
         gold_version=gold_version,
-        document_ids=scoring_stage_document_ids(run),
+        document_ids=document_ids,
         chunk_size=chunk_documents,
         progress=progress,
     )
     return scoring_store(job=job, run=run, gold_version=gold_version, result=result)
+
+
+ScoringPlan = SpanScoringPlan | AttributeScoringPlan
+
+
+def scoring_plan(
+    *, run: ExperimentRun, gold_version: GoldVersion, document_ids: set[str] | None
+) -> ScoringPlan:
+    """What every chunk of the run's scoring shares, on `document_ids` (None: every document of the gold)."""
+    if run.kind == RunKind.SPANS:
+        return span_scoring_plan(run=run, gold_version=gold_version, document_ids=document_ids)
+    return attribute_chunk_plan(run=run, document_ids=gold_document_ids(gold_version, document_ids))
+
+
+def scoring_chunk_plan(
+    *, run: ExperimentRun, document_ids: list[str], chunk_argument: list | None
+) -> ScoringPlan:
+    """The plan a chunk task scores its `document_ids` with, given the whole plan's `chunk_argument`."""
+    if run.kind == RunKind.SPANS:
+        allowed = None if chunk_argument is None else frozenset(chunk_argument)
+        return SpanScoringPlan(document_ids, restrict=allowed is not None, allowed_types=allowed)
+    return attribute_chunk_plan(run=run, document_ids=document_ids)
+
+
+def score_run(
+    *,
+    run: ExperimentRun,
+    gold_version: GoldVersion,
+    document_ids: set[str] | None,
+    chunk_size: int,
+    progress: Callable[[int, int], None],
+) -> ScoringResult:
+    """Score `run` against `gold_version` on `document_ids` (None: all of the gold), chunk by chunk in
+    this process; `progress(done, total)` is told 0 first, then the documents scored after each chunk."""
+    plan = scoring_plan(run=run, gold_version=gold_version, document_ids=document_ids)
+    ids = plan.document_ids
+    progress(0, len(ids))
+
+    def score(start: int) -> object:
+        stop = min(start + chunk_size, len(ids))
+        partial = plan.chunk_score(
+            run=run, gold_version=gold_version, document_ids=ids[start:stop], first_position=start
+        )
+        progress(stop, len(ids))
+        return partial
+
+    partials = InProcess().map(score, range(0, len(ids), chunk_size))
+    return plan.result(run=run, gold_version=gold_version, partials=partials)
 
 
 @transaction.atomic
@@ -210,19 +259,29 @@ def scoring_prepare(*, job: Job) -> tuple[Scoring | None, bool]:
     if prepared is not None:
         return prepared, False
     run = ExperimentRun.objects.select_for_update().get(pk=job.params["run_id"])
-    Scoring.objects.filter(job_id=job.pk).delete()
-    made = Scoring.objects.create(
-        run=run,
-        number=_next_number(run),
-        gold_version_id=job.params["gold_version_id"],
-        job_id=job.pk,
-        is_complete=False,
+    made = _scoring_create(
+        run, job_id=job.pk, gold_version_id=job.params["gold_version_id"], is_complete=False
     )
     return made, True
 
 
-def _next_number(run: ExperimentRun) -> int:
-    return (Scoring.objects.filter(run=run).aggregate(last=Max("number"))["last"] or 0) + 1
+def _scoring_create(run: ExperimentRun, *, job_id: int, **fields: Any) -> Scoring:
+    """The job's scoring, numbered after the run's last, replacing any earlier one of the job's."""
+    Scoring.objects.filter(job_id=job_id).delete()
+    number = (Scoring.objects.filter(run=run).aggregate(last=Max("number"))["last"] or 0) + 1
+    return Scoring.objects.create(run=run, number=number, job_id=job_id, **fields)
+
+
+def scoring_or_fail(job: Job, compute: Callable[[], Computed]) -> Computed | None:
+    """`compute()`, or None once its error failed the job (`scoring_fail`); a transient database
+    error propagates instead, for the task to retry."""
+    try:
+        return compute()
+    except TRANSIENT_DATABASE_ERRORS:
+        raise
+    except Exception as error:
+        scoring_fail(job=job, error=error)
+        return None
 
 
 def scoring_fail(*, job: Job, error: Exception) -> None:
@@ -284,10 +343,8 @@ def scoring_store(
         return job_state(job_id)  # this worker was given up for dead, and the job went on without it
     locked = ExperimentRun.objects.select_for_update().select_related("project").get(pk=run.pk)
     if prepared is None:
-        Scoring.objects.filter(job_id=job_id).delete()
-        scoring = Scoring.objects.create(
-            run=locked,
-            number=_next_number(locked),
+        scoring = _scoring_create(
+            locked,
             job_id=job_id,
             gold_version=gold_version,
             is_complete=True,

@@ -1,8 +1,6 @@
-"""Scoring a span run in chunks of documents: DocumentScores per chunk, one aggregate over all of them.
-
-The same calls as the offline `evaluate_spans` (metrics.pipeline.span_evaluation): documents paired with
-`pair_span_documents`, scored with `score_document_batch`, aggregated with `aggregate`; scores are integer
-counts, so chunking changes nothing.
+"""Scoring a span run in chunks of documents, as the offline `evaluate_spans` does: documents paired
+with `pair_span_documents`, scored per chunk, merged; scores are integer counts, so chunking changes
+nothing.
 
 Comparison rows of a span run (the table behind GET /runs/{id}/comparison/), in document order then
 span order, and without any text of the document (the spans are patient data):
@@ -22,7 +20,7 @@ from typing import Any
 
 from annotations.importers.errors import ImportProblem
 from annotations.models import GoldSpan, GoldVersion
-from annotations.selectors.gold import documents_named, gold_span_documents, gold_version_external_ids
+from annotations.selectors.gold import documents_named, gold_span_documents
 from experiments.models import ExperimentRun
 from metrics.engine.spans import DocumentSpans, aggregate
 from metrics.engine.uncertainty import CLOPPER_PEARSON_METHOD
@@ -30,18 +28,34 @@ from metrics.models import MetricScope
 from metrics.pipeline.intervals import CI_SUFFIX, attach_span_intervals, span_results_intervals
 from metrics.pipeline.span_evaluation import FORMAT_VERSION, pair_span_documents
 from metrics.pipeline.spans import SpanChunk, SpanPartial, merge_span_partials, score_span_chunk
-from metrics.services.engine_inputs import predicted_span_documents, run_document_index, run_document_pks
+from metrics.services.engine_inputs import (
+    gold_document_ids,
+    predicted_span_documents,
+    run_document_index,
+    run_document_pks,
+)
 from metrics.services.results import (
     ComparisonRowData,
     MetricValueData,
-    ProgressCallback,
     ScoringResult,
-    partials_in_process,
     posted_documents_note,
     run_interval_settings,
 )
 
 NO_PREDICTIONS = "predictions hold no documents: every gold span counts as missed"
+# The cells of a span row, in the export's column order (metrics.artefacts.exports.SPAN_COLUMNS, which
+# reads the scoring services and so cannot be imported here).
+ROW_COLUMNS = (
+    "document_id",
+    "side",
+    "start",
+    "end",
+    "entity_type",
+    "predicted_types",
+    "type_match",
+    "fully_covered",
+    "match_status",
+)
 
 
 @dataclass
@@ -53,16 +67,70 @@ class SpanScoringPlan:
     restrict: bool
     allowed_types: frozenset[str] | None
 
+    @property
+    def chunk_argument(self) -> list[str] | None:
+        """What a chunk task needs of the plan besides its documents (`scoring_chunk_plan`)."""
+        return None if self.allowed_types is None else sorted(self.allowed_types)
+
+    def chunk_score(
+        self, *, run: ExperimentRun, gold_version: GoldVersion, document_ids: list[str], first_position: int
+    ) -> SpanPartial:
+        """The partial result of a chunk of the plan's documents (`document_ids`, from `first_position`
+        in gold order), read from the database: their scores and comparison rows."""
+        gold = gold_span_documents(gold_version=gold_version, external_ids=document_ids)
+        predicted = predicted_span_documents(run_document_pks(run=run, external_ids=document_ids))
+        paired = pair_span_documents(gold, predicted)
+        positions = list(range(first_position, first_position + len(paired)))
+        scored = score_span_chunk(SpanChunk.of_documents(positions, paired, self.allowed_types))
+        scored.rows = [row for document in paired for row in span_rows(document, self.allowed_types)]
+        return scored
+
+    def result(
+        self,
+        *,
+        run: ExperimentRun,
+        gold_version: GoldVersion,
+        partials: Iterable[SpanPartial],
+        with_rows: bool = True,
+    ) -> ScoringResult:
+        """The scoring of the whole run from the partial results of its chunks (in any order); a chunk
+        that wrote its rows left none in its partial result, whatever `with_rows`."""
+        scores, rows = merge_span_partials(partials)
+        results = aggregate(scores)
+        intervals = run_interval_settings(run.config)
+        attach_span_intervals(results, span_results_intervals(scores, intervals))
+        posted = run_document_index(run)
+        warnings = []
+        if not posted:
+            warnings.append(ImportProblem(NO_PREDICTIONS, file=f"run {run.pk}").as_dict())
+        report = {
+            "format_version": FORMAT_VERSION,
+            "documents": len(self.document_ids),
+            "config": {
+                "run": run.pk,
+                "gold_version": gold_version.number,
+                "restrict_to_gt_types": self.restrict,
+                "include_sensitive_text": False,
+                "intervals": intervals.as_config(exact_method=CLOPPER_PEARSON_METHOD),
+            },
+            **results,
+            "warnings": warnings,
+        }
+        return ScoringResult(
+            report=report,
+            settings={"restrict_to_gt_types": self.restrict, "intervals": intervals.as_config()},
+            document_ids=list(self.document_ids),
+            metric_values=span_metric_values(report),
+            rows=rows,
+            warnings=posted_documents_note(posted, self.document_ids, gold_version.number),
+        )
+
 
 def span_scoring_plan(
     *, run: ExperimentRun, gold_version: GoldVersion, document_ids: set[str] | None
 ) -> SpanScoringPlan:
     restrict = bool((run.config or {}).get("restrict_to_gt_types", False))
-    ids = [
-        document_id
-        for document_id in gold_version_external_ids(gold_version=gold_version)
-        if document_ids is None or document_id in document_ids
-    ]
+    ids = gold_document_ids(gold_version, document_ids)
     allowed = None
     if restrict:
         spans = GoldSpan.objects.filter(gold_version=gold_version)
@@ -70,88 +138,6 @@ def span_scoring_plan(
             spans = spans.filter(documents_named(run.project_id, ids))
         allowed = frozenset(spans.values_list("entity_type", flat=True).distinct())
     return SpanScoringPlan(document_ids=ids, restrict=restrict, allowed_types=allowed)
-
-
-def span_chunk_score(
-    *,
-    run: ExperimentRun,
-    gold_version: GoldVersion,
-    document_ids: list[str],
-    first_position: int,
-    allowed_types: frozenset[str] | None,
-) -> SpanPartial:
-    """The partial result of a chunk of the plan's documents (`document_ids`, from `first_position`
-    in gold order), read from the database: their scores and comparison rows."""
-    gold = gold_span_documents(gold_version=gold_version, external_ids=document_ids)
-    predicted = predicted_span_documents(run_document_pks(run=run, external_ids=document_ids))
-    paired = pair_span_documents(gold, predicted)
-    positions = list(range(first_position, first_position + len(paired)))
-    partial = score_span_chunk(SpanChunk.of_documents(positions, paired, allowed_types))
-    partial.rows = [row for document in paired for row in span_rows(document, allowed_types)]
-    return partial
-
-
-def span_scoring_result(
-    *, run: ExperimentRun, gold_version: GoldVersion, plan: SpanScoringPlan, partials: Iterable[SpanPartial]
-) -> ScoringResult:
-    """The scoring of the whole run from the partial results of its chunks (in any order)."""
-    scores, rows = merge_span_partials(partials)
-    config = run.config or {}
-    results = aggregate(scores)
-    intervals = run_interval_settings(config)
-    attach_span_intervals(results, span_results_intervals(scores, intervals))
-    posted = run_document_index(run)
-    warnings = []
-    if not posted:
-        warnings.append(ImportProblem(NO_PREDICTIONS, file=f"run {run.pk}").as_dict())
-    report = {
-        "format_version": FORMAT_VERSION,
-        "documents": len(plan.document_ids),
-        "config": {
-            "run": run.pk,
-            "gold_version": gold_version.number,
-            "restrict_to_gt_types": plan.restrict,
-            "include_sensitive_text": False,
-            "intervals": intervals.as_config(exact_method=CLOPPER_PEARSON_METHOD),
-        },
-        **results,
-        "warnings": warnings,
-    }
-    return ScoringResult(
-        report=report,
-        settings={"restrict_to_gt_types": plan.restrict, "intervals": intervals.as_config()},
-        document_ids=list(plan.document_ids),
-        metric_values=span_metric_values(report),
-        rows=rows,
-        warnings=posted_documents_note(posted, plan.document_ids, gold_version.number),
-    )
-
-
-def score_span_run(
-    *,
-    run: ExperimentRun,
-    gold_version: GoldVersion,
-    document_ids: set[str] | None,
-    chunk_size: int,
-    progress: ProgressCallback,
-) -> ScoringResult:
-    """Score `run` against `gold_version`, on the documents of `document_ids` (None: all of the gold),
-    chunk by chunk in this process."""
-    plan = span_scoring_plan(run=run, gold_version=gold_version, document_ids=document_ids)
-
-    def score_chunk(start: int, stop: int) -> SpanPartial:
-        return span_chunk_score(
-            run=run,
-            gold_version=gold_version,
-            document_ids=plan.document_ids[start:stop],
-            first_position=start,
-            allowed_types=plan.allowed_types,
-        )
-
-    partials = partials_in_process(
-        total=len(plan.document_ids), chunk_size=chunk_size, progress=progress, score_chunk=score_chunk
-    )
-    return span_scoring_result(run=run, gold_version=gold_version, plan=plan, partials=partials)
 
 
 def span_rows(document: DocumentSpans, allowed: frozenset[str] | None) -> list[ComparisonRowData]:
@@ -162,6 +148,7 @@ def span_rows(document: DocumentSpans, allowed: frozenset[str] | None) -> list[C
     )
     rows = []
     touched = [False] * len(predicted)
+    document_id = document.document_id
     for start, end, entity_type in sorted((span.start, span.end, span.entity_type) for span in document.gold):
         overlapping = [i for i, p in enumerate(predicted) if p[0] < end and start < p[1]]
         for i in overlapping:
@@ -169,47 +156,27 @@ def span_rows(document: DocumentSpans, allowed: frozenset[str] | None) -> list[C
         exact = any(predicted[i][:2] == (start, end) for i in overlapping)
         status = "exact" if exact else ("overlap" if overlapping else "missed")
         type_match = any(predicted[i][2] == entity_type for i in overlapping)
-        rows.append(
-            ComparisonRowData(
-                document_id=document.document_id,
-                entity_type=entity_type,
-                match_status=status,
-                is_correct=(start, end, entity_type) in predicted,
-                columns={
-                    "document_id": document.document_id,
-                    "side": "gold",
-                    "start": start,
-                    "end": end,
-                    "entity_type": entity_type,
-                    "predicted_types": sorted({predicted[i][2] for i in overlapping}),
-                    "type_match": type_match,
-                    "fully_covered": _covered(start, end, [predicted[i] for i in overlapping]),
-                    "match_status": status,
-                },
-            )
-        )
+        covered = _covered(start, end, [predicted[i] for i in overlapping])
+        types = sorted({predicted[i][2] for i in overlapping})
+        cells = (document_id, "gold", start, end, entity_type, types, type_match, covered, status)
+        rows.append(_span_row((start, end, entity_type) in predicted, *cells))
     for i, (start, end, entity_type) in enumerate(predicted):
         if not touched[i]:
-            rows.append(
-                ComparisonRowData(
-                    document_id=document.document_id,
-                    entity_type=entity_type,
-                    match_status="spurious",
-                    is_correct=False,
-                    columns={
-                        "document_id": document.document_id,
-                        "side": "predicted",
-                        "start": start,
-                        "end": end,
-                        "entity_type": entity_type,
-                        "predicted_types": [entity_type],
-                        "type_match": False,
-                        "fully_covered": None,
-                        "match_status": "spurious",
-                    },
-                )
-            )
+            spurious = (document_id, "predicted", start, end, entity_type, [entity_type], False, None)
+            rows.append(_span_row(False, *spurious, "spurious"))
     return rows
+
+
+def _span_row(is_correct: bool, *cells: Any) -> ComparisonRowData:
+    """A row of the span comparison export, its cells in the export's column order."""
+    columns = dict(zip(ROW_COLUMNS, cells, strict=True))
+    return ComparisonRowData(
+        columns["document_id"],
+        columns,
+        entity_type=columns["entity_type"],
+        match_status=columns["match_status"],
+        is_correct=is_correct,
+    )
 
 
 def _covered(start: int, end: int, spans: list[tuple[int, int, str]]) -> bool:
@@ -261,12 +228,6 @@ def _flatten(tree: Any, prefix: str, scope: str, key: str, out: list[MetricValue
             _flatten(child, path, scope, key, out)
             interval = intervals.get(name)
             if isinstance(interval, dict) and len(out) == before + 1:
-                _set_interval(out[-1], interval)
+                out[-1].set_interval(interval)
     elif tree is None or (isinstance(tree, (int, float)) and not isinstance(tree, bool)):
         out.append(MetricValueData(scope, key, prefix, tree))
-
-
-def _set_interval(value: MetricValueData, interval: dict[str, Any]) -> None:
-    value.ci_low = interval.get("low")
-    value.ci_high = interval.get("high")
-    value.ci = {name: interval.get(name) for name in ("level", "method", "resamples", "seed")}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import fields
 
 from django.db import connection
 
@@ -16,19 +17,12 @@ BATCH_SIZE = 5000
 
 
 def metric_values_write(*, scoring: Scoring, values: Sequence[MetricValueData]) -> None:
+    # MetricValueData's fields are the model's columns.
+    names = [column.name for column in fields(MetricValueData)]
     MetricValue.objects.bulk_create(
         [
             MetricValue(
-                scoring=scoring,
-                run_id=scoring.run_id,
-                scope=value.scope,
-                scope_key=value.scope_key,
-                name=value.name,
-                value=value.value,
-                n=value.n,
-                ci_low=value.ci_low,
-                ci_high=value.ci_high,
-                ci=value.ci,
+                scoring=scoring, run_id=scoring.run_id, **{name: getattr(value, name) for name in names}
             )
             for value in values
         ],

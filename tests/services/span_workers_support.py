@@ -13,7 +13,7 @@ from annotations.models import GoldVersion, Job, Project
 from evalproject.celery import app as celery_app
 from experiments.models import ExperimentRun
 from metrics.services.results import ScoringResult
-from metrics.services.span_scoring import score_span_run
+from metrics.services.scoring import score_run
 from tests.api.runs_support import SPANS, create_run, load_span_gold, post_documents, read_jsonl
 from tests.conftest import token_client
 
@@ -43,7 +43,7 @@ def span_run_with_predictions(project: Project, user) -> tuple[APIClient, dict]:
 
 def scoring_of_one_process(run_id: int, job: Job) -> ScoringResult:
     """The scoring of the run against the gold version of `job`, computed here in one process."""
-    return score_span_run(
+    return score_run(
         run=ExperimentRun.objects.select_related("project").get(pk=run_id),
         gold_version=GoldVersion.objects.get(pk=job.params["gold_version_id"]),
         document_ids=None,

@@ -72,8 +72,9 @@ def test_rows_encoded_per_chunk_are_stored_as_comparison_rows_write_stores_them(
     ]
     first_id = row_ids_reserve(len(rows))
     # The later chunk first: chunks write side by side, in any order.
-    written = chunk_rows_write(scoring=chunked, chunks=chunks[2:], first_position=3, first_id=first_id + 3)
-    written += chunk_rows_write(scoring=chunked, chunks=chunks[:2], first_id=first_id)
+    written = chunk_rows_write(scoring=chunked, rows=chunks[2], first_position=3, first_id=first_id + 3)
+    written += chunk_rows_write(scoring=chunked, rows=chunks[1], first_position=3, first_id=first_id + 3)
+    written += chunk_rows_write(scoring=chunked, rows=chunks[0], first_position=0, first_id=first_id)
 
     assert written == len(rows)
     assert stored(chunked) == stored(whole)
@@ -95,7 +96,7 @@ def test_rows_written_into_a_scoring_deleted_meanwhile_are_refused_by_the_databa
     Scoring.objects.filter(pk=gone.pk).delete()
 
     with pytest.raises(IntegrityError), transaction.atomic():
-        chunk_rows_write(scoring=gone, chunks=[encoded], first_id=row_ids_reserve(len(AWKWARD)))
+        chunk_rows_write(scoring=gone, rows=encoded, first_position=0, first_id=row_ids_reserve(len(AWKWARD)))
         with connection.cursor() as cursor:  # the checks a commit makes, made now
             cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
 

@@ -17,6 +17,7 @@ from annotations.services.jobs import jobs_dispatch
 from metrics.models import ComparisonRow, MetricValue, Scoring, ScoringChunk
 from metrics.services import chunked_scoring
 from metrics.services.chunked_scoring import scoring_chunk_score, scoring_chunks_merge
+from metrics.services.span_scoring import SpanScoringPlan
 from tests.api.runs_support import (
     EXTRACTION,
     SPANS,
@@ -203,15 +204,15 @@ def test_a_chunk_task_that_meets_a_database_error_is_retried_and_the_job_stores_
         alice_client, django_capture_on_commit_callbacks, monkeypatch, settings, chunk=2
     )
     failures = iter([OperationalError("the server closed the connection unexpectedly")])
-    real = chunked_scoring.span_chunk_score
+    real = SpanScoringPlan.chunk_score
 
-    def flaky(**kwargs):
+    def flaky(plan, **kwargs):
         error = next(failures, None)
         if error is not None:
             raise error
-        return real(**kwargs)
+        return real(plan, **kwargs)
 
-    monkeypatch.setattr(chunked_scoring, "span_chunk_score", flaky)
+    monkeypatch.setattr(SpanScoringPlan, "chunk_score", flaky)
     monkeypatch.setattr(annotations_tasks.time, "sleep", lambda seconds: None)
 
     send(callbacks)
@@ -234,14 +235,14 @@ def test_a_chunk_task_that_meets_bad_input_fails_the_job_and_its_run_and_leaves_
         alice_client, django_capture_on_commit_callbacks, monkeypatch, settings, chunk=1
     )
     calls = iter(range(100))
-    real = chunked_scoring.span_chunk_score
+    real = SpanScoringPlan.chunk_score
 
-    def bad_second_chunk(**kwargs):
+    def bad_second_chunk(plan, **kwargs):
         if next(calls) == 1:
             raise ValueError("span 3 of document 'x' ends past its text")
-        return real(**kwargs)
+        return real(plan, **kwargs)
 
-    monkeypatch.setattr(chunked_scoring, "span_chunk_score", bad_second_chunk)
+    monkeypatch.setattr(SpanScoringPlan, "chunk_score", bad_second_chunk)
 
     send(callbacks)
 
@@ -273,11 +274,11 @@ def test_a_silent_fanned_out_job_is_resumed_by_the_dispatcher_which_sends_its_pe
     assert job.state == "running" and len(lost[0]) == chunks.count() > 2
     assert scoring_chunk_score(job_id=job_id, claim_token=job.claim_token, index=0, allowed_types=None) == 1
     scored = []
-    real = chunked_scoring.span_chunk_score
+    real = SpanScoringPlan.chunk_score
     monkeypatch.setattr(
-        chunked_scoring,
-        "span_chunk_score",
-        lambda **kwargs: scored.append(kwargs["document_ids"]) or real(**kwargs),
+        SpanScoringPlan,
+        "chunk_score",
+        lambda plan, **kwargs: scored.append(kwargs["document_ids"]) or real(plan, **kwargs),
     )
 
     later = job.heartbeat_at + timedelta(seconds=settings.JOB_STALE_SECONDS + 1)
@@ -360,9 +361,11 @@ def test_rows_not_written_when_their_tasks_were_lost_are_written_on_resume_and_n
     # The merge did not wait for the rows: the hidden scoring holds the metrics already.
     assert hidden.report and MetricValue.objects.filter(scoring=hidden).exists()
     scored = []
-    real_score = chunked_scoring.span_chunk_score
+    real_score = SpanScoringPlan.chunk_score
     monkeypatch.setattr(
-        chunked_scoring, "span_chunk_score", lambda **kwargs: scored.append(kwargs) or real_score(**kwargs)
+        SpanScoringPlan,
+        "chunk_score",
+        lambda plan, **kwargs: scored.append(kwargs) or real_score(plan, **kwargs),
     )
 
     later = job.heartbeat_at + timedelta(seconds=settings.JOB_STALE_SECONDS + 1)

@@ -1,8 +1,5 @@
-"""`manage.py evaluate_agreement`: agreement between annotators, offline, from files to agreement.json.
-
-It touches no database: it reads files, calls `metrics.pipeline.agreement_evaluation` (the code the server's agreement job
-uses) and writes one JSON file atomically.
-"""
+"""`manage.py evaluate_agreement`: agreement between annotators from files to agreement.json, without a
+database, through `metrics.pipeline.agreement_evaluation` (the code of the server's agreement job)."""
 
 from __future__ import annotations
 

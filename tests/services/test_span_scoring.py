@@ -1,0 +1,34 @@
+"""A span run's comparison rows (metrics.services.span_scoring): one per gold span with its outcome, one
+per spurious prediction, their cells in the comparison export's column order."""
+
+from __future__ import annotations
+
+from metrics.artefacts.exports import SPAN_COLUMNS
+from metrics.engine.spans import DocumentSpans, Span
+from metrics.services.span_scoring import ROW_COLUMNS, span_rows
+
+
+def test_the_rows_cells_are_the_span_exports_columns_in_their_order():
+    assert ROW_COLUMNS == SPAN_COLUMNS
+
+
+def test_each_gold_span_gets_its_outcome_and_each_untouched_prediction_a_spurious_row():
+    document = DocumentSpans(
+        "letter-1",
+        "Anna Meier lives in Bern; Dr. Graf saw her.",
+        gold=[Span(0, 10, "PERSON"), Span(20, 24, "PLACE"), Span(30, 34, "PERSON")],
+        predicted=[Span(0, 10, "PLACE"), Span(21, 24, "PLACE"), Span(36, 39, "PERSON")],
+    )
+
+    rows = span_rows(document, allowed=None)
+
+    assert [(row.columns["side"], row.match_status, row.is_correct) for row in rows] == [
+        ("gold", "exact", False),  # same bounds, another type
+        ("gold", "overlap", False),
+        ("gold", "missed", False),
+        ("predicted", "spurious", False),
+    ]
+    assert [list(row.columns) for row in rows] == [list(SPAN_COLUMNS)] * 4
+    assert rows[0].columns["predicted_types"] == ["PLACE"] and not rows[0].columns["type_match"]
+    assert rows[1].columns["type_match"] and not rows[1].columns["fully_covered"]
+    assert rows[3].columns["fully_covered"] is None and rows[3].entity_type == "PERSON"

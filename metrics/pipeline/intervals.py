@@ -28,7 +28,7 @@ edit_distance_match_rate and mean_absolute_error with their `_given_prediction`,
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -55,7 +55,6 @@ from metrics.engine.uncertainty.attribute_metrics import attribute_document_coun
 from metrics.engine.uncertainty.measures import columns_read
 from metrics.engine.uncertainty.resampling import (
     PackedColumns,
-    ResampleRun,
     WordSums,
     resample_run_sums,
     resample_runs,
@@ -123,46 +122,22 @@ def interval_settings_problems(level: Any, resamples: Any, seed: Any) -> dict[st
 DEFAULT_INTERVALS = IntervalSettings()
 
 
-def word_sums_of(executor: Executor | None, meanwhile: Callable[[], object] | None = None) -> WordSums:
+def word_sums_of(executor: Executor | None) -> WordSums:
     """How the resamples are summed: in runs over the executor's processes when it has several, else
-    in this process. The sums are the same to the last bit either way. `meanwhile`: this process's
-    own work, done while the processes sum (see `pooled_word_sums`)."""
+    in this process. The sums are the same to the last bit either way."""
     if executor is None or executor.processes < 2:
         return resampled_words
-    if meanwhile is None:
-        return partial(pooled_word_sums, executor)
-    return partial(pooled_word_sums, executor, meanwhile=meanwhile)
+    return partial(pooled_word_sums, executor)
 
 
-def pooled_word_sums(
-    executor: Executor,
-    packed: PackedColumns,
-    resamples: int,
-    seed: int,
-    *,
-    meanwhile: Callable[[], object] | None = None,
-) -> np.ndarray:
+def pooled_word_sums(executor: Executor, packed: PackedColumns, resamples: int, seed: int) -> np.ndarray:
     """The packed words' sums of every resample, in one run per process of `executor`, put back in
     order. This process makes the draws that find where each run starts while the runs before it are
-    being summed; every process gets the packed table once, with its run.
-
-    `meanwhile` is called once every run is handed out and before their sums are awaited, so that
-    this process's own work (the results body) is done while the pool sums; it is not called when the
-    resamples are summed here (too few to pool): the caller then does that work itself.
-    """
+    being summed; every process gets the packed table once, with its run."""
     if packed.words.shape[0] * resamples < _POOLED_FROM:
         return resampled_words(packed, resamples, seed)
     runs = resample_runs(packed, resamples, seed, parts=executor.processes)
-    if meanwhile is not None:
-        runs = _then(runs, meanwhile)
     return np.concatenate(list(executor.map(resample_run_sums, runs)))
-
-
-def _then(runs: Iterator[ResampleRun], meanwhile: Callable[[], object]) -> Iterator[ResampleRun]:
-    """The runs, then `meanwhile()` when the executor asks for a run after the last: a pool hands out
-    what it has been given before it waits for a result, so the call falls while every run is summed."""
-    yield from runs
-    meanwhile()
 
 
 def interval_dict(interval: Interval) -> dict[str, Any] | None:
@@ -276,15 +251,11 @@ def span_results_intervals(
 
 
 def span_table_intervals(
-    table: DocumentCounts,
-    settings: IntervalSettings = DEFAULT_INTERVALS,
-    executor: Executor | None = None,
-    meanwhile: Callable[[], object] | None = None,
+    table: DocumentCounts, settings: IntervalSettings = DEFAULT_INTERVALS, executor: Executor | None = None
 ) -> dict[str, Interval]:
     """`span_results_intervals` from the scores' `span_count_table`, which it empties: the resampling
     lets go of each column once it has read it. `executor`: the run's, to sum resamples in its
-    processes; `meanwhile`: work of this process to do while they sum (`pooled_word_sums`; it may not
-    be called at all)."""
+    processes."""
     if not settings.enabled or not table.n_documents:
         return {}
     return span_intervals(
@@ -293,7 +264,7 @@ def span_table_intervals(
         resamples=settings.resamples,
         seed=settings.seed,
         consume=True,
-        word_sums=word_sums_of(executor, meanwhile),
+        word_sums=word_sums_of(executor),
     )
 
 

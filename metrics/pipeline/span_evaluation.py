@@ -119,10 +119,10 @@ def _evaluate_span_paths(
             limits=limits,
             executor=executor,
         )
-    # Intervals first: their count table is freed (packed into words) before the results body (a row
-    # per document) is built, so the two never sit in memory together. Both read only the scores;
-    # once the table is made, the scores keep only what aggregate reads of them (each type's rows
-    # summed), so the per-(document, type) rows are gone before the resampling and the body.
+    # Intervals first: their count table is freed before the results body (a row per document) is
+    # built, so the two never sit in memory together. Both read only the scores; once the table is
+    # made, the scores keep only what aggregate reads of them (each type's rows summed), so the
+    # per-(document, type) rows are gone before the resampling and the body.
     release_free_memory()  # what loading freed (the gold documents) goes back before the next peak
     with timer("intervals"):
         summed = scored.scores.with_type_rows_summed(keep_leaked=include_sensitive_text)
@@ -130,12 +130,11 @@ def _evaluate_span_paths(
         scored = replace(scored, scores=summed)
         del summed
         release_free_memory()
-        # The body is built while a pool sums the resamples (its processes would wait otherwise), or
-        # after the intervals when they are summed here.
-        body = _ResultsBody(scored.scores, include_sensitive_text, timer)
-        span_intervals = {} if table is None else span_table_intervals(table, intervals, executor, body)
+        span_intervals = {} if table is None else span_table_intervals(table, intervals, executor)
         del table
-    results = body()
+    release_free_memory()
+    with timer("aggregate"):
+        results = aggregate(scored.scores, include_sensitive_text=include_sensitive_text)
     attach_span_intervals(results, span_intervals)
     return {
         "format_version": FORMAT_VERSION,
@@ -152,21 +151,6 @@ def _evaluate_span_paths(
         **results,
         "warnings": [warning.as_dict() for warning in scored.warnings],
     }
-
-
-class _ResultsBody:
-    """The engine's results body of these scores (`aggregate`), built on the first call and kept."""
-
-    def __init__(self, scores: SpanScores, include_sensitive_text: bool, timer: PhaseTimer) -> None:
-        self.scores, self.include_sensitive_text, self.timer = scores, include_sensitive_text, timer
-        self.results: dict[str, Any] | None = None
-
-    def __call__(self) -> dict[str, Any]:
-        if self.results is None:
-            release_free_memory()
-            with self.timer("aggregate"):
-                self.results = aggregate(self.scores, include_sensitive_text=self.include_sensitive_text)
-        return self.results
 
 
 @dataclass

@@ -16,7 +16,6 @@ import pytest
 
 from annotations.importers.errors import InputValidationError
 from bench.spans.corpus import write_corpus
-from metrics.pipeline import intervals as intervals_module
 from metrics.pipeline import spans as span_pipeline
 from metrics.pipeline.intervals import IntervalSettings
 from metrics.pipeline.span_evaluation import evaluate_span_paths, score_span_paths
@@ -50,18 +49,6 @@ def test_a_plain_corpus_scored_in_two_processes_gives_the_one_process_results(tm
     gold, predictions = corpus(tmp_path)
     parallel, single = both_ways(gold, predictions, include_sensitive_text=True)
     assert parallel == single
-
-
-def test_the_results_body_built_while_the_pool_sums_the_resamples_is_the_one_process_body(
-    tmp_path, monkeypatch
-):
-    monkeypatch.setattr(intervals_module, "_POOLED_FROM", 0)
-    gold, predictions = corpus(tmp_path)
-    phases: dict[str, float] = {}
-    parallel, single = both_ways(gold, predictions, include_sensitive_text=True, phase_seconds=phases)
-    assert parallel == single
-    assert parallel["micro"]["chars"]["all"]["f1_ci"] is not None
-    assert set(phases) == {"load and score", "intervals", "aggregate"}
 
 
 def test_shuffled_and_missing_predictions_and_awkward_ids(tmp_path):

@@ -105,9 +105,10 @@ def count_draws(draws: np.ndarray, weights: np.ndarray, tally: np.ndarray) -> No
     """
     tally.fill(0)
     np.add.at(tally, draws, tally.dtype.type(1))  # a Python 1 took ufunc.at's slow, casting path
-    if int(tally.sum(dtype=np.int64)) == draws.size:
-        weights[:] = tally
-    else:
+    weights[:] = tally
+    # Summed as the floats just written, still in the CPU cache (the bytes summed into integers cost
+    # twice as much); every partial sum is an integer below 2**53, so the sum is exact.
+    if weights.sum() != draws.size:
         weights.fill(0.0)
         np.add.at(weights, draws, 1.0)
 

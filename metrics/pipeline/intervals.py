@@ -166,7 +166,8 @@ def span_count_table(scores: Sequence[DocumentScore] | SpanScores) -> DocumentCo
     position = np.empty(n_documents, dtype=np.int64)
     position[order] = np.arange(n_documents)
     row_type = table_of_scores.row_type
-    type_names = [table_of_scores.type_names[code] for code in np.unique(row_type).tolist()]
+    present = np.flatnonzero(np.bincount(row_type, minlength=len(table_of_scores.type_names)))
+    type_names = [table_of_scores.type_names[code] for code in present.tolist()]
 
     type_columns = [f"chars_typed.{t}.{name}" for t in type_names for name in _TYPE_COLUMNS]
     leaked_columns = [f"leakage.{condition}.leaked" for condition in LEAKAGE_CONDITIONS]
@@ -188,17 +189,21 @@ def span_count_table(scores: Sequence[DocumentScore] | SpanScores) -> DocumentCo
                 stored.positive, f"leakage.{condition}.gold_spans_affected"
             )
     rows_by_type = _RowsByType(table_of_scores, position)
+    fillers: dict[str, Callable[[np.ndarray], None]] = {}
     for entity_type in type_names:
         code = table_of_scores.type_names.index(entity_type)
         for name in _TYPE_COLUMNS:
             if f"chars_typed.{entity_type}.{name}" in needed:
-                makers[f"chars_typed.{entity_type}.{name}"] = partial(rows_by_type.column, code, name)
+                fillers[f"chars_typed.{entity_type}.{name}"] = partial(rows_by_type.fill, code, name)
     # One matrix, a column per count: freed at once when the resampling lets go of its last column,
     # where columns of their own would leave the allocator a heap of holes the size of the table.
-    matrix = np.zeros((n_documents, len(makers)), dtype=np.float64, order="F")
+    matrix = np.zeros((n_documents, len(makers) + len(fillers)), dtype=np.float64, order="F")
     table: dict[str, np.ndarray] = {}
     for k, (name, make) in enumerate(makers.items()):
         matrix[:, k] = make()
+        table[name] = matrix[:, k]
+    for k, (name, fill) in enumerate(fillers.items(), len(makers)):
+        fill(matrix[:, k])  # a type's column is mostly zeros: only its documents' entries are written
         table[name] = matrix[:, k]
     del matrix
     table["document_id"] = document_ids[order]
@@ -212,26 +217,25 @@ class _RowsByType:
 
     def __init__(self, scores: SpanScores, position: np.ndarray) -> None:
         self.scores, self.position = scores, position
-        self.code, self.rows = -1, np.zeros(0, dtype=np.int64)
+        self.code, self.rows, self.at = -1, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
 
-    def column(self, code: int, name: str) -> np.ndarray:
-        """`chars_typed.<TYPE>.<name>` of every document (0 where it lacks the type), from the rows of
-        the type `code`, each document at its `position`."""
+    def fill(self, code: int, name: str, column: np.ndarray) -> None:
+        """Write `chars_typed.<TYPE>.<name>` into the zeros of `column` (one entry a document), from
+        the rows of the type `code`, each document at its `position`."""
         if code != self.code:
+            # The type's rows and their documents' positions, gathered once for all its columns.
             self.code, self.rows = code, np.flatnonzero(self.scores.row_type == code)
-        rows = self.rows
-        column = np.zeros(len(self.scores), dtype=np.float64)
-        column[self.position[self.scores.row_document[rows]]] = self.scores.rows[
-            rows, TYPE_STORED_FIELDS.index(f"chars_typed.{name}")
-        ]
-        return column
+            self.at = self.position[self.scores.row_document[self.rows]]
+        column[self.at] = self.scores.rows[self.rows, TYPE_STORED_FIELDS.index(f"chars_typed.{name}")]
 
 
 class _StoredColumns:
     """A STORED_FIELDS column of every document, as floats, in the order `order`."""
 
     def __init__(self, counts: np.ndarray, order: np.ndarray) -> None:
-        self.counts, self.order = counts, order
+        # Documents scored in id order (as most are) need no gather, only a cast.
+        in_order = bool(np.array_equal(order, np.arange(len(order))))
+        self.counts, self.order = counts, (slice(None) if in_order else order)
 
     def __call__(self, name: str) -> np.ndarray:
         return self.counts[self.order, STORED_FIELDS.index(name)].astype(np.float64)

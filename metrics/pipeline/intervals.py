@@ -28,7 +28,7 @@ edit_distance_match_rate and mean_absolute_error with their `_given_prediction`,
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -50,11 +50,13 @@ from metrics.engine.uncertainty import (
     DEFAULT_SEED,
     DocumentCounts,
     Interval,
+    clopper_pearson,
 )
 from metrics.engine.uncertainty.attribute_metrics import attribute_document_counts, attribute_intervals
 from metrics.engine.uncertainty.measures import columns_read
 from metrics.engine.uncertainty.resampling import (
     PackedColumns,
+    ResampleRun,
     WordSums,
     resample_run_sums,
     resample_runs,
@@ -122,22 +124,51 @@ def interval_settings_problems(level: Any, resamples: Any, seed: Any) -> dict[st
 DEFAULT_INTERVALS = IntervalSettings()
 
 
-def word_sums_of(executor: Executor | None) -> WordSums:
+def word_sums_of(executor: Executor | None, meanwhile: Callable[[], object] | None = None) -> WordSums:
     """How the resamples are summed: in runs over the executor's processes when it has several, else
-    in this process. The sums are the same to the last bit either way."""
+    in this process. The sums are the same to the last bit either way. `meanwhile`: work of this
+    process to do while the processes sum (see `pooled_word_sums`)."""
     if executor is None or executor.processes < 2:
         return resampled_words
-    return partial(pooled_word_sums, executor)
+    if meanwhile is None:
+        return partial(pooled_word_sums, executor)
+    return partial(pooled_word_sums, executor, meanwhile=meanwhile)
 
 
-def pooled_word_sums(executor: Executor, packed: PackedColumns, resamples: int, seed: int) -> np.ndarray:
+def pooled_word_sums(
+    executor: Executor,
+    packed: PackedColumns,
+    resamples: int,
+    seed: int,
+    *,
+    meanwhile: Callable[[], object] | None = None,
+) -> np.ndarray:
     """The packed words' sums of every resample, in one run per process of `executor`, put back in
-    order. This process makes the draws that find where each run starts while the runs before it are
-    being summed; every process gets the packed table once, with its run."""
+    order. This process finds where each run starts (`resample_runs`) while the runs before it are
+    being summed; every process gets the packed table once, with its run.
+
+    `meanwhile` is called once every run is handed out and before their sums are awaited, when this
+    process would only wait; it is not called when the resamples are summed here (too few to pool).
+    """
     if packed.words.shape[0] * resamples < _POOLED_FROM:
         return resampled_words(packed, resamples, seed)
     runs = resample_runs(packed, resamples, seed, parts=executor.processes)
+    if meanwhile is not None:
+        runs = _then(runs, meanwhile)
     return np.concatenate(list(executor.map(resample_run_sums, runs)))
+
+
+def _then(runs: Iterator[ResampleRun], meanwhile: Callable[[], object]) -> Iterator[ResampleRun]:
+    """The runs, then `meanwhile()` when the executor asks for a run after the last: a pool hands out
+    what it is given before it waits for a result, so the call falls while every run is summed."""
+    yield from runs
+    meanwhile()
+
+
+def _load_exact_quantiles() -> None:
+    """One throwaway exact interval: its first call loads scipy's beta quantile (0.15 s of CPU), which
+    the leakage intervals then find loaded."""
+    clopper_pearson(1, 2)
 
 
 def interval_dict(interval: Interval) -> dict[str, Any] | None:
@@ -268,7 +299,7 @@ def span_table_intervals(
         resamples=settings.resamples,
         seed=settings.seed,
         consume=True,
-        word_sums=word_sums_of(executor),
+        word_sums=word_sums_of(executor, _load_exact_quantiles),
     )
 
 

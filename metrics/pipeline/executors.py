@@ -5,7 +5,8 @@ partial result, and the partial results come back in chunk order, whoever comput
 executors:
 - `InProcess` (the default): this process, one chunk after the other;
 - `ProcessPool(n)`: n local worker processes (`--processes N` of the offline commands); chunks and
-  partial results travel as pickles, so both are plain data (tuples, strings, numpy columns);
+  partial results travel as pickles, so both are plain data (tuples, strings, numpy columns). Inside
+  `kept()`, every map runs on the same workers (a span run's scoring, then its resamples' sums);
 - `CeleryChord`: every running Celery worker (`metrics.pipeline.celery`); chunks name their documents
   by id and each task reads them from the database itself, so nothing large crosses the broker.
 

@@ -5,7 +5,8 @@ partial result, and the partial results come back in chunk order, whoever comput
 executors:
 - `InProcess` (the default): this process, one chunk after the other;
 - `ProcessPool(n)`: n local worker processes (`--processes N` of the offline commands); chunks and
-  partial results travel as pickles, so both are plain data (tuples, strings, numpy columns);
+  partial results travel as pickles, so both are plain data (tuples, strings, numpy columns). Inside
+  `kept()`, every map runs on the same workers (a span run's scoring, then its resamples' sums);
 - `CeleryChord`: every running Celery worker (`metrics.pipeline.celery`); chunks name their documents
   by id and each task reads them from the database itself, so nothing large crosses the broker.
 
@@ -21,6 +22,7 @@ import multiprocessing.forkserver
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
+from contextlib import contextmanager
 from typing import Any, Protocol, TypeVar
 
 Chunk = TypeVar("Chunk")
@@ -56,6 +58,7 @@ class ProcessPool:
         if processes < 1:
             raise ValueError(f"processes must be at least 1, got {processes}")
         self.processes = processes
+        self._kept: ProcessPoolExecutor | None = None
 
     def start(self, score: Callable[[Any], Any]) -> None:
         """Start the fork server now, importing `score`'s module (about half a second) while this
@@ -64,16 +67,39 @@ class ProcessPool:
             multiprocessing.get_context("forkserver").set_forkserver_preload([score.__module__])
             multiprocessing.forkserver.ensure_running()
 
+    @contextmanager
+    def kept(self) -> Iterator[None]:
+        """Every `map` inside runs on one set of worker processes (a run's scoring, then its
+        resamples' sums), instead of starting a set and waiting for it to end per map."""
+        with self._pool(None) as pool:
+            self._kept = pool
+            try:
+                yield
+            finally:
+                self._kept = None
+
     def map(self, score: Callable[[Chunk], Partial], chunks: Iterable[Chunk]) -> Iterator[Partial]:
+        if self._kept is not None:
+            yield from self._results(self._kept, score, chunks)
+            return
+        with self._pool(score) as pool:
+            yield from self._results(pool, score, chunks)
+
+    def _pool(self, score: Callable[[Any], Any] | None) -> ProcessPoolExecutor:
         method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
         context = multiprocessing.get_context(method)
-        if method == "forkserver":
+        if method == "forkserver" and score is not None:
             # The fork server imports the scoring module once; each worker is forked from it ready.
             context.set_forkserver_preload([score.__module__])
+        return ProcessPoolExecutor(max_workers=self.processes, mp_context=context)
+
+    def _results(
+        self, pool: ProcessPoolExecutor, score: Callable[[Chunk], Partial], chunks: Iterable[Chunk]
+    ) -> Iterator[Partial]:
         pending: deque[Future[Partial]] = deque()
         chunk_iterator = iter(chunks)
-        with ProcessPoolExecutor(max_workers=self.processes, mp_context=context) as pool:
-            exhausted = False
+        exhausted = False
+        try:
             while True:
                 while not exhausted and len(pending) < 2 * self.processes:
                     chunk = next(chunk_iterator, _END)
@@ -84,6 +110,11 @@ class ProcessPool:
                 if not pending:
                     return
                 yield pending.popleft().result()
+        finally:
+            # A reader that stops early (an error, a chunk that was not sure) leaves no work queued
+            # in a pool that goes on serving.
+            for future in pending:
+                future.cancel()
 
 
 _END: Any = object()

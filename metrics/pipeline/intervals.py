@@ -28,7 +28,7 @@ edit_distance_match_rate and mean_absolute_error with their `_given_prediction`,
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -50,11 +50,13 @@ from metrics.engine.uncertainty import (
     DEFAULT_SEED,
     DocumentCounts,
     Interval,
+    clopper_pearson,
 )
 from metrics.engine.uncertainty.attribute_metrics import attribute_document_counts, attribute_intervals
 from metrics.engine.uncertainty.measures import columns_read
 from metrics.engine.uncertainty.resampling import (
     PackedColumns,
+    ResampleRun,
     WordSums,
     resample_run_sums,
     resample_runs,
@@ -122,22 +124,51 @@ def interval_settings_problems(level: Any, resamples: Any, seed: Any) -> dict[st
 DEFAULT_INTERVALS = IntervalSettings()
 
 
-def word_sums_of(executor: Executor | None) -> WordSums:
+def word_sums_of(executor: Executor | None, meanwhile: Callable[[], object] | None = None) -> WordSums:
     """How the resamples are summed: in runs over the executor's processes when it has several, else
-    in this process. The sums are the same to the last bit either way."""
+    in this process. The sums are the same to the last bit either way. `meanwhile`: work of this
+    process to do while the processes sum (see `pooled_word_sums`)."""
     if executor is None or executor.processes < 2:
         return resampled_words
-    return partial(pooled_word_sums, executor)
+    if meanwhile is None:
+        return partial(pooled_word_sums, executor)
+    return partial(pooled_word_sums, executor, meanwhile=meanwhile)
 
 
-def pooled_word_sums(executor: Executor, packed: PackedColumns, resamples: int, seed: int) -> np.ndarray:
+def pooled_word_sums(
+    executor: Executor,
+    packed: PackedColumns,
+    resamples: int,
+    seed: int,
+    *,
+    meanwhile: Callable[[], object] | None = None,
+) -> np.ndarray:
     """The packed words' sums of every resample, in one run per process of `executor`, put back in
-    order. This process makes the draws that find where each run starts while the runs before it are
-    being summed; every process gets the packed table once, with its run."""
+    order. This process finds where each run starts (`resample_runs`) while the runs before it are
+    being summed; every process gets the packed table once, with its run.
+
+    `meanwhile` is called once every run is handed out and before their sums are awaited, when this
+    process would only wait; it is not called when the resamples are summed here (too few to pool).
+    """
     if packed.words.shape[0] * resamples < _POOLED_FROM:
         return resampled_words(packed, resamples, seed)
     runs = resample_runs(packed, resamples, seed, parts=executor.processes)
+    if meanwhile is not None:
+        runs = _then(runs, meanwhile)
     return np.concatenate(list(executor.map(resample_run_sums, runs)))
+
+
+def _then(runs: Iterator[ResampleRun], meanwhile: Callable[[], object]) -> Iterator[ResampleRun]:
+    """The runs, then `meanwhile()` when the executor asks for a run after the last: a pool hands out
+    what it is given before it waits for a result, so the call falls while every run is summed."""
+    yield from runs
+    meanwhile()
+
+
+def _load_exact_quantiles() -> None:
+    """One throwaway exact interval: its first call loads scipy's beta quantile (0.15 s of CPU), which
+    the leakage intervals then find loaded."""
+    clopper_pearson(1, 2)
 
 
 def interval_dict(interval: Interval) -> dict[str, Any] | None:
@@ -166,7 +197,8 @@ def span_count_table(scores: Sequence[DocumentScore] | SpanScores) -> DocumentCo
     position = np.empty(n_documents, dtype=np.int64)
     position[order] = np.arange(n_documents)
     row_type = table_of_scores.row_type
-    type_names = [table_of_scores.type_names[code] for code in np.unique(row_type).tolist()]
+    present = np.flatnonzero(np.bincount(row_type, minlength=len(table_of_scores.type_names)))
+    type_names = [table_of_scores.type_names[code] for code in present.tolist()]
 
     type_columns = [f"chars_typed.{t}.{name}" for t in type_names for name in _TYPE_COLUMNS]
     leaked_columns = [f"leakage.{condition}.leaked" for condition in LEAKAGE_CONDITIONS]
@@ -188,17 +220,21 @@ def span_count_table(scores: Sequence[DocumentScore] | SpanScores) -> DocumentCo
                 stored.positive, f"leakage.{condition}.gold_spans_affected"
             )
     rows_by_type = _RowsByType(table_of_scores, position)
+    fillers: dict[str, Callable[[np.ndarray], None]] = {}
     for entity_type in type_names:
         code = table_of_scores.type_names.index(entity_type)
         for name in _TYPE_COLUMNS:
             if f"chars_typed.{entity_type}.{name}" in needed:
-                makers[f"chars_typed.{entity_type}.{name}"] = partial(rows_by_type.column, code, name)
+                fillers[f"chars_typed.{entity_type}.{name}"] = partial(rows_by_type.fill, code, name)
     # One matrix, a column per count: freed at once when the resampling lets go of its last column,
     # where columns of their own would leave the allocator a heap of holes the size of the table.
-    matrix = np.zeros((n_documents, len(makers)), dtype=np.float64, order="F")
+    matrix = np.zeros((n_documents, len(makers) + len(fillers)), dtype=np.float64, order="F")
     table: dict[str, np.ndarray] = {}
     for k, (name, make) in enumerate(makers.items()):
         matrix[:, k] = make()
+        table[name] = matrix[:, k]
+    for k, (name, fill) in enumerate(fillers.items(), len(makers)):
+        fill(matrix[:, k])  # a type's column is mostly zeros: only its documents' entries are written
         table[name] = matrix[:, k]
     del matrix
     table["document_id"] = document_ids[order]
@@ -212,26 +248,25 @@ class _RowsByType:
 
     def __init__(self, scores: SpanScores, position: np.ndarray) -> None:
         self.scores, self.position = scores, position
-        self.code, self.rows = -1, np.zeros(0, dtype=np.int64)
+        self.code, self.rows, self.at = -1, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
 
-    def column(self, code: int, name: str) -> np.ndarray:
-        """`chars_typed.<TYPE>.<name>` of every document (0 where it lacks the type), from the rows of
-        the type `code`, each document at its `position`."""
+    def fill(self, code: int, name: str, column: np.ndarray) -> None:
+        """Write `chars_typed.<TYPE>.<name>` into the zeros of `column` (one entry a document), from
+        the rows of the type `code`, each document at its `position`."""
         if code != self.code:
+            # The type's rows and their documents' positions, gathered once for all its columns.
             self.code, self.rows = code, np.flatnonzero(self.scores.row_type == code)
-        rows = self.rows
-        column = np.zeros(len(self.scores), dtype=np.float64)
-        column[self.position[self.scores.row_document[rows]]] = self.scores.rows[
-            rows, TYPE_STORED_FIELDS.index(f"chars_typed.{name}")
-        ]
-        return column
+            self.at = self.position[self.scores.row_document[self.rows]]
+        column[self.at] = self.scores.rows[self.rows, TYPE_STORED_FIELDS.index(f"chars_typed.{name}")]
 
 
 class _StoredColumns:
     """A STORED_FIELDS column of every document, as floats, in the order `order`."""
 
     def __init__(self, counts: np.ndarray, order: np.ndarray) -> None:
-        self.counts, self.order = counts, order
+        # Documents scored in id order (as most are) need no gather, only a cast.
+        in_order = bool(np.array_equal(order, np.arange(len(order))))
+        self.counts, self.order = counts, (slice(None) if in_order else order)
 
     def __call__(self, name: str) -> np.ndarray:
         return self.counts[self.order, STORED_FIELDS.index(name)].astype(np.float64)
@@ -264,7 +299,7 @@ def span_table_intervals(
         resamples=settings.resamples,
         seed=settings.seed,
         consume=True,
-        word_sums=word_sums_of(executor),
+        word_sums=word_sums_of(executor, _load_exact_quantiles),
     )
 
 

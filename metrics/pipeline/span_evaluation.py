@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
@@ -94,6 +95,13 @@ def evaluate_span_paths(
         )
 
 
+def _kept_processes(executor: Executor) -> AbstractContextManager[None]:
+    """A pool's workers kept from the scoring to the intervals' sums (a second set would start while
+    both cores idle), and ended before the results body is built: the pool's queue holds the last
+    run's pickle (the packed table) as long as it serves."""
+    return executor.kept() if isinstance(executor, ProcessPool) else nullcontext()
+
+
 def _evaluate_span_paths(
     gold_path: SourceInput,
     predictions_path: SourceInput,
@@ -108,30 +116,31 @@ def _evaluate_span_paths(
     timer: PhaseTimer,
     executor: Executor,
 ) -> dict[str, Any]:
-    with timer("load and score"):
-        scored = _load_and_score(
-            gold_path,
-            predictions_path,
-            label_map_path=label_map_path,
-            restrict_to_gt_types=restrict_to_gt_types,
-            progress=progress,
-            gold_annotator=gold_annotator,
-            limits=limits,
-            executor=executor,
-        )
-    # Intervals first: their count table is freed before the results body (a row per document) is
-    # built, so the two never sit in memory together. Both read only the scores; once the table is
-    # made, the scores keep only what aggregate reads of them (each type's rows summed), so the
-    # per-(document, type) rows are gone before the resampling and the body.
-    release_free_memory()  # what loading freed (the gold documents) goes back before the next peak
-    with timer("intervals"):
-        summed = scored.scores.with_type_rows_summed(keep_leaked=include_sensitive_text)
-        table = span_count_table(scored.scores) if intervals.enabled and len(scored.scores) else None
-        scored = replace(scored, scores=summed)
-        del summed
-        release_free_memory()
-        span_intervals = {} if table is None else span_table_intervals(table, intervals, executor)
-        del table
+    with _kept_processes(executor):
+        with timer("load and score"):
+            scored = _load_and_score(
+                gold_path,
+                predictions_path,
+                label_map_path=label_map_path,
+                restrict_to_gt_types=restrict_to_gt_types,
+                progress=progress,
+                gold_annotator=gold_annotator,
+                limits=limits,
+                executor=executor,
+            )
+        # Intervals first: their count table is freed before the results body (a row per document)
+        # is built, so the two never sit in memory together. Both read only the scores; once the
+        # table is made, the scores keep only what aggregate reads of them (each type's rows summed),
+        # so the per-(document, type) rows are gone before the resampling and the body.
+        release_free_memory()  # what loading freed (the gold documents) goes back before the next peak
+        with timer("intervals"):
+            summed = scored.scores.with_type_rows_summed(keep_leaked=include_sensitive_text)
+            table = span_count_table(scored.scores) if intervals.enabled and len(scored.scores) else None
+            scored = replace(scored, scores=summed)
+            del summed
+            release_free_memory()
+            span_intervals = {} if table is None else span_table_intervals(table, intervals, executor)
+            del table
     release_free_memory()
     with timer("aggregate"):
         results = aggregate(scored.scores, include_sensitive_text=include_sensitive_text)

@@ -64,3 +64,24 @@ def test_a_pool_started_ahead_scores_in_its_workers_as_one_started_on_demand():
     results = list(pool.map(square_with_pid, range(6)))
     assert [square for square, _ in results] == [value * value for value in range(6)]
     assert os.getpid() not in {pid for _, pid in results}
+
+
+def test_a_kept_pool_serves_every_map_inside_from_the_same_worker_processes():
+    pool = ProcessPool(2)
+    with pool.kept():
+        first = list(pool.map(square_with_pid, range(8)))
+        second = list(pool.map(square_with_pid, range(8, 16)))
+    assert [square for square, _ in first + second] == [value * value for value in range(16)]
+    assert len({pid for _, pid in first + second}) <= 2
+    assert os.getpid() not in {pid for _, pid in first + second}
+
+
+def test_a_kept_pool_goes_on_serving_after_a_map_is_left_early():
+    pool = ProcessPool(2)
+    with pool.kept():
+        with pytest.raises(ValueError, match="three is not allowed"):
+            list(pool.map(fail_on_three, range(40)))
+        left = pool.map(square_with_pid, range(40))
+        next(left)
+        left.close()
+        assert [square for square, _ in pool.map(square_with_pid, range(5))] == [0, 1, 4, 9, 16]

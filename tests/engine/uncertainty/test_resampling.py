@@ -169,3 +169,20 @@ def test_skipped_draws_span_several_looks_at_the_generator():
     drawn.integers(0, 100_000, size=3_000_001)
     skip_draws(skipped, 3_000_001, 100_000)
     assert skipped.bit_generator.state == drawn.bit_generator.state
+
+
+def test_a_numpy_that_draws_by_another_rule_gets_its_draws_made(monkeypatch):
+    # Skipping copies numpy's rule for bounded draws; were a numpy to draw otherwise, the check made
+    # once a process finds it, and the generator is moved on by drawing.
+    from metrics.engine.uncertainty import resampling
+
+    monkeypatch.setattr(resampling, "_skip_accepted", lambda rng, draws, n_documents: None)
+    resampling._skipping_follows_numpy.cache_clear()
+    try:
+        assert not resampling._skipping_follows_numpy()
+        drawn, skipped = np.random.default_rng(3), np.random.default_rng(3)
+        drawn.integers(0, 100_000, size=5_000)
+        skip_draws(skipped, 5_000, 100_000)
+        assert skipped.bit_generator.state == drawn.bit_generator.state
+    finally:
+        resampling._skipping_follows_numpy.cache_clear()

@@ -24,6 +24,9 @@ SEPARATOR = "\n"  # left out and not a letter: it adds nothing to any count
 _LATIN1_SCORED = np.array([chr(c) not in LEFT_OUT_CHARACTERS for c in range(256)], dtype=np.uint8)
 _LATIN1_ALNUM = np.array([chr(c).isalnum() for c in range(256)], dtype=np.uint8)
 INT = np.int64
+# Code points classified per np.take (`character_classes`): np.take first turns its indices into
+# 64-bit ones, and a block's stay in the cache.
+TAKE_BLOCK = 1 << 16
 
 
 class Line:
@@ -48,10 +51,13 @@ class Line:
         if self.length and alnum[0]:
             changes = np.concatenate(([0], changes))
         self.run_starts, self.run_ends = changes[0::2], changes[1::2]
-        # How many runs start before a position: the span's pieces are counted without a search.
-        run_start_flags = np.zeros(self.length + 1, dtype=bool)
-        run_start_flags[self.run_starts] = True
-        self.runs_before = PackedPrefix(run_start_flags)
+        # How many runs start before a position: the span's pieces are counted without a search. A
+        # run starts where a letter follows no letter: in the packed words, a bit set whose lower
+        # neighbour (the word below's top bit, for bit 0) is clear.
+        letters = packed_words(alnum)
+        below = letters << np.uint64(1)
+        below[1:] |= letters[:-1] >> np.uint64(63)
+        self.runs_before = PackedPrefix(words=letters & ~below)
 
     def scored_between(self, start: np.ndarray, end: np.ndarray) -> np.ndarray:
         return self.scored_prefix[end] - self.scored_prefix[start]
@@ -72,11 +78,9 @@ class PackedPrefix:
     the flagged positions costs several times a look-up.
     """
 
-    def __init__(self, flags: np.ndarray) -> None:
-        packed = np.packbits(flags, bitorder="little")
-        # One word to spare: the line's end is a position too.
-        self.words = np.zeros(len(packed) // 8 + 1, dtype=np.uint64)
-        self.words.view(np.uint8)[: len(packed)] = packed
+    def __init__(self, flags: np.ndarray | None = None, *, words: np.ndarray | None = None) -> None:
+        """The prefix of these flags, or of flags already packed (`packed_words`)."""
+        self.words = packed_words(flags) if words is None else words
         self.before = np.zeros(len(self.words), dtype=INT)
         np.cumsum(np.bitwise_count(self.words[:-1]), out=self.before[1:])
 
@@ -84,6 +88,15 @@ class PackedPrefix:
         word = positions >> 6
         below = np.left_shift(np.uint64(1), (positions & 63).astype(np.uint64)) - np.uint64(1)
         return self.before[word] + np.bitwise_count(self.words[word] & below)
+
+
+def packed_words(flags: np.ndarray) -> np.ndarray:
+    """Flags packed 64 to a word: position p is bit p % 64 of word p // 64, and one word to spare
+    (zeros), as the line's end is a position too."""
+    packed = np.packbits(flags, bitorder="little")
+    words = np.zeros(len(packed) // 8 + 1, dtype="<u8")
+    words.view(np.uint8)[: len(packed)] = packed
+    return words
 
 
 class SortedSpans:
@@ -247,8 +260,13 @@ def _classes_beyond_latin1(text: str) -> np.ndarray:
     else:  # surrogate pairs: a code point beyond the plane
         code_points = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
         table = _classes_up_to(int(code_points.max()))
-    # The table covers every code point: "clip" never clips, it only skips the bounds check.
-    return np.take(table, code_points, mode="clip")
+    classes = np.empty(len(code_points), dtype=np.uint8)
+    # A block at a time (TAKE_BLOCK). The table covers every code point: "clip" never clips, it only
+    # skips the bounds check.
+    for start in range(0, len(code_points), TAKE_BLOCK):
+        block = slice(start, start + TAKE_BLOCK)
+        np.take(table, code_points[block], out=classes[block], mode="clip")
+    return classes
 
 
 _SCORED, _ALNUM = 1, 2

@@ -7,7 +7,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from metrics.engine.spans import LEFT_OUT_CHARACTERS
+from metrics.engine.spans import LEFT_OUT_CHARACTERS, code_point_line
 from metrics.engine.spans.code_point_line import Line, PackedPrefix, character_classes
 
 
@@ -37,6 +37,39 @@ def test_flags_before_a_position_are_the_prefix_sums_of_the_flags(flags, data):
     prefix = np.concatenate(([0], np.cumsum(np.array(flags, dtype=np.int64))))
     positions = np.array(data.draw(st.lists(st.integers(0, len(flags)), max_size=40)), dtype=np.int64)
     assert PackedPrefix(np.array(flags, dtype=bool))[positions].tolist() == prefix[positions].tolist()
+
+
+@given(st.text(alphabet="aß ,Łł😀€1\n", max_size=40), st.integers(1, 9))
+def test_code_points_classified_a_block_at_a_time_are_classified_as_in_one(text, block):
+    whole = character_classes(text)
+    original = code_point_line.TAKE_BLOCK
+    code_point_line.TAKE_BLOCK = block
+    try:
+        blocked = character_classes(text)
+    finally:
+        code_point_line.TAKE_BLOCK = original
+    assert [classes.tolist() for classes in blocked] == [classes.tolist() for classes in whole]
+
+
+@given(st.lists(st.booleans(), max_size=300), st.data())
+def test_packed_flags_are_counted_as_the_flags_unpacked(flags, data):
+    array = np.array(flags, dtype=bool)
+    positions = np.array(data.draw(st.lists(st.integers(0, len(flags)), max_size=40)), dtype=np.int64)
+    packed = PackedPrefix(words=code_point_line.packed_words(array))
+    assert packed[positions].tolist() == PackedPrefix(array)[positions].tolist()
+
+
+@given(st.lists(st.text(alphabet="ab1 ,é-", max_size=20), min_size=1, max_size=8))
+def test_runs_of_letters_start_where_a_letter_follows_none(texts):
+    n_chars = np.array([len(text) for text in texts])
+    line = Line(texts, n_chars)
+    joined = "\n".join(texts) + "\n"
+    starts = [
+        p for p in range(len(joined)) if joined[p].isalnum() and (p == 0 or not joined[p - 1].isalnum())
+    ]
+    assert line.run_starts.tolist() == starts
+    positions = np.arange(line.length + 1)
+    assert line.runs_before[positions].tolist() == [sum(s < p for s in starts) for p in positions.tolist()]
 
 
 def test_a_text_beyond_the_basic_plane_is_classified_too():

@@ -194,12 +194,15 @@ class _Labels:
         self._code_of_type: dict[str, int] = {}
         self.code_of_label: dict[str, int] = {}
 
-    def codes(self, labels: Sequence[Any]) -> np.ndarray | None:
-        """The code of each label, or None when one is not a string or not in the label map."""
-        try:  # labels seen before: no pass to find the new ones
-            return np.fromiter(map(self.code_of_label.__getitem__, labels), dtype=np.int64, count=len(labels))
-        except (KeyError, TypeError):
+    def codes(self, entities: Sequence[_Entity]) -> np.ndarray | None:
+        """The code of each entity's label, or None when one is not in the label map."""
+        try:  # labels seen before: no pass to find the new ones, nor a list of them
+            return np.fromiter(
+                map(self.code_of_label.__getitem__, map(_TYPE, entities)), dtype=np.int64, count=len(entities)
+            )
+        except KeyError:
             pass
+        labels = list(map(_TYPE, entities))
         distinct = set(labels)
         if set(map(type, distinct)) - {str}:
             return None
@@ -230,7 +233,7 @@ def _spans(documents: Sequence[_Document], texts: Sequence[str], labels: _Labels
         return None
     if not _entity_texts_match(flat, document, start, end, texts):
         return None
-    type_code = labels.codes(list(map(_TYPE, flat)))
+    type_code = labels.codes(flat)
     if type_code is None:
         return None
     return SpanSide(document=document, start=start, end=end, type_code=type_code)

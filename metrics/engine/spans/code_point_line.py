@@ -38,7 +38,7 @@ class Line:
         self.n_chars = n_chars
         self.bases = np.zeros(n_docs, dtype=INT)
         np.cumsum(n_chars[:-1] + 1, out=self.bases[1:])
-        joined = SEPARATOR.join(texts) + SEPARATOR
+        joined = SEPARATOR.join([*texts, ""])  # each text followed by one: a single copy
         self.length = len(joined)  # > every global coordinate
         # Where each document's coordinates start, and after the last document, the line's end.
         self.boundaries = np.append(self.bases, self.length)

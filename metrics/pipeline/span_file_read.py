@@ -213,11 +213,8 @@ class _Labels:
             )
         except KeyError:
             pass
-        labels = list(map(_TYPE, entities))
-        distinct = set(labels)
-        if set(map(type, distinct)) - {str}:
-            return None
-        for label in distinct - self.code_of_label.keys():
+        labels = list(map(_TYPE, entities))  # strings: msgspec checked each entity_type
+        for label in set(labels) - self.code_of_label.keys():
             canonical = self.label_map.lookup(label)
             if canonical is None:
                 return None  # unknown: the validating reader warns about it

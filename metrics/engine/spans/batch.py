@@ -277,8 +277,8 @@ def _typed_character_counts(chunk: _Chunk, pred_cover: Cover) -> tuple[Cover, Co
     rows[:, 3] = type_pred_len - type_both
     rows[:, 4] = type_gold_len - type_both
     offset = chunk.row_code[gold_union_row] * chunk.line.length
-    covered_high, _ = pred_cover.covered_below(gold_end - offset)
-    covered_low, _ = pred_cover.covered_below(gold_start - offset)
+    covered_high = pred_cover.covered_below(gold_end - offset)
+    covered_low = pred_cover.covered_below(gold_start - offset)
     rows[:, 5] = chunk.per_row(gold_union_row, covered_high - covered_low)
     return Cover(gold_start, gold_end), Cover(pred_start, pred_end)
 
@@ -346,8 +346,8 @@ def _leakage_counts(chunk: _Chunk, pred_cover: Cover) -> tuple[np.ndarray, np.nd
     missed = ~pred_cover.overlaps(
         gold.start, gold.end
     )  # nothing of the span covered (a missed span is leaked)
-    _, high_scored = pred_cover.covered_below(gold.end)
-    _, low_scored = pred_cover.covered_below(gold.start)
+    high_scored = pred_cover.covered_below(gold.end, scored=True)
+    low_scored = pred_cover.covered_below(gold.start, scored=True)
     own_scored = line.scored_between(gold.start, gold.end)
     scored_leak = leaked & (own_scored - (high_scored - low_scored) > 0)
     gold_per_doc = chunk.per_doc(gold.doc)

@@ -210,20 +210,18 @@ class Cover:
     def _last_starting_at_or_before(self, x: np.ndarray) -> np.ndarray:
         return np.searchsorted(self.start, x, side="right") - 1
 
-    def covered_below(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(code points, scored code points) of the set below x, for each x."""
+    def covered_below(self, x: np.ndarray, *, scored: bool = False) -> np.ndarray:
+        """The code points (`scored`: the scored code points) of the set below x, for each x. Needs
+        the line's scored prefix."""
         if len(self.start) == 0:
-            zero = np.zeros(len(x), dtype=INT)
-            return zero, zero
+            return np.zeros(len(x), dtype=INT)
         k = self._last_starting_at_or_before(x)
         inside = k >= 0
         k = np.where(inside, k, 0)
         cut = np.minimum(x, self.end[k])
-        points = np.where(inside, self.before[k] + cut - self.start[k], 0)
-        if self.prefix is None:
-            return points, points
-        scored = np.where(inside, self.scored_before[k] + self.prefix[cut] - self.prefix[self.start[k]], 0)
-        return points, scored
+        if scored and self.prefix is not None:
+            return np.where(inside, self.scored_before[k] + self.prefix[cut] - self.prefix[self.start[k]], 0)
+        return np.where(inside, self.before[k] + cut - self.start[k], 0)
 
     def covers(self, start: np.ndarray, end: np.ndarray) -> np.ndarray:
         if len(self.start) == 0:

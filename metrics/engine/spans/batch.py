@@ -342,14 +342,11 @@ def _leakage_counts(chunk: _Chunk, pred_cover: Cover) -> tuple[np.ndarray, np.nd
     """Leakage, per gold span against the union of all predictions: (leaked, leaked scored code
     points, missed) per gold span. counts 32 and 34 are the character counts' false negatives."""
     line, gold, counts, rows = chunk.line, chunk.gold, chunk.counts, chunk.rows
-    leaked = ~pred_cover.covers(gold.start, gold.end)
-    missed = ~pred_cover.overlaps(
-        gold.start, gold.end
-    )  # nothing of the span covered (a missed span is leaked)
-    high_scored = pred_cover.covered_below(gold.end, scored=True)
-    low_scored = pred_cover.covered_below(gold.start, scored=True)
+    covered, overlapped, covered_scored = pred_cover.against(gold.start, gold.end)
+    leaked = ~covered
+    missed = ~overlapped  # nothing of the span covered (a missed span is leaked)
     own_scored = line.scored_between(gold.start, gold.end)
-    scored_leak = leaked & (own_scored - (high_scored - low_scored) > 0)
+    scored_leak = leaked & (own_scored - covered_scored > 0)
     gold_per_doc = chunk.per_doc(gold.doc)
     missed_per_doc = chunk.per_doc(gold.doc[missed])
     counts[:, 21] = gold_per_doc - missed_per_doc

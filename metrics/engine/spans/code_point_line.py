@@ -215,7 +215,10 @@ class Cover:
         the line's scored prefix."""
         if len(self.start) == 0:
             return np.zeros(len(x), dtype=INT)
-        k = self._last_starting_at_or_before(x)
+        return self._below(x, self._last_starting_at_or_before(x), scored)
+
+    def _below(self, x: np.ndarray, k: np.ndarray, scored: bool) -> np.ndarray:
+        """`covered_below`, k: the last segment starting at or before each x (-1: none)."""
         inside = k >= 0
         k = np.where(inside, k, 0)
         cut = np.minimum(x, self.end[k])
@@ -223,11 +226,23 @@ class Cover:
             return np.where(inside, self.scored_before[k] + self.prefix[cut] - self.prefix[self.start[k]], 0)
         return np.where(inside, self.before[k] + cut - self.start[k], 0)
 
-    def covers(self, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    def against(self, start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """For each interval: whether the set `covers` it, whether it `overlaps` it, and the set's
+        scored code points inside it; two searches where the four questions asked one each."""
         if len(self.start) == 0:
-            return np.zeros(len(start), dtype=bool)
-        k = self._last_starting_at_or_before(start)
-        return (k >= 0) & (self.end[np.maximum(k, 0)] >= end)
+            return (
+                np.zeros(len(start), dtype=bool),
+                np.zeros(len(start), dtype=bool),
+                np.zeros(len(start), INT),
+            )
+        at_start = self._last_starting_at_or_before(start)
+        at_end = self._last_starting_at_or_before(end)
+        covers = (at_start >= 0) & (self.end[np.maximum(at_start, 0)] >= end)
+        # The last segment starting before the end: at_end, unless that one starts at the end itself.
+        before_end = at_end - ((at_end >= 0) & (self.start[np.maximum(at_end, 0)] == end))
+        overlaps = (before_end >= 0) & (self.end[np.maximum(before_end, 0)] > start)
+        scored = self._below(end, at_end, True) - self._below(start, at_start, True)
+        return covers, overlaps, scored
 
     def overlaps(self, start: np.ndarray, end: np.ndarray) -> np.ndarray:
         if len(self.start) == 0:

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from metrics.engine.spans import LEFT_OUT_CHARACTERS, code_point_line
-from metrics.engine.spans.code_point_line import Line, PackedPrefix, character_classes
+from metrics.engine.spans.code_point_line import Cover, Line, PackedPrefix, character_classes, merge
 
 
 @given(st.text(alphabet=st.characters(codec="utf-8"), max_size=80))
@@ -93,3 +93,28 @@ def test_sorted_points_are_counted_in_the_documents_they_fall_in():
     points = np.array([0, 2, 5, 6])
     assert line.per_document(points).tolist() == [2, 0, 2]
     assert line.per_document(points * 10 + 3, scale=10).tolist() == [2, 0, 2]
+
+
+@given(
+    st.lists(st.tuples(st.integers(0, 60), st.integers(1, 8)), max_size=12),
+    st.lists(st.booleans(), min_size=72, max_size=72),
+    st.lists(st.tuples(st.integers(0, 70), st.integers(1, 10)), min_size=1, max_size=12),
+)
+def test_a_cover_answers_for_each_interval_as_its_code_points_one_by_one(segments, scored, queries):
+    """covers: every code point of the interval in the set; overlaps: one; and the scored ones in both."""
+    spans = sorted((start, start + length) for start, length in segments)
+    start, end, _ = merge(
+        np.array([s for s, _ in spans], dtype=np.int64), np.array([e for _, e in spans], dtype=np.int64)
+    )
+    cover = Cover(start, end, PackedPrefix(np.array(scored, dtype=bool)))
+    inside = {p for s, e in zip(start.tolist(), end.tolist(), strict=True) for p in range(s, e)}
+    query_start = np.array([s for s, _ in queries], dtype=np.int64)
+    query_end = query_start + np.array([length for _, length in queries], dtype=np.int64)
+
+    covers, overlaps, covered_scored = cover.against(query_start, query_end)
+
+    points = [range(s, e) for s, e in zip(query_start.tolist(), query_end.tolist(), strict=True)]
+    assert covers.tolist() == [all(p in inside for p in span) for span in points]
+    assert overlaps.tolist() == [any(p in inside for p in span) for span in points]
+    assert overlaps.tolist() == cover.overlaps(query_start, query_end).tolist()
+    assert covered_scored.tolist() == [sum(p in inside and scored[p] for p in span) for span in points]

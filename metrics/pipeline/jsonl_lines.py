@@ -11,7 +11,7 @@ from __future__ import annotations
 import mmap
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import orjson
@@ -25,11 +25,13 @@ _LEADING_ID = re.compile(rb'\{\s*"document_id"\s*:\s*"([^"\\]*)"')
 
 @dataclass(frozen=True)
 class ByteRange:
-    """Lines `[start, end)` of a file, by byte offset."""
+    """Lines `[start, end)` of a file, by byte offset; `line_ends`, when known, where each of its lines
+    ends (the offset just past its newline, as `line_ends` finds them)."""
 
     path: str
     start: int
     end: int
+    line_ends: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     def read(self) -> bytes:
         with open(self.path, "rb") as file:
@@ -49,6 +51,12 @@ class ByteRange:
         with open(self.path, "rb") as file:
             mapped = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
         whole, find = memoryview(mapped), mapped.find
+        if self.line_ends is not None and len(self.line_ends):
+            stops = self.line_ends - 1  # each line's newline
+            if mapped[int(self.line_ends[-1]) - 1] != _NEWLINE:
+                stops[-1] += 1  # a last line without its newline
+            starts = [self.start, *(self.line_ends[:-1].tolist())]
+            return [whole[start:stop] for start, stop in zip(starts, stops.tolist(), strict=True)]
         lines = []
         position = self.start
         while position < self.end:

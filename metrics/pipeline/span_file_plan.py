@@ -98,7 +98,12 @@ def plan_span_file_chunks(
         fitting = int(np.searchsorted(gold_ends, gold_starts[first] + CHUNK_BYTES, side="right"))
         last = min(first + size, max(fitting, first + 1))
         predictions: ByteRange | ScatteredLines = (
-            ByteRange(str(predictions_path), int(predicted_starts[first]), int(predicted_ends[last - 1]))
+            ByteRange(
+                str(predictions_path),
+                int(predicted_starts[first]),
+                int(predicted_ends[last - 1]),
+                predicted_ends[first:last],
+            )
             if by_line
             else ScatteredLines(
                 str(predictions_path), predicted_starts[first:last].copy(), predicted_ends[first:last].copy()
@@ -108,7 +113,9 @@ def plan_span_file_chunks(
             SpanFileChunk(
                 first_position=first,
                 documents=last - first,
-                gold=ByteRange(str(gold_path), int(gold_starts[first]), int(gold_ends[last - 1])),
+                gold=ByteRange(
+                    str(gold_path), int(gold_starts[first]), int(gold_ends[last - 1]), gold_ends[first:last]
+                ),
                 predictions=predictions,
                 label_map=dict(label_map.mapping),
             )

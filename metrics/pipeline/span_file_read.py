@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import chain
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from typing import Any
 
 import msgspec
@@ -169,7 +169,15 @@ def _documents(lines: Sequence[bytes | memoryview]) -> list[_Document] | None:
 
 
 def _any_blank(lines: Sequence[memoryview]) -> bool:
-    return any(not line or (line[0] in _WHITESPACE and bytes(line).isspace()) for line in lines)
+    try:  # a line of JSON starts with "{": whether any starts with a space is asked in C
+        if _WHITESPACE.isdisjoint(map(_FIRST_BYTE, lines)):
+            return False
+    except IndexError:
+        return True  # an empty line
+    return any(line[0] in _WHITESPACE and bytes(line).isspace() for line in lines)
+
+
+_FIRST_BYTE = itemgetter(0)
 
 
 _WHITESPACE = frozenset(b" \t\n\r\x0b\x0c")  # bytes.isspace()'s
@@ -182,6 +190,9 @@ def _document_ids(documents: Sequence[_Document]) -> list[str] | None:
 
 def _same_texts(predicted_texts: Sequence[str | None], gold_texts: Sequence[str]) -> bool:
     """True when every prediction that carries its text carries the gold text."""
+    carried = len(predicted_texts) - predicted_texts.count(None)
+    if carried in (0, len(predicted_texts)):  # none or all: compared in C
+        return carried == 0 or list(predicted_texts) == list(gold_texts)
     return all(text is None or text == gold for text, gold in zip(predicted_texts, gold_texts, strict=True))
 
 
@@ -194,16 +205,16 @@ class _Labels:
         self._code_of_type: dict[str, int] = {}
         self.code_of_label: dict[str, int] = {}
 
-    def codes(self, labels: Sequence[Any]) -> np.ndarray | None:
-        """The code of each label, or None when one is not a string or not in the label map."""
-        try:  # labels seen before: no pass to find the new ones
-            return np.fromiter(map(self.code_of_label.__getitem__, labels), dtype=np.int64, count=len(labels))
-        except (KeyError, TypeError):
+    def codes(self, entities: Sequence[_Entity]) -> np.ndarray | None:
+        """The code of each entity's label, or None when one is not in the label map."""
+        try:  # labels seen before: no pass to find the new ones, nor a list of them
+            return np.fromiter(
+                map(self.code_of_label.__getitem__, map(_TYPE, entities)), dtype=np.int64, count=len(entities)
+            )
+        except KeyError:
             pass
-        distinct = set(labels)
-        if set(map(type, distinct)) - {str}:
-            return None
-        for label in distinct - self.code_of_label.keys():
+        labels = list(map(_TYPE, entities))  # strings: msgspec checked each entity_type
+        for label in set(labels) - self.code_of_label.keys():
             canonical = self.label_map.lookup(label)
             if canonical is None:
                 return None  # unknown: the validating reader warns about it
@@ -230,7 +241,7 @@ def _spans(documents: Sequence[_Document], texts: Sequence[str], labels: _Labels
         return None
     if not _entity_texts_match(flat, document, start, end, texts):
         return None
-    type_code = labels.codes(list(map(_TYPE, flat)))
+    type_code = labels.codes(flat)
     if type_code is None:
         return None
     return SpanSide(document=document, start=start, end=end, type_code=type_code)

@@ -64,3 +64,15 @@ def test_a_ranges_line_views_are_its_lines_as_read(tmp_path):
     for start, end in ((0, 14), (0, 13), (3, 8), (4, 4), (13, 14), (7, 13)):
         byte_range = ByteRange(str(path), start, end)
         assert [bytes(view) for view in byte_range.line_views()] == byte_range.read_lines()
+
+
+def test_a_ranges_line_views_by_its_known_line_ends_are_its_lines_as_read(tmp_path):
+    """The plan knows where every line ends: the range is cut there, with no search for newlines."""
+    path = tmp_path / "lines.jsonl"
+    path.write_bytes(b"ab\n\n  \ncdefg\nh")
+    ends = line_ends(str(path))
+    boundaries = [0, *ends.tolist()]
+    for first in range(len(ends)):
+        for last in range(first + 1, len(ends) + 1):
+            byte_range = ByteRange(str(path), boundaries[first], boundaries[last], ends[first:last])
+            assert [bytes(view) for view in byte_range.line_views()] == byte_range.read_lines()

@@ -194,9 +194,10 @@ def test_documents_without_a_prediction_line_predicted_nothing(tmp_path):
     assert score_fields(fast) == score_fields(validating(gold, predictions))
 
 
-def test_a_blank_line_among_as_many_prediction_lines_as_gold_lines_is_paired_by_id(tmp_path):
+@pytest.mark.parametrize("blank", ["", "  ", "\t "])
+def test_a_blank_line_among_as_many_prediction_lines_as_gold_lines_is_paired_by_id(tmp_path, blank):
     gold, predictions = write_pair(
-        tmp_path, [gold_record(i) for i in "abc"], [predicted_record("a"), "", predicted_record("c")]
+        tmp_path, [gold_record(i) for i in "abc"], [predicted_record("a"), blank, predicted_record("c")]
     )
     assert fast_chunks(gold, predictions)[0] == "unpaired"
     assert all(chunk is not None for chunk in fast_chunks(gold, predictions, by_document_id=True))
@@ -226,3 +227,17 @@ def test_a_label_map_maps_labels_as_the_validating_reader_maps_them(tmp_path):
     assert score_fields(fast) == score_fields(slow)
     assert {"AGE", "ORGANIZATION"} <= set(score_fields(fast)[0][2])
     assert fast.warnings == slow.warnings == []
+
+
+def test_predictions_that_all_carry_their_text_are_read_when_every_text_is_the_gold_text(tmp_path):
+    gold, predictions = write_pair(
+        tmp_path, [gold_record(i) for i in "abcd"], [predicted_record(i, text=TEXT) for i in "abcd"]
+    )
+    assert all(chunk is not None for chunk in fast_chunks(gold, predictions))
+
+
+def test_predictions_that_all_carry_their_text_are_not_sure_when_one_text_differs(tmp_path):
+    predicted = [predicted_record(i, text=TEXT) for i in "abc"] + [predicted_record("d", text=TEXT + " ")]
+    gold, predictions = write_pair(tmp_path, [gold_record(i) for i in "abcd"], predicted)
+    first, second = fast_chunks(gold, predictions)
+    assert first is not None and second is None

@@ -277,8 +277,8 @@ def _typed_character_counts(chunk: _Chunk, pred_cover: Cover) -> tuple[Cover, Co
     rows[:, 3] = type_pred_len - type_both
     rows[:, 4] = type_gold_len - type_both
     offset = chunk.row_code[gold_union_row] * chunk.line.length
-    covered_high, _ = pred_cover.covered_below(gold_end - offset)
-    covered_low, _ = pred_cover.covered_below(gold_start - offset)
+    covered_high = pred_cover.covered_below(gold_end - offset)
+    covered_low = pred_cover.covered_below(gold_start - offset)
     rows[:, 5] = chunk.per_row(gold_union_row, covered_high - covered_low)
     return Cover(gold_start, gold_end), Cover(pred_start, pred_end)
 
@@ -342,14 +342,11 @@ def _leakage_counts(chunk: _Chunk, pred_cover: Cover) -> tuple[np.ndarray, np.nd
     """Leakage, per gold span against the union of all predictions: (leaked, leaked scored code
     points, missed) per gold span. counts 32 and 34 are the character counts' false negatives."""
     line, gold, counts, rows = chunk.line, chunk.gold, chunk.counts, chunk.rows
-    leaked = ~pred_cover.covers(gold.start, gold.end)
-    missed = ~pred_cover.overlaps(
-        gold.start, gold.end
-    )  # nothing of the span covered (a missed span is leaked)
-    _, high_scored = pred_cover.covered_below(gold.end)
-    _, low_scored = pred_cover.covered_below(gold.start)
+    covered, overlapped, covered_scored = pred_cover.against(gold.start, gold.end)
+    leaked = ~covered
+    missed = ~overlapped  # nothing of the span covered (a missed span is leaked)
     own_scored = line.scored_between(gold.start, gold.end)
-    scored_leak = leaked & (own_scored - (high_scored - low_scored) > 0)
+    scored_leak = leaked & (own_scored - covered_scored > 0)
     gold_per_doc = chunk.per_doc(gold.doc)
     missed_per_doc = chunk.per_doc(gold.doc[missed])
     counts[:, 21] = gold_per_doc - missed_per_doc

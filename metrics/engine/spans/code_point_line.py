@@ -24,6 +24,9 @@ SEPARATOR = "\n"  # left out and not a letter: it adds nothing to any count
 _LATIN1_SCORED = np.array([chr(c) not in LEFT_OUT_CHARACTERS for c in range(256)], dtype=np.uint8)
 _LATIN1_ALNUM = np.array([chr(c).isalnum() for c in range(256)], dtype=np.uint8)
 INT = np.int64
+# Code points classified per np.take (`character_classes`): np.take first turns its indices into
+# 64-bit ones, and a block's stay in the cache.
+TAKE_BLOCK = 1 << 16
 
 
 class Line:
@@ -35,7 +38,7 @@ class Line:
         self.n_chars = n_chars
         self.bases = np.zeros(n_docs, dtype=INT)
         np.cumsum(n_chars[:-1] + 1, out=self.bases[1:])
-        joined = SEPARATOR.join(texts) + SEPARATOR
+        joined = SEPARATOR.join([*texts, ""])  # each text followed by one: a single copy
         self.length = len(joined)  # > every global coordinate
         # Where each document's coordinates start, and after the last document, the line's end.
         self.boundaries = np.append(self.bases, self.length)
@@ -48,10 +51,13 @@ class Line:
         if self.length and alnum[0]:
             changes = np.concatenate(([0], changes))
         self.run_starts, self.run_ends = changes[0::2], changes[1::2]
-        # How many runs start before a position: the span's pieces are counted without a search.
-        run_start_flags = np.zeros(self.length + 1, dtype=bool)
-        run_start_flags[self.run_starts] = True
-        self.runs_before = PackedPrefix(run_start_flags)
+        # How many runs start before a position: the span's pieces are counted without a search. A
+        # run starts where a letter follows no letter: in the packed words, a bit set whose lower
+        # neighbour (the word below's top bit, for bit 0) is clear.
+        letters = packed_words(alnum)
+        below = letters << np.uint64(1)
+        below[1:] |= letters[:-1] >> np.uint64(63)
+        self.runs_before = PackedPrefix(words=letters & ~below)
 
     def scored_between(self, start: np.ndarray, end: np.ndarray) -> np.ndarray:
         return self.scored_prefix[end] - self.scored_prefix[start]
@@ -72,11 +78,9 @@ class PackedPrefix:
     the flagged positions costs several times a look-up.
     """
 
-    def __init__(self, flags: np.ndarray) -> None:
-        packed = np.packbits(flags, bitorder="little")
-        # One word to spare: the line's end is a position too.
-        self.words = np.zeros(len(packed) // 8 + 1, dtype=np.uint64)
-        self.words.view(np.uint8)[: len(packed)] = packed
+    def __init__(self, flags: np.ndarray | None = None, *, words: np.ndarray | None = None) -> None:
+        """The prefix of these flags, or of flags already packed (`packed_words`)."""
+        self.words = packed_words(flags) if words is None else words
         self.before = np.zeros(len(self.words), dtype=INT)
         np.cumsum(np.bitwise_count(self.words[:-1]), out=self.before[1:])
 
@@ -84,6 +88,15 @@ class PackedPrefix:
         word = positions >> 6
         below = np.left_shift(np.uint64(1), (positions & 63).astype(np.uint64)) - np.uint64(1)
         return self.before[word] + np.bitwise_count(self.words[word] & below)
+
+
+def packed_words(flags: np.ndarray) -> np.ndarray:
+    """Flags packed 64 to a word: position p is bit p % 64 of word p // 64, and one word to spare
+    (zeros), as the line's end is a position too."""
+    packed = np.packbits(flags, bitorder="little")
+    words = np.zeros(len(packed) // 8 + 1, dtype="<u8")
+    words.view(np.uint8)[: len(packed)] = packed
+    return words
 
 
 class SortedSpans:
@@ -197,26 +210,39 @@ class Cover:
     def _last_starting_at_or_before(self, x: np.ndarray) -> np.ndarray:
         return np.searchsorted(self.start, x, side="right") - 1
 
-    def covered_below(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(code points, scored code points) of the set below x, for each x."""
+    def covered_below(self, x: np.ndarray, *, scored: bool = False) -> np.ndarray:
+        """The code points (`scored`: the scored code points) of the set below x, for each x. Needs
+        the line's scored prefix."""
         if len(self.start) == 0:
-            zero = np.zeros(len(x), dtype=INT)
-            return zero, zero
-        k = self._last_starting_at_or_before(x)
+            return np.zeros(len(x), dtype=INT)
+        return self._below(x, self._last_starting_at_or_before(x), scored)
+
+    def _below(self, x: np.ndarray, k: np.ndarray, scored: bool) -> np.ndarray:
+        """`covered_below`, k: the last segment starting at or before each x (-1: none)."""
         inside = k >= 0
         k = np.where(inside, k, 0)
         cut = np.minimum(x, self.end[k])
-        points = np.where(inside, self.before[k] + cut - self.start[k], 0)
-        if self.prefix is None:
-            return points, points
-        scored = np.where(inside, self.scored_before[k] + self.prefix[cut] - self.prefix[self.start[k]], 0)
-        return points, scored
+        if scored and self.prefix is not None:
+            return np.where(inside, self.scored_before[k] + self.prefix[cut] - self.prefix[self.start[k]], 0)
+        return np.where(inside, self.before[k] + cut - self.start[k], 0)
 
-    def covers(self, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    def against(self, start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """For each interval: whether the set `covers` it, whether it `overlaps` it, and the set's
+        scored code points inside it; two searches where the four questions asked one each."""
         if len(self.start) == 0:
-            return np.zeros(len(start), dtype=bool)
-        k = self._last_starting_at_or_before(start)
-        return (k >= 0) & (self.end[np.maximum(k, 0)] >= end)
+            return (
+                np.zeros(len(start), dtype=bool),
+                np.zeros(len(start), dtype=bool),
+                np.zeros(len(start), INT),
+            )
+        at_start = self._last_starting_at_or_before(start)
+        at_end = self._last_starting_at_or_before(end)
+        covers = (at_start >= 0) & (self.end[np.maximum(at_start, 0)] >= end)
+        # The last segment starting before the end: at_end, unless that one starts at the end itself.
+        before_end = at_end - ((at_end >= 0) & (self.start[np.maximum(at_end, 0)] == end))
+        overlaps = (before_end >= 0) & (self.end[np.maximum(before_end, 0)] > start)
+        scored = self._below(end, at_end, True) - self._below(start, at_start, True)
+        return covers, overlaps, scored
 
     def overlaps(self, start: np.ndarray, end: np.ndarray) -> np.ndarray:
         if len(self.start) == 0:
@@ -247,8 +273,13 @@ def _classes_beyond_latin1(text: str) -> np.ndarray:
     else:  # surrogate pairs: a code point beyond the plane
         code_points = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
         table = _classes_up_to(int(code_points.max()))
-    # The table covers every code point: "clip" never clips, it only skips the bounds check.
-    return np.take(table, code_points, mode="clip")
+    classes = np.empty(len(code_points), dtype=np.uint8)
+    # A block at a time (TAKE_BLOCK). The table covers every code point: "clip" never clips, it only
+    # skips the bounds check.
+    for start in range(0, len(code_points), TAKE_BLOCK):
+        block = slice(start, start + TAKE_BLOCK)
+        np.take(table, code_points[block], out=classes[block], mode="clip")
+    return classes
 
 
 _SCORED, _ALNUM = 1, 2

@@ -58,7 +58,7 @@ from metrics.engine.uncertainty.resampling import (
     WordSums,
     resample_run_sums,
     resample_runs,
-    resampled_words,
+    tallied_ahead_words,
 )
 from metrics.engine.uncertainty.span_metrics import (
     span_document_counts,
@@ -126,7 +126,7 @@ def word_sums_of(executor: Executor | None) -> WordSums:
     """How the resamples are summed: in runs over the executor's processes when it has several, else
     in this process. The sums are the same to the last bit either way."""
     if executor is None or executor.processes < 2:
-        return resampled_words
+        return tallied_ahead_words
     return partial(pooled_word_sums, executor)
 
 
@@ -135,7 +135,7 @@ def pooled_word_sums(executor: Executor, packed: PackedColumns, resamples: int, 
     order. This process makes the draws that find where each run starts while the runs before it are
     being summed; every process gets the packed table once, with its run."""
     if packed.words.shape[0] * resamples < _POOLED_FROM:
-        return resampled_words(packed, resamples, seed)
+        return tallied_ahead_words(packed, resamples, seed)
     runs = resample_runs(packed, resamples, seed, parts=executor.processes)
     return np.concatenate(list(executor.map(resample_run_sums, runs)))
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import io
 import shutil
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import BinaryIO
@@ -55,7 +54,6 @@ from metrics.pipeline.extraction_evaluation import (
 )
 from metrics.pipeline.extraction_files import (
     ExtractionFileChunk,
-    ExtractionFilePartial,
     ExtractionFilePlan,
     plain_files,
     plan_extraction_file_chunks,
@@ -270,23 +268,22 @@ def _score_files(
     with (
         open(staging / bundle.COMPARISON_CSV, "wb") as comparison,
         open(staging / bundle.LLM_ANNOTATIONS_JSON, "wb") as annotations,
-        # A chunk's parts are written in this thread while the next chunk is scored (the writes
-        # release the GIL), and all are written before the files close.
-        ThreadPoolExecutor(max_workers=1) as writing,
     ):
         comparison.write(header.getvalue().encode("utf-8"))
         annotations.write(opening.encode("utf-8"))
         separator = FIRST_ITEM_SEPARATOR.encode("utf-8")
         if executor.processes > 1:
             chunks = [replace(chunk, parts_folder=str(staging)) for chunk in chunks]
-        written: Future[None] = writing.submit(int)
         for partial in executor.map(score_extraction_file_chunk, chunks):
             if partial is None:
                 raise _NotSure
-            written.result()  # one chunk's parts at most wait to be written
-            written = writing.submit(_write_parts, (comparison, annotations), partial, separator, timer)
-            if partial.llm_annotations:
-                separator = ITEM_SEPARATOR.encode("utf-8")
+            with timer(f"write {bundle.COMPARISON_CSV}"):
+                _append(comparison, partial.comparison_csv)
+            with timer(f"write {bundle.LLM_ANNOTATIONS_JSON}"):
+                if partial.llm_annotations:
+                    annotations.write(separator)
+                    _append(annotations, partial.llm_annotations)
+                    separator = ITEM_SEPARATOR.encode("utf-8")
             columns.append(partial.metric_columns)
             joined.counts.append(partial.counts)
             if partial.metadata:
@@ -298,25 +295,10 @@ def _score_files(
             joined.gold_warnings.extend(partial.gold_warnings)
             add_unknown_counts(unknown, partial.unknown_predicted)
             del partial
-        written.result()
         annotations.write(closing.encode("utf-8"))
     joined.warnings.extend(unknown_attribute_warnings(unknown))
     joined.metric_columns = MetricColumns.joined(columns)
     return joined
-
-
-def _write_parts(
-    handles: tuple[BinaryIO, BinaryIO], partial: ExtractionFilePartial, separator: bytes, timer: PhaseTimer
-) -> None:
-    """A chunk's parts of the comparison CSV and of llm_annotations.json (after `separator`, when it
-    has one)."""
-    comparison, annotations = handles
-    with timer(f"write {bundle.COMPARISON_CSV}"):
-        _append(comparison, partial.comparison_csv)
-    with timer(f"write {bundle.LLM_ANNOTATIONS_JSON}"):
-        if partial.llm_annotations:
-            annotations.write(separator)
-            _append(annotations, partial.llm_annotations)
 
 
 def _append(handle: BinaryIO, part: bytes | Path) -> None:

@@ -60,7 +60,7 @@ from metrics.engine.uncertainty.resampling import (
     WordSums,
     resample_run_sums,
     resample_runs,
-    resampled_words,
+    tallied_ahead_words,
 )
 from metrics.engine.uncertainty.span_metrics import (
     span_document_counts,
@@ -129,7 +129,7 @@ def word_sums_of(executor: Executor | None, meanwhile: Callable[[], object] | No
     in this process. The sums are the same to the last bit either way. `meanwhile`: work of this
     process to do while the processes sum (see `pooled_word_sums`)."""
     if executor is None or executor.processes < 2:
-        return resampled_words
+        return tallied_ahead_words
     if meanwhile is None:
         return partial(pooled_word_sums, executor)
     return partial(pooled_word_sums, executor, meanwhile=meanwhile)
@@ -151,7 +151,7 @@ def pooled_word_sums(
     process would only wait; it is not called when the resamples are summed here (too few to pool).
     """
     if packed.words.shape[0] * resamples < _POOLED_FROM:
-        return resampled_words(packed, resamples, seed)
+        return tallied_ahead_words(packed, resamples, seed)
     runs = resample_runs(packed, resamples, seed, parts=executor.processes)
     if meanwhile is not None:
         runs = _then(runs, meanwhile)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cache
 from itertools import pairwise
@@ -302,27 +303,27 @@ def skip_draws(rng: np.random.Generator, draws: int, n_documents: int) -> None:
     2**32), unless (x * n) mod 2**32 < 2**32 mod n, when x is rejected and the next output tried.
     So the draws end at the output that is the draws-th accepted one: the outputs are made raw and
     only the rejections are looked for. That rule is numpy's, not a promise of its API: a numpy that
-    draws otherwise (`_skipping_follows_numpy`) gets its draws made.
+    draws otherwise (`skipping_follows_numpy`) gets its draws made.
     """
-    if n_documents >= 1 << 32 or not _skipping_follows_numpy():
+    if n_documents >= 1 << 32 or not skipping_follows_numpy():
         rng.integers(0, n_documents, size=draws)
         return
-    _skip_accepted(rng, draws, n_documents)
+    skip_accepted_draws(rng, draws, n_documents)
 
 
 @cache
-def _skipping_follows_numpy() -> bool:
+def skipping_follows_numpy() -> bool:
     """Whether skipping leaves a generator where this numpy's draws do: checked once a process, on
     draws with many rejections (n near 2**32 * 0.7) from a buffered half, in a millisecond."""
     drawn, skipped = np.random.default_rng(1), np.random.default_rng(1)
     for generator in (drawn, skipped):
         generator.integers(0, 1_000, size=1)  # leaves a high half in the buffer
     drawn.integers(0, 3_000_000_000, size=4_097)
-    _skip_accepted(skipped, 4_097, 3_000_000_000)
+    skip_accepted_draws(skipped, 4_097, 3_000_000_000)
     return drawn.bit_generator.state == skipped.bit_generator.state
 
 
-def _skip_accepted(rng: np.random.Generator, draws: int, n_documents: int) -> None:
+def skip_accepted_draws(rng: np.random.Generator, draws: int, n_documents: int) -> None:
     """`skip_draws` by numpy's rule for n < 2**32."""
     needed = draws if n_documents > 1 else 0  # below 1 numpy draws nothing
     scale, threshold = np.uint32(n_documents), np.uint32((1 << 32) % n_documents)
@@ -378,6 +379,44 @@ def resample_run_sums(run: ResampleRun) -> np.ndarray:
                 # Other sums depend on the order BLAS adds in: they keep the product they always had.
                 sums[start : start + tally.shape[0]] = tally @ run.words
     return sums
+
+
+def resample_run_sums_ahead(run: ResampleRun) -> np.ndarray:
+    """`resample_run_sums`, with each weight block tallied in a thread while the block before it is
+    multiplied: the draws and the product release the GIL, so on two cores the product costs next to
+    no wall time. Two blocks are held instead of one, so a table whose block is above `_BLOCK_ENTRIES`
+    is summed as `resample_run_sums` does. The same blocks meet the same products: the same bits."""
+    n_documents, n_words = run.words.shape
+    per_block = block_rows(n_documents)
+    starts = range(0, run.rows, per_block)
+    if len(starts) < 2 or per_block * n_documents > _BLOCK_ENTRIES:
+        return resample_run_sums(run)
+    bit_generator = np.random.PCG64()
+    bit_generator.state = run.state
+    rng = np.random.Generator(bit_generator)
+    buffers = [np.empty((per_block, n_documents), dtype=np.float64) for _ in range(2)]
+
+    def tallied(block: int) -> np.ndarray:
+        return _tally(rng, buffers[block % 2][: min(per_block, run.rows - starts[block])])
+
+    sums = np.empty((run.rows, n_words), dtype=np.float64)
+    with _thread_pools().limit(limits=1, user_api="blas"), ThreadPoolExecutor(max_workers=1) as tallier:
+        pending = tallier.submit(tallied, 0)
+        for block, start in enumerate(starts):
+            weights = pending.result()
+            if block + 1 < len(starts):
+                pending = tallier.submit(tallied, block + 1)
+            if run.exact:
+                sums[start : start + weights.shape[0]] = (run.words.T @ weights.T).T
+            else:
+                sums[start : start + weights.shape[0]] = weights @ run.words
+    return sums
+
+
+def tallied_ahead_words(packed: PackedColumns, resamples: int, seed: int) -> np.ndarray:
+    """`resampled_words`, by `resample_run_sums_ahead`: the same sums, to the last bit."""
+    first = np.random.default_rng(seed).bit_generator.state
+    return resample_run_sums_ahead(ResampleRun(resamples, first, packed.words, packed.exact))
 
 
 def resampled_words(packed: PackedColumns, resamples: int, seed: int) -> np.ndarray:

@@ -176,13 +176,13 @@ def test_a_numpy_that_draws_by_another_rule_gets_its_draws_made(monkeypatch):
     # once a process finds it, and the generator is moved on by drawing.
     from metrics.engine.uncertainty import resampling
 
-    monkeypatch.setattr(resampling, "_skip_accepted", lambda rng, draws, n_documents: None)
-    resampling._skipping_follows_numpy.cache_clear()
+    monkeypatch.setattr(resampling, "skip_accepted_draws", lambda rng, draws, n_documents: None)
+    resampling.skipping_follows_numpy.cache_clear()
     try:
-        assert not resampling._skipping_follows_numpy()
+        assert not resampling.skipping_follows_numpy()
         drawn, skipped = np.random.default_rng(3), np.random.default_rng(3)
         drawn.integers(0, 100_000, size=5_000)
         skip_draws(skipped, 5_000, 100_000)
         assert skipped.bit_generator.state == drawn.bit_generator.state
     finally:
-        resampling._skipping_follows_numpy.cache_clear()
+        resampling.skipping_follows_numpy.cache_clear()

@@ -8,11 +8,14 @@ import math
 
 import krippendorff
 import numpy as np
-from sklearn.metrics import cohen_kappa_score
 
 
 def library_kappa(a: np.ndarray, b: np.ndarray) -> float | None:
     """scikit-learn's Cohen's kappa; null where it is undefined (a single label on both sides)."""
+    # Imported here, not with the module: every manage.py command and worker imports this module (the
+    # app's tasks), and scikit-learn took 0.6 s and 90 MB of each, though only agreement uses it.
+    from sklearn.metrics import cohen_kappa_score
+
     if a.size == 0 or (np.all(a == a[0]) and np.all(b == a[0])):
         return None
     return finite_or_none(cohen_kappa_score(a, b))

@@ -127,6 +127,7 @@ def _evaluate_span_paths(
                 gold_annotator=gold_annotator,
                 limits=limits,
                 executor=executor,
+                keep_leaked=include_sensitive_text,
             )
         # Intervals first: their count table is freed before the results body (a row per document)
         # is built, so the two never sit in memory together. Both read only the scores; once the
@@ -207,7 +208,10 @@ def _load_and_score(
     gold_annotator: str | None,
     limits: ArchiveLimits,
     executor: Executor,
+    keep_leaked: bool = True,
 ) -> ScoredSpanDocuments:
+    """`keep_leaked` False: the scores list no leaked span (their counts stay), as only the results
+    body with sensitive text reads them."""
     if isinstance(executor, ProcessPool):
         # The fast path's reader imports the validating path's scorer too: one preload serves both.
         executor.start(score_span_file_chunk)
@@ -220,6 +224,7 @@ def _load_and_score(
             restrict_to_gt_types=restrict_to_gt_types,
             progress=progress,
             executor=executor,
+            keep_leaked=keep_leaked,
         )
         if scored is not None:
             return scored
@@ -232,6 +237,7 @@ def _load_and_score(
         gold_annotator=gold_annotator,
         limits=limits,
         executor=executor,
+        keep_leaked=keep_leaked,
     )
 
 
@@ -243,13 +249,16 @@ def _score_plain_files(
     restrict_to_gt_types: bool,
     progress: ProgressCallback | None,
     executor: Executor,
+    keep_leaked: bool,
 ) -> ScoredSpanDocuments | None:
     """The fast path (`span_file_plan`, `span_file_read`): two plain JSONL files, each chunk read by
     whoever scores it. None when it is not sure of something: the caller reads both again, validating."""
-    chunks = plan_span_file_chunks(gold_path, predictions_path, label_map=label_map)
+    chunks = plan_span_file_chunks(gold_path, predictions_path, label_map=label_map, keep_leaked=keep_leaked)
     scored = None if chunks is None else _score_file_chunks(chunks, executor, progress)
     if scored is UNPAIRED:  # line k of the predictions was not the document of gold's line k
-        chunks = plan_span_file_chunks(gold_path, predictions_path, label_map=label_map, by_document_id=True)
+        chunks = plan_span_file_chunks(
+            gold_path, predictions_path, label_map=label_map, by_document_id=True, keep_leaked=keep_leaked
+        )
         scored = None if chunks is None else _score_file_chunks(chunks, executor, progress)
     if not isinstance(scored, _FileScores) or chunks is None:
         return None
@@ -338,6 +347,7 @@ def _read_validate_and_score(
     gold_annotator: str | None,
     limits: ArchiveLimits,
     executor: Executor,
+    keep_leaked: bool,
 ) -> ScoredSpanDocuments:
     """The validating path: every input the importers read, every problem worded."""
     gold_problems: list[ImportProblem] = []
@@ -373,6 +383,7 @@ def _read_validate_and_score(
     chunks = span_chunks(
         _until_first_problem(pairing.pair_stream(predicted), problems),
         allowed_predicted_types=allowed_types,
+        keep_leaked=keep_leaked,
     )
     # The merge puts scores back in gold order: results never depend on the order of the predictions.
     scores, _ = merge_span_partials(

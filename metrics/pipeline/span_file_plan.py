@@ -56,6 +56,7 @@ class SpanFileChunk:
     predictions: ByteRange | ScatteredLines
     label_map: dict[str, str]  # normalized label -> canonical type (LabelMap.mapping as a plain dict)
     allowed_predicted_types: frozenset[str] | None = None
+    keep_leaked: bool = True  # False: the scores list no leaked span (`score_span_columns`)
 
 
 def plan_span_file_chunks(
@@ -65,6 +66,7 @@ def plan_span_file_chunks(
     label_map: LabelMap,
     size: int | None = None,
     by_document_id: bool = False,
+    keep_leaked: bool = True,
 ) -> list[SpanFileChunk] | None:
     """The chunks of two plain JSONL files, or None for any other input.
 
@@ -118,6 +120,7 @@ def plan_span_file_chunks(
                 ),
                 predictions=predictions,
                 label_map=dict(label_map.mapping),
+                keep_leaked=keep_leaked,
             )
         )
         first = last

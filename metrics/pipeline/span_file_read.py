@@ -117,7 +117,7 @@ def read_span_file_chunk(chunk: SpanFileChunk) -> ReadSpanFileChunk | None:
     )
     positions = list(range(chunk.first_position, chunk.first_position + chunk.documents))
     return ReadSpanFileChunk(
-        SpanChunk(positions, columns, chunk.allowed_predicted_types),
+        SpanChunk(positions, columns, chunk.allowed_predicted_types, chunk.keep_leaked),
         predicted_ids,
         _types_of(gold_spans, labels.type_names),
         _types_of(predicted_spans, labels.type_names),

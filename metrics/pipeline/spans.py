@@ -40,6 +40,7 @@ class SpanChunk:
     positions: list[int]
     columns: SpanColumns
     allowed_predicted_types: frozenset[str] | None = None
+    keep_leaked: bool = True  # False: the scores list no leaked span (`score_span_columns`)
 
     @classmethod
     def of_documents(
@@ -47,8 +48,9 @@ class SpanChunk:
         positions: list[int],
         documents: Sequence[DocumentSpans],
         allowed_predicted_types: frozenset[str] | None = None,
+        keep_leaked: bool = True,
     ) -> SpanChunk:
-        return cls(positions, SpanColumns.of_documents(documents), allowed_predicted_types)
+        return cls(positions, SpanColumns.of_documents(documents), allowed_predicted_types, keep_leaked)
 
 
 @dataclass
@@ -65,7 +67,7 @@ def score_span_chunk(chunk: SpanChunk) -> SpanPartial:
     """The partial result of one chunk: `score_document` of each of its documents, as columns."""
     return SpanPartial(
         np.asarray(chunk.positions, dtype=np.int64),
-        score_span_columns(chunk.columns, chunk.allowed_predicted_types),
+        score_span_columns(chunk.columns, chunk.allowed_predicted_types, keep_leaked=chunk.keep_leaked),
     )
 
 
@@ -224,13 +226,17 @@ def span_chunks(
     *,
     allowed_predicted_types: frozenset[str] | None,
     size: int | None = None,
+    keep_leaked: bool = True,
 ) -> Iterator[SpanChunk]:
     """Paired documents (gold position, document) in chunks of `size` (default CHUNK_DOCUMENTS)."""
     size = size or CHUNK_DOCUMENTS
     stream = iter(paired)
     while batch := list(islice(stream, size)):
         yield SpanChunk.of_documents(
-            [position for position, _ in batch], [document for _, document in batch], allowed_predicted_types
+            [position for position, _ in batch],
+            [document for _, document in batch],
+            allowed_predicted_types,
+            keep_leaked,
         )
 
 

@@ -214,3 +214,25 @@ def test_importer_spans_start_with_the_engine_span_fields() -> None:
     # The glue hands importer spans to the engine without copying them (see _document_spans).
     engine_fields = [field.name for field in dataclasses.fields(Span)]
     assert list(SpanAnnotation._fields[: len(engine_fields)]) == engine_fields
+
+
+def without_leaked_texts(results: dict) -> dict:
+    for document in results["per_document"]:
+        document.pop("leaked_spans", None)
+    return {**results, "config": {**results["config"], "include_sensitive_text": False}}
+
+
+@pytest.mark.parametrize("gold_input", ["jsonl", "export"])
+def test_without_sensitive_text_the_results_are_those_with_it_less_the_leaked_texts(
+    gold: Path, tmp_path: Path, gold_input: str
+) -> None:
+    # The fast path reads plain JSONL; an export goes the validating path. Both leak doc-1's name.
+    if gold_input == "export":
+        gold = write(
+            tmp_path / "export.zip",
+            zip_bytes({"annotation/doc-1.txt/alice.json": cas_json(TEXT_1, [(9, 23, "PERSON_NAME")])}),
+        )
+    predicted = predictions(tmp_path, [jsonl_line("doc-1", None, [(9, 12, "PERSON_NAME")])])
+    with_texts = evaluate_span_paths(gold, predicted, include_sensitive_text=True)
+    assert any("leaked_spans" in document for document in with_texts["per_document"])
+    assert evaluate_span_paths(gold, predicted) == without_leaked_texts(with_texts)

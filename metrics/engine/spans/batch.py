@@ -121,8 +121,13 @@ class _Chunk:
         return spans.start + offset, spans.end + offset
 
 
-def score_span_columns(columns: SpanColumns, allowed: frozenset[str] | None = None) -> SpanScores:
-    """`score_document` of every document of the batch, in batch order, in one numpy pass."""
+def score_span_columns(
+    columns: SpanColumns, allowed: frozenset[str] | None = None, *, keep_leaked: bool = True
+) -> SpanScores:
+    """`score_document` of every document of the batch, in batch order, in one numpy pass.
+
+    Unless `keep_leaked`, the scores list no leaked span (their counts stay): the results body lists
+    them only with their texts, which a run without sensitive text never writes."""
     n_docs = len(columns)
     if n_docs == 0:
         return SpanScores.empty()
@@ -167,7 +172,8 @@ def score_span_columns(columns: SpanColumns, allowed: frozenset[str] | None = No
         (8, 2), (9, 3), (10, 4), (14, 6), (15, 7), (16, 8), (19, 9), (20, 10), (23, 11), (24, 12),
     ):  # fmt: skip
         counts[:, document_column] = chunk.per_doc(chunk.row_doc, chunk.rows[:, row_column])
-    return _score_table(columns, chunk, type_names, leaked, scored_leak, missed, dropped_columns)
+    listed = leaked if keep_leaked else np.zeros(0, dtype=bool)
+    return _score_table(columns, chunk, type_names, listed, scored_leak, missed, dropped_columns)
 
 
 _Side = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # document, start, end, type code

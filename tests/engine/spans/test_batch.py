@@ -14,6 +14,8 @@ from hypothesis import strategies as st
 
 from metrics.engine.spans import DocumentSpans, Span, score_document, score_document_batch
 from metrics.engine.spans import batch as batch_module
+from metrics.engine.spans.batch import score_span_columns
+from metrics.engine.spans.columns import SpanColumns
 from metrics.engine.spans.score import STORED_FIELDS, TYPE_STORED_FIELDS
 
 TYPES = ("NAME", "DATE", "ID", "AGE")
@@ -149,3 +151,16 @@ def test_texts_too_long_for_64_bit_keys_are_scored_by_the_reference(monkeypatch)
     monkeypatch.setattr(batch_module, "_LARGEST_KEY", 1)  # every chunk "overflows"
     expected = [described(score_document(doc)) for doc in SMALL_CORPUS]
     assert [described(score) for score in score_document_batch(SMALL_CORPUS)] == expected
+
+
+@settings(max_examples=100, deadline=None)
+@given(corpus=corpora)
+def test_without_keep_leaked_the_counts_stay_and_no_leaked_span_is_listed(corpus):
+    columns = SpanColumns.of_documents(list(corpus))
+    full = score_span_columns(columns)
+    unlisted = score_span_columns(columns, keep_leaked=False)
+    assert len(unlisted.leaked_document) == len(unlisted.leaked_text) == 0
+    assert (unlisted.counts == full.counts).all()
+    assert (unlisted.rows == full.rows).all()
+    # All that the results body without sensitive text reads of the scores.
+    assert unlisted.with_type_rows_summed(keep_leaked=False) == full.with_type_rows_summed(keep_leaked=False)

@@ -155,14 +155,17 @@ class _MergedScores:
         if not len(positions):
             return
         self._make_room(int(positions.max()) + 1)
-        self.in_order = (
-            self.in_order and int(positions[0]) > self.last and bool(np.all(np.diff(positions) > 0))
-        )
+        first, last = int(positions[0]), int(positions[-1])
+        increasing = bool(np.all(np.diff(positions) > 0))
+        self.in_order = self.in_order and first > self.last and increasing
         self.last = max(self.last, int(positions.max()))
         self.counts[positions] = scores.counts
         self.seen[positions] = True
-        for position, document_id in zip(positions.tolist(), scores.document_ids, strict=True):
-            self.ids[position] = document_id
+        if increasing and last - first == len(positions) - 1 == len(scores.document_ids) - 1:
+            self.ids[first : last + 1] = scores.document_ids
+        else:
+            for position, document_id in zip(positions.tolist(), scores.document_ids, strict=True):
+                self.ids[position] = document_id
         self.added += len(positions)
         codes = np.array([self.names.setdefault(name, len(self.names)) for name in scores.type_names] or [0])
         for name in _GROWN:

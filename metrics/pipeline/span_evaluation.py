@@ -276,7 +276,10 @@ def _score_plain_files(
         if not isinstance(scored, _FileScores):
             return None
     return ScoredSpanDocuments(
-        scores=scored.scores, gold_count=total, predicted_ids=frozenset(scored.predicted_ids), warnings=[]
+        scores=scored.scores,
+        gold_count=total,
+        predicted_ids=frozenset(scored.document_ids).difference(scored.unpredicted_ids),
+        warnings=[],
     )
 
 
@@ -287,7 +290,7 @@ class _FileScores:
 
     scores: Any = None  # merge_span_partials' scores
     document_ids: set[str] = field(default_factory=set)
-    predicted_ids: set[str] = field(default_factory=set)
+    unpredicted_ids: set[str] = field(default_factory=set)  # documents without a prediction line
     gold_types: set[str] = field(default_factory=set)
     predicted_types: set[str] = field(default_factory=set)
 
@@ -300,7 +303,7 @@ class _FileScores:
             if result.partial is None:
                 raise _NotSure(result.unpaired)
             self.document_ids.update(result.document_ids)
-            self.predicted_ids.update(result.predicted_ids)
+            self.unpredicted_ids.update(result.unpredicted_ids)
             self.gold_types |= result.gold_types
             self.predicted_types |= result.predicted_types
             if progress is not None:

@@ -34,12 +34,13 @@ class LinesDoNotPair(Exception):
 
 @dataclass
 class SpanFileResult:
-    """A chunk's partial result, its documents' ids (all, and those predicted) and the types each side
-    named. `partial` None: not sure, read again; `unpaired`: because the lines did not pair."""
+    """A chunk's partial result, its documents' ids (all, and those without a prediction line) and the
+    types each side named. `partial` None: not sure, read again; `unpaired`: because the lines did
+    not pair."""
 
     partial: SpanPartial | None
     document_ids: Sequence[str] = ()
-    predicted_ids: Sequence[str] = ()
+    unpredicted_ids: Sequence[str] = ()
     gold_types: frozenset[str] = frozenset()
     predicted_types: frozenset[str] = frozenset()
     unpaired: bool = False
@@ -55,10 +56,14 @@ def score_span_file_chunk(chunk: SpanFileChunk) -> SpanFileResult:
             return SpanFileResult(None, unpaired=True)
         if read is None:
             return SpanFileResult(None)
+        document_ids = read.chunk.columns.document_ids
         return SpanFileResult(
             score_span_chunk(read.chunk),
-            read.chunk.columns.document_ids,
-            read.predicted_ids,
+            document_ids,
+            # Most chunks predict every document: none of their ids crosses again, nor is hashed again.
+            []
+            if len(read.predicted_ids) == len(document_ids)
+            else sorted(set(document_ids) - set(read.predicted_ids)),
             read.gold_types,
             read.predicted_types,
         )

@@ -486,8 +486,23 @@ def _compare_rows(
                 is_correct, in_context, in_citation, status = _source_checks(
                     state, plan, side, gold, value, texts
                 )
-            human_pct = _verbatim_pct(side, human_additional_text, fuzzy)
-            llm_pct = _verbatim_pct(side, verbatim_text, fuzzy)
+            # The common answers (no context, no snippet, a snippet scored already) without a call.
+            if side.without_context:
+                human_pct = llm_pct = None
+            else:
+                scored = side.verbatim_scores
+                if not human_additional_text:
+                    human_pct = 0.0
+                else:
+                    human_pct = scored.get(human_additional_text)
+                    if human_pct is None:
+                        human_pct = _verbatim_pct(side, human_additional_text, fuzzy)
+                if not verbatim_text:
+                    llm_pct = 0.0
+                else:
+                    llm_pct = scored.get(verbatim_text)
+                    if llm_pct is None:
+                        llm_pct = _verbatim_pct(side, verbatim_text, fuzzy)
             row = ComparisonRow(
                 document_id,
                 document.external_id,
@@ -514,7 +529,7 @@ def _compare_rows(
                 is_correct,
             )
             rows.append(row)
-            if not side.without_context and (human_pct < 0.0 or llm_pct < 0.0):
+            if human_pct is not None and (human_pct < 0.0 or llm_pct < 0.0):  # type: ignore[operator]
                 waiting.append(row)
     return rows, warnings, unknown_predicted, waiting
 

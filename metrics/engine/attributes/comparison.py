@@ -21,6 +21,7 @@ from metrics.engine.attributes.citations import NO_CITATION, Citation, parse_cit
 from metrics.engine.attributes.coercion import CoercionError, check_number_format, coerce_value
 from metrics.engine.attributes.text_search import (
     SearchableText,
+    collapse_whitespace,
     near_window_in,
     normalise_for_search,
     number_in,
@@ -38,7 +39,7 @@ from metrics.engine.attributes.types import (
     PredictedAnnotation,
     PredictionDocument,
 )
-from metrics.engine.attributes.verbatim import FuzzyScores, settled_pct
+from metrics.engine.attributes.verbatim import FuzzyScores, settled_pct_of_collapsed
 
 # Types whose gold value is searched in the context and the citation, and which get a match status.
 SOURCE_CHECKED_TYPES: frozenset[AttributeType] = frozenset(
@@ -181,6 +182,8 @@ class _ChunkState:
         "coerce",
         "needles",
         "in_citation",
+        "collapsed_snippets",
+        "numbers",
     )
 
     def __init__(self, run_id: str, settings: EvaluationSettings) -> None:
@@ -195,6 +198,10 @@ class _ChunkState:
         # (kind, tolerance, gold value, citation texts) -> gold_value_in_citation: a few small values
         # and their one-word citations ("4", "Uganda") recur across documents.
         self.in_citation: dict[tuple[int, float, Any, tuple[str, ...]], bool] = {}
+        # Verbatim snippet -> whitespace-collapsed ("True", "4", "see table 2" recur across documents).
+        self.collapsed_snippets: dict[str, str] = {}
+        # Citation text -> its numbers (`read_numbers`): a passage backs several numeric attributes.
+        self.numbers: dict[str, list[float]] = {}
 
 
 def _citation(
@@ -224,8 +231,15 @@ def _string_in_citation(needle: str, texts: Sequence[str], threshold: float) -> 
     return any(near_window_in(needle, haystack, threshold) for haystack in haystacks)
 
 
-def _number_in_texts(value: float, texts: Sequence[str], number_format: str, tolerance: float) -> bool:
-    return any(number_in(value, read_numbers(text, number_format), tolerance) for text in texts)
+def _number_in_texts(state: _ChunkState, value: float, texts: Sequence[str], tolerance: float) -> bool:
+    known = state.numbers
+    for text in texts:
+        numbers = known.get(text)
+        if numbers is None:
+            numbers = known[text] = read_numbers(text, state.number_format)
+        if number_in(value, numbers, tolerance):
+            return True
+    return False
 
 
 def _compare_chunk(
@@ -407,7 +421,7 @@ def _source_checks(
                 needle, citation_texts, state.threshold
             )
         else:
-            in_citation = _number_in_texts(float(gold), citation_texts, state.number_format, plan.tolerance)
+            in_citation = _number_in_texts(state, float(gold), citation_texts, plan.tolerance)
         state.in_citation[key] = in_citation
     if value is None:
         status = MatchStatus.MISSING_PREDICTION
@@ -422,21 +436,20 @@ def _source_checks(
     return is_correct, in_context, in_citation, status
 
 
-def _verbatim_pct(side: _DocumentSide, snippet: str | None, fuzzy: FuzzyScores) -> float | None:
-    """`verbatim_fuzzy_pct` of a snippet in the document's context (None without a context, 0 without
-    a snippet); a score that needs `partial_ratio` is left to `fuzzy`, and stands as -1 - its
-    position there until the end."""
-    if side.without_context:
-        return None
-    if not snippet:
-        return 0.0
-    pct = side.verbatim_scores.get(snippet)
+def _verbatim_pct(
+    side: _DocumentSide, snippet: str, collapsed_snippets: dict[str, str], fuzzy: FuzzyScores
+) -> float:
+    """`verbatim_fuzzy_pct` of a snippet (not empty) in the document's context, which there is; a
+    score that needs `partial_ratio` is left to `fuzzy`, and stands as -1 - its position there
+    until the end. Kept in the side's `verbatim_scores`."""
+    collapsed_snippet = collapsed_snippets.get(snippet)
+    if collapsed_snippet is None:
+        collapsed_snippet = collapsed_snippets[snippet] = collapse_whitespace(snippet)
+    collapsed_context = side.context.collapsed
+    pct = settled_pct_of_collapsed(collapsed_snippet, collapsed_context)
     if pct is None:
-        collapsed_context = side.context.collapsed
-        pct, collapsed_snippet = settled_pct(snippet, collapsed_context)
-        if pct is None:
-            pct = -1.0 - fuzzy.add(collapsed_snippet, collapsed_context)
-        side.verbatim_scores[snippet] = pct
+        pct = -1.0 - fuzzy.add(collapsed_snippet, collapsed_context)
+    side.verbatim_scores[snippet] = pct
     return pct
 
 
@@ -461,6 +474,7 @@ def _compare_rows(
     unknown_predicted: dict[str, int] = {}
     warn = warnings.append
     run_id, coerce, citations = state.run_id, state.coerce, state.citations
+    collapsed_snippets = state.collapsed_snippets
     for document in gold_documents:
         document_id = document.document_id
         gold_annotations = document.annotations
@@ -496,13 +510,13 @@ def _compare_rows(
                 else:
                     human_pct = scored.get(human_additional_text)
                     if human_pct is None:
-                        human_pct = _verbatim_pct(side, human_additional_text, fuzzy)
+                        human_pct = _verbatim_pct(side, human_additional_text, collapsed_snippets, fuzzy)
                 if not verbatim_text:
                     llm_pct = 0.0
                 else:
                     llm_pct = scored.get(verbatim_text)
                     if llm_pct is None:
-                        llm_pct = _verbatim_pct(side, verbatim_text, fuzzy)
+                        llm_pct = _verbatim_pct(side, verbatim_text, collapsed_snippets, fuzzy)
             row = ComparisonRow(
                 document_id,
                 document.external_id,

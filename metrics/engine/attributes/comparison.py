@@ -183,7 +183,6 @@ class _ChunkState:
         "needles",
         "in_citation",
         "collapsed_snippets",
-        "numbers",
     )
 
     def __init__(self, run_id: str, settings: EvaluationSettings) -> None:
@@ -200,8 +199,6 @@ class _ChunkState:
         self.in_citation: dict[tuple[int, float, Any, tuple[str, ...]], bool] = {}
         # Verbatim snippet -> whitespace-collapsed ("True", "4", "see table 2" recur across documents).
         self.collapsed_snippets: dict[str, str] = {}
-        # Citation text -> its numbers (`read_numbers`): a passage backs several numeric attributes.
-        self.numbers: dict[str, list[float]] = {}
 
 
 def _citation(
@@ -231,15 +228,8 @@ def _string_in_citation(needle: str, texts: Sequence[str], threshold: float) -> 
     return any(near_window_in(needle, haystack, threshold) for haystack in haystacks)
 
 
-def _number_in_texts(state: _ChunkState, value: float, texts: Sequence[str], tolerance: float) -> bool:
-    known = state.numbers
-    for text in texts:
-        numbers = known.get(text)
-        if numbers is None:
-            numbers = known[text] = read_numbers(text, state.number_format)
-        if number_in(value, numbers, tolerance):
-            return True
-    return False
+def _number_in_texts(value: float, texts: Sequence[str], number_format: str, tolerance: float) -> bool:
+    return any(number_in(value, read_numbers(text, number_format), tolerance) for text in texts)
 
 
 def _compare_chunk(
@@ -421,7 +411,7 @@ def _source_checks(
                 needle, citation_texts, state.threshold
             )
         else:
-            in_citation = _number_in_texts(state, float(gold), citation_texts, plan.tolerance)
+            in_citation = _number_in_texts(float(gold), citation_texts, state.number_format, plan.tolerance)
         state.in_citation[key] = in_citation
     if value is None:
         status = MatchStatus.MISSING_PREDICTION

@@ -25,7 +25,6 @@ from metrics.engine.attributes.coercion import parse_number_text
 # "." or "," is a decimal).
 _DIGITS_OF_TOKEN = re.compile(r"\d+(?:[.,]\d+)*")
 _GLUE = "_.,"
-_GLUE_OR_SIGN = frozenset("_.,+-")
 
 
 # The characters str.split() splits ASCII text on, besides the space.
@@ -117,17 +116,9 @@ def read_numbers(text: str, number_format: str) -> list[float]:
     "1.250,5" is 1250.5 and "0,45" is 0.45.
     """
     numbers = []
-    append = numbers.append
     for start, end in _digit_tokens(text):
-        previous = text[start - 1] if start else " "
-        if previous in ".,":
+        if start and text[start - 1] in ".,":
             start -= 1
-        elif not previous.isalnum() and previous not in _GLUE_OR_SIGN:
-            # Plain digits after a space or a bracket (most tokens): `token_value` without the call.
-            token = text[start:end]
-            if token.isdecimal():
-                append(float(token))
-                continue
         value = token_value(text, start, end, number_format)
         if value is not None:
             numbers.append(value)

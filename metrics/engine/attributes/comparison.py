@@ -443,6 +443,27 @@ def _verbatim_pct(
     return pct
 
 
+def _verbatim_pcts(
+    side: _DocumentSide,
+    human_text: str | None,
+    llm_text: str | None,
+    collapsed_snippets: dict[str, str],
+    fuzzy: FuzzyScores,
+) -> tuple[float | None, float | None]:
+    """The human and the model verbatim scores of a row (None without a context, 0 without a
+    snippet), the common answers (a snippet scored already for the document) without a call."""
+    if side.without_context:
+        return None, None
+    scored = side.verbatim_scores
+    human_pct = scored.get(human_text) if human_text else 0.0
+    if human_pct is None:
+        human_pct = _verbatim_pct(side, human_text, collapsed_snippets, fuzzy)
+    llm_pct = scored.get(llm_text) if llm_text else 0.0
+    if llm_pct is None:
+        llm_pct = _verbatim_pct(side, llm_text, collapsed_snippets, fuzzy)
+    return human_pct, llm_pct
+
+
 def _compare_rows(
     state: _ChunkState,
     plans: Sequence[_AttributePlan],
@@ -490,23 +511,9 @@ def _compare_rows(
                 is_correct, in_context, in_citation, status = _source_checks(
                     state, plan, side, gold, value, texts
                 )
-            # The common answers (no context, no snippet, a snippet scored already) without a call.
-            if side.without_context:
-                human_pct = llm_pct = None
-            else:
-                scored = side.verbatim_scores
-                if not human_additional_text:
-                    human_pct = 0.0
-                else:
-                    human_pct = scored.get(human_additional_text)
-                    if human_pct is None:
-                        human_pct = _verbatim_pct(side, human_additional_text, collapsed_snippets, fuzzy)
-                if not verbatim_text:
-                    llm_pct = 0.0
-                else:
-                    llm_pct = scored.get(verbatim_text)
-                    if llm_pct is None:
-                        llm_pct = _verbatim_pct(side, verbatim_text, collapsed_snippets, fuzzy)
+            human_pct, llm_pct = _verbatim_pcts(
+                side, human_additional_text, verbatim_text, collapsed_snippets, fuzzy
+            )
             row = ComparisonRow(
                 document_id,
                 document.external_id,
@@ -533,7 +540,7 @@ def _compare_rows(
                 is_correct,
             )
             rows.append(row)
-            if human_pct is not None and (human_pct < 0.0 or llm_pct < 0.0):  # type: ignore[operator]
+            if human_pct is not None and (human_pct < 0.0 or llm_pct < 0.0):
                 waiting.append(row)
     return rows, warnings, unknown_predicted, waiting
 

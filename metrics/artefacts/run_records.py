@@ -31,9 +31,15 @@ METADATA_FORMAT_VERSION = 1
 PROMPT_COLUMNS = ("prompt", "output_data_type", "attribute_id", "attribute_label")
 
 
+# What `json.dumps(item, ensure_ascii=False)` builds on every call (any option off json's defaults
+# makes it construct an encoder), built once: a fifth of the time of encoding a metadata entry.
+_ENCODE_ITEM = json.JSONEncoder(ensure_ascii=False).encode
+
+
 def json_items(items: Iterable[Any]) -> Iterator[str]:
-    """The items of a JSON artefact's list, each encoded as `_write_json_lines_in_list` writes it."""
-    return (json.dumps(item, ensure_ascii=False) for item in items)
+    """The items of a JSON artefact's list, each encoded as `_write_json_lines_in_list` writes it
+    (`json.dumps(item, ensure_ascii=False)`)."""
+    return map(_ENCODE_ITEM, items)
 
 
 # How the list of a JSON artefact holds its items: one a line, indented (`_write_json_lines_in_list`).

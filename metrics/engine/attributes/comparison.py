@@ -21,6 +21,7 @@ from metrics.engine.attributes.citations import NO_CITATION, Citation, parse_cit
 from metrics.engine.attributes.coercion import CoercionError, check_number_format, coerce_value
 from metrics.engine.attributes.text_search import (
     SearchableText,
+    collapse_whitespace,
     near_window_in,
     normalise_for_search,
     number_in,
@@ -38,7 +39,7 @@ from metrics.engine.attributes.types import (
     PredictedAnnotation,
     PredictionDocument,
 )
-from metrics.engine.attributes.verbatim import FuzzyScores, settled_pct
+from metrics.engine.attributes.verbatim import FuzzyScores, settled_pct_of_collapsed
 
 # Types whose gold value is searched in the context and the citation, and which get a match status.
 SOURCE_CHECKED_TYPES: frozenset[AttributeType] = frozenset(
@@ -181,6 +182,7 @@ class _ChunkState:
         "coerce",
         "needles",
         "in_citation",
+        "collapsed_snippets",
     )
 
     def __init__(self, run_id: str, settings: EvaluationSettings) -> None:
@@ -195,6 +197,8 @@ class _ChunkState:
         # (kind, tolerance, gold value, citation texts) -> gold_value_in_citation: a few small values
         # and their one-word citations ("4", "Uganda") recur across documents.
         self.in_citation: dict[tuple[int, float, Any, tuple[str, ...]], bool] = {}
+        # Verbatim snippet -> whitespace-collapsed ("True", "4", "see table 2" recur across documents).
+        self.collapsed_snippets: dict[str, str] = {}
 
 
 def _citation(
@@ -422,22 +426,42 @@ def _source_checks(
     return is_correct, in_context, in_citation, status
 
 
-def _verbatim_pct(side: _DocumentSide, snippet: str | None, fuzzy: FuzzyScores) -> float | None:
-    """`verbatim_fuzzy_pct` of a snippet in the document's context (None without a context, 0 without
-    a snippet); a score that needs `partial_ratio` is left to `fuzzy`, and stands as -1 - its
-    position there until the end."""
-    if side.without_context:
-        return None
-    if not snippet:
-        return 0.0
-    pct = side.verbatim_scores.get(snippet)
+def _verbatim_pct(
+    side: _DocumentSide, snippet: str, collapsed_snippets: dict[str, str], fuzzy: FuzzyScores
+) -> float:
+    """`verbatim_fuzzy_pct` of a snippet (not empty) in the document's context, which there is; a
+    score that needs `partial_ratio` is left to `fuzzy`, and stands as -1 - its position there
+    until the end. Kept in the side's `verbatim_scores`."""
+    collapsed_snippet = collapsed_snippets.get(snippet)
+    if collapsed_snippet is None:
+        collapsed_snippet = collapsed_snippets[snippet] = collapse_whitespace(snippet)
+    collapsed_context = side.context.collapsed
+    pct = settled_pct_of_collapsed(collapsed_snippet, collapsed_context)
     if pct is None:
-        collapsed_context = side.context.collapsed
-        pct, collapsed_snippet = settled_pct(snippet, collapsed_context)
-        if pct is None:
-            pct = -1.0 - fuzzy.add(collapsed_snippet, collapsed_context)
-        side.verbatim_scores[snippet] = pct
+        pct = -1.0 - fuzzy.add(collapsed_snippet, collapsed_context)
+    side.verbatim_scores[snippet] = pct
     return pct
+
+
+def _verbatim_pcts(
+    side: _DocumentSide,
+    human_text: str | None,
+    llm_text: str | None,
+    collapsed_snippets: dict[str, str],
+    fuzzy: FuzzyScores,
+) -> tuple[float | None, float | None]:
+    """The human and the model verbatim scores of a row (None without a context, 0 without a
+    snippet), the common answers (a snippet scored already for the document) without a call."""
+    if side.without_context:
+        return None, None
+    scored = side.verbatim_scores
+    human_pct = scored.get(human_text) if human_text else 0.0
+    if human_pct is None:
+        human_pct = _verbatim_pct(side, human_text, collapsed_snippets, fuzzy)
+    llm_pct = scored.get(llm_text) if llm_text else 0.0
+    if llm_pct is None:
+        llm_pct = _verbatim_pct(side, llm_text, collapsed_snippets, fuzzy)
+    return human_pct, llm_pct
 
 
 def _compare_rows(
@@ -461,6 +485,7 @@ def _compare_rows(
     unknown_predicted: dict[str, int] = {}
     warn = warnings.append
     run_id, coerce, citations = state.run_id, state.coerce, state.citations
+    collapsed_snippets = state.collapsed_snippets
     for document in gold_documents:
         document_id = document.document_id
         gold_annotations = document.annotations
@@ -486,8 +511,9 @@ def _compare_rows(
                 is_correct, in_context, in_citation, status = _source_checks(
                     state, plan, side, gold, value, texts
                 )
-            human_pct = _verbatim_pct(side, human_additional_text, fuzzy)
-            llm_pct = _verbatim_pct(side, verbatim_text, fuzzy)
+            human_pct, llm_pct = _verbatim_pcts(
+                side, human_additional_text, verbatim_text, collapsed_snippets, fuzzy
+            )
             row = ComparisonRow(
                 document_id,
                 document.external_id,
@@ -514,7 +540,7 @@ def _compare_rows(
                 is_correct,
             )
             rows.append(row)
-            if not side.without_context and (human_pct < 0.0 or llm_pct < 0.0):
+            if human_pct is not None and (human_pct < 0.0 or llm_pct < 0.0):
                 waiting.append(row)
     return rows, warnings, unknown_predicted, waiting
 

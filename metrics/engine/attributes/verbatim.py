@@ -47,13 +47,21 @@ def settled_pct(snippet: str | None, collapsed_context: str) -> tuple[float | No
     if not snippet or not collapsed_context:
         return 0.0, ""
     collapsed_snippet = collapse_whitespace(snippet)
-    if not collapsed_snippet:
-        return 0.0, ""
+    score = settled_pct_of_collapsed(collapsed_snippet, collapsed_context)
+    return score, ("" if score is not None else collapsed_snippet)
+
+
+def settled_pct_of_collapsed(collapsed_snippet: str, collapsed_context: str) -> float | None:
+    """`settled_pct` of a snippet already whitespace-collapsed: the score, or None when only
+    `partial_ratio` can tell (a caller scoring the same snippets against many contexts collapses
+    each once)."""
+    if not collapsed_snippet or not collapsed_context:
+        return 0.0
     if len(collapsed_snippet) < SHORT_SNIPPET_LENGTH and _DIGITS.issuperset(collapsed_snippet):
-        return (100.0 if occurs_on_number_boundaries(collapsed_snippet, collapsed_context) else 0.0), ""
+        return 100.0 if occurs_on_number_boundaries(collapsed_snippet, collapsed_context) else 0.0
     if collapsed_snippet in collapsed_context:
-        return 100.0, ""
-    return None, collapsed_snippet
+        return 100.0
+    return None
 
 
 def verbatim_fuzzy_pct(snippet: str | None, collapsed_context: str) -> float:

@@ -131,7 +131,7 @@ def numbers_by_every_token(text: str, number_format: str) -> list[float]:
 
 @settings(max_examples=600, deadline=None)
 @given(
-    text=st.text(st.sampled_from(list("0123456789.,,..+- ab_٣")), max_size=40),
+    text=st.text(st.sampled_from(list("0123456789.,,..+- ab_(٣")), max_size=40),
     number_format=st.sampled_from(["en", "de"]),
 )
 def test_reading_numbers_from_their_digits_finds_every_token(text, number_format):

@@ -7,7 +7,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rapidfuzz import fuzz
 
-from metrics.engine.attributes.verbatim import FuzzyScores, occurs_on_number_boundaries, verbatim_fuzzy_pct
+from metrics.engine.attributes.text_search import collapse_whitespace
+from metrics.engine.attributes.verbatim import (
+    FuzzyScores,
+    occurs_on_number_boundaries,
+    settled_pct,
+    settled_pct_of_collapsed,
+    verbatim_fuzzy_pct,
+)
 
 CONTEXT = "Methods: 120 adults, mean age 54.3 years, were randomised. Follow-up was 12 weeks."
 
@@ -56,6 +63,25 @@ def test_other_snippets_score_the_partial_ratio_with_two_decimals():
     assert score == round(fuzz.partial_ratio(snippet, CONTEXT), 2)
     assert 0.0 < score < 100.0
     assert score == round(score, 2)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    snippet=st.text(alphabet="12ab \n\t", max_size=8),
+    context=st.text(alphabet="12ab \n.,", max_size=30),
+)
+def test_a_snippet_collapsed_ahead_settles_by_the_rules_without_partial_ratio(snippet, context):
+    collapsed_snippet, collapsed_context = collapse_whitespace(snippet), collapse_whitespace(context)
+    if not collapsed_snippet or not collapsed_context:
+        expected = 0.0
+    elif len(collapsed_snippet) < 4 and collapsed_snippet.isdigit():
+        expected = 100.0 if occurs_on_number_boundaries(collapsed_snippet, collapsed_context) else 0.0
+    elif collapsed_snippet in collapsed_context:
+        expected = 100.0
+    else:
+        expected = None
+    assert settled_pct_of_collapsed(collapsed_snippet, collapsed_context) == expected
+    assert settled_pct(snippet, collapsed_context)[0] == expected
 
 
 @settings(max_examples=50, deadline=None)

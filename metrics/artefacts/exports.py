@@ -33,18 +33,10 @@ from metrics.models import ComparisonRow as StoredRow
 from metrics.models import Scoring
 from metrics.pipeline.intervals import intervals_from_metrics_report
 from metrics.services.engine_inputs import prediction_documents, run_attribute_specs, run_document_index
+from metrics.services.span_scoring import ROW_COLUMNS
 
-SPAN_COLUMNS = (
-    "document_id",
-    "side",
-    "start",
-    "end",
-    "entity_type",
-    "predicted_types",
-    "type_match",
-    "fully_covered",
-    "match_status",
-)
+# A span row's cells are named by the scoring service that builds them, in the export's column order.
+SPAN_COLUMNS = ROW_COLUMNS
 RESULTS_JSON = "results.json"
 SPAN_COMPARISON_CSV = "span_comparison.csv"
 

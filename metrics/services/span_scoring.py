@@ -43,8 +43,7 @@ from metrics.services.results import (
 )
 
 NO_PREDICTIONS = "predictions hold no documents: every gold span counts as missed"
-# The cells of a span row, in the export's column order (metrics.artefacts.exports.SPAN_COLUMNS, which
-# reads the scoring services and so cannot be imported here).
+# The cells of a span row, in the comparison export's column order: the export's SPAN_COLUMNS are these.
 ROW_COLUMNS = (
     "document_id",
     "side",

@@ -39,7 +39,7 @@ from .bootstrap import (
 from .counts import DocumentCounts
 from .exact import holm_adjust, mcnemar_exact
 from .measures import Measure, MetricDefinition
-from .resampling import resampled_sums
+from .resampling import resampled_column_sums
 
 PAIRED_METHOD = "paired_cluster_bootstrap_percentile"
 P_BOOTSTRAP = "paired_bootstrap"
@@ -125,9 +125,8 @@ def _paired_sums(
 ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """Resampled column sums of both runs from the same document draws."""
     names = sorted(set(a.columns) | set(b.columns))
-    stacked = [a.column(name) for name in names] + [b.column(name) for name in names]
-    matrix = np.column_stack(stacked) if stacked else np.zeros((a.n_documents, 0))
-    sums = resampled_sums(matrix, resamples, seed)
+    columns = [a.column(name) for name in names] + [b.column(name) for name in names]
+    sums = resampled_column_sums(columns, a.n_documents, resamples, seed)
     return (
         {name: sums[:, j] for j, name in enumerate(names)},
         {name: sums[:, len(names) + j] for j, name in enumerate(names)},

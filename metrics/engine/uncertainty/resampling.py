@@ -20,7 +20,7 @@ import hashlib
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from itertools import pairwise
 from typing import Any
 
@@ -112,19 +112,6 @@ def count_draws(draws: np.ndarray, weights: np.ndarray, tally: np.ndarray) -> No
     if weights.sum() != draws.size:
         weights.fill(0.0)
         np.add.at(weights, draws, 1.0)
-
-
-def resampled_sums(matrix: np.ndarray, resamples: int, seed: int) -> np.ndarray:
-    """Summed counts of every resample: the B x k matrix `W @ C` for the n x k count matrix C.
-
-    Only distinct non-zero columns are multiplied: an all-zero column sums to zero in every resample,
-    and equal columns (a count both compared runs share, `rows` of attributes scored on the same
-    documents) are summed once and copied, so their sums are bit-identical. That keeps wide, sparse
-    count tables cheap, and makes identical runs give exactly identical resampled metrics.
-    """
-    return resampled_column_sums(
-        [matrix[:, j] for j in range(matrix.shape[1])], matrix.shape[0], resamples, seed
-    )
 
 
 # A float64 holds every integer below 2**53 exactly, and so does every sum of such integers that stays
@@ -357,76 +344,71 @@ def _run_bounds(n_blocks: int, parts: int) -> list[int]:
     return sorted({round(n_blocks * (1.0 - keep**k) / (1.0 - keep**parts)) for k in range(parts + 1)})
 
 
-def resample_run_sums(run: ResampleRun) -> np.ndarray:
-    """The sums of the packed words in each resample of the run (rows x words), in resample order."""
+def resample_run_sums(run: ResampleRun, *, ahead: bool = False) -> np.ndarray:
+    """The sums of the packed words in each resample of the run (rows x words), in resample order.
+
+    `ahead`: each weight block is tallied in a thread while the block before it is multiplied: the
+    draws and the product release the GIL, so on two cores the product costs next to no wall time.
+    Two blocks are then held instead of one, so a table whose block is above `_BLOCK_ENTRIES` is
+    tallied in turn all the same. The same blocks meet the same products either way: the same bits.
+    """
     n_documents, n_words = run.words.shape
+    per_block = block_rows(n_documents)
+    ahead = ahead and run.rows > per_block and per_block * n_documents <= _BLOCK_ENTRIES
     bit_generator = np.random.PCG64()
     bit_generator.state = run.state
-    rng = np.random.Generator(bit_generator)
-    per_block = block_rows(n_documents)
+    blocks = _weight_blocks(np.random.Generator(bit_generator), run.rows, n_documents, ahead=ahead)
     sums = np.empty((run.rows, n_words), dtype=np.float64)
-    weights = np.empty((min(per_block, run.rows), n_documents), dtype=np.float64)
+    start = 0
     # One BLAS thread: scoring runs beside other work (web, Celery workers), and OpenBLAS threads that
     # wait for a busy core made this product 50x slower than one thread in a measurement on a shared
     # two-core machine. threadpoolctl comes with scikit-learn, a dependency of the project.
     with _thread_pools().limit(limits=1, user_api="blas"):
-        for start in range(0, run.rows, per_block):
-            tally = _tally(rng, weights[: min(per_block, run.rows - start)])
+        for weights in blocks:
             if run.exact:
                 # Exact sums are the same numbers in any order, and this order is the faster product.
-                sums[start : start + tally.shape[0]] = (run.words.T @ tally.T).T
+                sums[start : start + weights.shape[0]] = (run.words.T @ weights.T).T
             else:
                 # Other sums depend on the order BLAS adds in: they keep the product they always had.
-                sums[start : start + tally.shape[0]] = tally @ run.words
+                sums[start : start + weights.shape[0]] = weights @ run.words
+            start += weights.shape[0]
     return sums
 
 
-def resample_run_sums_ahead(run: ResampleRun) -> np.ndarray:
-    """`resample_run_sums`, with each weight block tallied in a thread while the block before it is
-    multiplied: the draws and the product release the GIL, so on two cores the product costs next to
-    no wall time. Two blocks are held instead of one, so a table whose block is above `_BLOCK_ENTRIES`
-    is summed as `resample_run_sums` does. The same blocks meet the same products: the same bits."""
-    n_documents, n_words = run.words.shape
+def _weight_blocks(
+    rng: np.random.Generator, rows: int, n_documents: int, *, ahead: bool
+) -> Iterator[np.ndarray]:
+    """The tallied weight blocks of `rows` resamples, in order, each valid until the next is asked for
+    (`ahead`: the next is tallied in a thread meanwhile, into a second buffer)."""
     per_block = block_rows(n_documents)
-    starts = range(0, run.rows, per_block)
-    if len(starts) < 2 or per_block * n_documents > _BLOCK_ENTRIES:
-        return resample_run_sums(run)
-    bit_generator = np.random.PCG64()
-    bit_generator.state = run.state
-    rng = np.random.Generator(bit_generator)
-    buffers = [np.empty((per_block, n_documents), dtype=np.float64) for _ in range(2)]
+    starts = range(0, rows, per_block)
+    buffers = [np.empty((min(per_block, rows), n_documents), dtype=np.float64) for _ in range(1 + ahead)]
 
     def tallied(block: int) -> np.ndarray:
-        return _tally(rng, buffers[block % 2][: min(per_block, run.rows - starts[block])])
+        return _tally(rng, buffers[block % len(buffers)][: min(per_block, rows - starts[block])])
 
-    sums = np.empty((run.rows, n_words), dtype=np.float64)
-    with _thread_pools().limit(limits=1, user_api="blas"), ThreadPoolExecutor(max_workers=1) as tallier:
+    if not ahead:
+        yield from map(tallied, range(len(starts)))
+        return
+    with ThreadPoolExecutor(max_workers=1) as tallier:
         pending = tallier.submit(tallied, 0)
-        for block, start in enumerate(starts):
+        for block in range(len(starts)):
             weights = pending.result()
             if block + 1 < len(starts):
                 pending = tallier.submit(tallied, block + 1)
-            if run.exact:
-                sums[start : start + weights.shape[0]] = (run.words.T @ weights.T).T
-            else:
-                sums[start : start + weights.shape[0]] = weights @ run.words
-    return sums
+            yield weights
 
 
-def tallied_ahead_words(packed: PackedColumns, resamples: int, seed: int) -> np.ndarray:
-    """`resampled_words`, by `resample_run_sums_ahead`: the same sums, to the last bit."""
+def resampled_words(packed: PackedColumns, resamples: int, seed: int, *, ahead: bool = False) -> np.ndarray:
+    """The packed words' sums in every resample (B x w), in this process: all resamples as one run
+    (`ahead`: see `resample_run_sums`)."""
     first = np.random.default_rng(seed).bit_generator.state
-    return resample_run_sums_ahead(ResampleRun(resamples, first, packed.words, packed.exact))
-
-
-def resampled_words(packed: PackedColumns, resamples: int, seed: int) -> np.ndarray:
-    """The packed words' sums in every resample (B x w), in this process: all resamples as one run."""
-    first = np.random.default_rng(seed).bit_generator.state
-    return resample_run_sums(ResampleRun(resamples, first, packed.words, packed.exact))
+    return resample_run_sums(ResampleRun(resamples, first, packed.words, packed.exact), ahead=ahead)
 
 
 # How the words' sums are made: `resampled_words`, or runs of `resample_runs` summed elsewhere.
 WordSums = Callable[[PackedColumns, int, int], np.ndarray]
+tallied_ahead_words: WordSums = partial(resampled_words, ahead=True)
 
 
 def resampled_column_sums(
@@ -438,8 +420,15 @@ def resampled_column_sums(
     consume: bool = False,
     word_sums: WordSums = resampled_words,
 ) -> np.ndarray:
-    """`resampled_sums` of the matrix whose columns these are, without building that matrix (see
-    `pack_columns`, and its `consume`). `word_sums` makes the packed words' sums."""
+    """Summed counts of every resample: the B x k matrix `W @ C` for the n x k count matrix C whose
+    columns these are, without building C (see `pack_columns`, and its `consume`). `word_sums` makes
+    the packed words' sums.
+
+    Only distinct non-zero columns are multiplied: an all-zero column sums to zero in every resample,
+    and equal columns (a count both compared runs share, `rows` of attributes scored on the same
+    documents) are summed once and copied, so their sums are bit-identical. That keeps wide, sparse
+    count tables cheap, and makes identical runs give exactly identical resampled metrics.
+    """
     packed = pack_columns(columns, n_documents, consume=consume, resamples=resamples)
     if not packed.layout:
         return np.zeros((resamples, packed.n_columns), dtype=np.float64)

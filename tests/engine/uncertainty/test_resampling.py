@@ -18,7 +18,6 @@ from metrics.engine.uncertainty.resampling import (
     resample_run_sums,
     resample_runs,
     resampled_column_sums,
-    resampled_sums,
     resampled_words,
     skip_draws,
 )
@@ -76,7 +75,7 @@ def test_the_sums_of_each_document_alone_are_the_weights_by_their_definition(n_d
     # draws. 600 resamples are two blocks of 1,999 or 2,048 documents.
     identity = np.eye(n_documents)
     expected = reference_weights(n_documents, resamples, 4)
-    assert np.array_equal(resampled_sums(identity, resamples, 4), expected)
+    assert np.array_equal(resampled_column_sums(list(identity.T), n_documents, resamples, 4), expected)
     assert np.all(expected.sum(axis=1) == n_documents)
 
 
@@ -86,7 +85,7 @@ def test_blocked_sums_equal_the_whole_weight_matrix_times_the_counts(n_documents
     counts[:, 2] = 0  # an all-zero column is skipped, and still sums to zero
     counts[:, 3] = counts[:, 0]  # a repeated column is summed once, and still equals its twin
     expected = reference_weights(n_documents, resamples, 9) @ counts
-    assert np.array_equal(resampled_sums(counts, resamples, seed=9), expected)
+    assert np.array_equal(resampled_column_sums(list(counts.T), n_documents, resamples, seed=9), expected)
 
 
 @settings(max_examples=30, deadline=None)

@@ -1,5 +1,5 @@
 """Weight blocks tallied in a thread ahead of their products (`tallied_ahead_words`,
-`resample_run_sums_ahead`): the same blocks meet the same products, so the sums are those of
+`resample_run_sums(ahead=True)`): the same blocks meet the same products, so the sums are those of
 `resampled_words` to the last bit, whatever the table, the number of resamples and the last block."""
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from metrics.engine.uncertainty.resampling import (
     block_rows,
     pack_columns,
     resample_run_sums,
-    resample_run_sums_ahead,
     resampled_words,
     tallied_ahead_words,
 )
@@ -62,7 +61,7 @@ def test_a_run_from_the_middle_of_the_generator_gives_its_sums():
     generator = np.random.default_rng(11)
     generator.integers(0, 3_000, size=3_000)
     run = ResampleRun(400, generator.bit_generator.state, packed.words, packed.exact)
-    assert resample_run_sums_ahead(run).tobytes() == resample_run_sums(run).tobytes()
+    assert resample_run_sums(run, ahead=True).tobytes() == resample_run_sums(run).tobytes()
 
 
 def test_a_table_whose_block_is_over_a_million_entries_is_summed_as_one_pass_sums_it():

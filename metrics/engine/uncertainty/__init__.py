@@ -1,6 +1,6 @@
 """Uncertainty and significance for the engine's metrics (issue 8), framework-free.
 
-- `cluster_bootstrap_intervals` / `cluster_bootstrap_ci`: percentile intervals by resampling documents.
+- `cluster_bootstrap_intervals`: percentile intervals by resampling documents.
 - `clopper_pearson`: exact intervals for leakage rates.
 - `compare_runs`: paired comparison of two runs (paired bootstrap, exact McNemar, Holm).
 - `span_metrics`, `attribute_metrics`: the issue's metrics over the engines' per-document counts, and
@@ -15,7 +15,6 @@ from .bootstrap import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
     Interval,
-    cluster_bootstrap_ci,
     cluster_bootstrap_intervals,
     percentile_bounds,
 )
@@ -39,7 +38,6 @@ __all__ = [
     "Ratio",
     "bootstrap_p_value",
     "clopper_pearson",
-    "cluster_bootstrap_ci",
     "cluster_bootstrap_intervals",
     "compare_runs",
     "f1",

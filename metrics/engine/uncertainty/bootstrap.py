@@ -156,17 +156,3 @@ def resample_columns(
         columns, counts.n_documents, resamples, seed, consume=consume, word_sums=word_sums
     )
     return {name: sums[:, j] for j, name in enumerate(names)}
-
-
-def cluster_bootstrap_ci(
-    counts: DocumentCounts,
-    metric: Measure | MetricDefinition,
-    *,
-    level: float = DEFAULT_LEVEL,
-    resamples: int = DEFAULT_RESAMPLES,
-    seed: int = DEFAULT_SEED,
-) -> Interval:
-    """The percentile interval of one metric (see `cluster_bootstrap_intervals`)."""
-    return cluster_bootstrap_intervals(
-        counts, {"metric": metric}, level=level, resamples=resamples, seed=seed
-    )["metric"]

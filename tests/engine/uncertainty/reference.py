@@ -1,8 +1,12 @@
-"""The bootstrap weights by their definition, for tests to check the resampling against."""
+"""The bootstrap weights by their definition, for tests to check the resampling against, and one
+metric's interval."""
 
 from __future__ import annotations
 
 import numpy as np
+
+from metrics.engine.uncertainty import DocumentCounts, Interval, MetricDefinition, cluster_bootstrap_intervals
+from metrics.engine.uncertainty.measures import Measure
 
 
 def reference_weights(n_documents: int, resamples: int, seed: int) -> np.ndarray:
@@ -13,3 +17,8 @@ def reference_weights(n_documents: int, resamples: int, seed: int) -> np.ndarray
     for row in weights:
         row[:] = np.bincount(rng.integers(0, n_documents, size=n_documents), minlength=n_documents)
     return weights
+
+
+def cluster_bootstrap_ci(counts: DocumentCounts, metric: Measure | MetricDefinition, **settings) -> Interval:
+    """The percentile interval of one metric (`cluster_bootstrap_intervals` of it alone)."""
+    return cluster_bootstrap_intervals(counts, {"metric": metric}, **settings)["metric"]

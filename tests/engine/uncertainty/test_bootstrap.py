@@ -12,13 +12,13 @@ from metrics.engine.uncertainty import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
     DocumentCounts,
-    cluster_bootstrap_ci,
     cluster_bootstrap_intervals,
     f1,
     precision,
     ratio,
     recall,
 )
+from tests.engine.uncertainty.reference import cluster_bootstrap_ci
 
 
 def span_counts(n_documents: int = 60, seed: int = 1) -> DocumentCounts:

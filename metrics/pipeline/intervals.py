@@ -51,8 +51,13 @@ from metrics.engine.uncertainty import (
     DocumentCounts,
     Interval,
     clopper_pearson,
+    cluster_bootstrap_intervals,
 )
-from metrics.engine.uncertainty.attribute_metrics import attribute_document_counts, attribute_intervals
+from metrics.engine.uncertainty.attribute_metrics import (
+    attribute_document_counts,
+    attribute_metric_definitions,
+    by_attribute,
+)
 from metrics.engine.uncertainty.measures import columns_read
 from metrics.engine.uncertainty.resampling import (
     PackedColumns,
@@ -63,8 +68,8 @@ from metrics.engine.uncertainty.resampling import (
     tallied_ahead_words,
 )
 from metrics.engine.uncertainty.span_metrics import (
+    leakage_rate_columns,
     span_document_counts,
-    span_intervals,
     span_metric_definitions,
 )
 from metrics.pipeline.executors import Executor
@@ -290,17 +295,32 @@ def span_table_intervals(
 ) -> dict[str, Interval]:
     """`span_results_intervals` from the scores' `span_count_table`, which it empties: the resampling
     lets go of each column once it has read it. `executor`: the run's, to sum resamples in its
-    processes."""
+    processes.
+
+    Every metric is bootstrapped but the leakage rates: their intervals are exact (Clopper–Pearson)
+    for k leaked documents out of n (all documents, or documents with gold).
+    """
     if not settings.enabled or not table.n_documents:
         return {}
-    return span_intervals(
+    leakage = leakage_rate_columns()
+    # Counted before the resampling empties the table.
+    trials_of = {
+        name: (int(table.column(leaked).sum()), int(table.column(trials).sum()))
+        for name, (leaked, trials) in leakage.items()
+    }
+    definitions = span_metric_definitions(table.columns)
+    intervals = cluster_bootstrap_intervals(
         table,
+        {name: definition for name, definition in definitions.items() if name not in leakage},
         level=settings.level,
         resamples=settings.resamples,
         seed=settings.seed,
         consume=True,
         word_sums=word_sums_of(executor, _load_exact_quantiles),
     )
+    for name, (k, n) in trials_of.items():
+        intervals[name] = clopper_pearson(k, n, settings.level)
+    return intervals
 
 
 def attach_span_intervals(results: dict[str, Any], intervals: Mapping[str, Interval]) -> None:
@@ -351,14 +371,15 @@ def extraction_intervals_from_counts(
     resamples in its processes."""
     if not settings.enabled:
         return None
-    return attribute_intervals(
+    flat = cluster_bootstrap_intervals(
         counts,
-        attribute_types,
+        attribute_metric_definitions(attribute_types),
         level=settings.level,
         resamples=settings.resamples,
         seed=settings.seed,
         word_sums=word_sums_of(executor),
     )
+    return {attribute_id: {} for attribute_id in attribute_types} | by_attribute(flat)
 
 
 def intervals_from_metrics_report(report: Mapping[str, Any]) -> dict[str, dict[str, Interval]] | None:

@@ -3,8 +3,7 @@
 - `cluster_bootstrap_intervals`: percentile intervals by resampling documents.
 - `clopper_pearson`: exact intervals for leakage rates.
 - `compare_runs`: paired comparison of two runs (paired bootstrap, exact McNemar, Holm).
-- `span_metrics`, `attribute_metrics`: the issue's metrics over the engines' per-document counts, and
-  one-call intervals.
+- `span_metrics`, `attribute_metrics`: the issue's metrics over the engines' per-document counts.
 
 Inputs are per-document counts (`DocumentCounts`); nothing here re-runs the engine.
 """

@@ -1,5 +1,5 @@
-"""The attribute metrics of issue 8: per-document counts from comparison rows, metric definitions over
-them, and one-call intervals in the shape of metrics.json.
+"""The attribute metrics of issue 8: per-document counts from comparison rows, and metric definitions
+over them.
 
 Count columns are named `<attribute_id>.<stratum>.<count>`:
     strata: all, given_prediction (the prediction is present), given_good_source / given_bad_source
@@ -26,10 +26,8 @@ import numpy as np
 from ..attributes.comparison import SOURCE_CHECKED_TYPES
 from ..attributes.metrics import SCORED_TYPES, STATUS_CODES, MetricColumns, metric_columns
 from ..attributes.types import AttributeType, ComparisonRow, MatchStatus
-from .bootstrap import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, Interval, cluster_bootstrap_intervals
 from .counts import DocumentCounts
 from .measures import MetricDefinition, Ratio, f1, precision, ratio, recall
-from .resampling import WordSums, resampled_words
 
 STRATA = ("all", "given_prediction", "given_good_source", "given_bad_source")
 
@@ -174,24 +172,6 @@ def attribute_metric_definitions(
                     measure, family=name, correctness=paired_rows
                 )
     return definitions
-
-
-def attribute_intervals(
-    counts: DocumentCounts,
-    attribute_types: Mapping[str, AttributeType],
-    *,
-    level: float = DEFAULT_LEVEL,
-    resamples: int = DEFAULT_RESAMPLES,
-    seed: int = DEFAULT_SEED,
-    word_sums: WordSums = resampled_words,
-) -> dict[str, dict[str, Interval]]:
-    """`{attribute_id: {metric name: Interval}}`, the shape of metrics.json's per-attribute `intervals`
-    (`word_sums`: who sums the resamples, see `cluster_bootstrap_intervals`)."""
-    definitions = attribute_metric_definitions(attribute_types)
-    flat = cluster_bootstrap_intervals(
-        counts, definitions, level=level, resamples=resamples, seed=seed, word_sums=word_sums
-    )
-    return {attribute_id: {} for attribute_id in attribute_types} | by_attribute(flat)
 
 
 def by_attribute(flat: Mapping[tuple[str, str], Value]) -> dict[str, dict[str, Value]]:

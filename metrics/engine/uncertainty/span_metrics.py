@@ -1,5 +1,4 @@
-"""The span metrics of issue 8: definitions over the span engine's per-document counts, and one-call
-intervals.
+"""The span metrics of issue 8: definitions over the span engine's per-document counts.
 
 Input is the span engine's `spans.aggregate.document_count_table`: a `document_id` array and, per
 document, every `spans.score.COUNT_FIELDS` count (`chars.all.tp`, `nervaluate.strict.correct`,
@@ -26,11 +25,8 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 
 from ..spans.score import LEAKAGE_CONDITIONS
-from .bootstrap import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, Interval, cluster_bootstrap_intervals
 from .counts import DocumentCounts
-from .exact import clopper_pearson
 from .measures import HarmonicMean, MetricDefinition, f1, precision, ratio, recall
-from .resampling import WordSums, resampled_words
 
 CHAR_VARIANTS = ("all", "scored")
 NERVALUATE_SCHEMAS = ("strict", "partial")
@@ -110,39 +106,3 @@ def leakage_rate_columns() -> dict[str, tuple[str, str]]:
         for condition in LEAKAGE_CONDITIONS
         for rate, trials in LEAKAGE_RATES.items()
     }
-
-
-def span_intervals(
-    counts: DocumentCounts,
-    *,
-    level: float = DEFAULT_LEVEL,
-    resamples: int = DEFAULT_RESAMPLES,
-    seed: int = DEFAULT_SEED,
-    consume: bool = False,
-    word_sums: WordSums = resampled_words,
-) -> dict[str, Interval]:
-    """Intervals for every span metric: cluster bootstrap, and Clopper–Pearson for leakage rates.
-
-    A leakage rate's interval is exact for k leaked documents out of n (all documents, or documents
-    with gold). `consume`: `counts` gives up its columns as they are resampled (it is left empty).
-    `word_sums`: who sums the resamples (see `cluster_bootstrap_intervals`).
-    """
-    leakage = leakage_rate_columns()
-    definitions = span_metric_definitions(counts.columns)
-    trials_of = {
-        name: (int(counts.column(leaked).sum()), int(counts.column(trials).sum()))
-        for name, (leaked, trials) in leakage.items()
-    }
-    bootstrapped = {name: definition for name, definition in definitions.items() if name not in leakage}
-    intervals = cluster_bootstrap_intervals(
-        counts,
-        bootstrapped,
-        level=level,
-        resamples=resamples,
-        seed=seed,
-        consume=consume,
-        word_sums=word_sums,
-    )
-    for name, (k, n) in trials_of.items():
-        intervals[name] = clopper_pearson(k, n, level)
-    return intervals

@@ -14,7 +14,6 @@ from metrics.engine.attributes.types import AttributeType, EvaluationSettings
 from metrics.engine.uncertainty import compare_runs
 from metrics.engine.uncertainty.attribute_metrics import (
     attribute_document_counts,
-    attribute_intervals,
     attribute_metric_definitions,
     by_attribute,
     counts_of_metric_columns,
@@ -92,17 +91,6 @@ def test_every_metric_equals_the_value_metrics_json_reports(missing):
         "mean_absolute_error",
     } <= names
     assert not any(attribute_id == "notes" for attribute_id, _ in definitions)
-
-
-def test_a_missing_prediction_nulls_the_interval_but_not_the_given_prediction_one():
-    attributes, documents, predictions = study(seed=2, missing=True)
-    counts = attribute_document_counts(rows_of(attributes, documents, predictions))
-    intervals = attribute_intervals(counts, TYPES, resamples=300)
-    assert (intervals["site"]["accuracy"].low, intervals["site"]["accuracy"].high) == (None, None)
-    given = intervals["site"]["accuracy_given_prediction"]
-    assert 0 <= given.low <= given.high <= 1
-    assert intervals["smoker"]["accuracy"].as_dict()["resamples"] == 300
-    assert intervals["notes"] == {}
 
 
 def test_documents_without_scored_rows_are_still_resampled():

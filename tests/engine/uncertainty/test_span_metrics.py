@@ -13,7 +13,6 @@ from metrics.engine.spans.aggregate import document_count_table
 from metrics.engine.uncertainty import DocumentCounts, compare_runs
 from metrics.engine.uncertainty.span_metrics import (
     span_document_counts,
-    span_intervals,
     span_metric_definitions,
 )
 
@@ -82,22 +81,6 @@ def test_char_recall_is_defined_only_where_the_table_holds_its_numerator():
         },
     )
     assert definitions["per_type.AGE.char_recall"].measure(counts.totals())[0] == 5 / 6
-
-
-def test_intervals_bootstrap_ratios_and_give_leakage_rates_exact_intervals():
-    docs = documents()
-    counts = span_document_counts(document_count_table(score_document(doc) for doc in docs))
-    intervals = span_intervals(counts, resamples=300, seed=4)
-    assert set(intervals) == set(span_metric_definitions(counts.columns))
-    # d2, d3 and d5 miss part of a gold span: 3 of 5 documents, 3 of the 4 documents with gold.
-    any_char = intervals["leakage.any_char.rate_all_documents"]
-    assert any_char.method == "clopper_pearson"
-    assert any_char.low == pytest.approx(0.146633, abs=1e-6)
-    assert intervals["micro.chars.all.f1"].method == "cluster_bootstrap_percentile"
-    assert intervals["micro.chars.all.f1"].as_dict()["resamples"] == 300
-    assert intervals["micro.chars.all.f1"].low <= results_value(
-        evaluate_documents(docs), "micro.chars.all.f1"
-    )
 
 
 def test_a_leakage_comparison_is_a_mcnemar_test_on_documents():

@@ -17,9 +17,16 @@ from django.core.management.base import CommandError
 from metrics.artefacts import metrics_report, write_metrics_csv
 from metrics.engine.attributes.types import AttributeType
 from metrics.engine.uncertainty import Interval
+from metrics.engine.uncertainty.attribute_metrics import attribute_document_counts
 from metrics.pipeline.extraction_evaluation import evaluate_extraction_paths, resolve_settings
-from metrics.pipeline.intervals import IntervalSettings, extraction_intervals, intervals_from_metrics_report
+from metrics.pipeline.intervals import (
+    IntervalSettings,
+    extraction_intervals,
+    extraction_intervals_from_counts,
+    intervals_from_metrics_report,
+)
 from tests.artefacts.factories import evaluation, result, spec
+from tests.engine.uncertainty.test_attribute_metrics import TYPES, rows_of, study
 from tests.pipeline.intervals.factories import extraction_inputs, extraction_predictions
 
 DOCUMENTS = 40
@@ -247,3 +254,14 @@ def test_a_stored_metrics_report_gives_back_its_intervals(run_files):
 
     assert from_report.getvalue() == direct.getvalue()
     assert intervals_from_metrics_report(metrics_report(run.evaluation)) is None
+
+
+def test_a_missing_prediction_nulls_the_interval_but_not_the_given_prediction_one():
+    attributes, documents, predictions = study(seed=2, missing=True)
+    counts = attribute_document_counts(rows_of(attributes, documents, predictions))
+    intervals = extraction_intervals_from_counts(counts, TYPES, IntervalSettings(resamples=300))
+    assert (intervals["site"]["accuracy"].low, intervals["site"]["accuracy"].high) == (None, None)
+    given = intervals["site"]["accuracy_given_prediction"]
+    assert 0 <= given.low <= given.high <= 1
+    assert intervals["smoker"]["accuracy"].as_dict()["resamples"] == 300
+    assert intervals["notes"] == {}

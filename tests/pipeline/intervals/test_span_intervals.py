@@ -8,11 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from metrics.engine.spans import DocumentSpans, Span, score_document
+from metrics.engine.spans import DocumentSpans, Span, evaluate_documents, score_document
 from metrics.engine.spans.aggregate import document_count_table
 from metrics.engine.spans.score import TYPE_STORED_FIELDS
-from metrics.pipeline.intervals import IntervalSettings, span_count_table
+from metrics.engine.uncertainty.span_metrics import span_document_counts, span_metric_definitions
+from metrics.pipeline.intervals import IntervalSettings, span_count_table, span_table_intervals
 from metrics.pipeline.span_evaluation import evaluate_span_paths
+from tests.engine.uncertainty.test_span_metrics import documents, results_value
 from tests.pipeline.intervals.factories import span_gold, span_predictions
 
 DOCUMENTS = 30
@@ -173,3 +175,20 @@ def test_the_count_table_matches_the_engines_and_adds_what_char_recall_needs():
         for score in sorted(scores, key=lambda s: s.document_id)
     ]
     assert covered.tolist() == expected == [10, 10, 0, 0, 0]
+
+
+def test_intervals_bootstrap_ratios_and_give_leakage_rates_exact_intervals():
+    docs = documents()
+    counts = span_document_counts(document_count_table(score_document(doc) for doc in docs))
+    definitions = span_metric_definitions(counts.columns)
+    intervals = span_table_intervals(counts, IntervalSettings(resamples=300, seed=4))
+    assert set(intervals) == set(definitions)
+    # d2, d3 and d5 miss part of a gold span: 3 of 5 documents, 3 of the 4 documents with gold.
+    any_char = intervals["leakage.any_char.rate_all_documents"]
+    assert any_char.method == "clopper_pearson"
+    assert any_char.low == pytest.approx(0.146633, abs=1e-6)
+    assert intervals["micro.chars.all.f1"].method == "cluster_bootstrap_percentile"
+    assert intervals["micro.chars.all.f1"].as_dict()["resamples"] == 300
+    assert intervals["micro.chars.all.f1"].low <= results_value(
+        evaluate_documents(docs), "micro.chars.all.f1"
+    )

@@ -7,23 +7,8 @@ Processes: given the run's executor, a run of several processes sums its resampl
 (`word_sums_of`: one run of consecutive resamples a process, each from where the one generator is at
 its start); the intervals are the same to the last bit in one process or several.
 
-Settings (`IntervalSettings`): level 0.95, 2,000 resamples, seed 20260808 by default; 0 resamples turns
-intervals off. The settings are recorded with every result (`interval_config`), so the same input and
-settings give the same intervals, and anyone can reproduce them.
-
-Spans (results.json): `attach_span_intervals(results, intervals)` puts each interval beside its
-metric as `<metric>_ci` (`micro.chars.all.f1_ci`, `leakage.any_char.rate_all_documents_ci`,
-`per_type.PERSON_NAME.chars_typed.recall_ci`, `per_type.PERSON_NAME.char_recall_ci`), an interval
-object `{"low", "high", "level", "method", "resamples", "seed"}`, or null where the metric is null.
-Covered: micro chars.all / chars.scored, nervaluate strict / partial and spans_overlap.type_agnostic
-precision, recall and F1 (cluster bootstrap over documents), per-type chars_typed recall and char
-recall (bootstrap), and the leakage rates (exact Clopper–Pearson, documents are the trials).
-The settings go to `config.intervals`.
-
-Attributes (metrics.json, metrics.csv): `extraction_intervals(evaluation, settings)` gives
-`{attribute_id: {metric: Interval}}` for accuracy, precision, recall, f1_score,
-edit_distance_match_rate and mean_absolute_error with their `_given_prediction`,
-`_given_good_source` and `_given_bad_source` variants; `metrics.artefacts.metrics_files` writes them.
+Where each interval lands (`<metric>_ci` in results.json, `intervals` in metrics.json, `_ci_low` /
+`_ci_high` in metrics.csv) and the settings recorded beside it: docs/uncertainty.md.
 """
 
 from __future__ import annotations
@@ -176,13 +161,6 @@ def _load_exact_quantiles() -> None:
     clopper_pearson(1, 2)
 
 
-def interval_dict(interval: Interval) -> dict[str, Any] | None:
-    """The stored shape of an interval; None when it is undefined (its metric is null)."""
-    if interval.low is None or interval.high is None:
-        return None
-    return interval.as_dict()
-
-
 # Spans ------------------------------------------------------------------------------------------
 
 
@@ -194,91 +172,57 @@ def span_count_table(scores: Sequence[DocumentScore] | SpanScores) -> DocumentCo
     of per-type `char_recall`), restricted to the columns some interval reads, gathered from the
     scores' count columns one float column at a time.
     """
-    table_of_scores = as_span_scores(scores)
-    n_documents = len(table_of_scores)
+    table = as_span_scores(scores)
+    n_documents = len(table)
     # Documents in id order (DocumentCounts' order), so the columns are built sorted, never copied.
-    document_ids = np.array(table_of_scores.document_ids, dtype=object)
+    document_ids = np.array(table.document_ids, dtype=object)
     order = np.argsort(document_ids, kind="stable")
-    position = np.empty(n_documents, dtype=np.int64)
-    position[order] = np.arange(n_documents)
-    row_type = table_of_scores.row_type
-    present = np.flatnonzero(np.bincount(row_type, minlength=len(table_of_scores.type_names)))
-    type_names = [table_of_scores.type_names[code] for code in present.tolist()]
+    # Documents scored in id order (as most are) need no gather, only a cast.
+    gather = slice(None) if np.array_equal(order, np.arange(n_documents)) else order
 
-    type_columns = [f"chars_typed.{t}.{name}" for t in type_names for name in _TYPE_COLUMNS]
-    leaked_columns = [f"leakage.{condition}.leaked" for condition in LEAKAGE_CONDITIONS]
+    def stored(name: str) -> np.ndarray:
+        return table.counts[gather, STORED_FIELDS.index(name)].astype(np.float64)
+
+    present = np.flatnonzero(np.bincount(table.row_type, minlength=len(table.type_names))).tolist()
+    typed = {
+        code: [f"chars_typed.{table.type_names[code]}.{name}" for name in _TYPE_COLUMNS] for code in present
+    }
+    leaked = [f"leakage.{condition}.leaked" for condition in LEAKAGE_CONDITIONS]
     needed = set(_SPAN_COUNTS_ALWAYS)
-    for definition in span_metric_definitions([*COUNT_FIELDS, *type_columns, *leaked_columns]).values():
+    for definition in span_metric_definitions(
+        [*COUNT_FIELDS, *(name for names in typed.values() for name in names), *leaked]
+    ).values():
         needed |= columns_read(definition.measure) or set()
         needed |= set(definition.correctness or ())
-
-    stored = _StoredColumns(table_of_scores.counts, order)
-    makers: dict[str, Callable[[], np.ndarray]] = {}
-    for name in COUNT_FIELDS:
-        if name in needed:
-            makers[name] = (
-                partial(stored, name) if name in STORED_FIELDS else partial(derived_count, name, stored)
-            )
-    for condition in LEAKAGE_CONDITIONS:
-        if f"leakage.{condition}.leaked" in needed:
-            makers[f"leakage.{condition}.leaked"] = partial(
-                stored.positive, f"leakage.{condition}.gold_spans_affected"
-            )
-    rows_by_type = _RowsByType(table_of_scores, position)
-    fillers: dict[str, Callable[[np.ndarray], None]] = {}
-    for entity_type in type_names:
-        code = table_of_scores.type_names.index(entity_type)
-        for name in _TYPE_COLUMNS:
-            if f"chars_typed.{entity_type}.{name}" in needed:
-                fillers[f"chars_typed.{entity_type}.{name}"] = partial(rows_by_type.fill, code, name)
+    overall = [name for name in (*COUNT_FIELDS, *leaked) if name in needed]
+    wanted = {
+        code: [(k, name) for k, name in enumerate(names) if name in needed] for code, names in typed.items()
+    }
     # One matrix, a column per count: freed at once when the resampling lets go of its last column,
     # where columns of their own would leave the allocator a heap of holes the size of the table.
-    matrix = np.zeros((n_documents, len(makers) + len(fillers)), dtype=np.float64, order="F")
-    table: dict[str, np.ndarray] = {}
-    for k, (name, make) in enumerate(makers.items()):
-        matrix[:, k] = make()
-        table[name] = matrix[:, k]
-    for k, (name, fill) in enumerate(fillers.items(), len(makers)):
-        fill(matrix[:, k])  # a type's column is mostly zeros: only its documents' entries are written
-        table[name] = matrix[:, k]
+    width = len(overall) + sum(map(len, wanted.values()))
+    matrix = np.zeros((n_documents, width), dtype=np.float64, order="F")
+    columns: dict[str, np.ndarray] = {}
+    for name in overall:
+        column = columns[name] = matrix[:, len(columns)]
+        if name in leaked:
+            column[:] = stored(name.replace(".leaked", ".gold_spans_affected")) > 0
+        else:
+            column[:] = stored(name) if name in STORED_FIELDS else derived_count(name, stored)
+    position = np.empty(n_documents, dtype=np.int64)
+    position[order] = np.arange(n_documents)
+    for code, names in wanted.items():
+        # A type's rows are found once for all its columns, and only one type's are held: the table is
+        # built at the process's peak of memory (bench/spans/README.md). A type's column is mostly
+        # zeros: only its documents' entries are written.
+        rows = np.flatnonzero(table.row_type == code)
+        at = position[table.row_document[rows]]
+        for k, name in names:
+            column = columns[name] = matrix[:, len(columns)]
+            column[at] = table.rows[rows, TYPE_STORED_FIELDS.index(f"chars_typed.{_TYPE_COLUMNS[k]}")]
     del matrix
-    table["document_id"] = document_ids[order]
-    return span_document_counts(table)
-
-
-class _RowsByType:
-    """The rows of one type at a time: the table's columns are made type after type, so each type's
-    rows are found once for its columns, not once a column (a scan of every row each), and only one
-    type's are held: the table is built at the process's peak of memory (bench/spans/README.md)."""
-
-    def __init__(self, scores: SpanScores, position: np.ndarray) -> None:
-        self.scores, self.position = scores, position
-        self.code, self.rows, self.at = -1, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-
-    def fill(self, code: int, name: str, column: np.ndarray) -> None:
-        """Write `chars_typed.<TYPE>.<name>` into the zeros of `column` (one entry a document), from
-        the rows of the type `code`, each document at its `position`."""
-        if code != self.code:
-            # The type's rows and their documents' positions, gathered once for all its columns.
-            self.code, self.rows = code, np.flatnonzero(self.scores.row_type == code)
-            self.at = self.position[self.scores.row_document[self.rows]]
-        column[self.at] = self.scores.rows[self.rows, TYPE_STORED_FIELDS.index(f"chars_typed.{name}")]
-
-
-class _StoredColumns:
-    """A STORED_FIELDS column of every document, as floats, in the order `order`."""
-
-    def __init__(self, counts: np.ndarray, order: np.ndarray) -> None:
-        # Documents scored in id order (as most are) need no gather, only a cast.
-        in_order = bool(np.array_equal(order, np.arange(len(order))))
-        self.counts, self.order = counts, (slice(None) if in_order else order)
-
-    def __call__(self, name: str) -> np.ndarray:
-        return self.counts[self.order, STORED_FIELDS.index(name)].astype(np.float64)
-
-    def positive(self, name: str) -> np.ndarray:
-        """1.0 where the column is above zero."""
-        return (self(name) > 0).astype(np.float64)
+    columns["document_id"] = document_ids[order]
+    return span_document_counts(columns)
 
 
 def span_results_intervals(
@@ -334,7 +278,9 @@ def attach_span_intervals(results: dict[str, Any], intervals: Mapping[str, Inter
         for key in parents:
             node = node.get(key) if isinstance(node, dict) else None
         if isinstance(node, dict):
-            node[leaf + CI_SUFFIX] = interval_dict(interval)
+            # An undefined interval (its metric is null) is stored as null.
+            undefined = interval.low is None or interval.high is None
+            node[leaf + CI_SUFFIX] = None if undefined else interval.as_dict()
 
 
 # Attributes -------------------------------------------------------------------------------------
@@ -390,12 +336,9 @@ def intervals_from_metrics_report(report: Mapping[str, Any]) -> dict[str, dict[s
     return {
         str(entry["attribute_id"]): {
             metric: Interval(
-                low=stored["low"],
-                high=stored["high"],
-                level=stored["level"],
-                method=stored["method"],
-                resamples=stored.get("resamples"),
-                seed=stored.get("seed"),
+                *(stored[field] for field in ("low", "high", "level", "method")),
+                stored.get("resamples"),
+                stored.get("seed"),
             )
             for metric, stored in (entry.get("intervals") or {}).items()
         }
@@ -409,7 +352,6 @@ __all__ = [
     "IntervalSettings",
     "attach_span_intervals",
     "extraction_intervals",
-    "interval_dict",
     "interval_settings_problems",
     "intervals_from_metrics_report",
     "span_count_table",

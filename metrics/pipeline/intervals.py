@@ -188,12 +188,10 @@ def span_count_table(scores: Sequence[DocumentScore] | SpanScores) -> DocumentCo
         code: [f"chars_typed.{table.type_names[code]}.{name}" for name in _TYPE_COLUMNS] for code in present
     }
     leaked = [f"leakage.{condition}.leaked" for condition in LEAKAGE_CONDITIONS]
-    needed = set(_SPAN_COUNTS_ALWAYS)
-    for definition in span_metric_definitions(
+    definitions = span_metric_definitions(
         [*COUNT_FIELDS, *(name for names in typed.values() for name in names), *leaked]
-    ).values():
-        needed |= columns_read(definition.measure) or set()
-        needed |= set(definition.correctness or ())
+    )
+    needed = set(_SPAN_COUNTS_ALWAYS) | (columns_read(definitions.values()) or set())
     overall = [name for name in (*COUNT_FIELDS, *leaked) if name in needed]
     wanted = {
         code: [(k, name) for k, name in enumerate(names) if name in needed] for code, names in typed.items()

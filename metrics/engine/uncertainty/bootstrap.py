@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from .counts import DocumentCounts
-from .measures import Measure, MetricDefinition, columns_read_by_all
+from .measures import Measure, MetricDefinition, as_measure, columns_read
 from .resampling import WordSums, resampled_column_sums, resampled_words
 
 DEFAULT_LEVEL = 0.95
@@ -82,18 +82,8 @@ def only_columns_read(
     counts: DocumentCounts, metrics: Iterable[Measure | MetricDefinition]
 ) -> DocumentCounts:
     """Drop the columns no metric reads, so wide count tables cost only what is used."""
-    metrics = list(metrics)
-    needed = columns_read_by_all(as_measure(metric) for metric in metrics)
-    if needed is None:
-        return counts
-    for metric in metrics:
-        if isinstance(metric, MetricDefinition) and metric.correctness is not None:
-            needed |= frozenset(metric.correctness)
-    return counts.with_columns(needed)
-
-
-def as_measure(metric: Measure | MetricDefinition) -> Measure:
-    return metric.measure if isinstance(metric, MetricDefinition) else metric
+    needed = columns_read(metrics)
+    return counts if needed is None else counts.with_columns(needed)
 
 
 def cluster_bootstrap_intervals(

@@ -61,19 +61,21 @@ def _linear(terms: Mapping[str, float], sums: Sums) -> np.ndarray:
     return total
 
 
-def columns_read(measure: Measure) -> frozenset[str] | None:
-    """The count columns a measure reads, when it declares them (`Ratio`, `HarmonicMean`); else None."""
-    return getattr(measure, "columns", None)
+def as_measure(metric: Measure | MetricDefinition) -> Measure:
+    return metric.measure if isinstance(metric, MetricDefinition) else metric
 
 
-def columns_read_by_all(measures: Iterable[Measure]) -> frozenset[str] | None:
-    """The union of the columns these measures read; None when one of them does not declare its own."""
+def columns_read(metrics: Iterable[Measure | MetricDefinition]) -> frozenset[str] | None:
+    """The count columns these metrics read, the `correctness` columns a comparison reads among them;
+    None when one of their measures does not declare its own (`Ratio` and `HarmonicMean` do)."""
     needed: frozenset[str] = frozenset()
-    for measure in measures:
-        columns = columns_read(measure)
-        if columns is None:
+    for metric in metrics:
+        declared = getattr(as_measure(metric), "columns", None)
+        if declared is None:
             return None
-        needed |= columns
+        needed |= declared
+        if isinstance(metric, MetricDefinition) and metric.correctness is not None:
+            needed |= frozenset(metric.correctness)
     return needed
 
 
@@ -110,8 +112,7 @@ class HarmonicMean:
 
     @property
     def columns(self) -> frozenset[str] | None:
-        first, second = columns_read(self.first), columns_read(self.second)
-        return None if first is None or second is None else first | second
+        return columns_read([self.first, self.second])
 
     def __call__(self, sums: Sums) -> np.ndarray:
         a, b = self.first(sums), self.second(sums)

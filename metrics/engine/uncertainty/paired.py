@@ -31,14 +31,13 @@ from .bootstrap import (
     DEFAULT_LEVEL,
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
-    as_measure,
     check_settings,
     only_columns_read,
     percentile_bounds,
 )
 from .counts import DocumentCounts
 from .exact import holm_adjust, mcnemar_exact
-from .measures import Measure, MetricDefinition
+from .measures import Measure, MetricDefinition, as_measure
 from .resampling import resampled_column_sums
 
 PAIRED_METHOD = "paired_cluster_bootstrap_percentile"

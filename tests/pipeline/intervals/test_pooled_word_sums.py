@@ -100,9 +100,7 @@ def test_span_intervals_from_a_pool_are_those_of_one_process(pooled_from_any_siz
 
 def test_extraction_intervals_from_a_pool_are_those_of_one_process(pooled_from_any_size):
     types = {"age": AttributeType.FLOAT, "smoker": AttributeType.BOOL}
-    read = set()
-    for definition in attribute_metric_definitions(types).values():
-        read |= columns_read(definition.measure) | set(definition.correctness or ())
+    read = columns_read(attribute_metric_definitions(types).values())
     rng = np.random.default_rng(2)
     n = 2_500
 

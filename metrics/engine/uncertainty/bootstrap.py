@@ -13,7 +13,7 @@ without any predicted span for precision) are dropped, and `resamples_defined` s
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -120,7 +120,7 @@ def cluster_bootstrap_intervals(
             intervals[name] = Interval(None, None, level, BOOTSTRAP_METHOD, resamples, seed, 0)
             continue
         if resampled is None:
-            resampled = resample_columns(counts, resamples, seed, consume=consume, word_sums=word_sums)
+            (resampled,) = resample_columns([counts], resamples, seed, consume=consume, word_sums=word_sums)
         values = measure(resampled)
         low, high = percentile_bounds(values, level)
         defined = int(np.count_nonzero(~np.isnan(values)))
@@ -129,20 +129,22 @@ def cluster_bootstrap_intervals(
 
 
 def resample_columns(
-    counts: DocumentCounts,
+    runs: Sequence[DocumentCounts],
     resamples: int,
     seed: int,
     *,
     consume: bool = False,
     word_sums: WordSums = resampled_words,
-) -> dict[str, np.ndarray]:
-    """`{column: B summed values}` for B document resamples of these counts (`consume`: `counts` gives
-    up its columns, each once it is resampled)."""
-    names = list(counts.columns)
-    columns = [counts.columns[name] for name in names]
+) -> list[dict[str, np.ndarray]]:
+    """`{column: B summed values}` of each run's counts, from the same B resamples of their documents
+    (the same documents in every run, so a paired comparison keeps its pairs); a column a run lacks is
+    zero in it. `consume`: the runs give up their columns, each once it is resampled."""
+    names = sorted(set().union(*(run.columns for run in runs)))
+    columns = [run.column(name) for run in runs for name in names]
     if consume:
-        counts.columns = {}
+        for run in runs:
+            run.columns = {}
     sums = resampled_column_sums(
-        columns, counts.n_documents, resamples, seed, consume=consume, word_sums=word_sums
+        columns, runs[0].n_documents, resamples, seed, consume=consume, word_sums=word_sums
     )
-    return {name: sums[:, j] for j, name in enumerate(names)}
+    return [{name: sums[:, k * len(names) + j] for j, name in enumerate(names)} for k in range(len(runs))]

@@ -34,11 +34,11 @@ from .bootstrap import (
     check_settings,
     only_columns_read,
     percentile_bounds,
+    resample_columns,
 )
 from .counts import DocumentCounts
 from .exact import holm_adjust, mcnemar_exact
 from .measures import Measure, MetricDefinition, as_measure
-from .resampling import resampled_column_sums
 
 PAIRED_METHOD = "paired_cluster_bootstrap_percentile"
 P_BOOTSTRAP = "paired_bootstrap"
@@ -59,7 +59,6 @@ class PairedResult:
     p_value: float | None
     p_adjusted: float | None
     p_method: str | None = None
-    resamples_defined: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -119,19 +118,6 @@ def discordant_rows(a: DocumentCounts, b: DocumentCounts, correct: str, rows: st
     return only_a_right, only_b_right
 
 
-def _paired_sums(
-    a: DocumentCounts, b: DocumentCounts, resamples: int, seed: int
-) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
-    """Resampled column sums of both runs from the same document draws."""
-    names = sorted(set(a.columns) | set(b.columns))
-    columns = [a.column(name) for name in names] + [b.column(name) for name in names]
-    sums = resampled_column_sums(columns, a.n_documents, resamples, seed)
-    return (
-        {name: sums[:, j] for j, name in enumerate(names)},
-        {name: sums[:, len(names) + j] for j, name in enumerate(names)},
-    )
-
-
 def _number(value: float) -> float | None:
     return None if np.isnan(value) else float(value)
 
@@ -157,7 +143,7 @@ def compare_runs(
     a = only_columns_read(counts_a, metrics.values()).restricted_to(common)
     b = only_columns_read(counts_b, metrics.values()).restricted_to(common)
     totals_a, totals_b = a.totals(), b.totals()
-    resampled: tuple[dict[str, np.ndarray], dict[str, np.ndarray]] | None = None
+    resampled: list[dict[str, np.ndarray]] | None = None
     raw: dict[Key, PairedResult] = {}
     for name, metric in metrics.items():
         measure = as_measure(metric)
@@ -167,7 +153,7 @@ def compare_runs(
             raw[name] = PairedResult(point_a, point_b, None, None, None, None, None)
             continue
         if resampled is None:
-            resampled = _paired_sums(a, b, resamples, seed)
+            resampled = resample_columns([a, b], resamples, seed)
         deltas = measure(resampled[1]) - measure(resampled[0])
         low, high = percentile_bounds(deltas, level)
         correctness = metric.correctness if isinstance(metric, MetricDefinition) else None
@@ -175,10 +161,7 @@ def compare_runs(
             p_value, p_method = mcnemar_exact(*discordant_rows(a, b, *correctness)), P_MCNEMAR
         else:
             p_value, p_method = bootstrap_p_value(deltas), P_BOOTSTRAP
-        defined = int(np.count_nonzero(~np.isnan(deltas)))
-        raw[name] = PairedResult(
-            point_a, point_b, point_b - point_a, low, high, p_value, None, p_method, defined
-        )
+        raw[name] = PairedResult(point_a, point_b, point_b - point_a, low, high, p_value, None, p_method)
     return PairedRuns(
         metrics=_holm_by_family(raw, metrics),
         level=level,

@@ -63,33 +63,20 @@ def block_rows(n_documents: int) -> int:
     return max(1, rows)
 
 
-def _draws(rng: np.random.Generator, rows: int, n_documents: int) -> Iterator[np.ndarray]:
-    """The draws of `rows` resamples of n documents, in the order the one generator makes them: a
-    resample at a time from `_ROW_BY_ROW_FROM` documents (its n integers stay in the CPU cache while
-    they are counted), else the whole block at once (rows x n). The tally and the planning of runs
-    (`resample_runs`) both draw through here, so a run starts where the tally would have left the
-    generator."""
-    if n_documents >= _ROW_BY_ROW_FROM:
-        for _ in range(rows):
-            yield rng.integers(0, n_documents, size=n_documents)
-    else:
-        yield rng.integers(0, n_documents, size=(rows, n_documents))
-
-
 def _tally(rng: np.random.Generator, weights: np.ndarray) -> np.ndarray:
     """Fill `weights` (resamples x n) with how often each of the n documents is drawn in each resample.
 
-    Counted exactly (`count_draws`; below `_ROW_BY_ROW_FROM` documents by `bincount` with unit
-    weights, straight into float64).
+    Drawn in the order the one generator makes them: a resample at a time from `_ROW_BY_ROW_FROM`
+    documents (its n integers stay in the CPU cache while `count_draws` counts them), else the whole
+    block at once, counted by `bincount` with unit weights, straight into float64.
     """
     rows, n_documents = weights.shape
-    draws = _draws(rng, rows, n_documents)
     if n_documents >= _ROW_BY_ROW_FROM:
         tally = np.empty(n_documents, dtype=np.uint8)
-        for row, resample in zip(weights, draws, strict=True):
-            count_draws(resample, row, tally)
+        for row in weights:
+            count_draws(rng.integers(0, n_documents, size=n_documents), row, tally)
         return weights
-    (block,) = draws
+    block = rng.integers(0, n_documents, size=(rows, n_documents))
     offsets = (np.arange(rows, dtype=np.int64) * n_documents)[:, None]
     flat = np.bincount(
         (block + offsets).ravel(), weights=np.ones(block.size, dtype=np.float64), minlength=rows * n_documents

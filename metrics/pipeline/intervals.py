@@ -120,8 +120,6 @@ def word_sums_of(executor: Executor | None, meanwhile: Callable[[], object] | No
     process to do while the processes sum (see `pooled_word_sums`)."""
     if executor is None or executor.processes < 2:
         return tallied_ahead_words
-    if meanwhile is None:
-        return partial(pooled_word_sums, executor)
     return partial(pooled_word_sums, executor, meanwhile=meanwhile)
 
 

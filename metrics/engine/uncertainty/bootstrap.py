@@ -14,7 +14,7 @@ without any predicted span for precision) are dropped, and `resamples_defined` s
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, TypeVar
 
 import numpy as np
@@ -49,12 +49,9 @@ class Interval:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "low": self.low,
-            "high": self.high,
-            "level": self.level,
-            "method": self.method,
-            "resamples": self.resamples,
-            "seed": self.seed,
+            field.name: getattr(self, field.name)
+            for field in fields(self)
+            if field.name != "resamples_defined"
         }
 
 

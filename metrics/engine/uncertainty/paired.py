@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Hashable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any, Generic, TypeVar
 
 import numpy as np
@@ -61,15 +61,7 @@ class PairedResult:
     p_method: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "a": self.a,
-            "b": self.b,
-            "delta": self.delta,
-            "ci_low": self.ci_low,
-            "ci_high": self.ci_high,
-            "p_value": self.p_value,
-            "p_adjusted": self.p_adjusted,
-        }
+        return {field.name: getattr(self, field.name) for field in fields(self) if field.name != "p_method"}
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..spans.score import LEAKAGE_CONDITIONS
 from .counts import DocumentCounts
-from .measures import HarmonicMean, MetricDefinition, f1, precision, ratio, recall
+from .measures import HarmonicMean, Measure, MetricDefinition, f1, precision, ratio, recall
 
 CHAR_VARIANTS = ("all", "scored")
 NERVALUATE_SCHEMAS = ("strict", "partial")
@@ -45,28 +45,15 @@ def span_document_counts(table: Mapping[str, np.ndarray]) -> DocumentCounts:
     return DocumentCounts(list(table["document_id"]), columns)
 
 
-def entity_types_of(columns: Iterable[str]) -> list[str]:
-    """The entity types with per-type columns (`chars_typed.<TYPE>.tp`), sorted."""
-    return sorted(
-        {
-            parts[1]
-            for parts in (name.split(".") for name in columns)
-            if len(parts) == 3 and parts[0] == "chars_typed"
-        }
-    )
-
-
 def span_metric_definitions(columns: Iterable[str]) -> dict[str, MetricDefinition]:
     """Every span metric with an interval or a paired test for a table with these columns, keyed by its
     results.json path. Per-type metrics are defined for the types the columns hold; `char_recall` only
     where `covered_by_any` is there (a missing count must not read as zero)."""
     columns = set(columns)
-    definitions: dict[str, MetricDefinition] = {}
+    micro: dict[str, tuple[Measure, Measure, Measure]] = {}  # precision, recall, F1
     for variant in CHAR_VARIANTS:
         tp, fp, fn = (f"chars.{variant}.{count}" for count in ("tp", "fp", "fn"))
-        definitions[f"micro.chars.{variant}.precision"] = MetricDefinition(precision(tp, fp))
-        definitions[f"micro.chars.{variant}.recall"] = MetricDefinition(recall(tp, fn))
-        definitions[f"micro.chars.{variant}.f1"] = MetricDefinition(f1(tp, fp, fn))
+        micro[f"chars.{variant}"] = (precision(tp, fp), recall(tp, fn), f1(tp, fp, fn))
     for schema in NERVALUATE_SCHEMAS:
         prefix = f"nervaluate.{schema}"
         cor, inc, par, mis, spu = (
@@ -75,16 +62,21 @@ def span_metric_definitions(columns: Iterable[str]) -> dict[str, MetricDefinitio
         credit = {cor: 1.0, par: 0.5} if schema == "partial" else {cor: 1.0}
         schema_precision = ratio(credit, {cor: 1.0, inc: 1.0, par: 1.0, spu: 1.0})
         schema_recall = ratio(credit, {cor: 1.0, inc: 1.0, par: 1.0, mis: 1.0})
-        definitions[f"micro.{prefix}.precision"] = MetricDefinition(schema_precision)
-        definitions[f"micro.{prefix}.recall"] = MetricDefinition(schema_recall)
-        definitions[f"micro.{prefix}.f1"] = MetricDefinition(HarmonicMean(schema_precision, schema_recall))
+        micro[prefix] = (schema_precision, schema_recall, HarmonicMean(schema_precision, schema_recall))
     overlap = "spans_overlap.type_agnostic"
     overlap_recall = ratio(f"{overlap}.gt_matched", f"{overlap}.gt_total")
     overlap_precision = ratio(f"{overlap}.pred_matched", f"{overlap}.pred_total")
-    definitions[f"micro.{overlap}.precision"] = MetricDefinition(overlap_precision)
-    definitions[f"micro.{overlap}.recall"] = MetricDefinition(overlap_recall)
-    definitions[f"micro.{overlap}.f1"] = MetricDefinition(HarmonicMean(overlap_precision, overlap_recall))
-    for entity_type in entity_types_of(columns):
+    micro[overlap] = (overlap_precision, overlap_recall, HarmonicMean(overlap_precision, overlap_recall))
+    definitions = {
+        f"micro.{prefix}.{metric}": MetricDefinition(measure)
+        for prefix, measures in micro.items()
+        for metric, measure in zip(("precision", "recall", "f1"), measures, strict=True)
+    }
+    # The entity types with per-type columns (`chars_typed.<TYPE>.tp`).
+    entity_types = {
+        name.split(".")[1] for name in columns if name.startswith("chars_typed.") and name.count(".") == 2
+    }
+    for entity_type in sorted(entity_types):
         prefix = f"chars_typed.{entity_type}"
         gold_chars = {f"{prefix}.tp": 1.0, f"{prefix}.fn": 1.0}
         definitions[f"per_type.{entity_type}.chars_typed.recall"] = MetricDefinition(

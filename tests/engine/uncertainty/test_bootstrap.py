@@ -18,6 +18,7 @@ from metrics.engine.uncertainty import (
     ratio,
     recall,
 )
+from metrics.engine.uncertainty.bootstrap import resample_columns
 from tests.engine.uncertainty.reference import cluster_bootstrap_ci
 
 
@@ -189,3 +190,17 @@ def test_bounds_are_ordered_and_lie_in_the_metric_range(tp, extra, level):
         assert interval.low is None and interval.high is None
     else:
         assert 0.0 <= interval.low <= interval.high <= 1.0
+
+
+def test_runs_resampled_together_each_get_their_own_sums_from_the_same_draws():
+    rng = np.random.default_rng(8)
+    ids = [f"d{i}" for i in range(300)]
+    a = DocumentCounts(ids, {"tp": rng.integers(0, 5, 300), "fn": rng.integers(0, 3, 300)})
+    b = DocumentCounts(ids, {"tp": rng.integers(0, 5, 300)})
+    together_a, together_b = resample_columns([a, b], 250, 6)
+    (alone_a,) = resample_columns([a], 250, 6)
+    (alone_b,) = resample_columns([b], 250, 6)
+    assert set(together_a) == set(together_b) == {"tp", "fn"}
+    assert np.array_equal(together_a["tp"], alone_a["tp"]) and np.array_equal(together_a["fn"], alone_a["fn"])
+    assert np.array_equal(together_b["tp"], alone_b["tp"])
+    assert not together_b["fn"].any()  # b never counted fn: zero in every resample

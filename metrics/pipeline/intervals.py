@@ -13,7 +13,7 @@ Where each interval lands (`<metric>_ci` in results.json, `intervals` in metrics
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -283,22 +283,14 @@ def attach_span_intervals(results: dict[str, Any], intervals: Mapping[str, Inter
 
 
 def extraction_intervals(
-    evaluation: ExtractionEvaluation,
-    settings: IntervalSettings = DEFAULT_INTERVALS,
-    *,
-    document_ids: Iterable[str] = (),
+    evaluation: ExtractionEvaluation, settings: IntervalSettings = DEFAULT_INTERVALS
 ) -> dict[str, dict[str, Interval]] | None:
     """`{attribute_id: {metric: Interval}}` for every scored attribute; None when intervals are off.
-
-    Documents are the resampled clusters: all rows of a document travel together. `document_ids`
-    adds documents without rows (they are still drawn).
-    """
+    Documents are the resampled clusters: all rows of a document travel together."""
     if not settings.enabled:
         return None
     types = {result.spec.attribute_id: result.spec.type for result in evaluation.attributes}
-    return extraction_intervals_from_counts(
-        attribute_document_counts(evaluation.rows, document_ids), types, settings
-    )
+    return extraction_intervals_from_counts(attribute_document_counts(evaluation.rows), types, settings)
 
 
 def extraction_intervals_from_counts(

@@ -27,6 +27,11 @@ JSONL_SUFFIXES = frozenset({".jsonl", ".ndjson"})
 CHUNK_BYTES = 1 << 23
 
 
+class NotSure(Exception):
+    """The fast path is not sure of something: the validating reader reads both inputs again, and words
+    any problem."""
+
+
 @dataclass(frozen=True)
 class ScatteredLines:
     """One line of a file per document, by byte offsets (`start` -1: the document has no line)."""
@@ -67,31 +72,28 @@ def plan_span_file_chunks(
     size: int | None = None,
     by_document_id: bool = False,
     keep_leaked: bool = True,
-) -> list[SpanFileChunk] | None:
-    """The chunks of two plain JSONL files, or None for any other input.
+) -> list[SpanFileChunk]:
+    """The chunks of two plain JSONL files; NotSure for any other input.
 
     Line k of the predictions goes with line k of gold when both have as many lines (the readers
     check that the ids agree) unless `by_document_id`; else each prediction line goes with the gold
-    line its `document_id` names (None when some line names no document, an unknown or a repeated one).
+    line its `document_id` names (NotSure when some line names no document, an unknown or a repeated one).
     """
     if not (_plain_jsonl(gold_path) and _plain_jsonl(predictions_path)):
-        return None
+        raise NotSure
     gold_ends = _without_trailing_blank_lines(str(gold_path), line_ends(str(gold_path)))
     predicted_ends = _without_trailing_blank_lines(str(predictions_path), line_ends(str(predictions_path)))
     if len(gold_ends) == 0 or len(predicted_ends) == 0:
-        return None
+        raise NotSure
     size = size or span_pipeline.CHUNK_DOCUMENTS  # read at call time: tests cut small chunks
     gold_starts = np.concatenate(([0], gold_ends[:-1]))
     by_line = len(gold_ends) == len(predicted_ends) and not by_document_id
     if by_line:
         predicted_starts = np.concatenate(([0], predicted_ends[:-1]))
     else:
-        found = _predicted_lines_by_gold_line(
+        predicted_starts, predicted_ends = _predicted_lines_by_gold_line(
             str(gold_path), gold_starts, gold_ends, str(predictions_path), predicted_ends
         )
-        if found is None:
-            return None
-        predicted_starts, predicted_ends = found
     chunks = []
     first = 0
     while first < len(gold_ends):
@@ -133,26 +135,26 @@ def _predicted_lines_by_gold_line(
     gold_ends: np.ndarray,
     predictions_path: str,
     predicted_ends: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray] | None:
+) -> tuple[np.ndarray, np.ndarray]:
     """For each gold line, the byte offsets of the prediction line naming its document (-1: none).
     Blank prediction lines are passed over, as the validating reader passes over them."""
     gold_ids = line_document_ids(gold_path, gold_starts, gold_ends)
     predicted_starts = np.concatenate(([0], predicted_ends[:-1]))
     predicted_ids = line_document_ids(predictions_path, predicted_starts, predicted_ends)
     if gold_ids is None or predicted_ids is None or None in gold_ids:
-        return None
+        raise NotSure
     named = np.fromiter((document_id is not None for document_id in predicted_ids), dtype=bool)
     predicted_ids = [document_id for document_id in predicted_ids if document_id is not None]
     predicted_starts, predicted_ends = predicted_starts[named], predicted_ends[named]
     line_of = {document_id: line for line, document_id in enumerate(gold_ids)}
     if len(line_of) != len(gold_ids):
-        return None
+        raise NotSure
     try:
         lines = np.fromiter(map(line_of.__getitem__, predicted_ids), dtype=np.int64, count=len(predicted_ids))
     except KeyError:
-        return None  # a prediction for a document that is not in gold
+        raise NotSure from None  # a prediction for a document that is not in gold
     if len(np.unique(lines)) != len(lines):
-        return None
+        raise NotSure
     starts = np.full(len(gold_ids), -1, dtype=np.int64)
     ends = np.full(len(gold_ids), -1, dtype=np.int64)
     starts[lines] = predicted_starts

@@ -14,7 +14,7 @@ from metrics.pipeline import span_file_plan
 from metrics.pipeline import spans as span_pipeline
 from metrics.pipeline.jsonl_lines import ByteRange
 from metrics.pipeline.span_evaluation import score_span_paths
-from metrics.pipeline.span_file_plan import plan_span_file_chunks
+from metrics.pipeline.span_file_plan import NotSure, plan_span_file_chunks
 from tests.pipeline.span_file_records import (
     fast_chunks,
     gold_record,
@@ -106,8 +106,10 @@ def test_it_leaves_a_blank_gold_line_to_the_validating_reader(tmp_path):
 def test_it_reads_only_plain_jsonl_files(tmp_path):
     gold, predictions = write_pair(tmp_path, [gold_record("a")], [predicted_record("a")])
     renamed = gold.rename(tmp_path / "gold.txt")
-    assert plan_span_file_chunks(renamed, predictions, label_map=LabelMap.default()) is None
-    assert plan_span_file_chunks(tmp_path, predictions, label_map=LabelMap.default()) is None
+    with pytest.raises(NotSure):
+        plan_span_file_chunks(renamed, predictions, label_map=LabelMap.default())
+    with pytest.raises(NotSure):
+        plan_span_file_chunks(tmp_path, predictions, label_map=LabelMap.default())
 
 
 def test_a_chunk_holds_no_more_gold_bytes_than_chunk_bytes_unless_one_line_does(tmp_path, monkeypatch):

@@ -44,28 +44,21 @@ class ByteRange:
         return lines
 
     def line_views(self) -> list[memoryview]:
-        """`read_lines` as views of the file mapped: no copy of the bytes (read and split, they were
-        copied twice into fresh memory). The mapping closes when the last view is let go."""
-        if self.end <= self.start:
+        """`read_lines` as views of the file mapped, cut at the range's `line_ends` (which the caller
+        knows): no copy of the bytes (read and split, they were copied twice into fresh memory). The
+        mapping closes when the last view is let go."""
+        if self.line_ends is None:
+            raise ValueError("line_views cuts a range at its line ends: give them")
+        if not len(self.line_ends):
             return []
         with open(self.path, "rb") as file:
             mapped = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
-        whole, find = memoryview(mapped), mapped.find
-        if self.line_ends is not None and len(self.line_ends):
-            stops = self.line_ends - 1  # each line's newline
-            if mapped[int(self.line_ends[-1]) - 1] != _NEWLINE:
-                stops[-1] += 1  # a last line without its newline
-            starts = [self.start, *(self.line_ends[:-1].tolist())]
-            return [whole[start:stop] for start, stop in zip(starts, stops.tolist(), strict=True)]
-        lines = []
-        position = self.start
-        while position < self.end:
-            newline = find(b"\n", position, self.end)
-            if newline < 0:
-                newline = self.end  # a last line without its newline
-            lines.append(whole[position:newline])
-            position = newline + 1
-        return lines
+        whole = memoryview(mapped)
+        stops = self.line_ends - 1  # each line's newline
+        if mapped[int(self.line_ends[-1]) - 1] != _NEWLINE:
+            stops[-1] += 1  # a last line without its newline
+        starts = [self.start, *(self.line_ends[:-1].tolist())]
+        return [whole[start:stop] for start, stop in zip(starts, stops.tolist(), strict=True)]
 
 
 def line_document_ids(path: str, starts: np.ndarray, ends: np.ndarray) -> list[str | None] | None:

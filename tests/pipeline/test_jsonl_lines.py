@@ -6,6 +6,7 @@ from __future__ import annotations
 import mmap
 
 import numpy as np
+import pytest
 
 from metrics.pipeline import jsonl_lines
 from metrics.pipeline.jsonl_lines import ByteRange, line_document_ids, line_ends
@@ -58,14 +59,6 @@ def test_line_document_ids_over_pages_let_go_as_scanned_are_still_every_id(tmp_p
     assert line_document_ids(str(path), starts, ends) == [record["document_id"] for record in records]
 
 
-def test_a_ranges_line_views_are_its_lines_as_read(tmp_path):
-    path = tmp_path / "lines.jsonl"
-    path.write_bytes(b"ab\n\n  \ncdefg\nh")
-    for start, end in ((0, 14), (0, 13), (3, 8), (4, 4), (13, 14), (7, 13)):
-        byte_range = ByteRange(str(path), start, end)
-        assert [bytes(view) for view in byte_range.line_views()] == byte_range.read_lines()
-
-
 def test_a_ranges_line_views_by_its_known_line_ends_are_its_lines_as_read(tmp_path):
     """The plan knows where every line ends: the range is cut there, with no search for newlines."""
     path = tmp_path / "lines.jsonl"
@@ -76,3 +69,10 @@ def test_a_ranges_line_views_by_its_known_line_ends_are_its_lines_as_read(tmp_pa
         for last in range(first + 1, len(ends) + 1):
             byte_range = ByteRange(str(path), boundaries[first], boundaries[last], ends[first:last])
             assert [bytes(view) for view in byte_range.line_views()] == byte_range.read_lines()
+
+
+def test_a_ranges_line_views_need_its_line_ends(tmp_path):
+    path = tmp_path / "lines.jsonl"
+    path.write_bytes(b"ab\ncd\n")
+    with pytest.raises(ValueError):
+        ByteRange(str(path), 0, 6).line_views()

@@ -19,7 +19,7 @@ import numpy as np
 
 from annotations.importers.labels import LabelMap
 from metrics.pipeline import spans as span_pipeline
-from metrics.pipeline.jsonl_lines import ByteRange, line_document_ids, line_ends
+from metrics.pipeline.jsonl_lines import DocumentLines, line_document_ids, line_ends
 
 JSONL_SUFFIXES = frozenset({".jsonl", ".ndjson"})
 # Gold bytes per chunk at most (beside CHUNK_DOCUMENTS documents at most): 1,024 documents of the
@@ -33,32 +33,14 @@ class NotSure(Exception):
 
 
 @dataclass(frozen=True)
-class ScatteredLines:
-    """One line of a file per document, by byte offsets (`start` -1: the document has no line)."""
-
-    path: str
-    starts: np.ndarray
-    ends: np.ndarray
-
-    def line_views(self) -> list[bytes | None]:
-        """Each document's line (None: it has none), as `ByteRange.line_views` reads a range."""
-        with open(self.path, "rb") as file:
-            descriptor = file.fileno()
-            return [
-                None if start < 0 else os.pread(descriptor, end - start, start)
-                for start, end in zip(self.starts.tolist(), self.ends.tolist(), strict=True)
-            ]
-
-
-@dataclass(frozen=True)
 class SpanFileChunk:
     """Documents `first_position ...` of gold and the predictions' lines that pair with them: the same
-    lines of the predictions (a `ByteRange`), or each document's line wherever it is."""
+    lines of the predictions, or each document's line wherever it is."""
 
     first_position: int
     documents: int
-    gold: ByteRange
-    predictions: ByteRange | ScatteredLines
+    gold: DocumentLines
+    predictions: DocumentLines
     label_map: dict[str, str]  # normalized label -> canonical type (LabelMap.mapping as a plain dict)
     allowed_predicted_types: frozenset[str] | None = None
     keep_leaked: bool = True  # False: the scores list no leaked span (`score_span_columns`)
@@ -87,8 +69,7 @@ def plan_span_file_chunks(
         raise NotSure
     size = size or span_pipeline.CHUNK_DOCUMENTS  # read at call time: tests cut small chunks
     gold_starts = np.concatenate(([0], gold_ends[:-1]))
-    by_line = len(gold_ends) == len(predicted_ends) and not by_document_id
-    if by_line:
+    if len(gold_ends) == len(predicted_ends) and not by_document_id:
         predicted_starts = np.concatenate(([0], predicted_ends[:-1]))
     else:
         predicted_starts, predicted_ends = _predicted_lines_by_gold_line(
@@ -101,26 +82,14 @@ def plan_span_file_chunks(
         # a chunk of long documents stays as small in memory as one of short ones.
         fitting = int(np.searchsorted(gold_ends, gold_starts[first] + CHUNK_BYTES, side="right"))
         last = min(first + size, max(fitting, first + 1))
-        predictions: ByteRange | ScatteredLines = (
-            ByteRange(
-                str(predictions_path),
-                int(predicted_starts[first]),
-                int(predicted_ends[last - 1]),
-                predicted_ends[first:last],
-            )
-            if by_line
-            else ScatteredLines(
-                str(predictions_path), predicted_starts[first:last].copy(), predicted_ends[first:last].copy()
-            )
-        )
         chunks.append(
             SpanFileChunk(
                 first_position=first,
                 documents=last - first,
-                gold=ByteRange(
-                    str(gold_path), int(gold_starts[first]), int(gold_ends[last - 1]), gold_ends[first:last]
+                gold=DocumentLines(str(gold_path), gold_starts[first:last], gold_ends[first:last]),
+                predictions=DocumentLines(
+                    str(predictions_path), predicted_starts[first:last], predicted_ends[first:last]
                 ),
-                predictions=predictions,
                 label_map=dict(label_map.mapping),
                 keep_leaked=keep_leaked,
             )

@@ -22,7 +22,6 @@ import numpy as np
 
 from annotations.importers.labels import LabelMap
 from metrics.engine.spans.columns import SpanColumns, SpanSide
-from metrics.pipeline.jsonl_lines import ByteRange
 from metrics.pipeline.phases import paused_garbage_collection
 from metrics.pipeline.span_file_plan import NotSure, SpanFileChunk
 from metrics.pipeline.spans import SpanChunk, SpanPartial, score_span_chunk
@@ -79,9 +78,10 @@ def read_span_file_chunk(chunk: SpanFileChunk) -> ReadSpanFileChunk:
     if len(gold) != chunk.documents or None in texts:
         raise NotSure
     predicted_lines = chunk.predictions.line_views()
-    if isinstance(chunk.predictions, ByteRange) and _any_blank(predicted_lines):
+    present = [line for line in predicted_lines if line is not None]
+    if _any_blank(present):
         raise LinesDoNotPair  # the validating reader passes over blank lines; pairing by id does too
-    predicted = _documents([line for line in predicted_lines if line is not None])
+    predicted = _documents(present)
     predicted_ids = _document_ids(predicted)
     if None in predicted_lines:  # documents without a prediction line predicted nothing
         found = iter(predicted)

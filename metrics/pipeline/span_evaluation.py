@@ -254,7 +254,7 @@ class _FileScores:
             self.unpredicted_ids.update(result.unpredicted_ids)
             self.gold_types |= result.gold_types
             self.predicted_types |= result.predicted_types
-            yield result.partial
+            yield cast(SpanPartial, result.partial)
 
 
 def _score_file_chunks(

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import chain
 from operator import attrgetter, itemgetter
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 import numpy as np
@@ -33,12 +33,15 @@ class LinesDoNotPair(NotSure):
 
 @dataclass
 class SpanFileResult:
-    """A chunk's partial result, its documents without a prediction line and the types each side named."""
+    """A chunk as read (`chunk`: its columns) until scored (`partial`, which goes back in their stead),
+    and what the merge adds up beside: its documents without a prediction line, the types each side
+    named."""
 
-    partial: SpanPartial
+    chunk: SpanChunk | None
     unpredicted_ids: Sequence[str]
     gold_types: frozenset[str]
     predicted_types: frozenset[str]
+    partial: SpanPartial | None = None
 
 
 def score_span_file_chunk(chunk: SpanFileChunk) -> SpanFileResult:
@@ -46,30 +49,13 @@ def score_span_file_chunk(chunk: SpanFileChunk) -> SpanFileResult:
     exception crosses back from a pool's worker as it is."""
     # A pool's worker runs with the collector on; a chunk's parsed lines are thousands of containers.
     with paused_garbage_collection():
-        read = read_span_file_chunk(chunk)
-        document_ids = read.chunk.columns.document_ids
-        return SpanFileResult(
-            score_span_chunk(read.chunk),
-            # Most chunks predict every document: none of their ids crosses again, nor is hashed again.
-            []
-            if len(read.predicted_ids) == len(document_ids)
-            else sorted(set(document_ids) - set(read.predicted_ids)),
-            read.gold_types,
-            read.predicted_types,
-        )
+        result = read_span_file_chunk(chunk)
+        result.partial = score_span_chunk(cast(SpanChunk, result.chunk))
+        result.chunk = None
+        return result
 
 
-@dataclass
-class ReadSpanFileChunk:
-    """A chunk as read: its columns, the documents that have a prediction line, the types named."""
-
-    chunk: SpanChunk
-    predicted_ids: list[str]
-    gold_types: frozenset[str]
-    predicted_types: frozenset[str]
-
-
-def read_span_file_chunk(chunk: SpanFileChunk) -> ReadSpanFileChunk:
+def read_span_file_chunk(chunk: SpanFileChunk) -> SpanFileResult:
     """The chunk as columns. Raises NotSure, or LinesDoNotPair when a prediction line names another
     document than its gold line."""
     gold = _documents(chunk.gold.line_views())
@@ -104,9 +90,10 @@ def read_span_file_chunk(chunk: SpanFileChunk) -> ReadSpanFileChunk:
         predicted=predicted_spans,
     )
     positions = list(range(chunk.first_position, chunk.first_position + chunk.documents))
-    return ReadSpanFileChunk(
+    return SpanFileResult(
         SpanChunk(positions, columns, chunk.allowed_predicted_types, chunk.keep_leaked),
-        predicted_ids,
+        # Most chunks predict every document: none of their ids crosses again, nor is hashed again.
+        [] if len(predicted_ids) == len(document_ids) else sorted(set(document_ids) - set(predicted_ids)),
         _types_of(gold_spans, labels.type_names),
         _types_of(predicted_spans, labels.type_names),
     )

@@ -77,7 +77,7 @@ def test_it_passes_over_blank_prediction_lines_as_the_validating_reader_does(tmp
         tmp_path, [gold_record(i) for i in "abc"], [predicted_record("c"), " \t", predicted_record("a"), ""]
     )
     read = fast_chunks(gold, predictions, by_document_id=True)
-    assert [chunk.predicted_ids for chunk in read] == [["a"], ["c"]]
+    assert [chunk.unpredicted_ids for chunk in read] == [["b"], []]
     assert score_fields(score_span_paths(gold, predictions)) == score_fields(validating(gold, predictions))
 
 

@@ -1,22 +1,15 @@
-"""Span evaluation from files: import gold and predictions, pair them, score them, build results.json.
+"""Span evaluation from files: read gold and predictions, pair them, score them, build results.json.
 
-The glue between the importers (`annotations.importers`, plain Python) and the span engine
-(`metrics.engine.spans`). It imports nothing from Django, so the offline `evaluate_spans` command,
-the server's scoring jobs and the benchmark all run the same code.
+Plain Python (no Django): the offline `evaluate_spans` command, the server's scoring jobs and the
+benchmark run the same code.
 
-Memory and speed: two plain JSONL files take the fast path (`metrics.pipeline.span_file_plan`, then
-`span_file_read`): a chunk is byte ranges of both files, and whoever scores it (this process or a
-pool's worker) reads and checks its lines straight into columns, so no process holds the whole gold
-text and reading runs in every worker. Predictions pair with gold line by line, or else by the document id each line names.
-Every other input (directories, archives, CAS files, a label map's unknown labels, annotators), and
-any input the fast path is not sure of, takes the validating path: gold is loaded whole (a
-prediction can name any gold document), predictions streamed, each checked, paired, scored and
-dropped with its gold document; that path words every error and warning.
-
-Scoring runs on the one pipeline (`metrics.pipeline`): paired documents are cut into chunks, each
-chunk scored into a partial result by the executor (`processes` > 1: a local process pool), and the
-partial results merged in gold order, so results, warnings and errors never depend on how many
-processes scored.
+Two readers, one pipeline. Two plain JSONL files take the fast path (`span_file_plan`,
+`span_file_read`): each chunk is read by whoever scores it, so no process holds the whole gold text.
+Any other input, and any the fast path is not sure of, takes the validating path, which words every
+error and warning: gold is loaded whole (a prediction can name any gold document), predictions are
+streamed, each paired, scored and dropped with its gold document. Both give their chunks to the
+executor and the partial results to one merge, in gold order, so results, warnings and errors never
+depend on how many processes scored.
 """
 
 from __future__ import annotations
@@ -67,7 +60,6 @@ def evaluate_span_paths(
     include_sensitive_text: bool = False,
     progress: ProgressCallback | None = None,
     gold_annotator: str | None = None,
-    limits: ArchiveLimits | None = None,
     intervals: IntervalSettings = DEFAULT_INTERVALS,
     phase_seconds: dict[str, float] | None = None,
     processes: int = 1,
@@ -97,7 +89,6 @@ def evaluate_span_paths(
                     label_map_path=label_map_path,
                     restrict_to_gt_types=restrict_to_gt_types,
                     gold_annotator=gold_annotator,
-                    limits=limits,
                     executor=executor,
                     progress=progress,
                     keep_leaked=include_sensitive_text,
@@ -153,7 +144,6 @@ def score_span_paths(
     label_map_path: str | os.PathLike[str] | None = None,
     restrict_to_gt_types: bool = False,
     gold_annotator: str | None = None,
-    limits: ArchiveLimits | None = None,
     executor: Executor | None = None,
     progress: ProgressCallback | None = None,
     keep_leaked: bool = True,
@@ -190,7 +180,6 @@ def score_span_paths(
             restrict_to_gt_types=restrict_to_gt_types,
             progress=progress,
             gold_annotator=gold_annotator,
-            limits=limits or ArchiveLimits(),
             executor=executor,
             keep_leaked=keep_leaked,
         )
@@ -278,12 +267,12 @@ def _read_validate_and_score(
     restrict_to_gt_types: bool,
     progress: ProgressCallback | None,
     gold_annotator: str | None,
-    limits: ArchiveLimits,
     executor: Executor,
     keep_leaked: bool,
 ) -> ScoredSpanDocuments:
     """The validating path: every input the importers read, every problem worded."""
     gold_problems: list[ImportProblem] = []
+    limits = ArchiveLimits()
     try:
         gold_corpus = load_span_corpus(gold_path, label_map=label_map, limits=limits, role="gold")
         gold_documents = select_annotator(gold_corpus, gold_annotator, source=str(gold_path))

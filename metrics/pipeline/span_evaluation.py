@@ -158,61 +158,61 @@ def score_span_paths(
     if isinstance(executor, ProcessPool):
         # The fast path's reader imports the validating path's scorer too: one preload serves both.
         executor.start(score_span_file_chunk)
-    label_map = load_label_map(label_map_path)
+    reading = _Reading(
+        gold_path,
+        predictions_path,
+        load_label_map(label_map_path),
+        restrict_to_gt_types,
+        executor,
+        progress,
+        keep_leaked,
+    )
     with paused_garbage_collection():
         if gold_annotator is None:
             try:
-                return _score_plain_files(
-                    gold_path,
-                    predictions_path,
-                    label_map=label_map,
-                    restrict_to_gt_types=restrict_to_gt_types,
-                    progress=progress,
-                    executor=executor,
-                    keep_leaked=keep_leaked,
-                )
+                return _score_plain_files(reading)
             except NotSure:
                 pass  # the validating path reads both inputs again, and words what was wrong
-        return _read_validate_and_score(
-            gold_path,
-            predictions_path,
-            label_map=label_map,
-            restrict_to_gt_types=restrict_to_gt_types,
-            progress=progress,
-            gold_annotator=gold_annotator,
-            executor=executor,
-            keep_leaked=keep_leaked,
-        )
+        return _read_validate_and_score(reading, gold_annotator)
 
 
-def _score_plain_files(
-    gold_path: SourceInput,
-    predictions_path: SourceInput,
-    *,
-    label_map: LabelMap,
-    restrict_to_gt_types: bool,
-    progress: ProgressCallback | None,
-    executor: Executor,
-    keep_leaked: bool,
-) -> ScoredSpanDocuments:
+@dataclass(frozen=True)
+class _Reading:
+    """What either reader is given: the two inputs, and how to score them."""
+
+    gold_path: SourceInput
+    predictions_path: SourceInput
+    label_map: LabelMap
+    restrict_to_gt_types: bool
+    executor: Executor
+    progress: ProgressCallback | None
+    keep_leaked: bool
+
+
+def _score_plain_files(reading: _Reading) -> ScoredSpanDocuments:
     """The fast path (`span_file_plan`, `span_file_read`): two plain JSONL files, each chunk read by
     whoever scores it. Raises NotSure when it is not sure of something."""
+    executor = reading.executor
     plan = partial(
-        plan_span_file_chunks, gold_path, predictions_path, label_map=label_map, keep_leaked=keep_leaked
+        plan_span_file_chunks,
+        reading.gold_path,
+        reading.predictions_path,
+        label_map=reading.label_map,
+        keep_leaked=reading.keep_leaked,
     )
     chunks = plan()
     try:
-        scored: _FileScores | None = _score_file_chunks(chunks, executor, progress)
+        scored: _FileScores | None = _score_file_chunks(chunks, executor, reading.progress)
     except LinesDoNotPair:  # line k of the predictions was not the document of gold's line k
         scored = None
     if scored is None:  # out of the handler: the first pass's merge, held by its traceback, is let go
         chunks = plan(by_document_id=True)
-        scored = _score_file_chunks(chunks, executor, progress)
+        scored = _score_file_chunks(chunks, executor, reading.progress)
     total = sum(chunk.documents for chunk in chunks)
     document_ids = set(scored.scores.document_ids)
     if len(document_ids) != total:
         raise NotSure  # a duplicate document id: the validating reader names both lines
-    if restrict_to_gt_types and not scored.predicted_types <= scored.gold_types:
+    if reading.restrict_to_gt_types and not scored.predicted_types <= scored.gold_types:
         # Scored unrestricted, as if every predicted type were in gold; some were not: score again
         # knowing gold's types (restricting to types that every prediction has changes nothing).
         allowed = frozenset(scored.gold_types)
@@ -259,18 +259,9 @@ def _score_file_chunks(
     return scored
 
 
-def _read_validate_and_score(
-    gold_path: SourceInput,
-    predictions_path: SourceInput,
-    *,
-    label_map: LabelMap,
-    restrict_to_gt_types: bool,
-    progress: ProgressCallback | None,
-    gold_annotator: str | None,
-    executor: Executor,
-    keep_leaked: bool,
-) -> ScoredSpanDocuments:
+def _read_validate_and_score(reading: _Reading, gold_annotator: str | None) -> ScoredSpanDocuments:
     """The validating path: every input the importers read, every problem worded."""
+    gold_path, predictions_path, label_map = reading.gold_path, reading.predictions_path, reading.label_map
     gold_problems: list[ImportProblem] = []
     limits = ArchiveLimits()
     try:
@@ -294,7 +285,7 @@ def _read_validate_and_score(
 
     allowed_types = (
         frozenset(span.entity_type for document in gold_documents for span in document.spans)
-        if restrict_to_gt_types
+        if reading.restrict_to_gt_types
         else None
     )
     pairing = SpanPairing(gold_documents, problems)
@@ -304,11 +295,11 @@ def _read_validate_and_score(
     # The merge puts scores back in gold order: results never depend on the order of the predictions.
     scores = score_span_documents(
         _until_first_problem(pairing.pair_stream(predicted), problems),
-        executor=executor,
+        executor=reading.executor,
         allowed_predicted_types=allowed_types,
-        keep_leaked=keep_leaked,
+        keep_leaked=reading.keep_leaked,
         documents=pairing.gold_count,
-        progress=progress,
+        progress=reading.progress,
     )
     problems.raise_if_errors()
     warnings = [*gold_warnings, *problems.warnings, *labels.warnings()]

@@ -51,7 +51,6 @@ def plan_span_file_chunks(
     predictions_path: Any,
     *,
     label_map: LabelMap,
-    size: int | None = None,
     by_document_id: bool = False,
     keep_leaked: bool = True,
 ) -> list[SpanFileChunk]:
@@ -67,7 +66,7 @@ def plan_span_file_chunks(
     predicted_ends = _without_trailing_blank_lines(str(predictions_path), line_ends(str(predictions_path)))
     if len(gold_ends) == 0 or len(predicted_ends) == 0:
         raise NotSure
-    size = size or span_pipeline.CHUNK_DOCUMENTS  # read at call time: tests cut small chunks
+    size = span_pipeline.CHUNK_DOCUMENTS  # read at call time: tests cut small chunks
     gold_starts = np.concatenate(([0], gold_ends[:-1]))
     if len(gold_ends) == len(predicted_ends) and not by_document_id:
         predicted_starts = np.concatenate(([0], predicted_ends[:-1]))

@@ -121,7 +121,8 @@ def test_a_chunk_holds_no_more_gold_bytes_than_chunk_bytes_unless_one_line_does(
     )
     line = len(json.dumps(gold_record("a"), ensure_ascii=False).encode()) + 1
     monkeypatch.setattr(span_file_plan, "CHUNK_BYTES", 2 * line)
-    chunks = plan_span_file_chunks(gold, predictions, label_map=LabelMap.default(), size=3)
+    monkeypatch.setattr(span_pipeline, "CHUNK_DOCUMENTS", 3)
+    chunks = plan_span_file_chunks(gold, predictions, label_map=LabelMap.default())
     assert [(chunk.first_position, chunk.documents) for chunk in chunks] == [(0, 1), (1, 1), (2, 2)]
-    assert all(read is not None for read in fast_chunks(gold, predictions, size=3))
+    assert all(read is not None for read in fast_chunks(gold, predictions))
     assert score_fields(score_span_paths(gold, predictions)) == score_fields(validating(gold, predictions))

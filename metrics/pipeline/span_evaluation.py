@@ -93,19 +93,11 @@ def evaluate_span_paths(
                     progress=progress,
                     keep_leaked=include_sensitive_text,
                 )
-            # Intervals first: their count table is freed before the results body (a row per document)
-            # is built, so the two never sit in memory together. Both read only the scores; once the
-            # table is made, the scores keep only what aggregate reads of them (each type's rows summed),
-            # so the per-(document, type) rows are gone before the resampling and the body.
             release_free_memory()  # what loading freed (the gold documents) goes back before the next peak
             with timer("intervals"):
-                summed = scored.scores.with_type_rows_summed(keep_leaked=include_sensitive_text)
-                table = span_count_table(scored.scores) if intervals.enabled and len(scored.scores) else None
-                scored = replace(scored, scores=summed)
-                del summed
-                release_free_memory()
-                span_intervals = {} if table is None else span_table_intervals(table, intervals, executor)
-                del table
+                span_intervals = _intervals_summing_scores(
+                    scored, intervals, executor, keep_leaked=include_sensitive_text
+                )
         release_free_memory()
         with timer("aggregate"):
             results = aggregate(scored.scores, include_sensitive_text=include_sensitive_text)
@@ -125,6 +117,24 @@ def evaluate_span_paths(
             **results,
             "warnings": [warning.as_dict() for warning in scored.warnings],
         }
+
+
+def _intervals_summing_scores(
+    scored: ScoredSpanDocuments, intervals: IntervalSettings, executor: Executor, *, keep_leaked: bool
+) -> dict[str, Any]:
+    """The intervals of `scored`; meanwhile its scores keep only what aggregate reads of them (each
+    type's rows summed).
+
+    Intervals first: their count table is freed before the results body (a row per document) is
+    built, so the two never sit in memory together. Once the table is made, the per-(document, type)
+    rows are let go, before the resampling and the body.
+    """
+    summed = scored.scores.with_type_rows_summed(keep_leaked=keep_leaked)
+    table = span_count_table(scored.scores) if intervals.enabled and len(scored.scores) else None
+    scored.scores = summed
+    del summed
+    release_free_memory()
+    return {} if table is None else span_table_intervals(table, intervals, executor)
 
 
 @dataclass

@@ -33,25 +33,24 @@ PROBLEMS_SHOWN = 50
 OUTPUT_FILE_MODE = 0o644
 OUTPUT_DIR_MODE = 0o755
 
-# Kinds of input file, as `input_kind` names them, and how a message calls them.
-CAS = "cas"
-EPPI = "eppi"
-PROMPTS_CSV = "prompts_csv"
-SPAN_JSONL = "span_jsonl"
-ATTRIBUTE_GOLD_JSONL = "attribute_gold_jsonl"
-EXTRACTION_PREDICTIONS_JSONL = "extraction_predictions_jsonl"
+# Kinds of input file, as `input_kind` names them (the sniffer's names, or a JSONL file's by its
+# fields), and how a message calls them.
 KIND_NAMES = {
-    CAS: "an INCEpTION UIMA CAS JSON file (spans)",
-    EPPI: "an EPPI Reviewer export (attribute gold)",
-    PROMPTS_CSV: "a prompt CSV",
-    SPAN_JSONL: "a span JSONL file",
-    ATTRIBUTE_GOLD_JSONL: "an attribute gold JSONL file",
-    EXTRACTION_PREDICTIONS_JSONL: "an extraction predictions JSONL file",
+    "cas": "an INCEpTION UIMA CAS JSON file (spans)",
+    "eppi": "an EPPI Reviewer export (attribute gold)",
+    "prompts_csv": "a prompt CSV",
+    "span_jsonl": "a span JSONL file",
+    "attribute_gold_jsonl": "an attribute gold JSONL file",
+    "extraction_predictions_jsonl": "an extraction predictions JSONL file",
 }
-SPAN_FILES = frozenset({CAS, SPAN_JSONL})
-ATTRIBUTE_GOLD_FILES = frozenset({EPPI, ATTRIBUTE_GOLD_JSONL})
-EXTRACTION_PREDICTION_FILES = frozenset({EXTRACTION_PREDICTIONS_JSONL})
-PROMPT_FILES = frozenset({PROMPTS_CSV})
+# The fields of a JSONL file's first record that tell its kind, in the order they are asked.
+_JSONL_KINDS = {
+    "entities": "span_jsonl",
+    "attributes": "attribute_gold_jsonl",
+    "annotations": "extraction_predictions_jsonl",
+}
+SPAN_FILES = frozenset({"cas", "span_jsonl"})
+ATTRIBUTE_GOLD_FILES = frozenset({"eppi", "attribute_gold_jsonl"})
 
 
 class OfflineHelpFormatter(DjangoHelpFormatter, argparse.RawDescriptionHelpFormatter):
@@ -114,13 +113,7 @@ def input_kind(path: Path) -> str | None:
     if found != "jsonl":
         return found
     fields = _first_record_fields(path)
-    if "entities" in fields:
-        return SPAN_JSONL
-    if "attributes" in fields:
-        return ATTRIBUTE_GOLD_JSONL
-    if "annotations" in fields:
-        return EXTRACTION_PREDICTIONS_JSONL
-    return None
+    return next((kind for field, kind in _JSONL_KINDS.items() if field in fields), None)
 
 
 def _first_record_fields(path: Path) -> Collection[str]:
@@ -162,32 +155,20 @@ def require_attribute_gold(path: Path | str | None, *, option: str = "--gold") -
 
 
 def require_prompts(path: Path | str | None, *, option: str = "--prompts") -> None:
-    require_input_kind(path, option=option, expected=PROMPT_FILES, wanted="a prompt CSV")
+    require_input_kind(path, option=option, expected={"prompts_csv"}, wanted="a prompt CSV")
 
 
 def require_extraction_predictions(path: Path | str | None, *, option: str) -> None:
     require_input_kind(
         path,
         option=option,
-        expected=EXTRACTION_PREDICTION_FILES,
+        expected={"extraction_predictions_jsonl"},
         wanted="extraction predictions (JSONL with annotations)",
     )
 
 
 def bad_input(message: str) -> CommandError:
     return CommandError(message, returncode=BAD_INPUT)
-
-
-def invalid_input_error(
-    error: InputValidationError, *, nothing_written: str = "nothing written"
-) -> CommandError:
-    """The CommandError (exit 2) of input that failed validation: how many problems, then the first
-    PROBLEMS_SHOWN of them; `nothing_written` says what the command did not write."""
-    count = len(error.problems)
-    return bad_input(
-        f"invalid input, {count} problem{'s' if count != 1 else ''} found; {nothing_written}:\n"
-        f"{error.summary(limit=PROBLEMS_SHOWN)}"
-    )
 
 
 def write_json_report(
@@ -197,13 +178,18 @@ def write_json_report(
     overwrite: bool,
     nothing_written: str = "nothing written",
 ) -> dict[str, Any]:
-    """Compute `report()` and write it to `output` (`output_slot`, `write_json_atomically`); input that
-    fails validation is `invalid_input_error`."""
+    """Compute `report()` and write it to `output` (`output_slot`, `write_json_atomically`). Input that
+    fails validation is a CommandError (exit 2): how many problems, then the first PROBLEMS_SHOWN of
+    them; `nothing_written` says what the command did not write."""
     with output_slot(output, overwrite=overwrite):
         try:
             result = report()
         except InputValidationError as error:
-            raise invalid_input_error(error, nothing_written=nothing_written) from None
+            count = len(error.problems)
+            raise bad_input(
+                f"invalid input, {count} problem{'s' if count != 1 else ''} found; {nothing_written}:\n"
+                f"{error.summary(limit=PROBLEMS_SHOWN)}"
+            ) from None
         write_json_atomically(output, result)
     return result
 

@@ -62,8 +62,8 @@ class ProcessPool:
 
     def start(self, score: Callable[[Any], Any]) -> None:
         """Start the fork server now, importing `score`'s module (about half a second) while this
-        process still plans the chunks, not after."""
-        if "forkserver" in multiprocessing.get_all_start_methods():
+        process still plans the chunks, not after; each worker is forked from it ready."""
+        if _FORK_SERVER:
             multiprocessing.get_context("forkserver").set_forkserver_preload([score.__module__])
             multiprocessing.forkserver.ensure_running()
 
@@ -71,7 +71,7 @@ class ProcessPool:
     def kept(self) -> Iterator[None]:
         """Every `map` inside runs on one set of worker processes (a run's scoring, then its
         resamples' sums), instead of starting a set and waiting for it to end per map."""
-        with self._pool(None) as pool:
+        with self._pool() as pool:
             self._kept = pool
             try:
                 yield
@@ -82,15 +82,12 @@ class ProcessPool:
         if self._kept is not None:
             yield from self._results(self._kept, score, chunks)
             return
-        with self._pool(score) as pool:
+        self.start(score)
+        with self._pool() as pool:
             yield from self._results(pool, score, chunks)
 
-    def _pool(self, score: Callable[[Any], Any] | None) -> ProcessPoolExecutor:
-        method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
-        context = multiprocessing.get_context(method)
-        if method == "forkserver" and score is not None:
-            # The fork server imports the scoring module once; each worker is forked from it ready.
-            context.set_forkserver_preload([score.__module__])
+    def _pool(self) -> ProcessPoolExecutor:
+        context = multiprocessing.get_context("forkserver" if _FORK_SERVER else "spawn")
         return ProcessPoolExecutor(max_workers=self.processes, mp_context=context)
 
     def _results(
@@ -118,22 +115,18 @@ class ProcessPool:
 
 
 _END: Any = object()
+_FORK_SERVER = "forkserver" in multiprocessing.get_all_start_methods()
 
 
-class CeleryChord:
+class CeleryChord(InProcess):
     """Chunks as Celery tasks over every running worker, merged by one final task (a chord).
 
     Unlike the local executors it does not wait: `dispatch` queues the chord and returns. A chunk
     task stores its partial result in the database and the final task merges them, so the partial
     results never travel through the broker; a lost chunk task is redelivered alone (acks late).
-    `map` runs the same tasks in this process, for the eager mode of tests and of the embedded
-    default.
+    `map` (InProcess's) runs the same tasks in this process, for the eager mode of tests and of the
+    embedded default.
     """
-
-    processes = 1
-
-    def map(self, score: Callable[[Chunk], Partial], chunks: Iterable[Chunk]) -> Iterator[Partial]:
-        return map(score, chunks)
 
     def dispatch(self, chunk_signatures: list[Any], merge_signature: Any) -> Any:
         from celery import chord

@@ -11,7 +11,7 @@ from __future__ import annotations
 import mmap
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import orjson
@@ -25,13 +25,11 @@ _LEADING_ID = re.compile(rb'\{\s*"document_id"\s*:\s*"([^"\\]*)"')
 
 @dataclass(frozen=True)
 class ByteRange:
-    """Lines `[start, end)` of a file, by byte offset; `line_ends`, when known, where each of its lines
-    ends (the offset just past its newline, as `line_ends` finds them)."""
+    """Lines `[start, end)` of a file, by byte offset."""
 
     path: str
     start: int
     end: int
-    line_ends: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     def read(self) -> bytes:
         with open(self.path, "rb") as file:
@@ -43,29 +41,32 @@ class ByteRange:
             lines.pop()  # the newline that ends the range's last line
         return lines
 
-    def line_views(self) -> list[memoryview]:
-        """`read_lines` as views of the file mapped: no copy of the bytes (read and split, they were
-        copied twice into fresh memory). The mapping closes when the last view is let go."""
-        if self.end <= self.start:
+
+@dataclass(frozen=True)
+class DocumentLines:
+    """One line of a file per document, by the byte offsets `line_ends` finds (`start` -1: the
+    document has no line), in the documents' order, wherever the lines are in the file."""
+
+    path: str
+    starts: np.ndarray
+    ends: np.ndarray
+
+    def line_views(self) -> list[memoryview | None]:
+        """Each document's line without its newline (None: it has none), as views of the file mapped:
+        no copy of the bytes (read and split, they were copied twice into fresh memory). The mapping
+        closes when the last view is let go."""
+        if not len(self.starts):
             return []
         with open(self.path, "rb") as file:
             mapped = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
-        whole, find = memoryview(mapped), mapped.find
-        if self.line_ends is not None and len(self.line_ends):
-            stops = self.line_ends - 1  # each line's newline
-            if mapped[int(self.line_ends[-1]) - 1] != _NEWLINE:
-                stops[-1] += 1  # a last line without its newline
-            starts = [self.start, *(self.line_ends[:-1].tolist())]
-            return [whole[start:stop] for start, stop in zip(starts, stops.tolist(), strict=True)]
-        lines = []
-        position = self.start
-        while position < self.end:
-            newline = find(b"\n", position, self.end)
-            if newline < 0:
-                newline = self.end  # a last line without its newline
-            lines.append(whole[position:newline])
-            position = newline + 1
-        return lines
+        whole = memoryview(mapped)
+        stops = self.ends - 1  # each line's newline
+        if mapped[len(mapped) - 1] != _NEWLINE:
+            stops[self.ends == len(mapped)] += 1  # the file's last line, without a newline
+        return [
+            None if start < 0 else whole[start:stop]
+            for start, stop in zip(self.starts.tolist(), stops.tolist(), strict=True)
+        ]
 
 
 def line_document_ids(path: str, starts: np.ndarray, ends: np.ndarray) -> list[str | None] | None:

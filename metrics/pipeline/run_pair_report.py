@@ -25,6 +25,7 @@ from metrics.engine.uncertainty.attribute_metrics import (
 )
 from metrics.engine.uncertainty.paired import P_BOOTSTRAP, P_MCNEMAR
 from metrics.engine.uncertainty.span_metrics import span_metric_definitions
+from metrics.pipeline.executors import local_executor
 from metrics.pipeline.extraction_evaluation import evaluate_extraction_inputs, read_extraction_inputs
 from metrics.pipeline.intervals import DEFAULT_INTERVALS, IntervalSettings, span_count_table
 from metrics.pipeline.span_evaluation import score_span_paths
@@ -169,7 +170,7 @@ def compare_span_files(
     InputValidationError lists every problem of both runs (file, line, field)."""
     first, second = _score_both(
         lambda predictions: score_span_paths(
-            gold, predictions, label_map_path=label_map_path, processes=processes
+            gold, predictions, label_map_path=label_map_path, executor=local_executor(processes)
         ),
         predictions_a,
         predictions_b,

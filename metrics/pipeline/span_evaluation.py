@@ -1,30 +1,24 @@
-"""Span evaluation from files: import gold and predictions, pair them, score them, build results.json.
+"""Span evaluation from files: read gold and predictions, pair them, score them, build results.json.
 
-The glue between the importers (`annotations.importers`, plain Python) and the span engine
-(`metrics.engine.spans`). It imports nothing from Django, so the offline `evaluate_spans` command,
-the server's scoring jobs and the benchmark all run the same code.
+Plain Python (no Django): the offline `evaluate_spans` command, the server's scoring jobs and the
+benchmark run the same code.
 
-Memory and speed: two plain JSONL files take the fast path (`metrics.pipeline.span_file_plan`, then
-`span_file_read`): a chunk is byte ranges of both files, and whoever scores it (this process or a
-pool's worker) reads and checks its lines straight into columns, so no process holds the whole gold
-text and reading runs in every worker. Predictions pair with gold line by line, or else by the document id each line names.
-Every other input (directories, archives, CAS files, a label map's unknown labels, annotators), and
-any input the fast path is not sure of, takes the validating path: gold is loaded whole (a
-prediction can name any gold document), predictions streamed, each checked, paired, scored and
-dropped with its gold document; that path words every error and warning.
-
-Scoring runs on the one pipeline (`metrics.pipeline`): paired documents are cut into chunks, each
-chunk scored into a partial result by the executor (`processes` > 1: a local process pool), and the
-partial results merged in gold order, so results, warnings and errors never depend on how many
-processes scored.
+Two readers, one pipeline. Two plain JSONL files take the fast path (`span_file_plan`,
+`span_file_read`): each chunk is read by whoever scores it, so no process holds the whole gold text.
+Any other input, and any the fast path is not sure of, takes the validating path, which words every
+error and warning: gold is loaded whole (a prediction can name any gold document), predictions are
+streamed, each paired, scored and dropped with its gold document. Both give their chunks to the
+executor and the partial results to one merge, in gold order, so results, warnings and errors never
+depend on how many processes scored.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any, cast
 
 from annotations.importers.errors import ImportProblem, InputValidationError, ProblemCollector
@@ -35,7 +29,7 @@ from annotations.importers.span_types import SpanAnnotation, SpanDocument
 from annotations.importers.spans import iter_span_documents, load_span_corpus, select_annotator
 from metrics.engine.spans import DocumentSpans, Span, SpanScores, aggregate
 from metrics.engine.uncertainty import CLOPPER_PEARSON_METHOD
-from metrics.pipeline.executors import Executor, ProcessPool, local_executor
+from metrics.pipeline.executors import Executor, InProcess, ProcessPool, local_executor
 from metrics.pipeline.intervals import (
     DEFAULT_INTERVALS,
     IntervalSettings,
@@ -45,14 +39,16 @@ from metrics.pipeline.intervals import (
 )
 from metrics.pipeline.memory import release_free_memory
 from metrics.pipeline.phases import PhaseTimer, paused_garbage_collection
-from metrics.pipeline.span_file_plan import SpanFileChunk, plan_span_file_chunks
-from metrics.pipeline.span_file_read import SpanFileResult, score_span_file_chunk
-from metrics.pipeline.spans import SpanPartial, merge_span_partials, score_span_chunk, span_chunks
+from metrics.pipeline.span_file_plan import NotSure, SpanFileChunk, plan_span_file_chunks
+from metrics.pipeline.span_file_read import LinesDoNotPair, SpanFileResult, score_span_file_chunk
+from metrics.pipeline.spans import (
+    ProgressCallback,
+    SpanPartial,
+    merge_span_partials,
+    score_span_documents,
+)
 
 FORMAT_VERSION = 1
-
-ProgressCallback = Callable[[int, int], None]
-"""Called with (documents scored, documents in gold) as scoring advances."""
 
 
 def evaluate_span_paths(
@@ -64,7 +60,6 @@ def evaluate_span_paths(
     include_sensitive_text: bool = False,
     progress: ProgressCallback | None = None,
     gold_annotator: str | None = None,
-    limits: ArchiveLimits | None = None,
     intervals: IntervalSettings = DEFAULT_INTERVALS,
     phase_seconds: dict[str, float] | None = None,
     processes: int = 1,
@@ -79,88 +74,67 @@ def evaluate_span_paths(
     `phase_seconds`, when given, receives the wall time of "load and score", "aggregate" and
     "intervals".
     """
+    timer = PhaseTimer(phase_seconds)
+    executor = local_executor(processes)
+    # A pool's workers are kept from the scoring to the intervals' sums (a second set would start
+    # while both cores idle), and ended before the results body is built: the pool's queue holds the
+    # last run's pickle (the packed table) as long as it serves.
+    kept = executor.kept() if isinstance(executor, ProcessPool) else nullcontext()
     with paused_garbage_collection():
-        return _evaluate_span_paths(
-            gold_path,
-            predictions_path,
-            label_map_path=label_map_path,
-            restrict_to_gt_types=restrict_to_gt_types,
-            include_sensitive_text=include_sensitive_text,
-            progress=progress,
-            gold_annotator=gold_annotator,
-            limits=limits or ArchiveLimits(),
-            intervals=intervals,
-            timer=PhaseTimer(phase_seconds),
-            executor=local_executor(processes),
-        )
+        with kept:
+            with timer("load and score"):
+                scored = score_span_paths(
+                    gold_path,
+                    predictions_path,
+                    label_map_path=label_map_path,
+                    restrict_to_gt_types=restrict_to_gt_types,
+                    gold_annotator=gold_annotator,
+                    executor=executor,
+                    progress=progress,
+                    keep_leaked=include_sensitive_text,
+                )
+            release_free_memory()  # what loading freed (the gold documents) goes back before the next peak
+            with timer("intervals"):
+                span_intervals = _intervals_summing_scores(
+                    scored, intervals, executor, keep_leaked=include_sensitive_text
+                )
+        release_free_memory()
+        with timer("aggregate"):
+            results = aggregate(scored.scores, include_sensitive_text=include_sensitive_text)
+        attach_span_intervals(results, span_intervals)
+        return {
+            "format_version": FORMAT_VERSION,
+            "documents": scored.gold_count,
+            "config": {
+                "input": str(gold_path),
+                "predictions": str(predictions_path),
+                "label_map": None if label_map_path is None else str(label_map_path),
+                "restrict_to_gt_types": restrict_to_gt_types,
+                "include_sensitive_text": include_sensitive_text,
+                "gold_annotator": gold_annotator,
+                "intervals": intervals.as_config(exact_method=CLOPPER_PEARSON_METHOD),
+            },
+            **results,
+            "warnings": [warning.as_dict() for warning in scored.warnings],
+        }
 
 
-def _kept_processes(executor: Executor) -> AbstractContextManager[None]:
-    """A pool's workers kept from the scoring to the intervals' sums (a second set would start while
-    both cores idle), and ended before the results body is built: the pool's queue holds the last
-    run's pickle (the packed table) as long as it serves."""
-    return executor.kept() if isinstance(executor, ProcessPool) else nullcontext()
-
-
-def _evaluate_span_paths(
-    gold_path: SourceInput,
-    predictions_path: SourceInput,
-    *,
-    label_map_path: str | os.PathLike[str] | None,
-    restrict_to_gt_types: bool,
-    include_sensitive_text: bool,
-    progress: ProgressCallback | None,
-    gold_annotator: str | None,
-    limits: ArchiveLimits,
-    intervals: IntervalSettings,
-    timer: PhaseTimer,
-    executor: Executor,
+def _intervals_summing_scores(
+    scored: ScoredSpanDocuments, intervals: IntervalSettings, executor: Executor, *, keep_leaked: bool
 ) -> dict[str, Any]:
-    with _kept_processes(executor):
-        with timer("load and score"):
-            scored = _load_and_score(
-                gold_path,
-                predictions_path,
-                label_map_path=label_map_path,
-                restrict_to_gt_types=restrict_to_gt_types,
-                progress=progress,
-                gold_annotator=gold_annotator,
-                limits=limits,
-                executor=executor,
-                keep_leaked=include_sensitive_text,
-            )
-        # Intervals first: their count table is freed before the results body (a row per document)
-        # is built, so the two never sit in memory together. Both read only the scores; once the
-        # table is made, the scores keep only what aggregate reads of them (each type's rows summed),
-        # so the per-(document, type) rows are gone before the resampling and the body.
-        release_free_memory()  # what loading freed (the gold documents) goes back before the next peak
-        with timer("intervals"):
-            summed = scored.scores.with_type_rows_summed(keep_leaked=include_sensitive_text)
-            table = span_count_table(scored.scores) if intervals.enabled and len(scored.scores) else None
-            scored = replace(scored, scores=summed)
-            del summed
-            release_free_memory()
-            span_intervals = {} if table is None else span_table_intervals(table, intervals, executor)
-            del table
+    """The intervals of `scored`; meanwhile its scores keep only what aggregate reads of them (each
+    type's rows summed).
+
+    Intervals first: their count table is freed before the results body (a row per document) is
+    built, so the two never sit in memory together. Once the table is made, the per-(document, type)
+    rows are let go, before the resampling and the body.
+    """
+    summed = scored.scores.with_type_rows_summed(keep_leaked=keep_leaked)
+    table = span_count_table(scored.scores) if intervals.enabled and len(scored.scores) else None
+    scored.scores = summed
+    del summed
     release_free_memory()
-    with timer("aggregate"):
-        results = aggregate(scored.scores, include_sensitive_text=include_sensitive_text)
-    attach_span_intervals(results, span_intervals)
-    return {
-        "format_version": FORMAT_VERSION,
-        "documents": scored.gold_count,
-        "config": {
-            "input": str(gold_path),
-            "predictions": str(predictions_path),
-            "label_map": None if label_map_path is None else str(label_map_path),
-            "restrict_to_gt_types": restrict_to_gt_types,
-            "include_sensitive_text": include_sensitive_text,
-            "gold_annotator": gold_annotator,
-            "intervals": intervals.as_config(exact_method=CLOPPER_PEARSON_METHOD),
-        },
-        **results,
-        "warnings": [warning.as_dict() for warning in scored.warnings],
-    }
+    return {} if table is None else span_table_intervals(table, intervals, executor)
 
 
 @dataclass
@@ -180,92 +154,75 @@ def score_span_paths(
     label_map_path: str | os.PathLike[str] | None = None,
     restrict_to_gt_types: bool = False,
     gold_annotator: str | None = None,
-    limits: ArchiveLimits | None = None,
-    processes: int = 1,
-) -> ScoredSpanDocuments:
-    """Read, check, pair and score, as `evaluate_span_paths` does, and stop before aggregating (for
-    the paired comparison of two runs). Raises InputValidationError listing every problem."""
-    with paused_garbage_collection():
-        return _load_and_score(
-            gold_path,
-            predictions_path,
-            label_map_path=label_map_path,
-            restrict_to_gt_types=restrict_to_gt_types,
-            progress=None,
-            gold_annotator=gold_annotator,
-            limits=limits or ArchiveLimits(),
-            executor=local_executor(processes),
-        )
-
-
-def _load_and_score(
-    gold_path: SourceInput,
-    predictions_path: SourceInput,
-    *,
-    label_map_path: str | os.PathLike[str] | None,
-    restrict_to_gt_types: bool,
-    progress: ProgressCallback | None,
-    gold_annotator: str | None,
-    limits: ArchiveLimits,
-    executor: Executor,
+    executor: Executor | None = None,
+    progress: ProgressCallback | None = None,
     keep_leaked: bool = True,
 ) -> ScoredSpanDocuments:
-    """`keep_leaked` False: the scores list no leaked span (their counts stay), as only the results
-    body with sensitive text reads them."""
+    """Read, check, pair and score, as `evaluate_span_paths` does, and stop before aggregating (for
+    the paired comparison of two runs). Raises InputValidationError listing every problem.
+
+    `executor` scores the chunks (default: this process). `keep_leaked` False: the scores list no
+    leaked span (their counts stay), as only the results body with sensitive text reads them.
+    """
+    executor = executor or InProcess()
     if isinstance(executor, ProcessPool):
         # The fast path's reader imports the validating path's scorer too: one preload serves both.
         executor.start(score_span_file_chunk)
-    label_map = load_label_map(label_map_path)
-    if gold_annotator is None:
-        scored = _score_plain_files(
-            gold_path,
-            predictions_path,
-            label_map=label_map,
-            restrict_to_gt_types=restrict_to_gt_types,
-            progress=progress,
-            executor=executor,
-            keep_leaked=keep_leaked,
-        )
-        if scored is not None:
-            return scored
-    return _read_validate_and_score(
+    reading = _Reading(
         gold_path,
         predictions_path,
-        label_map=label_map,
-        restrict_to_gt_types=restrict_to_gt_types,
-        progress=progress,
-        gold_annotator=gold_annotator,
-        limits=limits,
-        executor=executor,
-        keep_leaked=keep_leaked,
+        load_label_map(label_map_path),
+        restrict_to_gt_types,
+        executor,
+        progress,
+        keep_leaked,
     )
+    with paused_garbage_collection():
+        if gold_annotator is None:
+            try:
+                return _score_plain_files(reading)
+            except NotSure:
+                pass  # the validating path reads both inputs again, and words what was wrong
+        return _read_validate_and_score(reading, gold_annotator)
 
 
-def _score_plain_files(
-    gold_path: SourceInput,
-    predictions_path: SourceInput,
-    *,
-    label_map: LabelMap,
-    restrict_to_gt_types: bool,
-    progress: ProgressCallback | None,
-    executor: Executor,
-    keep_leaked: bool,
-) -> ScoredSpanDocuments | None:
+@dataclass(frozen=True)
+class _Reading:
+    """What either reader is given: the two inputs, and how to score them."""
+
+    gold_path: SourceInput
+    predictions_path: SourceInput
+    label_map: LabelMap
+    restrict_to_gt_types: bool
+    executor: Executor
+    progress: ProgressCallback | None
+    keep_leaked: bool
+
+
+def _score_plain_files(reading: _Reading) -> ScoredSpanDocuments:
     """The fast path (`span_file_plan`, `span_file_read`): two plain JSONL files, each chunk read by
-    whoever scores it. None when it is not sure of something: the caller reads both again, validating."""
-    chunks = plan_span_file_chunks(gold_path, predictions_path, label_map=label_map, keep_leaked=keep_leaked)
-    scored = None if chunks is None else _score_file_chunks(chunks, executor, progress)
-    if scored is UNPAIRED:  # line k of the predictions was not the document of gold's line k
-        chunks = plan_span_file_chunks(
-            gold_path, predictions_path, label_map=label_map, by_document_id=True, keep_leaked=keep_leaked
-        )
-        scored = None if chunks is None else _score_file_chunks(chunks, executor, progress)
-    if not isinstance(scored, _FileScores) or chunks is None:
-        return None
+    whoever scores it. Raises NotSure when it is not sure of something."""
+    executor = reading.executor
+    plan = partial(
+        plan_span_file_chunks,
+        reading.gold_path,
+        reading.predictions_path,
+        label_map=reading.label_map,
+        keep_leaked=reading.keep_leaked,
+    )
+    chunks = plan()
+    try:
+        scored: _FileScores | None = _score_file_chunks(chunks, executor, reading.progress)
+    except LinesDoNotPair:  # line k of the predictions was not the document of gold's line k
+        scored = None
+    if scored is None:  # out of the handler: the first pass's merge, held by its traceback, is let go
+        chunks = plan(by_document_id=True)
+        scored = _score_file_chunks(chunks, executor, reading.progress)
     total = sum(chunk.documents for chunk in chunks)
-    if len(scored.document_ids) != total:
-        return None  # a duplicate document id: the validating reader names both lines
-    if restrict_to_gt_types and not scored.predicted_types <= scored.gold_types:
+    document_ids = set(scored.scores.document_ids)
+    if len(document_ids) != total:
+        raise NotSure  # a duplicate document id: the validating reader names both lines
+    if reading.restrict_to_gt_types and not scored.predicted_types <= scored.gold_types:
         # Scored unrestricted, as if every predicted type were in gold; some were not: score again
         # knowing gold's types (restricting to types that every prediction has changes nothing).
         allowed = frozenset(scored.gold_types)
@@ -273,87 +230,50 @@ def _score_plain_files(
         scored = _score_file_chunks(
             [replace(chunk, allowed_predicted_types=allowed) for chunk in chunks], executor, None
         )
-        if not isinstance(scored, _FileScores):
-            return None
     return ScoredSpanDocuments(
         scores=scored.scores,
         gold_count=total,
-        predicted_ids=frozenset(scored.document_ids).difference(scored.unpredicted_ids),
+        predicted_ids=frozenset(document_ids.difference(scored.unpredicted_ids)),
         warnings=[],
     )
 
 
 @dataclass
 class _FileScores:
-    """The fast path's chunks, scored and merged: the scores, the documents' ids and the types each
-    side named."""
+    """The fast path's chunks, scored and merged: the scores, and what the chunks' results add up to."""
 
-    scores: Any = None  # merge_span_partials' scores
-    document_ids: set[str] = field(default_factory=set)
+    scores: SpanScores = field(default_factory=SpanScores.empty)
     unpredicted_ids: set[str] = field(default_factory=set)  # documents without a prediction line
     gold_types: set[str] = field(default_factory=set)
     predicted_types: set[str] = field(default_factory=set)
 
-    def partials(
-        self, results: Iterable[SpanFileResult], progress: ProgressCallback | None, total: int
-    ) -> Iterator[SpanPartial]:
-        """Each result's partial result, as it comes, for the merge; raises _NotSure at the first
-        chunk that was not sure."""
+    def partials(self, results: Iterable[SpanFileResult]) -> Iterator[SpanPartial]:
+        """Each result's partial result, as it comes, for the merge."""
         for result in results:
-            if result.partial is None:
-                raise _NotSure(result.unpaired)
-            self.document_ids.update(result.document_ids)
             self.unpredicted_ids.update(result.unpredicted_ids)
             self.gold_types |= result.gold_types
             self.predicted_types |= result.predicted_types
-            if progress is not None:
-                progress(len(self.document_ids), total)
-            yield result.partial
-
-
-class _NotSure(Exception):
-    def __init__(self, unpaired: bool) -> None:
-        super().__init__()
-        self.unpaired = unpaired
-
-
-UNPAIRED = "unpaired"
+            yield cast(SpanPartial, result.partial)
 
 
 def _score_file_chunks(
     chunks: list[SpanFileChunk], executor: Executor, progress: ProgressCallback | None
-) -> _FileScores | str | None:
-    """Every chunk scored and merged, or None when a chunk was not sure, or UNPAIRED when its lines did
-    not pair (the chunks after it are then not read). The partial results go to the merge as they
-    come, so it frees each chunk's leftovers as it goes."""
+) -> _FileScores:
+    """Every chunk scored and merged; NotSure from the first chunk that was not sure (the chunks after
+    it are then not read). The partial results go to the merge as they come, so it frees each chunk's
+    leftovers as it goes."""
     scored = _FileScores()
     total = sum(chunk.documents for chunk in chunks)
     results = executor.map(score_span_file_chunk, chunks)
-    try:
-        scored.scores, _ = merge_span_partials(scored.partials(results, progress, total), total)
-    except _NotSure as not_sure:
-        return UNPAIRED if not_sure.unpaired else None
-    finally:
-        close = getattr(results, "close", None)
-        if close is not None:
-            close()
+    scored.scores, _ = merge_span_partials(scored.partials(results), total, progress)
     return scored
 
 
-def _read_validate_and_score(
-    gold_path: SourceInput,
-    predictions_path: SourceInput,
-    *,
-    label_map: LabelMap,
-    restrict_to_gt_types: bool,
-    progress: ProgressCallback | None,
-    gold_annotator: str | None,
-    limits: ArchiveLimits,
-    executor: Executor,
-    keep_leaked: bool,
-) -> ScoredSpanDocuments:
+def _read_validate_and_score(reading: _Reading, gold_annotator: str | None) -> ScoredSpanDocuments:
     """The validating path: every input the importers read, every problem worded."""
+    gold_path, predictions_path, label_map = reading.gold_path, reading.predictions_path, reading.label_map
     gold_problems: list[ImportProblem] = []
+    limits = ArchiveLimits()
     try:
         gold_corpus = load_span_corpus(gold_path, label_map=label_map, limits=limits, role="gold")
         gold_documents = select_annotator(gold_corpus, gold_annotator, source=str(gold_path))
@@ -375,22 +295,21 @@ def _read_validate_and_score(
 
     allowed_types = (
         frozenset(span.entity_type for document in gold_documents for span in document.spans)
-        if restrict_to_gt_types
+        if reading.restrict_to_gt_types
         else None
     )
     pairing = SpanPairing(gold_documents, problems)
     gold_warnings = gold_corpus.warnings
     # From here on the pairing holds the only references to gold, and frees each document once scored.
     del gold_corpus, gold_documents
-    total = pairing.gold_count
-    chunks = span_chunks(
-        _until_first_problem(pairing.pair_stream(predicted), problems),
-        allowed_predicted_types=allowed_types,
-        keep_leaked=keep_leaked,
-    )
     # The merge puts scores back in gold order: results never depend on the order of the predictions.
-    scores, _ = merge_span_partials(
-        _reporting(executor.map(score_span_chunk, chunks), progress, total), total
+    scores = score_span_documents(
+        _until_first_problem(pairing.pair_stream(predicted), problems),
+        executor=reading.executor,
+        allowed_predicted_types=allowed_types,
+        keep_leaked=reading.keep_leaked,
+        documents=pairing.gold_count,
+        progress=reading.progress,
     )
     problems.raise_if_errors()
     warnings = [*gold_warnings, *problems.warnings, *labels.warnings()]
@@ -402,7 +321,7 @@ def _read_validate_and_score(
         )
     return ScoredSpanDocuments(
         scores=scores,
-        gold_count=total,
+        gold_count=pairing.gold_count,
         predicted_ids=frozenset(pairing.predicted_ids),
         warnings=warnings,
     )
@@ -544,14 +463,3 @@ def _until_first_problem(
     for item in paired:
         if not problems.errors:
             yield item
-
-
-def _reporting(
-    partials: Iterator[SpanPartial], progress: ProgressCallback | None, total: int
-) -> Iterator[SpanPartial]:
-    done = 0
-    for partial in partials:
-        done += len(partial.positions)
-        if progress is not None:
-            progress(done, total)
-        yield partial

@@ -19,7 +19,7 @@ import numpy as np
 
 from annotations.importers.labels import LabelMap
 from metrics.pipeline import spans as span_pipeline
-from metrics.pipeline.jsonl_lines import ByteRange, line_document_ids, line_ends
+from metrics.pipeline.jsonl_lines import DocumentLines, line_document_ids, line_ends
 
 JSONL_SUFFIXES = frozenset({".jsonl", ".ndjson"})
 # Gold bytes per chunk at most (beside CHUNK_DOCUMENTS documents at most): 1,024 documents of the
@@ -27,33 +27,20 @@ JSONL_SUFFIXES = frozenset({".jsonl", ".ndjson"})
 CHUNK_BYTES = 1 << 23
 
 
-@dataclass(frozen=True)
-class ScatteredLines:
-    """One line of a file per document, by byte offsets (`start` -1: the document has no line)."""
-
-    path: str
-    starts: np.ndarray
-    ends: np.ndarray
-
-    def line_views(self) -> list[bytes | None]:
-        """Each document's line (None: it has none), as `ByteRange.line_views` reads a range."""
-        with open(self.path, "rb") as file:
-            descriptor = file.fileno()
-            return [
-                None if start < 0 else os.pread(descriptor, end - start, start)
-                for start, end in zip(self.starts.tolist(), self.ends.tolist(), strict=True)
-            ]
+class NotSure(Exception):
+    """The fast path is not sure of something: the validating reader reads both inputs again, and words
+    any problem."""
 
 
 @dataclass(frozen=True)
 class SpanFileChunk:
     """Documents `first_position ...` of gold and the predictions' lines that pair with them: the same
-    lines of the predictions (a `ByteRange`), or each document's line wherever it is."""
+    lines of the predictions, or each document's line wherever it is."""
 
     first_position: int
     documents: int
-    gold: ByteRange
-    predictions: ByteRange | ScatteredLines
+    gold: DocumentLines
+    predictions: DocumentLines
     label_map: dict[str, str]  # normalized label -> canonical type (LabelMap.mapping as a plain dict)
     allowed_predicted_types: frozenset[str] | None = None
     keep_leaked: bool = True  # False: the scores list no leaked span (`score_span_columns`)
@@ -64,34 +51,29 @@ def plan_span_file_chunks(
     predictions_path: Any,
     *,
     label_map: LabelMap,
-    size: int | None = None,
     by_document_id: bool = False,
     keep_leaked: bool = True,
-) -> list[SpanFileChunk] | None:
-    """The chunks of two plain JSONL files, or None for any other input.
+) -> list[SpanFileChunk]:
+    """The chunks of two plain JSONL files; NotSure for any other input.
 
     Line k of the predictions goes with line k of gold when both have as many lines (the readers
     check that the ids agree) unless `by_document_id`; else each prediction line goes with the gold
-    line its `document_id` names (None when some line names no document, an unknown or a repeated one).
+    line its `document_id` names (NotSure when some line names no document, an unknown or a repeated one).
     """
     if not (_plain_jsonl(gold_path) and _plain_jsonl(predictions_path)):
-        return None
+        raise NotSure
     gold_ends = _without_trailing_blank_lines(str(gold_path), line_ends(str(gold_path)))
     predicted_ends = _without_trailing_blank_lines(str(predictions_path), line_ends(str(predictions_path)))
     if len(gold_ends) == 0 or len(predicted_ends) == 0:
-        return None
-    size = size or span_pipeline.CHUNK_DOCUMENTS  # read at call time: tests cut small chunks
+        raise NotSure
+    size = span_pipeline.CHUNK_DOCUMENTS  # read at call time: tests cut small chunks
     gold_starts = np.concatenate(([0], gold_ends[:-1]))
-    by_line = len(gold_ends) == len(predicted_ends) and not by_document_id
-    if by_line:
+    if len(gold_ends) == len(predicted_ends) and not by_document_id:
         predicted_starts = np.concatenate(([0], predicted_ends[:-1]))
     else:
-        found = _predicted_lines_by_gold_line(
+        predicted_starts, predicted_ends = _predicted_lines_by_gold_line(
             str(gold_path), gold_starts, gold_ends, str(predictions_path), predicted_ends
         )
-        if found is None:
-            return None
-        predicted_starts, predicted_ends = found
     chunks = []
     first = 0
     while first < len(gold_ends):
@@ -99,26 +81,14 @@ def plan_span_file_chunks(
         # a chunk of long documents stays as small in memory as one of short ones.
         fitting = int(np.searchsorted(gold_ends, gold_starts[first] + CHUNK_BYTES, side="right"))
         last = min(first + size, max(fitting, first + 1))
-        predictions: ByteRange | ScatteredLines = (
-            ByteRange(
-                str(predictions_path),
-                int(predicted_starts[first]),
-                int(predicted_ends[last - 1]),
-                predicted_ends[first:last],
-            )
-            if by_line
-            else ScatteredLines(
-                str(predictions_path), predicted_starts[first:last].copy(), predicted_ends[first:last].copy()
-            )
-        )
         chunks.append(
             SpanFileChunk(
                 first_position=first,
                 documents=last - first,
-                gold=ByteRange(
-                    str(gold_path), int(gold_starts[first]), int(gold_ends[last - 1]), gold_ends[first:last]
+                gold=DocumentLines(str(gold_path), gold_starts[first:last], gold_ends[first:last]),
+                predictions=DocumentLines(
+                    str(predictions_path), predicted_starts[first:last], predicted_ends[first:last]
                 ),
-                predictions=predictions,
                 label_map=dict(label_map.mapping),
                 keep_leaked=keep_leaked,
             )
@@ -133,26 +103,26 @@ def _predicted_lines_by_gold_line(
     gold_ends: np.ndarray,
     predictions_path: str,
     predicted_ends: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray] | None:
+) -> tuple[np.ndarray, np.ndarray]:
     """For each gold line, the byte offsets of the prediction line naming its document (-1: none).
     Blank prediction lines are passed over, as the validating reader passes over them."""
     gold_ids = line_document_ids(gold_path, gold_starts, gold_ends)
     predicted_starts = np.concatenate(([0], predicted_ends[:-1]))
     predicted_ids = line_document_ids(predictions_path, predicted_starts, predicted_ends)
     if gold_ids is None or predicted_ids is None or None in gold_ids:
-        return None
+        raise NotSure
     named = np.fromiter((document_id is not None for document_id in predicted_ids), dtype=bool)
     predicted_ids = [document_id for document_id in predicted_ids if document_id is not None]
     predicted_starts, predicted_ends = predicted_starts[named], predicted_ends[named]
     line_of = {document_id: line for line, document_id in enumerate(gold_ids)}
     if len(line_of) != len(gold_ids):
-        return None
+        raise NotSure
     try:
         lines = np.fromiter(map(line_of.__getitem__, predicted_ids), dtype=np.int64, count=len(predicted_ids))
     except KeyError:
-        return None  # a prediction for a document that is not in gold
+        raise NotSure from None  # a prediction for a document that is not in gold
     if len(np.unique(lines)) != len(lines):
-        return None
+        raise NotSure
     starts = np.full(len(gold_ids), -1, dtype=np.int64)
     ends = np.full(len(gold_ids), -1, dtype=np.int64)
     starts[lines] = predicted_starts

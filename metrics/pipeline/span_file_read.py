@@ -4,7 +4,7 @@ its `SpanColumns`, with none of the importers' objects. Reading then runs in eve
 
 It accepts only what the validating reader (`annotations.importers.spans`) accepts without a word:
 anything else (a malformed or blank line, a bad offset, a differing text, an unknown label, an
-annotator, a duplicate or unpaired document...) makes it answer "not sure" (None), and the caller
+annotator, a duplicate or unpaired document...) makes it raise NotSure, and the caller
 reads both inputs again with the validating reader, which words every problem. Its results are those
 of the validating path, document by document.
 """
@@ -15,89 +15,60 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import chain
 from operator import attrgetter, itemgetter
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 import numpy as np
 
 from annotations.importers.labels import LabelMap
 from metrics.engine.spans.columns import SpanColumns, SpanSide
-from metrics.pipeline.jsonl_lines import ByteRange
 from metrics.pipeline.phases import paused_garbage_collection
-from metrics.pipeline.span_file_plan import SpanFileChunk
+from metrics.pipeline.span_file_plan import NotSure, SpanFileChunk
 from metrics.pipeline.spans import SpanChunk, SpanPartial, score_span_chunk
 
 
-class LinesDoNotPair(Exception):
+class LinesDoNotPair(NotSure):
     """A prediction line names another document than the gold line it was paired with."""
 
 
 @dataclass
 class SpanFileResult:
-    """A chunk's partial result, its documents' ids (all, and those without a prediction line) and the
-    types each side named. `partial` None: not sure, read again; `unpaired`: because the lines did
-    not pair."""
+    """A chunk as read (`chunk`: its columns) until scored (`partial`, which goes back in their stead),
+    and what the merge adds up beside: its documents without a prediction line, the types each side
+    named."""
 
-    partial: SpanPartial | None
-    document_ids: Sequence[str] = ()
-    unpredicted_ids: Sequence[str] = ()
-    gold_types: frozenset[str] = frozenset()
-    predicted_types: frozenset[str] = frozenset()
-    unpaired: bool = False
+    chunk: SpanChunk | None
+    unpredicted_ids: Sequence[str]
+    gold_types: frozenset[str]
+    predicted_types: frozenset[str]
+    partial: SpanPartial | None = None
 
 
 def score_span_file_chunk(chunk: SpanFileChunk) -> SpanFileResult:
-    """Read, check and score one chunk: its partial result, or a result without one when not sure."""
+    """Read, check and score one chunk. Raises NotSure (LinesDoNotPair: its lines did not pair); an
+    exception crosses back from a pool's worker as it is."""
     # A pool's worker runs with the collector on; a chunk's parsed lines are thousands of containers.
     with paused_garbage_collection():
-        try:
-            read = read_span_file_chunk(chunk)
-        except LinesDoNotPair:
-            return SpanFileResult(None, unpaired=True)
-        if read is None:
-            return SpanFileResult(None)
-        document_ids = read.chunk.columns.document_ids
-        return SpanFileResult(
-            score_span_chunk(read.chunk),
-            document_ids,
-            # Most chunks predict every document: none of their ids crosses again, nor is hashed again.
-            []
-            if len(read.predicted_ids) == len(document_ids)
-            else sorted(set(document_ids) - set(read.predicted_ids)),
-            read.gold_types,
-            read.predicted_types,
-        )
+        result = read_span_file_chunk(chunk)
+        result.partial = score_span_chunk(cast(SpanChunk, result.chunk))
+        result.chunk = None
+        return result
 
 
-@dataclass
-class ReadSpanFileChunk:
-    """A chunk as read: its columns, the documents that have a prediction line, the types named."""
-
-    chunk: SpanChunk
-    predicted_ids: list[str]
-    gold_types: frozenset[str]
-    predicted_types: frozenset[str]
-
-
-def read_span_file_chunk(chunk: SpanFileChunk) -> ReadSpanFileChunk | None:
-    """The chunk as columns, or None when not sure. Raises LinesDoNotPair when a prediction line names
-    another document than its gold line."""
+def read_span_file_chunk(chunk: SpanFileChunk) -> SpanFileResult:
+    """The chunk as columns. Raises NotSure, or LinesDoNotPair when a prediction line names another
+    document than its gold line."""
     gold = _documents(chunk.gold.line_views())
-    if gold is None or len(gold) != chunk.documents:
-        return None
     document_ids = _document_ids(gold)
     texts = list(map(_TEXT, gold))
-    if document_ids is None or None in texts:
-        return None
+    if len(gold) != chunk.documents or None in texts:
+        raise NotSure
     predicted_lines = chunk.predictions.line_views()
-    if isinstance(chunk.predictions, ByteRange) and _any_blank(predicted_lines):
+    present = [line for line in predicted_lines if line is not None]
+    if _any_blank(present):
         raise LinesDoNotPair  # the validating reader passes over blank lines; pairing by id does too
-    predicted = _documents([line for line in predicted_lines if line is not None])
-    if predicted is None:
-        return None
+    predicted = _documents(present)
     predicted_ids = _document_ids(predicted)
-    if predicted_ids is None:
-        return None
     if None in predicted_lines:  # documents without a prediction line predicted nothing
         found = iter(predicted)
         predicted = [
@@ -107,12 +78,10 @@ def read_span_file_chunk(chunk: SpanFileChunk) -> ReadSpanFileChunk | None:
     if list(map(_DOCUMENT_ID, predicted)) != document_ids:
         raise LinesDoNotPair
     if not _same_texts(list(map(_TEXT, predicted)), texts):
-        return None
+        raise NotSure
     labels = _Labels(chunk.label_map)
     gold_spans = _spans(gold, texts, labels)
     predicted_spans = _spans(predicted, texts, labels)
-    if gold_spans is None or predicted_spans is None:
-        return None
     columns = SpanColumns(
         document_ids=document_ids,
         texts=texts,
@@ -121,9 +90,10 @@ def read_span_file_chunk(chunk: SpanFileChunk) -> ReadSpanFileChunk | None:
         predicted=predicted_spans,
     )
     positions = list(range(chunk.first_position, chunk.first_position + chunk.documents))
-    return ReadSpanFileChunk(
+    return SpanFileResult(
         SpanChunk(positions, columns, chunk.allowed_predicted_types, chunk.keep_leaked),
-        predicted_ids,
+        # Most chunks predict every document: none of their ids crosses again, nor is hashed again.
+        [] if len(predicted_ids) == len(document_ids) else sorted(set(document_ids) - set(predicted_ids)),
         _types_of(gold_spans, labels.type_names),
         _types_of(predicted_spans, labels.type_names),
     )
@@ -161,15 +131,15 @@ _DOCUMENT_ID, _TEXT, _ENTITIES, _ANNOTATOR = (
 _START, _END, _TYPE = attrgetter("start"), attrgetter("end"), attrgetter("entity_type")
 
 
-def _documents(lines: Sequence[bytes | memoryview]) -> list[_Document] | None:
-    """Each line's document, or None unless every line is one (a blank or malformed line is not)."""
+def _documents(lines: Sequence[bytes | memoryview]) -> list[_Document]:
+    """Each line's document; NotSure unless every line is one (a blank or malformed line is not)."""
     try:
         documents = list(map(_decode, lines))
     except msgspec.DecodeError:
-        return None
+        raise NotSure from None
     # An annotator makes the document one of several versions: the validating reader chooses.
     if set(map(_ANNOTATOR, documents)) - {None}:
-        return None
+        raise NotSure
     return documents
 
 
@@ -188,9 +158,11 @@ _FIRST_BYTE = itemgetter(0)
 _WHITESPACE = frozenset(b" \t\n\r\x0b\x0c")  # bytes.isspace()'s
 
 
-def _document_ids(documents: Sequence[_Document]) -> list[str] | None:
+def _document_ids(documents: Sequence[_Document]) -> list[str]:
     document_ids = list(map(_DOCUMENT_ID, documents))
-    return document_ids if all(document_ids) else None
+    if not all(document_ids):
+        raise NotSure
+    return document_ids
 
 
 def _same_texts(predicted_texts: Sequence[str | None], gold_texts: Sequence[str]) -> bool:
@@ -210,8 +182,8 @@ class _Labels:
         self._code_of_type: dict[str, int] = {}
         self.code_of_label: dict[str, int] = {}
 
-    def codes(self, entities: Sequence[_Entity]) -> np.ndarray | None:
-        """The code of each entity's label, or None when one is not in the label map."""
+    def codes(self, entities: Sequence[_Entity]) -> np.ndarray:
+        """The code of each entity's label; NotSure when one is not in the label map."""
         try:  # labels seen before: no pass to find the new ones, nor a list of them
             return np.fromiter(
                 map(self.code_of_label.__getitem__, map(_TYPE, entities)), dtype=np.int64, count=len(entities)
@@ -222,7 +194,7 @@ class _Labels:
         for label in set(labels) - self.code_of_label.keys():
             canonical = self.label_map.lookup(label)
             if canonical is None:
-                return None  # unknown: the validating reader warns about it
+                raise NotSure  # unknown: the validating reader warns about it
             code = self._code_of_type.setdefault(canonical, len(self.type_names))
             if code == len(self.type_names):
                 self.type_names.append(canonical)
@@ -230,8 +202,8 @@ class _Labels:
         return np.fromiter(map(self.code_of_label.__getitem__, labels), dtype=np.int64, count=len(labels))
 
 
-def _spans(documents: Sequence[_Document], texts: Sequence[str], labels: _Labels) -> SpanSide | None:
-    """One side's spans as columns, checked as the validating reader checks them, or None."""
+def _spans(documents: Sequence[_Document], texts: Sequence[str], labels: _Labels) -> SpanSide:
+    """One side's spans as columns, checked as the validating reader checks them (else NotSure)."""
     entities = list(map(_ENTITIES, documents))
     counts = np.fromiter(map(len, entities), dtype=np.int64, count=len(entities))
     flat = list(chain.from_iterable(entities))
@@ -239,17 +211,14 @@ def _spans(documents: Sequence[_Document], texts: Sequence[str], labels: _Labels
         start = np.fromiter(map(_START, flat), dtype=np.int64, count=len(flat))
         end = np.fromiter(map(_END, flat), dtype=np.int64, count=len(flat))
     except OverflowError:  # an offset beyond 64 bits
-        return None
+        raise NotSure from None
     document = np.repeat(np.arange(len(documents), dtype=np.int64), counts)
     text_lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
     if not ((start >= 0) & (start < end) & (end <= text_lengths[document])).all():
-        return None
+        raise NotSure
     if not _entity_texts_match(flat, document, start, end, texts):
-        return None
-    type_code = labels.codes(flat)
-    if type_code is None:
-        return None
-    return SpanSide(document=document, start=start, end=end, type_code=type_code)
+        raise NotSure
+    return SpanSide(document=document, start=start, end=end, type_code=labels.codes(flat))
 
 
 def _entity_texts_match(

@@ -9,7 +9,7 @@ it puts the documents back in gold order, whatever order the chunks were scored 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
@@ -26,6 +26,9 @@ from metrics.pipeline.memory import release_free_memory
 
 # Documents per chunk: one numpy pass of the batch scorer.
 CHUNK_DOCUMENTS = BATCH_DOCUMENTS
+
+ProgressCallback = Callable[[int, int], None]
+"""Called with (documents scored, documents in gold) as scoring advances."""
 
 
 # Chunks merged between two hand-backs of freed memory to the system.
@@ -72,18 +75,20 @@ def score_span_chunk(chunk: SpanChunk) -> SpanPartial:
 
 
 def merge_span_partials(
-    partials: Iterable[SpanPartial], documents: int | None = None
+    partials: Iterable[SpanPartial], documents: int | None = None, progress: ProgressCallback | None = None
 ) -> tuple[SpanScores, list[Any]]:
     """Every document's score in gold order, and the comparison rows in the same document order.
 
     Each partial is copied into the merged columns as it comes and let go at once, so the partials and
     the merged result are never all held together; `documents` (how many are coming, when known) sizes
-    the columns from the start.
+    the columns from the start, and `progress` hears of each partial merged.
     """
     merged = _MergedScores(documents)
     rows_by_document: dict[str, list[Any]] = {}
     for count, partial in enumerate(partials, 1):
         merged.add(partial)
+        if progress is not None:
+            progress(merged.added, documents or 0)
         for row in partial.rows:
             rows_by_document.setdefault(row.document_id, []).append(row)
         del partial
@@ -248,8 +253,11 @@ def score_span_documents(
     *,
     executor: Executor,
     allowed_predicted_types: frozenset[str] | None = None,
+    keep_leaked: bool = True,
+    documents: int | None = None,
+    progress: ProgressCallback | None = None,
 ) -> SpanScores:
     """Chunk, score with `executor` and merge: every paired document's score, in gold order."""
-    chunks = span_chunks(paired, allowed_predicted_types=allowed_predicted_types)
-    scores, _ = merge_span_partials(executor.map(score_span_chunk, chunks))
+    chunks = span_chunks(paired, allowed_predicted_types=allowed_predicted_types, keep_leaked=keep_leaked)
+    scores, _ = merge_span_partials(executor.map(score_span_chunk, chunks), documents, progress)
     return scores

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from annotations.importers.labels import LabelMap
 from metrics.pipeline.span_evaluation import score_span_paths
-from metrics.pipeline.span_file_plan import plan_span_file_chunks
+from metrics.pipeline.span_file_plan import NotSure, plan_span_file_chunks
 from metrics.pipeline.span_file_read import LinesDoNotPair, read_span_file_chunk
 
 TEXT = "Anna Beispiel, geboren am 01.02.1990, wohnt in Köln 😀."
@@ -49,11 +49,14 @@ def write_pair(tmp_path: Path, gold: list, predicted: list) -> tuple[Path, Path]
     return write_lines(tmp_path / "gold.jsonl", gold), write_lines(tmp_path / "predictions.jsonl", predicted)
 
 
-def fast_chunks(gold: Path, predictions: Path, size: int = 2, **options) -> list | None:
+def fast_chunks(gold: Path, predictions: Path, **options) -> list | None:
     """Each chunk as the fast path reads it (None: not sure; "unpaired": its lines do not pair), or
     None when it does not plan at all."""
-    chunks = plan_span_file_chunks(gold, predictions, label_map=LabelMap.default(), size=size, **options)
-    return None if chunks is None else [read_or_unpaired(chunk) for chunk in chunks]
+    try:
+        chunks = plan_span_file_chunks(gold, predictions, label_map=LabelMap.default(), **options)
+    except NotSure:
+        return None
+    return [read_or_unpaired(chunk) for chunk in chunks]
 
 
 def read_or_unpaired(chunk):
@@ -61,6 +64,8 @@ def read_or_unpaired(chunk):
         return read_span_file_chunk(chunk)
     except LinesDoNotPair:
         return "unpaired"
+    except NotSure:
+        return None
 
 
 def validating(gold: Path, predictions: Path, **options):

@@ -8,7 +8,7 @@ import mmap
 import numpy as np
 
 from metrics.pipeline import jsonl_lines
-from metrics.pipeline.jsonl_lines import ByteRange, line_document_ids, line_ends
+from metrics.pipeline.jsonl_lines import ByteRange, DocumentLines, line_document_ids, line_ends
 from tests.pipeline.span_file_records import write_lines
 
 
@@ -58,21 +58,33 @@ def test_line_document_ids_over_pages_let_go_as_scanned_are_still_every_id(tmp_p
     assert line_document_ids(str(path), starts, ends) == [record["document_id"] for record in records]
 
 
-def test_a_ranges_line_views_are_its_lines_as_read(tmp_path):
-    path = tmp_path / "lines.jsonl"
-    path.write_bytes(b"ab\n\n  \ncdefg\nh")
-    for start, end in ((0, 14), (0, 13), (3, 8), (4, 4), (13, 14), (7, 13)):
-        byte_range = ByteRange(str(path), start, end)
-        assert [bytes(view) for view in byte_range.line_views()] == byte_range.read_lines()
-
-
-def test_a_ranges_line_views_by_its_known_line_ends_are_its_lines_as_read(tmp_path):
-    """The plan knows where every line ends: the range is cut there, with no search for newlines."""
+def test_document_lines_are_views_of_their_lines_wherever_they_are(tmp_path):
+    """Lines by the offsets `line_ends` finds, without their newline, in any order; -1: no line."""
     path = tmp_path / "lines.jsonl"
     path.write_bytes(b"ab\n\n  \ncdefg\nh")
     ends = line_ends(str(path))
-    boundaries = [0, *ends.tolist()]
-    for first in range(len(ends)):
-        for last in range(first + 1, len(ends) + 1):
-            byte_range = ByteRange(str(path), boundaries[first], boundaries[last], ends[first:last])
-            assert [bytes(view) for view in byte_range.line_views()] == byte_range.read_lines()
+    starts = np.concatenate(([0], ends[:-1]))
+    lines = path.read_bytes().split(b"\n")
+    order = np.array([4, -1, 0, 2, 1, 3])
+    picked = DocumentLines(
+        str(path), np.where(order < 0, -1, starts[order]), np.where(order < 0, -1, ends[order])
+    )
+    assert [None if view is None else bytes(view) for view in picked.line_views()] == [
+        None if k < 0 else lines[k] for k in order.tolist()
+    ]
+    assert DocumentLines(str(path), starts[:0], ends[:0]).line_views() == []
+
+
+def test_a_file_ending_with_its_newline_gives_its_last_line_without_it(tmp_path):
+    path = tmp_path / "lines.jsonl"
+    path.write_bytes(b"ab\ncd\n")
+    ends = line_ends(str(path))
+    views = DocumentLines(str(path), np.array([3, 0]), ends[::-1].copy()).line_views()
+    assert [bytes(view) for view in views] == [b"cd", b"ab"]
+
+
+def test_a_ranges_lines_are_its_lines_without_their_newlines(tmp_path):
+    path = tmp_path / "lines.jsonl"
+    path.write_bytes(b"ab\n\n  \ncdefg\nh")
+    assert ByteRange(str(path), 3, 13).read_lines() == [b"", b"  ", b"cdefg"]
+    assert ByteRange(str(path), 13, 14).read_lines() == [b"h"]

@@ -17,6 +17,7 @@ import pytest
 from annotations.importers.errors import InputValidationError
 from bench.spans.corpus import write_corpus
 from metrics.pipeline import spans as span_pipeline
+from metrics.pipeline.executors import ProcessPool
 from metrics.pipeline.intervals import IntervalSettings
 from metrics.pipeline.span_evaluation import evaluate_span_paths, score_span_paths
 
@@ -122,6 +123,6 @@ def test_problems_are_reported_as_one_process_reports_them(tmp_path):
 
 def test_score_span_paths_gives_the_same_scores_in_two_processes(tmp_path):
     gold, predictions = corpus(tmp_path, documents=80)
-    parallel = score_span_paths(gold, predictions, processes=2)
+    parallel = score_span_paths(gold, predictions, executor=ProcessPool(2))
     single = score_span_paths(gold, predictions)
     assert parallel == single

@@ -12,9 +12,8 @@ from annotations.importers.errors import InputValidationError
 from annotations.importers.labels import LabelMap
 from metrics.pipeline import span_file_plan
 from metrics.pipeline import spans as span_pipeline
-from metrics.pipeline.jsonl_lines import ByteRange
 from metrics.pipeline.span_evaluation import score_span_paths
-from metrics.pipeline.span_file_plan import plan_span_file_chunks
+from metrics.pipeline.span_file_plan import NotSure, plan_span_file_chunks
 from tests.pipeline.span_file_records import (
     fast_chunks,
     gold_record,
@@ -78,7 +77,7 @@ def test_it_passes_over_blank_prediction_lines_as_the_validating_reader_does(tmp
         tmp_path, [gold_record(i) for i in "abc"], [predicted_record("c"), " \t", predicted_record("a"), ""]
     )
     read = fast_chunks(gold, predictions, by_document_id=True)
-    assert [chunk.predicted_ids for chunk in read] == [["a"], ["c"]]
+    assert [chunk.unpredicted_ids for chunk in read] == [["b"], []]
     assert score_fields(score_span_paths(gold, predictions)) == score_fields(validating(gold, predictions))
 
 
@@ -90,7 +89,7 @@ def test_blank_lines_that_end_a_file_are_passed_over(tmp_path):
     predictions.write_bytes(predictions.read_bytes() + b"\n")
     chunks = plan_span_file_chunks(gold, predictions, label_map=LabelMap.default())
     assert [(chunk.first_position, chunk.documents) for chunk in chunks] == [(0, 2), (2, 1)]
-    assert isinstance(chunks[0].predictions, ByteRange)
+    assert chunks[0].predictions.starts[1:].tolist() == chunks[0].predictions.ends[:-1].tolist()  # by line
     assert None not in fast_chunks(gold, predictions)
     assert score_fields(score_span_paths(gold, predictions)) == score_fields(validating(gold, predictions))
 
@@ -106,8 +105,10 @@ def test_it_leaves_a_blank_gold_line_to_the_validating_reader(tmp_path):
 def test_it_reads_only_plain_jsonl_files(tmp_path):
     gold, predictions = write_pair(tmp_path, [gold_record("a")], [predicted_record("a")])
     renamed = gold.rename(tmp_path / "gold.txt")
-    assert plan_span_file_chunks(renamed, predictions, label_map=LabelMap.default()) is None
-    assert plan_span_file_chunks(tmp_path, predictions, label_map=LabelMap.default()) is None
+    with pytest.raises(NotSure):
+        plan_span_file_chunks(renamed, predictions, label_map=LabelMap.default())
+    with pytest.raises(NotSure):
+        plan_span_file_chunks(tmp_path, predictions, label_map=LabelMap.default())
 
 
 def test_a_chunk_holds_no_more_gold_bytes_than_chunk_bytes_unless_one_line_does(tmp_path, monkeypatch):
@@ -120,7 +121,8 @@ def test_a_chunk_holds_no_more_gold_bytes_than_chunk_bytes_unless_one_line_does(
     )
     line = len(json.dumps(gold_record("a"), ensure_ascii=False).encode()) + 1
     monkeypatch.setattr(span_file_plan, "CHUNK_BYTES", 2 * line)
-    chunks = plan_span_file_chunks(gold, predictions, label_map=LabelMap.default(), size=3)
+    monkeypatch.setattr(span_pipeline, "CHUNK_DOCUMENTS", 3)
+    chunks = plan_span_file_chunks(gold, predictions, label_map=LabelMap.default())
     assert [(chunk.first_position, chunk.documents) for chunk in chunks] == [(0, 1), (1, 1), (2, 2)]
-    assert all(read is not None for read in fast_chunks(gold, predictions, size=3))
+    assert all(read is not None for read in fast_chunks(gold, predictions))
     assert score_fields(score_span_paths(gold, predictions)) == score_fields(validating(gold, predictions))

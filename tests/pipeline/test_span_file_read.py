@@ -188,7 +188,7 @@ def test_documents_without_a_prediction_line_predicted_nothing(tmp_path):
     gold, predictions = write_pair(tmp_path, [gold_record(i) for i in "abc"], [predicted_record("c")])
     read = fast_chunks(gold, predictions)
     assert [len(chunk.chunk.columns.predicted) for chunk in read] == [0, 2]
-    assert [chunk.predicted_ids for chunk in read] == [[], ["c"]]
+    assert [chunk.unpredicted_ids for chunk in read] == [["a", "b"], []]
     fast = score_span_paths(gold, predictions)
     assert fast.predicted_ids == {"c"}
     assert score_fields(fast) == score_fields(validating(gold, predictions))

@@ -123,3 +123,14 @@ def test_the_merge_sized_in_advance_or_missing_chunks_still_gives_one_pass(case,
     remaining = [corpus[i] for k in kept for i in chunks[k]]
     merged, _ = merge_span_partials((partials[k] for k in kept), len(corpus))
     assert merged == score_span_batches(remaining, allowed_predicted_types=allowed)
+
+
+def test_the_merge_reports_the_documents_merged_after_each_partial():
+    corpus = [DocumentSpans(name, "Anna Schmidt", [Span(0, 4, "NAME")], []) for name in "abcde"]
+    partials = [
+        score_span_chunk(SpanChunk.of_documents(positions, [corpus[i] for i in positions]))
+        for positions in ([3, 4], [0], [1, 2])
+    ]
+    heard: list[tuple[int, int]] = []
+    merge_span_partials(partials, len(corpus), lambda done, total: heard.append((done, total)))
+    assert heard == [(2, 5), (3, 5), (5, 5)]

@@ -23,8 +23,8 @@ from metrics.engine.agreement.measures import (
     kappa_counts,
     nominal_alpha_counts,
 )
-from metrics.engine.spans import document_count_table
-from metrics.engine.spans.document import score_span_tuples
+from metrics.engine.spans import DocumentSpans, Span, score_span_batches
+from metrics.engine.spans.score import expand_counts
 from metrics.engine.uncertainty import (
     DEFAULT_LEVEL,
     DEFAULT_RESAMPLES,
@@ -146,18 +146,20 @@ def _pair(
         for name in (*F1_MATCHING, "cohen_kappa_chars"):
             entry[name], entry[f"{name}_ci"] = None, None
         return entry
-    scores = [
-        score_span_tuples(
-            document.document_id,
-            document.text,
-            list(document.annotations[a]),
-            list(document.annotations[b]),
-        )
-        for document in documents
-    ]
-    table = document_count_table(scores)
+    scores = score_span_batches(
+        [
+            DocumentSpans(
+                d.document_id,
+                d.text,
+                [Span(*span) for span in d.annotations[a]],
+                [Span(*span) for span in d.annotations[b]],
+            )
+            for d in documents
+        ]
+    )
+    stored = expand_counts(scores.counts)
     columns = {
-        f"{family}.{count}": np.asarray(table[f"{family}.{count}"], dtype=np.float64)
+        f"{family}.{count}": stored[f"{family}.{count}"].astype(np.float64)
         for family in F1_MATCHING.values()
         for count in ("gt_total", "gt_matched", "pred_total", "pred_matched")
     }
@@ -165,13 +167,9 @@ def _pair(
         kappa_counts("kappa", char_labels[d.document_id][a], char_labels[d.document_id][b], labels)
         for d in documents
     ]
-    order = {document_id: position for position, document_id in enumerate(table["document_id"])}
     for name in {key for row in kappa_rows for key in row}:
-        column = np.zeros(len(documents))
-        for document, row in zip(documents, kappa_rows, strict=True):
-            column[order[document.document_id]] = row.get(name, 0.0)
-        columns[name] = column
-    counts = DocumentCounts(list(table["document_id"]), columns)
+        columns[name] = np.array([row.get(name, 0.0) for row in kappa_rows], dtype=np.float64)
+    counts = DocumentCounts([d.document_id for d in documents], columns)
     measures: dict[str, Any] = {name: PairF1(family) for name, family in F1_MATCHING.items()}
     measures["cohen_kappa_chars"] = CohenKappa("kappa", labels)
     intervals = bootstrap_intervals(counts, measures, settings)

@@ -28,7 +28,7 @@ edit_distance_match_rate and mean_absolute_error with their `_given_prediction`,
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from metrics.engine.attributes.types import AttributeType, ExtractionEvaluation
-from metrics.engine.spans import LEAKAGE_CONDITIONS, DocumentScore, SpanScores, as_span_scores
+from metrics.engine.spans import LEAKAGE_CONDITIONS, SpanScores, as_span_scores
 from metrics.engine.spans.score import (
     COUNT_FIELDS,
     STORED_FIELDS,
@@ -181,7 +181,7 @@ def interval_dict(interval: Interval) -> dict[str, Any] | None:
 # Spans ------------------------------------------------------------------------------------------
 
 
-def span_count_table(scores: Sequence[DocumentScore] | SpanScores) -> DocumentCounts:
+def span_count_table(scores: SpanScores) -> DocumentCounts:
     """The per-document counts the span intervals read, as DocumentCounts.
 
     The same columns as the span engine's `document_count_table` (overall counts, `chars_typed.<TYPE>.
@@ -277,7 +277,7 @@ class _StoredColumns:
 
 
 def span_results_intervals(
-    scores: Sequence[DocumentScore] | SpanScores, settings: IntervalSettings = DEFAULT_INTERVALS
+    scores: SpanScores, settings: IntervalSettings = DEFAULT_INTERVALS
 ) -> dict[str, Interval]:
     """`{results.json path: Interval}` for the scored documents (empty when intervals are off)."""
     if not settings.enabled or not len(scores):

@@ -489,11 +489,11 @@ def _walk(
     if typed:
         rows = chunk.gold_row[gold_first].tolist()
         for row, gold, pred in zip(rows, gold_spans, pred_spans, strict=True):
-            exact_counts, _, _, type_counts = nervaluate_one_type(gold, pred)
+            exact_counts, type_counts = nervaluate_one_type(gold, pred)
             chunk.rows[row, 13:16] += (exact_counts[0], exact_counts[1], type_counts[0])
         return
     for doc, gold, pred in zip(chunk.gold.doc[gold_first].tolist(), gold_spans, pred_spans, strict=True):
-        strict, exact, _, ent_type = nervaluate_typed(gold, pred)
+        strict, exact, ent_type = nervaluate_typed(gold, pred)
         chunk.counts[doc, 25:31] += (strict[0], strict[1], exact[0], exact[1], ent_type[0], ent_type[1])
 
 

@@ -160,7 +160,7 @@ def _type_row(
     covered_by_any = _covered_length(gold_union, predicted_union)
     predicted_set = set(type_predicted)
     gold_set = set(type_gold)
-    exact, _, _, ent_type = nervaluate_one_type(type_gold, type_predicted)
+    exact, ent_type = nervaluate_one_type(type_gold, type_predicted)
     return (
         n_gold, n_predicted, both_len, predicted_len - both_len, gold_len - both_len, covered_by_any,
         token_tp, len(type_predicted_tokens) - token_tp, len(type_gold_tokens) - token_tp,
@@ -234,7 +234,7 @@ def score_span_tuples(
     types, type_rows, token_counts = _per_type(text, gold, predicted, chars.predicted_union, leaks.by_type)
     column_sums = list(map(sum, zip(*type_rows, strict=True))) if type_rows else [0] * 19
     typed = [column_sums[k] for k in _TYPED_SUMS]
-    strict, exact, _, ent_type = nervaluate_typed(gold, predicted)
+    strict, exact, ent_type = nervaluate_typed(gold, predicted)
     counts = array("i", [
         *chars.counts(),
         *typed[0:3],

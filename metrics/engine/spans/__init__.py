@@ -5,7 +5,7 @@ document and per type, which add up across chunks), then `aggregate` the scores 
 body. `evaluate_documents` does both.
 """
 
-from metrics.engine.spans.aggregate import aggregate, as_span_scores, evaluate_documents, gold_types
+from metrics.engine.spans.aggregate import aggregate, as_span_scores, evaluate_documents
 from metrics.engine.spans.batch import score_span_batches
 from metrics.engine.spans.code_point_line import LEFT_OUT_CHARACTERS
 from metrics.engine.spans.score import COUNT_FIELDS, LEAKAGE_CONDITIONS, TYPE_FIELDS, LeakedSpan
@@ -24,6 +24,5 @@ __all__ = [
     "aggregate",
     "as_span_scores",
     "evaluate_documents",
-    "gold_types",
     "score_span_batches",
 ]

@@ -275,17 +275,14 @@ def _per_document(
     return rows
 
 
-def gold_types(docs: Iterable[DocumentSpans]) -> frozenset[str]:
-    """Every entity type that occurs in the gold of the data set (restrict_to_gt_types)."""
-    return frozenset(span.entity_type for doc in docs for span in doc.gold)
-
-
 def evaluate_documents(
     docs: Iterable[DocumentSpans], *, restrict_to_gt_types: bool = False, include_sensitive_text: bool = False
 ) -> dict:
     """Score every document and aggregate; with restrict_to_gt_types, predictions of a type absent
     from the whole data set's gold are dropped first (and counted)."""
     docs = list(docs)
-    allowed = gold_types(docs) if restrict_to_gt_types else None
+    allowed = (
+        frozenset(span.entity_type for doc in docs for span in doc.gold) if restrict_to_gt_types else None
+    )
     scores = score_span_batches(docs, allowed_predicted_types=allowed)
     return aggregate(scores, include_sensitive_text=include_sensitive_text)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -25,13 +25,7 @@ from metrics.engine.agreement.measures import (
 )
 from metrics.engine.spans import DocumentSpans, Span, score_span_batches
 from metrics.engine.spans.score import expand_counts
-from metrics.engine.uncertainty import (
-    DEFAULT_LEVEL,
-    DEFAULT_RESAMPLES,
-    DEFAULT_SEED,
-    DocumentCounts,
-    cluster_bootstrap_intervals,
-)
+from metrics.engine.uncertainty import DocumentCounts, cluster_bootstrap_intervals
 
 OUTSIDE = "O"
 # The `krippendorff` package holds a units x values x values array (about 1 KB a character for three
@@ -55,14 +49,13 @@ class AnnotatedDocument:
     annotations: Mapping[str, Sequence[SpanTuple]]
 
 
-@dataclass(frozen=True, slots=True)
-class BootstrapSettings:
-    """Interval settings; `resamples` 0 turns the intervals off (every `_ci` is null). The pipeline's
-    `IntervalSettings` has these fields and serves as well (the engine does not import the pipeline)."""
+class BootstrapSettings(Protocol):
+    """What the intervals read of their settings, the pipeline's `IntervalSettings` (the engine does not
+    import the pipeline); `resamples` 0 turns the intervals off (every `_ci` is null)."""
 
-    level: float = DEFAULT_LEVEL
-    resamples: int = DEFAULT_RESAMPLES
-    seed: int = DEFAULT_SEED
+    level: float
+    resamples: int
+    seed: int
 
 
 def bootstrap_intervals(
@@ -95,11 +88,8 @@ def label_set(documents: Sequence[AnnotatedDocument]) -> list[str]:
     return [OUTSIDE, *sorted(types)]
 
 
-def span_agreement(
-    documents: Sequence[AnnotatedDocument], *, settings: BootstrapSettings | None = None
-) -> dict[str, Any]:
+def span_agreement(documents: Sequence[AnnotatedDocument], *, settings: BootstrapSettings) -> dict[str, Any]:
     """The `spans` object of agreement.json: `pairs`, `overall`, `single_annotator_documents`, `labels`."""
-    settings = settings or BootstrapSettings()
     single = sorted(document.document_id for document in documents if len(document.annotations) < 2)
     shared = sorted(
         (document for document in documents if len(document.annotations) >= 2),

@@ -52,35 +52,27 @@ def _ours(gold_path: Path, predictions_path: Path, *, intervals: bool = True, pr
     nervaluate computes none, so this is the like-for-like comparison; the default run shows what a
     user of `evaluate_spans` waits for.
     """
-    try:
-        from metrics.pipeline.span_evaluation import evaluate_span_paths
-    except ModuleNotFoundError:
-        evaluate_span_paths = None
+    from metrics.pipeline.span_evaluation import evaluate_span_paths
+
     phases: dict[str, float] = {}
-    if evaluate_span_paths is not None:
-        options: dict = {}
-        parameters = inspect.signature(evaluate_span_paths).parameters
-        if "phase_seconds" in parameters:
-            options["phase_seconds"] = phases
-        if not intervals:
-            if "intervals" not in parameters:
-                raise SystemExit("this evaluate_span_paths has no intervals option")
-            from metrics.pipeline.intervals import IntervalSettings
+    options: dict = {}
+    parameters = inspect.signature(evaluate_span_paths).parameters
+    if "phase_seconds" in parameters:
+        options["phase_seconds"] = phases
+    if not intervals:
+        if "intervals" not in parameters:
+            raise SystemExit("this evaluate_span_paths has no intervals option")
+        from metrics.pipeline.intervals import IntervalSettings
 
-            options["intervals"] = IntervalSettings(resamples=0)
-        if processes > 1:
-            options["processes"] = processes
-        results = evaluate_span_paths(gold_path, predictions_path, **options)
-        path = (
-            "metrics.pipeline.span_evaluation.evaluate_span_paths"
-            + ("" if intervals else " (intervals off)")
-            + (f" ({processes} processes)" if processes > 1 else "")
-        )
-    else:
-        from bench.spans.minimal_reader import evaluate_jsonl_paths
-
-        results = evaluate_jsonl_paths(gold_path, predictions_path)
-        path = "bench minimal JSONL reader + metrics.engine.spans"
+        options["intervals"] = IntervalSettings(resamples=0)
+    if processes > 1:
+        options["processes"] = processes
+    results = evaluate_span_paths(gold_path, predictions_path, **options)
+    path = (
+        "metrics.pipeline.span_evaluation.evaluate_span_paths"
+        + ("" if intervals else " (intervals off)")
+        + (f" ({processes} processes)" if processes > 1 else "")
+    )
     micro = results["micro"]["nervaluate"]
     return {
         "path": path,

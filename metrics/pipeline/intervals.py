@@ -13,7 +13,7 @@ Where each interval lands (`<metric>_ci` in results.json, `intervals` in metrics
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from metrics.engine.attributes.types import AttributeType, ExtractionEvaluation
-from metrics.engine.spans import LEAKAGE_CONDITIONS, DocumentScore, SpanScores, as_span_scores
+from metrics.engine.spans import LEAKAGE_CONDITIONS, SpanScores
 from metrics.engine.spans.score import (
     COUNT_FIELDS,
     STORED_FIELDS,
@@ -162,7 +162,7 @@ def _load_exact_quantiles() -> None:
 # Spans ------------------------------------------------------------------------------------------
 
 
-def span_count_table(scores: Sequence[DocumentScore] | SpanScores) -> DocumentCounts:
+def span_count_table(scores: SpanScores) -> DocumentCounts:
     """The per-document counts the span intervals read, as DocumentCounts.
 
     The same columns as the span engine's `document_count_table` (overall counts, `chars_typed.<TYPE>.
@@ -170,7 +170,7 @@ def span_count_table(scores: Sequence[DocumentScore] | SpanScores) -> DocumentCo
     of per-type `char_recall`), restricted to the columns some interval reads, gathered from the
     scores' count columns one float column at a time.
     """
-    table = as_span_scores(scores)
+    table = scores
     n_documents = len(table)
     # Documents in id order (DocumentCounts' order), so the columns are built sorted, never copied.
     document_ids = np.array(table.document_ids, dtype=object)
@@ -222,7 +222,7 @@ def span_count_table(scores: Sequence[DocumentScore] | SpanScores) -> DocumentCo
 
 
 def span_results_intervals(
-    scores: Sequence[DocumentScore] | SpanScores, settings: IntervalSettings = DEFAULT_INTERVALS
+    scores: SpanScores, settings: IntervalSettings = DEFAULT_INTERVALS
 ) -> dict[str, Interval]:
     """`{results.json path: Interval}` for the scored documents (empty when intervals are off)."""
     if not settings.enabled or not len(scores):

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 from annotations.importers.errors import ImportProblem, InputValidationError
 from annotations.importers.sources import SourceInput
 from metrics.engine.attributes.types import ComparisonRow, EvaluationSettings
-from metrics.engine.spans import DocumentScore, SpanScores, as_span_scores
+from metrics.engine.spans import SpanScores
 from metrics.engine.text_table import text_table
 from metrics.engine.uncertainty import PairedRuns, compare_runs
 from metrics.engine.uncertainty.attribute_metrics import (
@@ -67,8 +67,8 @@ def _header(kind: str, a: RunSide, b: RunSide, comparison: PairedRuns) -> dict[s
 
 
 def paired_report_spans(
-    scores_a: Sequence[DocumentScore] | SpanScores,
-    scores_b: Sequence[DocumentScore] | SpanScores,
+    scores_a: SpanScores,
+    scores_b: SpanScores,
     *,
     predicted_a: Collection[str] | None = None,
     predicted_b: Collection[str] | None = None,
@@ -94,15 +94,12 @@ def paired_report_spans(
     }
 
 
-def _predicted_scores(
-    scores: Sequence[DocumentScore] | SpanScores, predicted: Collection[str] | None
-) -> SpanScores:
-    table = as_span_scores(scores)
+def _predicted_scores(scores: SpanScores, predicted: Collection[str] | None) -> SpanScores:
     if predicted is None:
-        return table
+        return scores
     wanted = set(predicted)
-    return table.take(
-        [index for index, document_id in enumerate(table.document_ids) if document_id in wanted]
+    return scores.take(
+        [index for index, document_id in enumerate(scores.document_ids) if document_id in wanted]
     )
 
 

@@ -16,6 +16,7 @@ from annotations.signals import job_finished
 from experiments.splits import split_assign_development, split_hidden_document_ids
 from metrics.engine.agreement import span_agreement
 from metrics.pipeline.agreement_evaluation import annotated_documents
+from metrics.pipeline.intervals import IntervalSettings
 from metrics.services import agreement as agreement_services
 from tests.agreement.export import TEXTS, export_zip
 from tests.agreement.test_several_annotators_import import import_export
@@ -48,7 +49,8 @@ def test_alice_computes_the_agreement_and_bob_reads_it(
     assert spans["single_annotator_documents"] == ["doc-3"]
     # The same figures as the offline command on the export itself.
     offline = span_agreement(
-        annotated_documents(load_span_corpus(InMemorySource("e.zip", export_zip())).documents)
+        annotated_documents(load_span_corpus(InMemorySource("e.zip", export_zip())).documents),
+        settings=IntervalSettings(),
     )
     for served, computed in zip(spans["pairs"], offline["pairs"], strict=True):
         for name in ("f1_exact", "f1_overlap", "f1_typed", "cohen_kappa_chars"):

@@ -9,11 +9,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import cohen_kappa_score
 
-from metrics.engine.agreement import AnnotatedDocument, BootstrapSettings, character_labels, span_agreement
+from metrics.engine.agreement import AnnotatedDocument, character_labels, span_agreement
 from metrics.engine.agreement.spans import label_set
+from metrics.pipeline.intervals import IntervalSettings
 
 TYPES = ["PERSON_NAME", "DATE_OF_BIRTH", "PHONE"]
-NO_INTERVALS = BootstrapSettings(resamples=0)
+NO_INTERVALS = IntervalSettings(resamples=0)
 
 
 @st.composite

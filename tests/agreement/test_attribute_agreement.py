@@ -7,10 +7,11 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from metrics.engine.agreement import AttributeRatings, BootstrapSettings, attribute_agreement
+from metrics.engine.agreement import AttributeRatings, attribute_agreement
 from metrics.engine.attributes.types import AttributeType
+from metrics.pipeline.intervals import IntervalSettings
 
-SETTINGS = BootstrapSettings(resamples=200)
+SETTINGS = IntervalSettings(resamples=200)
 
 
 def test_two_annotators_on_a_bool_get_cohens_kappa_and_percent_agreement():

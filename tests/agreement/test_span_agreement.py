@@ -9,8 +9,9 @@ from sklearn.metrics import cohen_kappa_score
 
 from annotations.importers.sources import InMemorySource
 from annotations.importers.spans import load_span_corpus
-from metrics.engine.agreement import AnnotatedDocument, BootstrapSettings, span_agreement
+from metrics.engine.agreement import AnnotatedDocument, span_agreement
 from metrics.pipeline.agreement_evaluation import annotated_documents
+from metrics.pipeline.intervals import IntervalSettings
 from tests.agreement.export import ANNOTATIONS, TEXTS, character_labels_by_hand, export_zip
 
 SHARED = ["doc-1", "doc-2"]
@@ -19,7 +20,7 @@ SHARED = ["doc-1", "doc-2"]
 @pytest.fixture(scope="module")
 def agreement():
     corpus = load_span_corpus(InMemorySource("export.zip", export_zip()))
-    return span_agreement(annotated_documents(corpus.documents), settings=BootstrapSettings(resamples=200))
+    return span_agreement(annotated_documents(corpus.documents), settings=IntervalSettings(resamples=200))
 
 
 def _pair(agreement, a, b):
@@ -124,7 +125,7 @@ def test_an_annotator_missing_from_a_document_is_missing_there_for_alpha():
         AnnotatedDocument("d1", text, {"a": [(0, 4, "PERSON_NAME")], "b": [(0, 4, "PERSON_NAME")]}),
         AnnotatedDocument("d2", text, {"a": [(9, 12, "PERSON_NAME")], "c": [(0, 4, "PERSON_NAME")]}),
     ]
-    result = span_agreement(documents, settings=BootstrapSettings(resamples=0))
+    result = span_agreement(documents, settings=IntervalSettings(resamples=0))
     nan = np.nan
     d1 = [1.0 if i < 4 else 0.0 for i in range(len(text))]
     d2a = [1.0 if 9 <= i < 12 else 0.0 for i in range(len(text))]
@@ -146,7 +147,7 @@ def test_on_large_inputs_alpha_from_the_coincidence_sums_equals_the_packages(mon
 
     monkeypatch.setattr(span_module, "LIBRARY_ALPHA_MAX_UNITS", 0)
     corpus = load_span_corpus(InMemorySource("export.zip", export_zip()))
-    result = span_agreement(annotated_documents(corpus.documents), settings=BootstrapSettings(resamples=0))
+    result = span_agreement(annotated_documents(corpus.documents), settings=IntervalSettings(resamples=0))
     annotators = ["alice", "bob", "carol"]
     labels = sorted({label for annotator in annotators for label in _labels(annotator)})
     reliability = np.array(

@@ -10,6 +10,7 @@ from annotations.importers.labels import LabelMap
 from metrics.pipeline.span_evaluation import score_span_paths
 from metrics.pipeline.span_file_plan import NotSure, plan_span_file_chunks
 from metrics.pipeline.span_file_read import LinesDoNotPair, read_span_file_chunk
+from tests.engine.spans.oracle import document_scores
 
 TEXT = "Anna Beispiel, geboren am 01.02.1990, wohnt in Köln 😀."
 
@@ -82,5 +83,5 @@ def validating(gold: Path, predictions: Path, **options):
 def score_fields(scored) -> list[tuple]:
     return [
         (score.document_id, list(score.counts), score.types, tuple(score.leaked_spans), score.dropped_by_type)
-        for score in scored.scores
+        for score in document_scores(scored.scores)
     ]

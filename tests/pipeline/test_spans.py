@@ -1,7 +1,7 @@
 """The span chunks merge to one pass: for any corpus, any cut into chunks and any order the chunks
 come back in, `merge_span_partials` gives the score columns of one pass over the whole corpus
-(`score_span_batches`), in gold order, field by field, and so every DocumentScore of
-`score_document_batch`; in this process and in a process pool."""
+(`score_span_batches`), in gold order, field by field, and so every document's score; in this process
+and in a process pool."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 from metrics.engine.spans import (
     DocumentSpans,
     aggregate,
-    score_document_batch,
     score_span_batches,
 )
 from metrics.engine.spans.score import N_STORED, N_TYPE_STORED
@@ -28,6 +27,7 @@ from metrics.pipeline.spans import (
     score_span_documents,
     span_chunks,
 )
+from tests.engine.spans.oracle import document_scores, score_document_batch, span_scores_of
 from tests.engine.spans.test_properties import corpora
 
 
@@ -65,9 +65,11 @@ def test_the_merge_of_any_chunking_equals_one_pass(case):
     merged, rows = merge_span_partials(partials[k] for k in order)
     assert merged == score_span_batches(corpus, allowed_predicted_types=allowed)  # column by column
     expected = one_pass(corpus, allowed)
-    assert list(merged) == expected  # DocumentScore by DocumentScore: counts, types, leaked, dropped
+    assert document_scores(merged) == expected  # document by document: counts, types, leaked, dropped
     assert rows == []
-    assert aggregate(merged, include_sensitive_text=True) == aggregate(expected, include_sensitive_text=True)
+    assert aggregate(merged, include_sensitive_text=True) == aggregate(
+        span_scores_of(expected), include_sensitive_text=True
+    )
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -90,7 +92,7 @@ def test_a_process_pool_gives_the_scores_of_one_pass(case, chunk_documents):
     paired = list(enumerate(corpus))[::-1]  # predictions in another order than gold
     pooled = score_span_documents(paired, executor=ProcessPool(2), allowed_predicted_types=allowed)
     here = score_span_documents(paired, executor=InProcess(), allowed_predicted_types=allowed)
-    assert list(pooled) == list(here) == one_pass(corpus, allowed)
+    assert document_scores(pooled) == document_scores(here) == one_pass(corpus, allowed)
     chunks = list(span_chunks(paired, allowed_predicted_types=allowed, size=chunk_documents))
     assert [position for chunk in chunks for position in chunk.positions] == list(range(len(corpus)))[::-1]
 

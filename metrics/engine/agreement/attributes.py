@@ -53,10 +53,9 @@ def _agree(first: Any, second: Any, numeric: bool) -> bool:
 
 
 def attribute_agreement(
-    attributes: list[AttributeRatings], *, settings: BootstrapSettings | None = None
+    attributes: list[AttributeRatings], *, settings: BootstrapSettings
 ) -> list[dict[str, Any]]:
     """The `attributes` list of agreement.json, one entry per attribute in the given order."""
-    settings = settings or BootstrapSettings()
     return [_one_attribute(attribute, settings) for attribute in attributes]
 
 

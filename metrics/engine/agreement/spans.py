@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -23,15 +23,9 @@ from metrics.engine.agreement.measures import (
     kappa_counts,
     nominal_alpha_counts,
 )
-from metrics.engine.spans import document_count_table
-from metrics.engine.spans.document import score_span_tuples
-from metrics.engine.uncertainty import (
-    DEFAULT_LEVEL,
-    DEFAULT_RESAMPLES,
-    DEFAULT_SEED,
-    DocumentCounts,
-    cluster_bootstrap_intervals,
-)
+from metrics.engine.spans import DocumentSpans, Span, score_span_batches
+from metrics.engine.spans.score import expand_counts
+from metrics.engine.uncertainty import DocumentCounts, cluster_bootstrap_intervals
 
 OUTSIDE = "O"
 # The `krippendorff` package holds a units x values x values array (about 1 KB a character for three
@@ -55,14 +49,13 @@ class AnnotatedDocument:
     annotations: Mapping[str, Sequence[SpanTuple]]
 
 
-@dataclass(frozen=True, slots=True)
-class BootstrapSettings:
-    """Interval settings; `resamples` 0 turns the intervals off (every `_ci` is null). The pipeline's
-    `IntervalSettings` has these fields and serves as well (the engine does not import the pipeline)."""
+class BootstrapSettings(Protocol):
+    """What the intervals read of their settings, the pipeline's `IntervalSettings` (the engine does not
+    import the pipeline); `resamples` 0 turns the intervals off (every `_ci` is null)."""
 
-    level: float = DEFAULT_LEVEL
-    resamples: int = DEFAULT_RESAMPLES
-    seed: int = DEFAULT_SEED
+    level: float
+    resamples: int
+    seed: int
 
 
 def bootstrap_intervals(
@@ -95,11 +88,8 @@ def label_set(documents: Sequence[AnnotatedDocument]) -> list[str]:
     return [OUTSIDE, *sorted(types)]
 
 
-def span_agreement(
-    documents: Sequence[AnnotatedDocument], *, settings: BootstrapSettings | None = None
-) -> dict[str, Any]:
+def span_agreement(documents: Sequence[AnnotatedDocument], *, settings: BootstrapSettings) -> dict[str, Any]:
     """The `spans` object of agreement.json: `pairs`, `overall`, `single_annotator_documents`, `labels`."""
-    settings = settings or BootstrapSettings()
     single = sorted(document.document_id for document in documents if len(document.annotations) < 2)
     shared = sorted(
         (document for document in documents if len(document.annotations) >= 2),
@@ -146,18 +136,20 @@ def _pair(
         for name in (*F1_MATCHING, "cohen_kappa_chars"):
             entry[name], entry[f"{name}_ci"] = None, None
         return entry
-    scores = [
-        score_span_tuples(
-            document.document_id,
-            document.text,
-            list(document.annotations[a]),
-            list(document.annotations[b]),
-        )
-        for document in documents
-    ]
-    table = document_count_table(scores)
+    scores = score_span_batches(
+        [
+            DocumentSpans(
+                d.document_id,
+                d.text,
+                [Span(*span) for span in d.annotations[a]],
+                [Span(*span) for span in d.annotations[b]],
+            )
+            for d in documents
+        ]
+    )
+    stored = expand_counts(scores.counts)
     columns = {
-        f"{family}.{count}": np.asarray(table[f"{family}.{count}"], dtype=np.float64)
+        f"{family}.{count}": stored[f"{family}.{count}"].astype(np.float64)
         for family in F1_MATCHING.values()
         for count in ("gt_total", "gt_matched", "pred_total", "pred_matched")
     }
@@ -165,13 +157,9 @@ def _pair(
         kappa_counts("kappa", char_labels[d.document_id][a], char_labels[d.document_id][b], labels)
         for d in documents
     ]
-    order = {document_id: position for position, document_id in enumerate(table["document_id"])}
     for name in {key for row in kappa_rows for key in row}:
-        column = np.zeros(len(documents))
-        for document, row in zip(documents, kappa_rows, strict=True):
-            column[order[document.document_id]] = row.get(name, 0.0)
-        columns[name] = column
-    counts = DocumentCounts(list(table["document_id"]), columns)
+        columns[name] = np.array([row.get(name, 0.0) for row in kappa_rows], dtype=np.float64)
+    counts = DocumentCounts([d.document_id for d in documents], columns)
     measures: dict[str, Any] = {name: PairF1(family) for name, family in F1_MATCHING.items()}
     measures["cohen_kappa_chars"] = CohenKappa("kappa", labels)
     intervals = bootstrap_intervals(counts, measures, settings)

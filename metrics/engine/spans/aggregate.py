@@ -15,14 +15,12 @@ from itertools import product
 import numpy as np
 
 from metrics.engine.spans.batch import score_span_batches
-from metrics.engine.spans.document import CONDITIONS_OF_LEAK
 from metrics.engine.spans.measures import confusion, exactly_rounded_sum, existence, nervaluate_measures
 from metrics.engine.spans.nervaluate_counts import COUNT_NAMES, SCHEMAS
 from metrics.engine.spans.score import (
+    CONDITIONS_OF_LEAK_CODE,
     LEAKAGE_CONDITIONS,
     N_STORED,
-    TYPE_STORED_FIELDS,
-    DocumentScore,
     LeakedSpan,
     expand_counts,
     expand_type_counts,
@@ -31,7 +29,6 @@ from metrics.engine.spans.score_table import SpanScores
 from metrics.engine.spans.types import DocumentSpans
 
 _EXISTENCE = ("gt_total", "gt_matched", "pred_total", "pred_matched")
-_TYPE_STORED_INDEX = {name: k for k, name in enumerate(TYPE_STORED_FIELDS)}
 _MEASURES = ("precision", "recall", "f1", "specificity")
 
 
@@ -126,9 +123,8 @@ def _leaked_text(scores: SpanScores) -> dict[int, list[dict]]:
 
 def _leaked_spans(scores: SpanScores) -> Iterable[LeakedSpan]:
     names = scores.type_names
-    conditions = [CONDITIONS_OF_LEAK[scored, missed] for scored, missed in ((0, 0), (0, 1), (1, 0), (1, 1))]
     return (
-        LeakedSpan(start, end, names[code], text, conditions[condition])
+        LeakedSpan(start, end, names[code], text, CONDITIONS_OF_LEAK_CODE[condition])
         for start, end, code, text, condition in zip(
             scores.leaked_start.tolist(),
             scores.leaked_end.tolist(),
@@ -140,19 +136,13 @@ def _leaked_spans(scores: SpanScores) -> Iterable[LeakedSpan]:
     )
 
 
-def as_span_scores(scores: Iterable[DocumentScore] | SpanScores) -> SpanScores:
-    """Scores as columns: SpanScores as they are, DocumentScores gathered into columns."""
-    return scores if isinstance(scores, SpanScores) else SpanScores.of_scores(scores)
-
-
-def aggregate(scores: Iterable[DocumentScore] | SpanScores, *, include_sensitive_text: bool = False) -> dict:
+def aggregate(scores: SpanScores, *, include_sensitive_text: bool = False) -> dict:
     """The results.json body: micro, macro, leakage, per_type, per_document, restricted predictions.
 
-    Reads `scores` once (a generator is fine). Without include_sensitive_text the result holds no
-    text from the documents; with it, each leaking document lists its leaked gold spans and their text.
+    Without include_sensitive_text the result holds no text from the documents; with it, each leaking
+    document lists its leaked gold spans and their text.
     """
-    table = as_span_scores(scores)
-    ids, columns, order = _sorted_by_id(table)
+    ids, columns, order = _sorted_by_id(scores)
     totals = {name: int(column.sum()) for name, column in columns.items()}
 
     micro: dict = {}
@@ -178,16 +168,16 @@ def aggregate(scores: Iterable[DocumentScore] | SpanScores, *, include_sensitive
             "leaked_document_ids": leaked_ids,
         }
 
-    leaked_text = _leaked_text(table) if include_sensitive_text else {}
+    leaked_text = _leaked_text(scores) if include_sensitive_text else {}
     return {
         "micro": micro,
         "macro": macro,
         "leakage": leakage,
-        "per_type": {t: _per_type_entry(counts) for t, counts in _per_type_totals(table).items()},
+        "per_type": {t: _per_type_entry(counts) for t, counts in _per_type_totals(scores).items()},
         "per_document": _per_document(ids, columns, order, leaked_text),
         "documents_with_gold": with_gold,
         "restricted_predictions_dropped": totals["document.restricted_predictions_dropped"],
-        "restricted_predictions_dropped_by_type": dict(sorted(table.dropped_by_type().items())),
+        "restricted_predictions_dropped_by_type": dict(sorted(scores.dropped_by_type().items())),
     }
 
 
@@ -279,51 +269,14 @@ def _per_document(
     return rows
 
 
-def document_count_table(scores: Iterable[DocumentScore]) -> dict[str, np.ndarray]:
-    """Per-document counts as numpy arrays, one entry per document, sorted by document id.
-
-    For confidence intervals by cluster (document) bootstrap: resample rows, sum, apply the measure.
-    Keys:
-    - "document_id": the ids (object array);
-    - every COUNT_FIELDS name (int64), among them "chars.all.{tp,fp,fn,tn}",
-      "chars.scored.{tp,fp,fn,tn}", "chars_typed.{tp,fp,fn}", "tokens.{binary,typed}.{tp,fp,fn}",
-      "spans_{exact,overlap}.{type_agnostic,typed}.{gt_total,gt_matched,pred_total,pred_matched}",
-      "nervaluate.{strict,exact,partial,ent_type}.{correct,incorrect,partial,missed,spurious}",
-      "leakage.{any_char,any_char_scored,entity_missed}.{gold_spans_affected,leaked_characters}",
-      "document.{gold_spans,predicted_spans,characters,restricted_predictions_dropped}";
-    - "chars_typed.<TYPE>.{tp,fp,fn}" (int64) for every type seen, 0 where a document lacks the type;
-    - "leakage.{any_char,any_char_scored,entity_missed}.leaked" (bool): the document leaks.
-    """
-    scores = list(scores)
-    ids = [score.document_id for score in scores]
-    order = sorted(range(len(scores)), key=lambda i: (ids[i], scores[i].counts.tobytes()))
-    stored = np.array([scores[i].counts[:N_STORED] for i in order], dtype=np.int64).reshape(-1, N_STORED)
-    result: dict[str, np.ndarray] = {"document_id": np.array([ids[i] for i in order], dtype=object)}
-    result.update((name, column.copy()) for name, column in expand_counts(stored).items())
-    types = sorted({t for score in scores for t in score.types})
-    for entity_type in types:
-        rows = [scores[i].type_rows().get(entity_type) for i in order]
-        for name in ("tp", "fp", "fn"):
-            k = _TYPE_STORED_INDEX[f"chars_typed.{name}"]
-            result[f"chars_typed.{entity_type}.{name}"] = np.array(
-                [0 if row is None else row[k] for row in rows], dtype=np.int64
-            )
-    for condition in LEAKAGE_CONDITIONS:
-        result[f"leakage.{condition}.leaked"] = result[f"leakage.{condition}.gold_spans_affected"] > 0
-    return result
-
-
-def gold_types(docs: Iterable[DocumentSpans]) -> frozenset[str]:
-    """Every entity type that occurs in the gold of the data set (restrict_to_gt_types)."""
-    return frozenset(span.entity_type for doc in docs for span in doc.gold)
-
-
 def evaluate_documents(
     docs: Iterable[DocumentSpans], *, restrict_to_gt_types: bool = False, include_sensitive_text: bool = False
 ) -> dict:
     """Score every document and aggregate; with restrict_to_gt_types, predictions of a type absent
     from the whole data set's gold are dropped first (and counted)."""
     docs = list(docs)
-    allowed = gold_types(docs) if restrict_to_gt_types else None
+    allowed = (
+        frozenset(span.entity_type for doc in docs for span in doc.gold) if restrict_to_gt_types else None
+    )
     scores = score_span_batches(docs, allowed_predicted_types=allowed)
     return aggregate(scores, include_sensitive_text=include_sensitive_text)

@@ -1,25 +1,22 @@
-"""`score_document` for many documents at once, with numpy: the same DocumentScores, faster.
+"""The span scorer: every metric family's counts for a batch of documents at once, with numpy.
 
-`score_document` walks each document's spans in Python, about 185 microseconds a document; an offline
-evaluation of 100,000 documents spent most of its time there. This scorer takes about 50 (measured on
-the span benchmark's corpus, bench/spans). Every count it takes is a union,
-an intersection, a membership or an overlap test, and those vectorise once the documents of a chunk
-are laid end to end on one line of code points:
+Every count is a union, an intersection, a membership or an overlap test, and those vectorise once
+the documents of a chunk are laid end to end on one line of code points:
 
 - document i occupies [base_i, base_i + len(text_i)), and one separator code point follows it, so two
   documents' intervals never overlap or touch, and a run of letters never crosses from one to the
   next. A span's global coordinates are its offsets plus its document's base (`code_point_line`).
-- Spans are sorted by (global start, end, type code), which is `score_document`'s order (start, end,
-  type) within each document, because type codes are numbered in the types' sorted order.
+- Spans are sorted by (global start, end, type code), which is the order (start, end, type) within
+  each document, because type codes are numbered in the types' sorted order.
 - Per-type families put each type on a line of its own: `type * line_length + coordinate`.
 
 The one step that does not vectorise is nervaluate's greedy walk when one prediction could claim
 several gold spans, or one gold span be claimed by several predictions: which claims first then
-matters. Those documents' nervaluate counts come from the reference walk (`nervaluate_counts`), with
-every other count vectorised. A document with a span outside its text is scored by `score_document`,
-which raises its ValueError: errors are exactly `score_document`'s, in document order.
+matters. Those documents' nervaluate counts come from the walk itself (`nervaluate_counts`), with
+every other count vectorised.
 
-`tests/engine/spans/test_batch.py` checks that every DocumentScore equals `score_document`'s.
+`tests/engine/spans/test_batch.py` holds every document's counts equal to those of a per-document
+reference scorer written without numpy (`tests/engine/spans/oracle`).
 """
 
 from __future__ import annotations
@@ -42,9 +39,8 @@ from metrics.engine.spans.code_point_line import (
     token_pieces,
 )
 from metrics.engine.spans.columns import SpanColumns, SpanSide
-from metrics.engine.spans.document import score_document
 from metrics.engine.spans.nervaluate_counts import nervaluate_one_type, nervaluate_typed
-from metrics.engine.spans.score import N_STORED, N_TYPE_STORED, DocumentScore
+from metrics.engine.spans.score import N_STORED, N_TYPE_STORED
 from metrics.engine.spans.score_table import SpanScores
 from metrics.engine.spans.types import DocumentSpans
 
@@ -59,17 +55,15 @@ BATCH_CHARACTERS = 1 << 24
 _LARGEST_KEY = 1 << 62
 
 
-def score_document_batch(
-    docs: Sequence[DocumentSpans], *, allowed_predicted_types: frozenset[str] | None = None
-) -> list[DocumentScore]:
-    """`[score_document(doc, allowed_predicted_types=...) for doc in docs]`, computed in chunks."""
-    return list(score_span_batches(docs, allowed_predicted_types=allowed_predicted_types))
-
-
 def score_span_batches(
     docs: Sequence[DocumentSpans], *, allowed_predicted_types: frozenset[str] | None = None
 ) -> SpanScores:
-    """The scores of `score_document_batch`, as columns."""
+    """The scores of the documents, in their order, scored in chunks of BATCH_DOCUMENTS documents
+    or BATCH_CHARACTERS code points.
+
+    Predictions whose type is not in `allowed_predicted_types` (when given; restrict_to_gt_types) are
+    dropped before scoring and counted. Spans must satisfy 0 <= start < end <= len(text), else
+    ValueError names the first document, in order, with such a span, and its first such span."""
     parts: list[SpanScores] = []
     chunk: list[DocumentSpans] = []
     characters = 0
@@ -124,7 +118,7 @@ class _Chunk:
 def score_span_columns(
     columns: SpanColumns, allowed: frozenset[str] | None = None, *, keep_leaked: bool = True
 ) -> SpanScores:
-    """`score_document` of every document of the batch, in batch order, in one numpy pass.
+    """`score_span_batches` of the documents of the batch, in one numpy pass.
 
     Unless `keep_leaked`, the scores list no leaked span (their counts stay): the results body lists
     them only with their texts, which a run without sensitive text never writes."""
@@ -143,12 +137,9 @@ def score_span_columns(
         _renumbered(columns.predicted, renumber), type_names, allowed, n_docs
     )
     n_chars = np.fromiter(map(len, columns.texts), dtype=INT, count=n_docs)
-    _check_offsets(columns, n_chars, (gold_side, pred_side), allowed)
+    _check_offsets(columns.document_ids, n_chars, type_names, gold_side, pred_side)
     if (len(type_names) + 1) * (int(n_chars.sum()) + n_docs + 1) ** 2 >= _LARGEST_KEY:
-        # A text of billions of code points: keys would overflow; the reference scorer has no keys.
-        return SpanScores.of_scores(
-            score_document(columns.document(i), allowed_predicted_types=allowed) for i in range(n_docs)
-        )
+        return _score_halves(columns, allowed, keep_leaked)
     line = Line(columns.texts, n_chars)
     n_types = max(len(type_names), 1)
     chunk = _Chunk(
@@ -167,7 +158,7 @@ def score_span_columns(
     counts[:, 38] = chunk.per_doc(chunk.pred.doc)
     counts[:, 39] = n_chars
     counts[:, 40] = dropped
-    # The typed families of a document are the sums of its type rows (score_document's _TYPED_SUMS).
+    # The typed families of a document (chars_typed, tokens.typed, spans_*.typed) are sums of its type rows.
     for document_column, row_column in (
         (8, 2), (9, 3), (10, 4), (14, 6), (15, 7), (16, 8), (19, 9), (20, 10), (23, 11), (24, 12),
     ):  # fmt: skip
@@ -211,18 +202,41 @@ def _restricted(
 
 
 def _check_offsets(
-    columns: SpanColumns, n_chars: np.ndarray, sides: tuple[_Side, _Side], allowed: frozenset[str] | None
+    document_ids: Sequence[str], n_chars: np.ndarray, type_names: list[str], gold: _Side, pred: _Side
 ) -> None:
-    """Spans outside their text: score_document raises its own error for the first such document."""
-    invalid = np.zeros(len(n_chars), dtype=bool)
-    for doc_index, start, end, _ in sides:
-        bad = (start < 0) | (end <= start) | (end > n_chars[doc_index])
-        if bad.any():
-            invalid[doc_index[bad]] = True
-    if invalid.any():
-        first_invalid = int(np.flatnonzero(invalid)[0])
-        score_document(columns.document(first_invalid), allowed_predicted_types=allowed)
-        raise AssertionError("score_document accepted a span the batch scorer refused")  # pragma: no cover
+    """Raise ValueError for the first document with a span empty or outside its text: its first such
+    gold span, else its first such prediction, in (start, end, type) order."""
+    bad = [
+        np.flatnonzero((start < 0) | (end <= start) | (end > n_chars[doc]))
+        for doc, start, end, _ in (gold, pred)
+    ]
+    if not any(len(spans) for spans in bad):
+        return
+    first = min(
+        int(side[0][spans].min()) for side, spans in zip((gold, pred), bad, strict=True) if len(spans)
+    )
+    for (doc, start, end, code), spans, name in zip((gold, pred), bad, ("gold", "predicted"), strict=True):
+        here = spans[doc[spans] == first]
+        if len(here):
+            k = here[np.lexsort((code[here], end[here], start[here]))[0]]
+            raise ValueError(
+                f"document {document_ids[first]!r}: {name} span [{start[k]}, {end[k]}) of type "
+                f"{type_names[code[k]]!r} is empty or outside the text of {n_chars[first]} code points"
+            )
+
+
+def _score_halves(columns: SpanColumns, allowed: frozenset[str] | None, keep_leaked: bool) -> SpanScores:
+    """A batch whose keys would overflow 64 bits, scored in halves: a document's scores do not depend
+    on its neighbours. Only a single text of hundreds of millions of code points cannot be scored."""
+    n_docs = len(columns)
+    if n_docs == 1:
+        raise OverflowError(
+            f"document {columns.document_ids[0]!r}: {len(columns.texts[0])} code points are too many to score"
+        )
+    halves = [columns.between(0, n_docs // 2), columns.between(n_docs // 2, n_docs)]
+    return SpanScores.concatenate(
+        [score_span_columns(half, allowed, keep_leaked=keep_leaked) for half in halves]
+    )
 
 
 def _character_counts(chunk: _Chunk) -> tuple[Cover, Cover]:
@@ -475,11 +489,11 @@ def _walk(
     if typed:
         rows = chunk.gold_row[gold_first].tolist()
         for row, gold, pred in zip(rows, gold_spans, pred_spans, strict=True):
-            exact_counts, _, _, type_counts = nervaluate_one_type(gold, pred)
+            exact_counts, type_counts = nervaluate_one_type(gold, pred)
             chunk.rows[row, 13:16] += (exact_counts[0], exact_counts[1], type_counts[0])
         return
     for doc, gold, pred in zip(chunk.gold.doc[gold_first].tolist(), gold_spans, pred_spans, strict=True):
-        strict, exact, _, ent_type = nervaluate_typed(gold, pred)
+        strict, exact, ent_type = nervaluate_typed(gold, pred)
         chunk.counts[doc, 25:31] += (strict[0], strict[1], exact[0], exact[1], ent_type[0], ent_type[1])
 
 

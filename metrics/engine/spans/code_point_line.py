@@ -16,8 +16,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from metrics.engine.spans.code_point_ranges import LEFT_OUT_CHARACTERS
-
+# The de-identification harness leaves these characters out of the `scored` character counts: a
+# missed comma or space leaks nothing. docs/semantics.md section 1, `chars`.
+LEFT_OUT_CHARACTERS = " ,.!?:;-()\"'\n\t\r"
 SEPARATOR = "\n"  # left out and not a letter: it adds nothing to any count
 # Per Latin-1 code point: scored (not in LEFT_OUT_CHARACTERS), and str.isalnum() (the token pattern
 # `[^\W_]+` is runs of these). Every left-out character is ASCII.
@@ -100,8 +101,8 @@ def packed_words(flags: np.ndarray) -> np.ndarray:
 
 
 class SortedSpans:
-    """One side's spans of a chunk, in global coordinates, sorted as score_document sorts them:
-    (start, end, type code), type codes numbered in the types' sorted order.
+    """One side's spans of a chunk, in global coordinates, sorted by (start, end, type code),
+    type codes numbered in the types' sorted order.
 
     `key` = (start * (line length + 1) + end) * n_types + code, sorted; `bounds` = key // n_types.
     """

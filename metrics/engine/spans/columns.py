@@ -43,15 +43,10 @@ class SpanSide:
             type_code=np.fromiter(map(code_of.__getitem__, map(_TYPE, flat)), dtype=np.int64, count=n),
         )
 
-    def of_document(self, index: int, type_names: Sequence[str]) -> list[Span]:
-        """The spans of one document, in column order."""
-        at = np.flatnonzero(self.document == index)
-        return [
-            Span(start, end, type_names[code])
-            for start, end, code in zip(
-                self.start[at].tolist(), self.end[at].tolist(), self.type_code[at].tolist(), strict=True
-            )
-        ]
+    def between(self, first: int, stop: int) -> SpanSide:
+        """The spans of documents first to stop - 1, numbered from 0."""
+        kept = (self.document >= first) & (self.document < stop)
+        return SpanSide(self.document[kept] - first, self.start[kept], self.end[kept], self.type_code[kept])
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,11 +80,12 @@ class SpanColumns:
             predicted=SpanSide.of_spans([document.predicted for document in documents], code_of),
         )
 
-    def document(self, index: int) -> DocumentSpans:
-        """One document as `DocumentSpans`, for the reference scorer."""
-        return DocumentSpans(
-            self.document_ids[index],
-            self.texts[index],
-            self.gold.of_document(index, self.type_names),
-            self.predicted.of_document(index, self.type_names),
+    def between(self, first: int, stop: int) -> SpanColumns:
+        """Documents first to stop - 1."""
+        return SpanColumns(
+            self.document_ids[first:stop],
+            self.texts[first:stop],
+            self.type_names,
+            self.gold.between(first, stop),
+            self.predicted.between(first, stop),
         )

@@ -24,7 +24,8 @@ visit, in list order, the gold spans whose start is before the prediction's end 
 maximum end is past its start (two bisections): same visits in the same order, minus the ones that
 could not match.
 
-Each count tuple is (correct, incorrect, partial, missed, spurious).
+The walks give each schema's (correct, incorrect): missed and spurious follow from them and the
+numbers of gold spans and predictions (`score`).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from itertools import accumulate
 
-NervalCounts = tuple[int, int, int, int, int]
+Claims = tuple[int, int]  # (correct, incorrect)
 
 SCHEMAS = ("strict", "exact", "partial", "ent_type")
 COUNT_NAMES = ("correct", "incorrect", "partial", "missed", "spurious")
@@ -54,31 +55,14 @@ def _candidates(gold: Sequence[tuple], first: int, stop: int, start: int, end: i
     return found
 
 
-def _all_correct(n: int) -> tuple[NervalCounts, NervalCounts, NervalCounts, NervalCounts]:
-    # Identical sorted lists: each prediction meets its own gold copy first among the unclaimed.
-    counts = (n, 0, 0, 0, 0)
-    return counts, counts, counts, counts
-
-
 class _Claims:
-    """One schema's walk: which gold spans are claimed, and its COR, INC and SPU so far."""
+    """One schema's walk: which gold spans are claimed, and its COR and INC so far."""
 
-    __slots__ = ("claimed", "correct", "incorrect", "spurious")
+    __slots__ = ("claimed", "correct", "incorrect")
 
     def __init__(self, n_gold: int) -> None:
         self.claimed = [False] * n_gold
-        self.correct = self.incorrect = self.spurious = 0
-
-    def claim(self, k: int, correct: bool) -> None:
-        """A prediction with one candidate: COR or INC if the candidate is unclaimed, else SPU."""
-        if self.claimed[k]:
-            self.spurious += 1
-            return
-        self.claimed[k] = True
-        if correct:
-            self.correct += 1
-        else:
-            self.incorrect += 1
+        self.correct = self.incorrect = 0
 
     def claim_first(self, candidates: list[int], correct: list[bool]) -> None:
         """strict and exact: the first unclaimed candidate that is correct is COR (stop); otherwise
@@ -118,11 +102,9 @@ class _Claims:
         if k >= 0:
             self.incorrect += 1
             self.claimed[k] = True
-        else:
-            self.spurious += 1
 
-    def counts(self) -> NervalCounts:
-        return (self.correct, self.incorrect, 0, len(self.claimed) - sum(self.claimed), self.spurious)
+    def counts(self) -> Claims:
+        return self.correct, self.incorrect
 
 
 class _CandidateFinder:
@@ -135,15 +117,7 @@ class _CandidateFinder:
 
     def __call__(self, start: int, end: int) -> list[int]:
         first = bisect_right(self.running_max_end, start)
-        stop = bisect_left(self.starts, end)
-        if stop - first == 1:
-            # One gold span in range, the usual case: _candidates without the call.
-            gold_start, gold_end = self.gold[first][0], self.gold[first][1]
-            overlap = (end if end < gold_end else gold_end) - (start if start > gold_start else gold_start)
-            return [first] if gold_end > start and (overlap / (gold_end - gold_start)) * 100.0 >= 1.0 else []
-        if stop > first:
-            return _candidates(self.gold, first, stop, start, end)
-        return []
+        return _candidates(self.gold, first, bisect_left(self.starts, end), start, end)
 
 
 def _distances(gold: Sequence[tuple], candidates: list[int], start: int, end: int) -> list[int]:
@@ -152,66 +126,36 @@ def _distances(gold: Sequence[tuple], candidates: list[int], start: int, end: in
 
 def nervaluate_typed(
     gold: Sequence[tuple[int, int, str]], predicted: Sequence[tuple[int, int, str]]
-) -> tuple[NervalCounts, NervalCounts, NervalCounts, NervalCounts]:
-    """strict, exact, partial and ent_type counts of one document; both lists sorted."""
+) -> tuple[Claims, Claims, Claims]:
+    """strict, exact and ent_type claims of one document; both lists sorted."""
     n_gold = len(gold)
-    if not predicted or not n_gold:
-        counts = (0, 0, 0, n_gold, len(predicted))
-        return counts, counts, counts, counts
-    if gold == predicted:
-        return _all_correct(n_gold)
     strict, exact, ent_type = _Claims(n_gold), _Claims(n_gold), _Claims(n_gold)
     candidates_of = _CandidateFinder(gold)
     for prediction in predicted:
         start, end, label = prediction
         candidates = candidates_of(start, end)
-        if len(candidates) == 1:
-            # The usual case: every schema's rule reduced to its one step.
-            gold_start, gold_end, gold_label = gold[candidates[0]]
-            same_bounds = gold_start == start and gold_end == end
-            same_label = gold_label == label
-            strict.claim(candidates[0], same_bounds and same_label)
-            exact.claim(candidates[0], same_bounds)
-            ent_type.claim(candidates[0], same_label)
-            continue
         # No candidate: every rule below finds nothing to claim, and counts SPU.
         strict.claim_first(candidates, [gold[k] == prediction for k in candidates])
         exact.claim_first(candidates, [gold[k][0] == start and gold[k][1] == end for k in candidates])
         ent_type.claim_closest(
             candidates, [gold[k][2] == label for k in candidates], _distances(gold, candidates, start, end)
         )
-    exact_counts = exact.counts()
-    return strict.counts(), exact_counts, _as_partial(exact_counts), ent_type.counts()
+    return strict.counts(), exact.counts(), ent_type.counts()
 
 
 def nervaluate_one_type(
     gold: Sequence[tuple[int, int]], predicted: Sequence[tuple[int, int]]
-) -> tuple[NervalCounts, NervalCounts, NervalCounts, NervalCounts]:
-    """The four schemas' counts when every span has the same type (nervaluate's per-type results).
+) -> tuple[Claims, Claims]:
+    """exact and ent_type claims when every span has the same type (nervaluate's per-type results).
 
     With a single type, strict is exact and ent_type never finds an INC; both lists sorted.
     """
     n_gold = len(gold)
-    if not predicted or not n_gold:
-        counts = (0, 0, 0, n_gold, len(predicted))
-        return counts, counts, counts, counts
-    if gold == predicted:
-        return _all_correct(n_gold)
     exact, ent_type = _Claims(n_gold), _Claims(n_gold)
     candidates_of = _CandidateFinder(gold)
     for prediction in predicted:
         start, end = prediction
         candidates = candidates_of(start, end)
-        if len(candidates) == 1:
-            exact.claim(candidates[0], gold[candidates[0]] == prediction)
-            ent_type.claim(candidates[0], True)
-            continue
         exact.claim_first(candidates, [gold[k] == prediction for k in candidates])
         ent_type.claim_closest(candidates, [True] * len(candidates), _distances(gold, candidates, start, end))
-    exact_counts = exact.counts()
-    return exact_counts, exact_counts, _as_partial(exact_counts), ent_type.counts()
-
-
-def _as_partial(exact: NervalCounts) -> NervalCounts:
-    """partial: exact's counts with INC renamed PAR (equal bounds always overlap sufficiently)."""
-    return (exact[0], 0, exact[1], exact[3], exact[4])
+    return exact.counts(), ent_type.counts()

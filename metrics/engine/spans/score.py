@@ -1,7 +1,7 @@
-"""What one scored document keeps: a compact row of integer counts per document and per type.
+"""What a scored document keeps: a compact row of integer counts per document and per type.
 
-A `DocumentScore` stores only the counts that cannot be derived from others (STORED_FIELDS,
-TYPE_STORED_FIELDS) in a 32-bit integer array: 100,000 documents must fit in memory at once. The
+The scores (`SpanScores`) store only the counts that cannot be derived from others (STORED_FIELDS,
+TYPE_STORED_FIELDS) in 32-bit integers: 100,000 documents must fit in memory at once. The
 full, named counts (COUNT_FIELDS, TYPE_FIELDS) are rebuilt, vectorised, by `expand_counts` and
 `expand_type_counts`:
 - spans_exact / spans_overlap: gt_total is the number of gold spans, pred_total of predictions;
@@ -13,9 +13,7 @@ full, named counts (COUNT_FIELDS, TYPE_FIELDS) are rebuilt, vectorised, by `expa
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
@@ -23,6 +21,13 @@ import numpy as np
 from metrics.engine.spans.nervaluate_counts import COUNT_NAMES, SCHEMAS
 
 LEAKAGE_CONDITIONS = ("any_char", "any_char_scored", "entity_missed")
+# The conditions a leaked gold span meets, by its condition code 2 * (a scored code point leaked) +
+# (the span was missed entirely), as shared tuples (one object, not one per span).
+CONDITIONS_OF_LEAK_CODE = tuple(
+    ("any_char", *(("any_char_scored",) if scored else ()), *(("entity_missed",) if missed else ()))
+    for scored in (False, True)
+    for missed in (False, True)
+)
 EXISTENCE_NAMES = ("gt_total", "gt_matched", "pred_total", "pred_matched")
 _EXISTENCE_FAMILIES = (
     "spans_exact.type_agnostic",
@@ -159,31 +164,3 @@ class LeakedSpan(NamedTuple):
     entity_type: str
     text: str
     conditions: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class DocumentScore:
-    """The counts of one document, independent of every other document.
-
-    `counts` holds STORED_FIELDS, then TYPE_STORED_FIELDS for each type of `types` in turn (32-bit
-    integers: a document longer than 2**31 code points fails loudly rather than wrapping). Picklable,
-    so documents can be scored in chunks or processes and aggregated together. `leaked_spans` holds
-    the text of leaked gold spans: an in-memory intermediate, not something to store.
-    """
-
-    document_id: str
-    counts: array
-    types: tuple[str, ...] = ()
-    leaked_spans: tuple[LeakedSpan, ...] = ()
-    dropped_by_type: tuple[tuple[str, int], ...] = ()
-
-    def count(self, name: str) -> int:
-        """One count by its COUNT_FIELDS name, e.g. `score.count("chars.all.tp")`."""
-        return int(expand_counts(np.array(self.counts[:N_STORED]))[name][0])
-
-    def type_rows(self) -> dict[str, array]:
-        """TYPE_STORED_FIELDS of each type."""
-        return {
-            entity_type: self.counts[N_STORED + k * N_TYPE_STORED : N_STORED + (k + 1) * N_TYPE_STORED]
-            for k, entity_type in enumerate(self.types)
-        }

@@ -5,30 +5,19 @@ One row of STORED_FIELDS per document (`counts`, int32, documents x N_STORED); o
 TYPE_STORED_FIELDS per (document, type) the document holds (`rows`, with `row_document` and
 `row_type`, in document order, then type order); the leaked gold spans and the dropped predictions
 as columns keyed by document. No Python object per document: 100,000 documents are a few arrays.
-
-`SpanScores` is also a sequence of `DocumentScore` (`scores[i]`, iteration), the shape
-`score_document` gives one document, for callers that read documents one by one.
 """
 
 from __future__ import annotations
 
-import sys
-from array import array
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import numpy as np
 
-from metrics.engine.spans.document import CONDITIONS_OF_LEAK
-from metrics.engine.spans.score import N_STORED, N_TYPE_STORED, DocumentScore, LeakedSpan
+from metrics.engine.spans.score import N_STORED, N_TYPE_STORED
 
-# A leaked span's conditions as a code: 2 * (any_char_scored) + (entity_missed).
-_CONDITION_CODE = {
-    conditions: 2 * scored + missed for (scored, missed), conditions in CONDITIONS_OF_LEAK.items()
-}
-_CONDITIONS = {code: conditions for conditions, code in _CONDITION_CODE.items()}
 # Type rows summed at a time by `type_totals`.
 _TYPE_BLOCK_ROWS = 4096
 _LEAKED_FIELDS = (
@@ -58,7 +47,7 @@ class SpanScores:
     row_document: np.ndarray  # int64, non-decreasing
     row_type: np.ndarray  # int64, increasing within a document
     rows: np.ndarray  # int32, type rows x N_TYPE_STORED
-    leaked_document: np.ndarray  # int64, non-decreasing; spans of a document in score_document's order
+    leaked_document: np.ndarray  # int64, non-decreasing; spans of a document sorted by (start, end, type)
     leaked_start: np.ndarray
     leaked_end: np.ndarray
     leaked_type: np.ndarray
@@ -86,49 +75,12 @@ class SpanScores:
 
     __hash__ = None  # type: ignore[assignment]
 
-    def __getitem__(self, index: int) -> DocumentScore:
-        return self.document(index)
-
-    def __iter__(self) -> Iterator[DocumentScore]:
-        return map(self.document, range(len(self)))
-
     @classmethod
     def empty(cls) -> SpanScores:
         return cls(
             [], _empty(np.int32, N_STORED), (), _empty(), _empty(), _empty(np.int32, N_TYPE_STORED),
             _empty(), _empty(), _empty(), _empty(), _empty(np.int8), [], _empty(), _empty(), _empty(),
         )  # fmt: skip
-
-    def document(self, index: int) -> DocumentScore:
-        """One document's score, as `score_document` gives it."""
-        rows = slice(*np.searchsorted(self.row_document, (index, index + 1)).tolist())
-        leaked = range(*np.searchsorted(self.leaked_document, (index, index + 1)).tolist())
-        dropped = slice(*np.searchsorted(self.dropped_document, (index, index + 1)).tolist())
-        names = self.type_names
-        counts = array("i", self.counts[index].tobytes())
-        counts.frombytes(self.rows[rows].tobytes())
-        return DocumentScore(
-            document_id=self.document_ids[index],
-            counts=counts,
-            # As score_document does: one string per type, not one per document.
-            types=tuple(sys.intern(names[code]) for code in self.row_type[rows].tolist()),
-            leaked_spans=tuple(
-                LeakedSpan(
-                    int(self.leaked_start[k]),
-                    int(self.leaked_end[k]),
-                    names[self.leaked_type[k]],
-                    self.leaked_text[k],
-                    _CONDITIONS[int(self.leaked_condition[k])],
-                )
-                for k in leaked
-            ),
-            dropped_by_type=tuple(
-                (names[code], count)
-                for code, count in zip(
-                    self.dropped_type[dropped].tolist(), self.dropped_count[dropped].tolist(), strict=True
-                )
-            ),
-        )
 
     def dropped_by_type(self) -> Counter[str]:
         """Predictions dropped by restrict_to_gt_types, summed per type over the documents."""
@@ -241,71 +193,3 @@ class SpanScores:
                 joined[name] = np.concatenate(columns)
             del columns
         return cls(**joined)
-
-    @classmethod
-    def of_scores(cls, scores: Iterable[DocumentScore]) -> SpanScores:
-        """The columns of DocumentScores (as `score_document` gives them), in their order.
-
-        Raises ValueError for a score whose counts do not match its types.
-        """
-        builder = _Builder()
-        for score in scores:
-            builder.add(score)
-        return builder.build()
-
-
-class _Builder:
-    """Collects DocumentScores into the lists `SpanScores.of_scores` turns into columns."""
-
-    def __init__(self) -> None:
-        self.ids: list[str] = []
-        self.counts = array("i")
-        self.types: list[str] = []
-        self.type_documents: list[int] = []
-        self.leaked: list[tuple[int, LeakedSpan]] = []
-        self.dropped: list[tuple[int, str, int]] = []
-
-    def add(self, score: DocumentScore) -> None:
-        if len(score.counts) != N_STORED + len(score.types) * N_TYPE_STORED:
-            raise ValueError(f"document {score.document_id!r}: counts do not match STORED_FIELDS")
-        index = len(self.ids)
-        self.ids.append(score.document_id)
-        self.counts.extend(score.counts)
-        self.types.extend(score.types)
-        self.type_documents.extend([index] * len(score.types))
-        self.leaked.extend((index, span) for span in score.leaked_spans)
-        self.dropped.extend((index, name, count) for name, count in score.dropped_by_type)
-
-    def build(self) -> SpanScores:
-        names = sorted(
-            {*self.types, *(span.entity_type for _, span in self.leaked), *(d[1] for d in self.dropped)}
-        )
-        code = {name: k for k, name in enumerate(names)}
-        flat = np.frombuffer(self.counts, dtype=np.int32) if self.counts else np.zeros(0, dtype=np.int32)
-        n_types = np.bincount(np.array(self.type_documents, dtype=np.int64), minlength=len(self.ids))
-        sizes = N_STORED + n_types * N_TYPE_STORED
-        starts = np.cumsum(sizes) - sizes
-        counts = flat[starts[:, None] + np.arange(N_STORED)] if len(self.ids) else _empty(np.int32, N_STORED)
-        row_document = np.array(self.type_documents, dtype=np.int64)
-        slot = np.arange(len(row_document)) - (np.cumsum(n_types) - n_types)[row_document]
-        row_start = starts[row_document] + N_STORED + slot * N_TYPE_STORED
-        leaked = self.leaked
-        return SpanScores(
-            document_ids=self.ids,
-            counts=counts.reshape(-1, N_STORED),
-            type_names=tuple(names),
-            row_document=row_document,
-            row_type=np.array([code[name] for name in self.types], dtype=np.int64),
-            rows=flat[row_start[:, None] + np.arange(N_TYPE_STORED)].reshape(-1, N_TYPE_STORED),
-            leaked_document=np.array([index for index, _ in leaked], dtype=np.int64),
-            leaked_start=np.array([span.start for _, span in leaked], dtype=np.int64),
-            leaked_end=np.array([span.end for _, span in leaked], dtype=np.int64),
-            leaked_type=np.array([code[span.entity_type] for _, span in leaked], dtype=np.int64),
-            leaked_condition=np.array(
-                [_CONDITION_CODE[span.conditions] for _, span in leaked], dtype=np.int8
-            ),
-            leaked_text=[span.text for _, span in leaked],
-            dropped_document=np.array([index for index, _, _ in self.dropped], dtype=np.int64),
-            dropped_type=np.array([code[name] for _, name, _ in self.dropped], dtype=np.int64),
-            dropped_count=np.array([count for _, _, count in self.dropped], dtype=np.int64),
-        )

@@ -1,7 +1,7 @@
-"""`score_document_batch` is `score_document`, vectorised: every DocumentScore equal, field by field.
+"""The batch scorer counts what the reference scorer counts: every document's score equal, field by field.
 
-`score_document` is the reference (its counts are checked against brute force and nervaluate in
-spans/test_properties and spans/test_nervaluate_agreement); the batch scorer must agree with it on
+`score_document` (`oracle`) is the reference (its counts are checked against brute force and nervaluate
+in spans/test_properties and spans/test_nervaluate_agreement); the batch scorer must agree with it on
 random corpora full of nested, duplicate, touching and competing spans, with and without
 restrict_to_gt_types, and raise the same error for a span outside its text.
 """
@@ -12,11 +12,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from metrics.engine.spans import DocumentSpans, Span, score_document, score_document_batch
+from metrics.engine.spans import DocumentSpans, Span
 from metrics.engine.spans import batch as batch_module
 from metrics.engine.spans.batch import score_span_columns
 from metrics.engine.spans.columns import SpanColumns
 from metrics.engine.spans.score import STORED_FIELDS, TYPE_STORED_FIELDS
+from tests.engine.spans.oracle import score_document, score_document_batch
 
 TYPES = ("NAME", "DATE", "ID", "AGE")
 # Letters, digits, left-out characters, an underscore, Latin-1 and beyond (other code point paths).
@@ -100,6 +101,37 @@ def test_a_span_outside_its_text_raises_the_reference_error():
     assert "'bad'" in str(batched.value)
 
 
+@st.composite
+def spoiled(draw: st.DrawFn, doc: DocumentSpans) -> DocumentSpans:
+    """The document with spans that are empty, reversed or outside its text added to either side."""
+
+    def bad_spans() -> list[Span]:
+        n = len(doc.text)
+        bounds = st.sampled_from([(-1, 1), (n, n + 2), (0, n + 1), (1, 1), (2, 1)])
+        return [Span(*draw(bounds), draw(st.sampled_from(TYPES))) for _ in range(draw(st.integers(0, 2)))]
+
+    return DocumentSpans(doc.document_id, doc.text, [*doc.gold, *bad_spans()], [*doc.predicted, *bad_spans()])
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data(), restrict=st.sampled_from([None, frozenset({"NAME"})]))
+def test_spans_outside_their_text_raise_the_reference_error(data, restrict):
+    corpus = [data.draw(spoiled(doc)) for doc in data.draw(corpora)]
+    expected = None
+    for doc in corpus:
+        try:
+            score_document(doc, allowed_predicted_types=restrict)
+        except ValueError as error:
+            expected = str(error)
+            break
+    if expected is None:
+        score_document_batch(corpus, allowed_predicted_types=restrict)
+        return
+    with pytest.raises(ValueError) as batched:
+        score_document_batch(corpus, allowed_predicted_types=restrict)
+    assert str(batched.value) == expected
+
+
 def test_no_documents_no_scores():
     assert score_document_batch([]) == []
 
@@ -147,10 +179,17 @@ def test_chunks_are_also_cut_by_length_of_text(monkeypatch):
     assert [described(score) for score in score_document_batch(SMALL_CORPUS)] == expected
 
 
-def test_texts_too_long_for_64_bit_keys_are_scored_by_the_reference(monkeypatch):
-    monkeypatch.setattr(batch_module, "_LARGEST_KEY", 1)  # every chunk "overflows"
+def test_a_batch_too_long_for_64_bit_keys_is_scored_in_halves(monkeypatch):
+    # (3 types + 1) * (line length + 2) ** 2: 2116 for "a" alone and for "b" and "c", 8100 for all three.
+    monkeypatch.setattr(batch_module, "_LARGEST_KEY", 2500)
     expected = [described(score_document(doc)) for doc in SMALL_CORPUS]
     assert [described(score) for score in score_document_batch(SMALL_CORPUS)] == expected
+
+
+def test_a_single_text_too_long_for_64_bit_keys_fails_loudly(monkeypatch):
+    monkeypatch.setattr(batch_module, "_LARGEST_KEY", 1)
+    with pytest.raises(OverflowError, match="document 'a': 21 code points are too many to score"):
+        score_document_batch(SMALL_CORPUS)
 
 
 @settings(max_examples=100, deadline=None)

@@ -1,4 +1,4 @@
-"""`SpanColumns`: paired documents as columns, and back."""
+"""`SpanColumns`: paired documents as columns."""
 
 import numpy as np
 
@@ -15,11 +15,21 @@ LETTER = DocumentSpans(
 EMPTY = DocumentSpans("empty", "nichts", [], [])
 
 
-def test_documents_become_columns_and_come_back_unchanged():
+def test_documents_become_columns():
     columns = SpanColumns.of_documents([LETTER, EMPTY])
-    assert [columns.document(0), columns.document(1)] == [LETTER, EMPTY]
+    assert columns.type_names == ["DATE_OF_BIRTH", "OTHER_DATE", "PERSON_NAME"]
     assert columns.gold.document.tolist() == [0, 0]
     assert columns.predicted.start.tolist() == [0, 19]
+    assert columns.predicted.type_code.tolist() == [2, 1]
+
+
+def test_documents_between_two_positions_are_columns_of_their_own():
+    columns = SpanColumns.of_documents([EMPTY, LETTER, EMPTY])
+    letter = columns.between(1, 2)
+    assert (letter.document_ids, letter.texts) == (["letter"], [LETTER.text])
+    assert letter.gold.document.tolist() == [0, 0]
+    assert letter.predicted.end.tolist() == [4, 29]
+    assert score_span_columns(letter) == score_span_columns(SpanColumns.of_documents([LETTER]))
 
 
 def test_type_codes_in_any_order_score_as_the_sorted_ones():

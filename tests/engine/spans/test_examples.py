@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from metrics.engine.spans import DocumentSpans, Span, evaluate_documents, score_document
+from metrics.engine.spans import DocumentSpans, Span, evaluate_documents, score_span_batches
 
 SEED_TEXT = "Patient: Max Mustermann, geb. 01.02.1980"
 NAME = Span(9, 23, "PERSON_NAME")  # "Max Mustermann"
@@ -302,9 +302,9 @@ def test_per_type_lists_every_gold_or_predicted_type_with_counts():
 )
 def test_it_rejects_spans_that_are_empty_or_outside_the_text(span: Span):
     with pytest.raises(ValueError, match="document 'd1'"):
-        score_document(doc(SEED_TEXT, [span], []))
+        score_span_batches([doc(SEED_TEXT, [span], [])])
     with pytest.raises(ValueError, match="predicted span"):
-        score_document(doc(SEED_TEXT, [], [span]))
+        score_span_batches([doc(SEED_TEXT, [], [span])])
 
 
 def test_documents_sharing_an_id_still_give_one_result_whatever_their_order():

@@ -1,6 +1,7 @@
 """Properties of the span engine, checked on random corpora (hypothesis).
 
-Every per-document count equals a brute-force count over sets of code points; exact never beats
+Every per-document count, of the batch scorer and of the reference scorer (`oracle`), equals a
+brute-force count over sets of code points; exact never beats
 overlap; results do not depend on the order of documents or spans, nor on how documents were split
 into chunks (or processes) before aggregation.
 """
@@ -20,12 +21,14 @@ from metrics.engine.spans import (
     LEFT_OUT_CHARACTERS,
     DocumentSpans,
     Span,
+    SpanScores,
     aggregate,
-    document_count_table,
     evaluate_documents,
-    score_document,
+    score_span_batches,
 )
-from metrics.engine.spans.code_point_ranges import TOKEN_PATTERN, span_tokens
+from metrics.engine.spans.score import expand_counts
+from tests.engine.spans.oracle import document_count_table, score_document
+from tests.engine.spans.oracle.code_point_ranges import TOKEN_PATTERN, span_tokens
 
 TYPES = ("NAME", "DATE", "ID")
 # Latin-1 letters, digits, left-out characters, an underscore and two code points outside Latin-1
@@ -131,7 +134,12 @@ def brute_force_counts(doc: DocumentSpans) -> dict[str, int]:
     return counts
 
 
-def engine_counts(doc: DocumentSpans) -> dict[str, int]:
+def batch_counts(doc: DocumentSpans) -> dict[str, int]:
+    columns = expand_counts(score_span_batches([doc]).counts)
+    return {name: int(columns[name][0]) for name in COUNT_FIELDS if not name.startswith("nervaluate.")}
+
+
+def reference_counts(doc: DocumentSpans) -> dict[str, int]:
     table = document_count_table([score_document(doc)])
     return {name: int(table[name][0]) for name in COUNT_FIELDS if not name.startswith("nervaluate.")}
 
@@ -139,7 +147,8 @@ def engine_counts(doc: DocumentSpans) -> dict[str, int]:
 @settings(max_examples=200, deadline=None)
 @given(documents())
 def test_every_count_equals_its_brute_force_definition(doc: DocumentSpans):
-    assert engine_counts(doc) == brute_force_counts(doc)
+    assert batch_counts(doc) == brute_force_counts(doc)
+    assert reference_counts(doc) == brute_force_counts(doc)
 
 
 @settings(max_examples=200, deadline=None)
@@ -185,10 +194,10 @@ def test_scores_of_chunks_aggregate_to_the_result_of_the_whole(docs, cuts, restr
     chunks = [docs[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
     # Each chunk's scores travel as a pickle, as they would from a worker process.
     shipped = [
-        pickle.loads(pickle.dumps([score_document(doc, allowed_predicted_types=allowed) for doc in chunk]))
-        for chunk in chunks
+        pickle.loads(pickle.dumps(score_span_batches(chunk, allowed_predicted_types=allowed)))
+        for chunk in reversed(chunks)
     ]
-    merged = aggregate(chain.from_iterable(reversed(shipped)), include_sensitive_text=True)
+    merged = aggregate(SpanScores.concatenate(shipped), include_sensitive_text=True)
     assert merged == evaluate_documents(docs, restrict_to_gt_types=restrict, include_sensitive_text=True)
 
 

@@ -1,5 +1,5 @@
-"""SpanScores, the scores of many documents as columns: the same documents as the DocumentScores they
-stand for, whichever way they are built, cut, reordered or joined."""
+"""SpanScores, the scores of many documents as columns: the same documents as the reference's
+DocumentScores, whichever way they are built, cut, reordered or joined."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from metrics.engine.spans import DocumentSpans, SpanScores, aggregate, score_document, score_span_batches
+from metrics.engine.spans import DocumentSpans, SpanScores, aggregate, score_span_batches
 from metrics.engine.spans.types import Span
+from tests.engine.spans.oracle import document_scores, score_document, span_scores_of
 from tests.engine.spans.test_properties import corpora
 
 
@@ -20,9 +21,9 @@ def test_columns_built_from_document_scores_are_the_batch_scorers_columns(corpus
     allowed = frozenset(span.entity_type for doc in corpus for span in doc.gold) if restrict else None
     columns = score_span_batches(corpus, allowed_predicted_types=allowed)
     reference = [score_document(doc, allowed_predicted_types=allowed) for doc in corpus]
-    assert list(columns) == reference
-    rebuilt = SpanScores.of_scores(reference)
-    assert list(rebuilt) == reference
+    assert document_scores(columns) == reference
+    rebuilt = span_scores_of(reference)
+    assert document_scores(rebuilt) == reference
     assert rebuilt.counts.tolist() == columns.counts.tolist()
     assert rebuilt.rows.tolist() == columns.rows.tolist()
 
@@ -33,10 +34,11 @@ def test_taking_and_joining_documents_moves_whole_documents(corpus, data):
     scores = score_span_batches(corpus)
     order = data.draw(st.permutations(range(len(corpus))))
     kept = order[: data.draw(st.integers(0, len(order)))]
-    assert list(scores.take(kept)) == [scores[i] for i in kept]
+    each = document_scores(scores)
+    assert document_scores(scores.take(kept)) == [each[i] for i in kept]
     cut = data.draw(st.integers(0, len(corpus)))
     head, tail = scores.take(range(cut)), scores.take(range(cut, len(corpus)))
-    assert list(SpanScores.concatenate([head, tail])) == list(scores)
+    assert document_scores(SpanScores.concatenate([head, tail])) == each
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -1,8 +1,7 @@
-"""Counts of one document for every span metric family (docs/semantics.md section 1).
+"""Counts of one document for every span metric family (docs/semantics.md section 1), the reference.
 
-`score_document` turns one `DocumentSpans` into a `DocumentScore`: integer counts only, so that
-scores of documents scored anywhere (another chunk, another process) add up to exactly the result
-of scoring everything at once. Ratios are computed from the counts in `aggregate`.
+`score_document` turns one `DocumentSpans` into a `DocumentScore`: the batch scorer's counts, by
+another route (see the package docstring).
 """
 
 from __future__ import annotations
@@ -14,7 +13,10 @@ from collections.abc import Sequence
 from itertools import chain
 from operator import attrgetter, itemgetter, lt
 
-from metrics.engine.spans.code_point_ranges import (
+from metrics.engine.spans.nervaluate_counts import nervaluate_one_type, nervaluate_typed
+from metrics.engine.spans.score import CONDITIONS_OF_LEAK_CODE, LeakedSpan
+from metrics.engine.spans.types import DocumentSpans, Span
+from tests.engine.spans.oracle.code_point_ranges import (
     CodePointRanges,
     LeftOutCounter,
     covered_length,
@@ -26,27 +28,13 @@ from metrics.engine.spans.code_point_ranges import (
     uncovered_part,
     union_length,
 )
-from metrics.engine.spans.nervaluate_counts import nervaluate_one_type, nervaluate_typed
-from metrics.engine.spans.score import DocumentScore, LeakedSpan
-from metrics.engine.spans.types import DocumentSpans, Span
+from tests.engine.spans.oracle.document_score import DocumentScore
 
 _START = itemgetter(0)
 _END = itemgetter(1)
 _BOUNDS = itemgetter(0, 1)
 _AS_TUPLE = attrgetter("start", "end", "entity_type")
 _FIRST_THREE = itemgetter(slice(0, 3))
-
-# The conditions a leaked gold span meets, by (a scored character leaked, the span was missed
-# entirely), as shared tuples (one object, not one per span).
-CONDITIONS_OF_LEAK = {
-    (scored, missed): (
-        "any_char",
-        *(("any_char_scored",) if scored else ()),
-        *(("entity_missed",) if missed else ()),
-    )
-    for scored in (False, True)
-    for missed in (False, True)
-}
 
 
 def _check_bounds(document_id: str, n_chars: int, spans: list[tuple[int, int, str]], side: str) -> None:
@@ -172,7 +160,7 @@ def _type_row(
     covered_by_any = _covered_length(gold_union, predicted_union)
     predicted_set = set(type_predicted)
     gold_set = set(type_gold)
-    exact, _, _, ent_type = nervaluate_one_type(type_gold, type_predicted)
+    exact, ent_type = nervaluate_one_type(type_gold, type_predicted)
     return (
         n_gold, n_predicted, both_len, predicted_len - both_len, gold_len - both_len, covered_by_any,
         token_tp, len(type_predicted_tokens) - token_tp, len(type_gold_tokens) - token_tp,
@@ -246,7 +234,7 @@ def score_span_tuples(
     types, type_rows, token_counts = _per_type(text, gold, predicted, chars.predicted_union, leaks.by_type)
     column_sums = list(map(sum, zip(*type_rows, strict=True))) if type_rows else [0] * 19
     typed = [column_sums[k] for k in _TYPED_SUMS]
-    strict, exact, _, ent_type = nervaluate_typed(gold, predicted)
+    strict, exact, ent_type = nervaluate_typed(gold, predicted)
     counts = array("i", [
         *chars.counts(),
         *typed[0:3],
@@ -346,7 +334,13 @@ class _Leaks:
             previous = self.by_type.get(entity_type, (0, 0, 0))
             self.by_type[entity_type] = (previous[0] + 1, previous[1] + scored_leak, previous[2] + missed)
             self.spans.append(
-                LeakedSpan(start, end, entity_type, text[start:end], CONDITIONS_OF_LEAK[scored_leak, missed])
+                LeakedSpan(
+                    start,
+                    end,
+                    entity_type,
+                    text[start:end],
+                    CONDITIONS_OF_LEAK_CODE[2 * scored_leak + missed],
+                )
             )
 
 

@@ -14,9 +14,7 @@ from collections.abc import Sequence
 from itertools import chain
 from operator import itemgetter, lt
 
-# The de-identification harness leaves these characters out of the `scored` character counts: a
-# missed comma or space leaks nothing. docs/semantics.md section 1, `chars`.
-LEFT_OUT_CHARACTERS = " ,.!?:;-()\"'\n\t\r"
+from metrics.engine.spans.code_point_line import LEFT_OUT_CHARACTERS
 
 # Left-out characters are counted on a byte mask of the text (b"\0" left out, b"\1" scored) with
 # bytes.count: one C call per range. The mask needs the text to fit Latin-1 (one byte per code point,

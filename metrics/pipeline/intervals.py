@@ -165,7 +165,7 @@ def _load_exact_quantiles() -> None:
 def span_count_table(scores: SpanScores) -> DocumentCounts:
     """The per-document counts the span intervals read, as DocumentCounts.
 
-    The same columns as the span engine's `document_count_table` (overall counts, `chars_typed.<TYPE>.
+    The same columns as the test oracle's `document_count_table` (overall counts, `chars_typed.<TYPE>.
     {tp,fp,fn}`, `leakage.<condition>.leaked`) plus `chars_typed.<TYPE>.covered_by_any` (the numerator
     of per-type `char_recall`), restricted to the columns some interval reads, gathered from the
     scores' count columns one float column at a time.

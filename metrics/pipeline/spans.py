@@ -67,7 +67,7 @@ class SpanPartial:
 
 
 def score_span_chunk(chunk: SpanChunk) -> SpanPartial:
-    """The partial result of one chunk: `score_document` of each of its documents, as columns."""
+    """The partial result of one chunk: its documents' scores, as columns."""
     return SpanPartial(
         np.asarray(chunk.positions, dtype=np.int64),
         score_span_columns(chunk.columns, chunk.allowed_predicted_types, keep_leaked=chunk.keep_leaked),

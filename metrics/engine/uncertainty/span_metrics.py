@@ -1,7 +1,7 @@
 """The span metrics of issue 8: definitions over the span engine's per-document counts.
 
-Input is the span engine's `spans.aggregate.document_count_table`: a `document_id` array and, per
-document, every `spans.score.COUNT_FIELDS` count (`chars.all.tp`, `nervaluate.strict.correct`,
+Input is a per-document count table (`pipeline.intervals.span_count_table` builds it from the span
+engine's scores): a `document_id` array and, per document, every `spans.score.COUNT_FIELDS` count (`chars.all.tp`, `nervaluate.strict.correct`,
 `spans_overlap.type_agnostic.gt_matched`, `document.gold_spans`, ...), `chars_typed.<TYPE>.{tp,fp,fn}`
 per type, and `leakage.<condition>.leaked`. `span_document_counts` adds `documents` (1 per document)
 and `documents_with_gold` (gold spans > 0) for the document-level rates.
@@ -36,7 +36,7 @@ LEAKAGE_RATES = {"rate_all_documents": "documents", "rate_documents_with_gold": 
 
 
 def span_document_counts(table: Mapping[str, np.ndarray]) -> DocumentCounts:
-    """DocumentCounts from `document_count_table` (its `document_id` entry gives the documents)."""
+    """DocumentCounts from a per-document count table (its `document_id` entry gives the documents)."""
     columns = {
         name: np.asarray(values, dtype=np.float64) for name, values in table.items() if name != "document_id"
     }

@@ -1,9 +1,9 @@
 """The span metrics of issue 8: definitions over the span engine's per-document counts.
 
 Input is a per-document count table (`pipeline.intervals.span_count_table` builds it from the span
-engine's scores): a `document_id` array and, per document, every `spans.score.COUNT_FIELDS` count (`chars.all.tp`, `nervaluate.strict.correct`,
-`spans_overlap.type_agnostic.gt_matched`, `document.gold_spans`, ...), `chars_typed.<TYPE>.{tp,fp,fn}`
-per type, and `leakage.<condition>.leaked`. `span_document_counts` adds `documents` (1 per document)
+engine's scores): a `document_id` array and, per document, every `spans.score.COUNT_FIELDS` count
+(`chars.all.tp`, `nervaluate.strict.correct`, `spans_overlap.type_agnostic.gt_matched`,
+`document.gold_spans`, ...), `chars_typed.<TYPE>.{tp,fp,fn}` per type, and `leakage.<condition>.leaked`. `span_document_counts` adds `documents` (1 per document)
 and `documents_with_gold` (gold spans > 0) for the document-level rates.
 
 Metric names are results.json paths (`micro.chars.all.f1`), so an interval is stored beside its metric

@@ -20,6 +20,7 @@ from experiments.models import ExperimentRun, RunKind
 from metrics import artefacts
 from metrics.artefacts import bundle
 from metrics.artefacts.comparison import comparison_cells
+from metrics.artefacts.run_records import annotations_run_metadata
 from metrics.engine.attributes.types import (
     COMPARISON_COLUMNS,
     AttributeResult,
@@ -189,21 +190,12 @@ def _attribute_artefacts(archive: zipfile.ZipFile, run: ExperimentRun, scoring: 
             run_id=run_id,
             predictions=predictions,
             attributes=specs,
-            run_metadata={
-                "model": run.model,
-                "provider": run.provider,
-                "config_hash": run.config_hash,
-                "n_gold_documents": len(scoring.document_ids),
-                "n_prediction_lines": len(predictions),
-                "attributes": [
-                    {
-                        "attribute_id": s.attribute_id,
-                        "attribute_label": s.label,
-                        "attribute_type": s.type.value,
-                    }
-                    for s in scored
-                ],
-            },
+            run_metadata=annotations_run_metadata(
+                {"model": run.model, "provider": run.provider, "config_hash": run.config_hash},
+                n_gold_documents=len(scoring.document_ids),
+                n_prediction_lines=len(predictions),
+                attributes=scored,
+            ),
             destination=entry,
         )
     with _text_entry(archive, bundle.EXTRACTION_METADATA_JSON) as entry:

@@ -142,6 +142,30 @@ def llm_annotations_head(run_id: str, run_metadata: Mapping[str, Any]) -> dict[s
     }
 
 
+def annotations_run_metadata(
+    settings: Mapping[str, Any],
+    *,
+    n_gold_documents: int,
+    n_prediction_lines: int,
+    attributes: Sequence[AttributeSpec],
+) -> dict[str, Any]:
+    """The `run` object of llm_annotations.json: the run's `settings` (model, provider...) as the
+    caller holds them, its counts, and the scored attributes."""
+    return {
+        **settings,
+        "n_gold_documents": n_gold_documents,
+        "n_prediction_lines": n_prediction_lines,
+        "attributes": [
+            {
+                "attribute_id": spec.attribute_id,
+                "attribute_label": spec.label,
+                "attribute_type": spec.type.value,
+            }
+            for spec in attributes
+        ],
+    }
+
+
 def write_llm_annotations_json(
     *,
     run_id: str,

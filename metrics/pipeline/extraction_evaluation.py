@@ -11,9 +11,8 @@ Order of precedence for settings: command-line flag, then `config.yaml`, then th
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import yaml
@@ -31,8 +30,7 @@ from annotations.importers.extraction_predictions import PredictionSet, read_pre
 from annotations.importers.formats import SNIFF_BYTES, attribute_gold_format
 from annotations.importers.prompts_csv import PromptSet, read_prompts_csv
 from annotations.importers.sources import SourceInput
-from metrics import artefacts
-from metrics.artefacts import bundle
+from metrics.artefacts.run_records import annotations_run_metadata
 from metrics.engine.attributes import evaluate_extraction, resolve_custom_metrics, validate_settings
 from metrics.engine.attributes.types import EvaluationSettings, ExtractionEvaluation
 from metrics.engine.uncertainty import Interval
@@ -117,6 +115,16 @@ class ExtractionRun:
         if self.interval_settings is not None:
             effective["intervals"] = self.interval_settings.as_config()
         return {**effective, **{key: value for key, value in self.config.items() if key not in effective}}
+
+    def annotations_metadata(self) -> dict[str, Any]:
+        """The `run` object of llm_annotations.json: the model and provider when the config names them."""
+        summary = self.summary()
+        return annotations_run_metadata(
+            {key: self.config[key] for key in ("model", "provider", "temperature") if key in self.config},
+            n_gold_documents=summary.n_gold_documents,
+            n_prediction_lines=summary.n_prediction_lines,
+            attributes=self.inputs.prompts.scored,
+        )
 
     def log_lines(self) -> list[str]:
         """evaluation.log: what was read, the settings, every warning, skipped and unscored items."""
@@ -391,83 +399,3 @@ def add_run_intervals(run: ExtractionRun, settings: IntervalSettings) -> Extract
         run.intervals = extraction_intervals(run.evaluation, settings)
     run.interval_settings = settings
     return run
-
-
-def write_run_artefacts(
-    run: ExtractionRun, output_dir: str | Path, *, phase_seconds: dict[str, float] | None = None
-) -> Path:
-    """Write every artefact of `run` into `output_dir`, atomically (all files or none).
-
-    `output_dir` must not exist or be an empty folder (FileExistsError otherwise).
-    """
-    writers = artefact_writers(run)
-    output_dir = Path(output_dir)
-    with paused_garbage_collection(), artefacts.atomic_directory(output_dir) as staging:
-        bundle.write_files(staging, writers, phase_seconds=phase_seconds)
-    return output_dir
-
-
-def artefact_writers(run: ExtractionRun) -> list[tuple[str, Callable[[Path], None]]]:
-    """(file name, writer) of every artefact of `run`, in the order they are written."""
-    evaluation, inputs = run.evaluation, run.inputs
-    custom = run.settings.custom_metrics
-    return [
-        (
-            bundle.METRICS_CSV,
-            lambda path: artefacts.write_metrics_csv(
-                evaluation, path, custom_metrics=custom, intervals=run.intervals
-            ),
-        ),
-        (
-            bundle.METRICS_JSON,
-            lambda path: artefacts.write_metrics_json(
-                evaluation,
-                path,
-                custom_metrics=custom,
-                intervals=run.intervals,
-                intervals_config=None if run.interval_settings is None else run.interval_settings.as_config(),
-            ),
-        ),
-        (bundle.COMPARISON_CSV, lambda path: artefacts.write_comparison_csv(evaluation, path)),
-        (
-            bundle.LLM_ANNOTATIONS_JSON,
-            lambda path: artefacts.write_llm_annotations_json(
-                run_id=evaluation.run_id,
-                predictions=inputs.predictions.documents,
-                attributes=inputs.prompts.attributes,
-                run_metadata=run_metadata(run),
-                destination=path,
-            ),
-        ),
-        (
-            bundle.EXTRACTION_METADATA_JSON,
-            lambda path: artefacts.write_extraction_metadata_json(
-                run_id=evaluation.run_id,
-                predictions=inputs.predictions.documents,
-                gold_document_ids=inputs.gold.document_ids(),
-                destination=path,
-            ),
-        ),
-        (bundle.CONFIG_YAML, lambda path: artefacts.write_config_yaml(run.config_snapshot(), path)),
-        (bundle.PROMPTS_USED_CSV, lambda path: artefacts.write_prompts_used_csv(inputs.prompts.scored, path)),
-        (bundle.EVALUATION_LOG, lambda path: artefacts.write_evaluation_log(run.log_lines(), path)),
-    ]
-
-
-def run_metadata(run: ExtractionRun) -> dict[str, Any]:
-    """Run metadata for llm_annotations.json: the model and provider when the config names them."""
-    metadata = {key: run.config[key] for key in ("model", "provider", "temperature") if key in run.config}
-    summary = run.summary()
-    metadata.update(
-        n_gold_documents=summary.n_gold_documents,
-        n_prediction_lines=summary.n_prediction_lines,
-        attributes=[
-            {
-                "attribute_id": spec.attribute_id,
-                "attribute_label": spec.label,
-                "attribute_type": spec.type.value,
-            }
-            for spec in run.inputs.prompts.scored
-        ],
-    )
-    return metadata

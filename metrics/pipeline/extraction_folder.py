@@ -23,9 +23,10 @@ from annotations.importers.errors import ImportProblem, InputValidationError
 from annotations.importers.extraction_predictions import PredictionSet
 from annotations.importers.prompts_csv import read_prompts_csv
 from annotations.importers.sources import SourceInput
-from metrics import artefacts
 from metrics.artefacts import bundle
-from metrics.artefacts.bundle import Writer
+from metrics.artefacts.bundle import Writer, atomic_directory
+from metrics.artefacts.comparison import write_comparison_rows
+from metrics.artefacts.metrics_files import write_metrics_csv, write_metrics_json
 from metrics.artefacts.run_records import (
     FIRST_ITEM_SEPARATOR,
     ITEM_SEPARATOR,
@@ -33,7 +34,10 @@ from metrics.artefacts.run_records import (
     json_list_frame,
     llm_annotations_head,
     metadata_head,
+    write_config_yaml,
+    write_evaluation_log,
     write_metadata_json_lines,
+    write_prompts_used_csv,
 )
 from metrics.engine.attributes import resolve_custom_metrics, validate_settings
 from metrics.engine.attributes.comparison import add_unknown_counts, check_schema, unknown_attribute_warnings
@@ -131,7 +135,7 @@ def _write_run(
     """Score the chunks and write the run's artefact folder: the one assembly of both routes.
     Raises _NotSure (nothing written) when a chunk of the files path is not sure."""
     timer = PhaseTimer(phase_seconds)
-    with paused_garbage_collection(), artefacts.atomic_directory(output_dir) as staging:
+    with paused_garbage_collection(), atomic_directory(output_dir) as staging:
         with timer("score"):
             joined = _score_chunks(run, chunks, staging, executor, phase_seconds)
         # As the export reader words them: the references' warnings, then the code sets'.
@@ -248,7 +252,7 @@ def _score_chunks(
     columns: list[MetricColumns] = []
     unknown: dict[str, int] = {}
     header = io.StringIO()
-    artefacts.write_comparison_rows([], header)
+    write_comparison_rows([], header)
     opening, closing = json_list_frame(
         llm_annotations_head(run.evaluation.run_id, run.annotations_metadata()), "documents"
     )
@@ -312,13 +316,11 @@ def _small_writers(run: ExtractionRun, joined: _JoinedChunks) -> list[tuple[str,
     return [
         (
             bundle.METRICS_CSV,
-            lambda path: artefacts.write_metrics_csv(
-                evaluation, path, custom_metrics=custom, intervals=run.intervals
-            ),
+            lambda path: write_metrics_csv(evaluation, path, custom_metrics=custom, intervals=run.intervals),
         ),
         (
             bundle.METRICS_JSON,
-            lambda path: artefacts.write_metrics_json(
+            lambda path: write_metrics_json(
                 evaluation,
                 path,
                 custom_metrics=custom,
@@ -330,10 +332,10 @@ def _small_writers(run: ExtractionRun, joined: _JoinedChunks) -> list[tuple[str,
             bundle.EXTRACTION_METADATA_JSON,
             lambda path: write_metadata_json_lines(head, joined.metadata, path),
         ),
-        (bundle.CONFIG_YAML, lambda path: artefacts.write_config_yaml(run.config_snapshot(), path)),
+        (bundle.CONFIG_YAML, lambda path: write_config_yaml(run.config_snapshot(), path)),
         (
             bundle.PROMPTS_USED_CSV,
-            lambda path: artefacts.write_prompts_used_csv(run.inputs.prompts.scored, path),
+            lambda path: write_prompts_used_csv(run.inputs.prompts.scored, path),
         ),
-        (bundle.EVALUATION_LOG, lambda path: artefacts.write_evaluation_log(run.log_lines(), path)),
+        (bundle.EVALUATION_LOG, lambda path: write_evaluation_log(run.log_lines(), path)),
     ]

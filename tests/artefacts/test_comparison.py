@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 
-from metrics.artefacts import write_comparison_csv
+from metrics.artefacts.comparison import write_comparison_csv
 from metrics.engine.attributes.types import AttributeType, MatchStatus
 from tests.artefacts.factories import evaluation, row
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import csv
 import io
 
-from metrics.artefacts import write_comparison_csv
+from metrics.artefacts.comparison import write_comparison_csv
 from metrics.engine.attributes.types import AttributeType, MatchStatus
 from metrics.engine.uncertainty.attribute_metrics import attribute_document_counts
 from tests.engine.attributes.test_support import evaluate, gold, predicted, result_of, spec

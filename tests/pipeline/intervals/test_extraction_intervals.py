@@ -14,7 +14,7 @@ import yaml
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from metrics.artefacts import metrics_report, write_metrics_csv
+from metrics.artefacts.metrics_files import metrics_report, write_metrics_csv
 from metrics.engine.attributes.types import AttributeType
 from metrics.engine.uncertainty import Interval
 from metrics.pipeline.extraction_evaluation import evaluate_extraction_paths, resolve_settings

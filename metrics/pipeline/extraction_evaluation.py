@@ -38,9 +38,8 @@ from metrics.pipeline.attributes import chunked_comparison
 from metrics.pipeline.executors import local_executor
 from metrics.pipeline.intervals import (
     IntervalSettings,
-    extraction_intervals,
 )
-from metrics.pipeline.phases import PhaseTimer, paused_garbage_collection
+from metrics.pipeline.phases import paused_garbage_collection
 
 # config.yaml keys this evaluation reads; every other key is kept in the snapshot untouched.
 THRESHOLD_KEY = "edit_distance_match_threshold"
@@ -361,41 +360,3 @@ def evaluate_extraction_inputs(
     return ExtractionRun(
         evaluation=evaluation, inputs=inputs, settings=settings, config=dict(config.values) if config else {}
     )
-
-
-def evaluate_extraction_paths(
-    *,
-    gold: SourceInput,
-    prompts: SourceInput,
-    predictions: SourceInput,
-    run_id: str,
-    settings: EvaluationSettings,
-    config: ExtractionConfig | None = None,
-    phase_seconds: dict[str, float] | None = None,
-    intervals: IntervalSettings | None = None,
-    processes: int = 1,
-) -> ExtractionRun:
-    """Read the three inputs, score them (in `processes` local processes) and compute the metrics'
-    confidence intervals (default settings unless `intervals` says otherwise). Raises
-    InputValidationError on bad input."""
-    timer = PhaseTimer(phase_seconds)
-    with timer("load"):
-        inputs = read_extraction_inputs(gold=gold, prompts=prompts, predictions=predictions)
-    with timer("score"):
-        run = evaluate_extraction_inputs(
-            inputs, run_id=run_id, settings=settings, config=config, processes=processes
-        )
-    with timer("intervals"):
-        add_run_intervals(run, intervals or IntervalSettings())
-    return run
-
-
-def add_run_intervals(run: ExtractionRun, settings: IntervalSettings) -> ExtractionRun:
-    """Compute the run's confidence intervals (none with `settings.resamples == 0`) and record the
-    settings; the artefacts written afterwards carry both. Returns `run`."""
-    # The collector would walk every row and input object (millions) for the few lists made here:
-    # measured 1.4 s -> 1.0 s on 20,000 documents.
-    with paused_garbage_collection():
-        run.intervals = extraction_intervals(run.evaluation, settings)
-    run.interval_settings = settings
-    return run

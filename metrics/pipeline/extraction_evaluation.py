@@ -11,7 +11,7 @@ Order of precedence for settings: command-line flag, then `config.yaml`, then th
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -70,15 +70,15 @@ class InputSummary:
     warnings: list[ImportProblem]
 
     @classmethod
-    def of(cls, inputs: ExtractionInputs) -> InputSummary:
-        predictions = inputs.predictions.documents
+    def of(
+        cls, gold_ids: Sequence[str], predicted_ids: Collection[str], warnings: list[ImportProblem]
+    ) -> InputSummary:
+        predicted = set(predicted_ids)
         return cls(
-            n_gold_documents=len(inputs.gold.documents),
-            n_prediction_lines=len(predictions),
-            gold_without_line=[
-                document_id for document_id in inputs.gold.document_ids() if document_id not in predictions
-            ],
-            warnings=inputs.warnings,
+            n_gold_documents=len(gold_ids),
+            n_prediction_lines=len(predicted_ids),
+            gold_without_line=[document_id for document_id in gold_ids if document_id not in predicted],
+            warnings=warnings,
         )
 
 
@@ -99,7 +99,9 @@ class ExtractionRun:
     n_rows: int | None = None
 
     def summary(self) -> InputSummary:
-        return self.input_summary or InputSummary.of(self.inputs)
+        return self.input_summary or InputSummary.of(
+            self.inputs.gold.document_ids(), self.inputs.predictions.documents, self.inputs.warnings
+        )
 
     def config_snapshot(self) -> dict[str, Any]:
         """config.yaml of the run: the effective settings first, then the rest of the given config."""

@@ -103,13 +103,8 @@ def evaluate_extraction_to_folder(
             pass  # the validating readers word what the files path was not sure of, before any write
     with timer("load"):
         inputs = read_extraction_inputs(gold=gold, prompts=prompts, predictions=predictions)
-        run = ExtractionRun(
-            evaluation=ExtractionEvaluation(run_id=run_id, attributes=[], rows=[]),
-            inputs=inputs,
-            settings=settings,
-            config=dict(config.values) if config else {},
-            input_summary=InputSummary.of(inputs),
-        )
+        summary = InputSummary.of(inputs.gold.document_ids(), inputs.predictions.documents, inputs.warnings)
+        run = _new_run(inputs, summary, run_id, settings, config)
         chunks = document_chunks(
             run_id=run_id,
             attributes=inputs.prompts.attributes,
@@ -208,21 +203,25 @@ def _files_run(
         gold_format="eppi",
         names=names,
     )
-    predicted = set(plan.predicted_ids)
-    summary = InputSummary(
-        n_gold_documents=len(plan.gold_ids),
-        n_prediction_lines=len(plan.predicted_ids),
-        gold_without_line=[document_id for document_id in plan.gold_ids if document_id not in predicted],
-        warnings=inputs.warnings,
-    )
-    run = ExtractionRun(
+    summary = InputSummary.of(plan.gold_ids, plan.predicted_ids, inputs.warnings)
+    return _new_run(inputs, summary, run_id, settings, config), plan.chunks
+
+
+def _new_run(
+    inputs: ExtractionInputs,
+    summary: InputSummary,
+    run_id: str,
+    settings: EvaluationSettings,
+    config: ExtractionConfig | None,
+) -> ExtractionRun:
+    """A run before its chunks are scored (its evaluation is built from them)."""
+    return ExtractionRun(
         evaluation=ExtractionEvaluation(run_id=run_id, attributes=[], rows=[]),
         inputs=inputs,
         settings=settings,
         config=dict(config.values) if config else {},
         input_summary=summary,
     )
-    return run, plan.chunks
 
 
 @dataclass

@@ -15,7 +15,8 @@ warnings are each about one reference, and come back in order. Anything it is no
 reference with an error, a prediction line with a problem or warning, a field outside the known ones, ids that differ from what the plan read, lines
 out of gold order or outside the gold, a repeated id, JSON that orjson and json might read apart...)
 makes it answer "not sure" (None), and the caller reads the inputs again with the validating
-readers, which word every problem as they always have.
+readers, which word every problem as they always have. Their documents are then scored by the same
+scorer, in chunks of documents already read (`document_chunks`), into the same partial results.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
-"""An extraction evaluation from its inputs read whole by the validating readers: the run, its
-settings, its log and its artefacts.
+"""An extraction run's inputs read whole by the validating readers, its settings and config.yaml,
+and what its log and records say of it (`ExtractionRun`).
 
 The `evaluate_extraction` command runs `extraction_folder`, which reads large inputs in chunks and
-comes here for anything else; the server's jobs reuse its pieces (`read_extraction_inputs` on uploads, `write_run_artefacts` for a download).
-Plain Python, no Django: reading, scoring and writing can be timed and tested on their own.
+comes here for anything else; the server's scoring reuses the settings, the paired report the
+readers. Plain Python, no Django.
 
 Order of precedence for settings: command-line flag, then `config.yaml`, then the engine's default
 (threshold 0.90, number format `en`).
@@ -90,8 +90,8 @@ class ExtractionRun:
     inputs: ExtractionInputs
     settings: EvaluationSettings
     config: dict[str, Any] = field(default_factory=dict)  # as loaded from config.yaml
-    # Confidence intervals ({attribute_id: {metric: Interval}}) and their settings, once computed
-    # (`add_run_intervals`); None: the artefacts carry no intervals.
+    # Confidence intervals ({attribute_id: {metric: Interval}}) and their settings, once computed;
+    # None: the artefacts carry no intervals.
     intervals: dict[str, dict[str, Interval]] | None = None
     interval_settings: IntervalSettings | None = None
     # Given when the inputs were read in chunks (`inputs` then holds no documents, `evaluation` no rows).

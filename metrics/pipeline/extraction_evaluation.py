@@ -87,21 +87,15 @@ class ExtractionRun:
     """An evaluated run with everything its artefacts are written from."""
 
     evaluation: ExtractionEvaluation
-    inputs: ExtractionInputs
+    inputs: ExtractionInputs  # without documents when they were read in chunks
     settings: EvaluationSettings
+    summary: InputSummary
+    n_rows: int
     config: dict[str, Any] = field(default_factory=dict)  # as loaded from config.yaml
     # Confidence intervals ({attribute_id: {metric: Interval}}) and their settings, once computed;
     # None: the artefacts carry no intervals.
     intervals: dict[str, dict[str, Interval]] | None = None
     interval_settings: IntervalSettings | None = None
-    # Given when the inputs were read in chunks (`inputs` then holds no documents, `evaluation` no rows).
-    input_summary: InputSummary | None = None
-    n_rows: int | None = None
-
-    def summary(self) -> InputSummary:
-        return self.input_summary or InputSummary.of(
-            self.inputs.gold.document_ids(), self.inputs.predictions.documents, self.inputs.warnings
-        )
 
     def config_snapshot(self) -> dict[str, Any]:
         """config.yaml of the run: the effective settings first, then the rest of the given config."""
@@ -119,7 +113,7 @@ class ExtractionRun:
 
     def annotations_metadata(self) -> dict[str, Any]:
         """The `run` object of llm_annotations.json: the model and provider when the config names them."""
-        summary = self.summary()
+        summary = self.summary
         return annotations_run_metadata(
             {key: self.config[key] for key in ("model", "provider", "temperature") if key in self.config},
             n_gold_documents=summary.n_gold_documents,
@@ -129,9 +123,8 @@ class ExtractionRun:
 
     def log_lines(self) -> list[str]:
         """evaluation.log: what was read, the settings, every warning, skipped and unscored items."""
-        evaluation, inputs, summary = self.evaluation, self.inputs, self.summary()
+        evaluation, inputs, summary, n_rows = self.evaluation, self.inputs, self.summary, self.n_rows
         unscored = set(evaluation.unscored_documents)
-        n_rows = len(evaluation.rows) if self.n_rows is None else self.n_rows
         without_line = sum(document_id not in unscored for document_id in summary.gold_without_line)
         lines = [
             f"INFO run {evaluation.run_id}: {summary.n_gold_documents} gold document(s) ({inputs.gold_format}), "
@@ -347,9 +340,9 @@ def evaluate_extraction_inputs(
     *,
     run_id: str,
     settings: EvaluationSettings,
-    config: ExtractionConfig | None = None,
     processes: int = 1,
 ) -> ExtractionRun:
+    """The run of inputs read whole, scored in one pass (rows kept) in `processes` local processes."""
     with paused_garbage_collection():
         evaluation = evaluate_extraction(
             run_id=run_id,
@@ -360,5 +353,9 @@ def evaluate_extraction_inputs(
             compare=chunked_comparison(local_executor(processes)),
         )
     return ExtractionRun(
-        evaluation=evaluation, inputs=inputs, settings=settings, config=dict(config.values) if config else {}
+        evaluation=evaluation,
+        inputs=inputs,
+        settings=settings,
+        summary=InputSummary.of(inputs.gold.document_ids(), inputs.predictions.documents, inputs.warnings),
+        n_rows=len(evaluation.rows),
     )

@@ -135,7 +135,7 @@ def _write_run(
             joined = _score_chunks(run, chunks, staging, executor, phase_seconds)
         # As the export reader words them: the references' warnings, then the code sets'.
         run.inputs.gold.warnings[:0] = joined.gold_warnings
-        run.summary().warnings = run.inputs.warnings
+        run.summary.warnings = run.inputs.warnings
         run.n_rows = len(joined.metric_columns.attribute)
         run.evaluation = evaluation_from_columns(
             run_id=run.evaluation.run_id,
@@ -219,8 +219,9 @@ def _new_run(
         evaluation=ExtractionEvaluation(run_id=run_id, attributes=[], rows=[]),
         inputs=inputs,
         settings=settings,
+        summary=summary,
+        n_rows=0,
         config=dict(config.values) if config else {},
-        input_summary=summary,
     )
 
 
@@ -304,7 +305,7 @@ def _append(handle: BinaryIO, part: bytes | Path) -> None:
 
 def _small_writers(run: ExtractionRun, joined: _JoinedChunks) -> list[tuple[str, Writer]]:
     """The writers of every artefact but the two written chunk by chunk, in the order they run."""
-    evaluation, custom, summary = run.evaluation, run.settings.custom_metrics, run.summary()
+    evaluation, custom, summary = run.evaluation, run.settings.custom_metrics, run.summary
     intervals_config = None if run.interval_settings is None else run.interval_settings.as_config()
     head = metadata_head(
         run_id=evaluation.run_id,

@@ -29,7 +29,6 @@ from metrics.artefacts.cells import (
 from metrics.engine.attributes.types import (
     COMPARISON_COLUMNS,
     ComparisonRow,
-    ExtractionEvaluation,
     MatchStatus,
 )
 
@@ -56,10 +55,8 @@ def _percentage(value: float | None) -> str:
 
 
 def _value_cell(value: object) -> str | int | float:
-    """`cells.cell`, with the common classes first."""
+    """`cells.cell` of a value that is not a text, with the common classes first."""
     kind = value.__class__
-    if kind is str:
-        return ("'" + value if value[0] in _TRIGGERS else value) if value else ""  # type: ignore[index]
     if kind is bool:
         return "True" if value else "False"
     if kind is int:
@@ -130,10 +127,6 @@ def _details_cell(details: str) -> str:
     if '"' in details or "," in details or "\n" in details or "\r" in details:
         return '"' + details.replace('"', '""') + '"'
     return details
-
-
-def write_comparison_csv(evaluation: ExtractionEvaluation, destination: Destination) -> None:
-    write_comparison_rows(evaluation.rows, destination)
 
 
 def write_comparison_rows(

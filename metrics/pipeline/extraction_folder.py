@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import io
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import BinaryIO
@@ -24,7 +24,7 @@ from annotations.importers.extraction_predictions import PredictionSet
 from annotations.importers.prompts_csv import read_prompts_csv
 from annotations.importers.sources import SourceInput
 from metrics.artefacts import bundle
-from metrics.artefacts.bundle import Writer, atomic_directory
+from metrics.artefacts.bundle import atomic_directory
 from metrics.artefacts.comparison import write_comparison_rows
 from metrics.artefacts.metrics_files import write_metrics_csv, write_metrics_json
 from metrics.artefacts.run_records import (
@@ -153,7 +153,9 @@ def _write_run(
             run.intervals = extraction_intervals_from_counts(counts, types, intervals, executor)
             run.interval_settings = intervals
             del counts
-        bundle.write_files(staging, _small_writers(run, joined), phase_seconds=phase_seconds)
+        for file_name, write in _small_writers(run, joined):
+            with timer(f"write {file_name}"):
+                write(staging / file_name)
     return run
 
 
@@ -303,7 +305,7 @@ def _append(handle: BinaryIO, part: bytes | Path) -> None:
     part.unlink()
 
 
-def _small_writers(run: ExtractionRun, joined: _JoinedChunks) -> list[tuple[str, Writer]]:
+def _small_writers(run: ExtractionRun, joined: _JoinedChunks) -> list[tuple[str, Callable[[Path], None]]]:
     """The writers of every artefact but the two written chunk by chunk, in the order they run."""
     evaluation, custom, summary = run.evaluation, run.settings.custom_metrics, run.summary
     intervals_config = None if run.interval_settings is None else run.interval_settings.as_config()

@@ -126,8 +126,8 @@ class Command(OfflineCommand):
         require_prompts(options["prompts"])
         require_extraction_predictions(options["predictions"], option="--predictions")
         with output_slot(output_dir, overwrite=options["overwrite"]):
-            run, settings = self._write_artefacts(options, output_dir, intervals)
-        self.stdout.write(format_metrics_table(run.evaluation, settings.custom_metrics))
+            run = self._write_artefacts(options, output_dir, intervals)
+        self.stdout.write(format_metrics_table(run.evaluation, run.settings.custom_metrics))
         warnings = run.log_lines()
         problems = [line for line in warnings if line.startswith("WARNING")]
         for line in problems[:WARNINGS_SHOWN]:
@@ -160,4 +160,4 @@ class Command(OfflineCommand):
             raise CommandError(f"invalid input, nothing written:\n{error}", returncode=BAD_INPUT) from None
         except (FileNotFoundError, IsADirectoryError, PermissionError, FileExistsError) as error:
             raise CommandError(f"{error}; nothing written", returncode=BAD_INPUT) from None
-        return run, settings
+        return run

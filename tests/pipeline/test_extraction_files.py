@@ -21,6 +21,7 @@ from bench.extraction.workload import generate
 from metrics.pipeline import extraction_files, extraction_folder
 from metrics.pipeline.extraction_evaluation import (
     load_config,
+    read_extraction_inputs,
     resolve_settings,
 )
 from metrics.pipeline.extraction_folder import evaluate_extraction_to_folder
@@ -124,6 +125,29 @@ def test_two_processes_write_the_same_artefacts_from_inputs_read_whole(
     evaluate(workload, tmp_path / "two", processes=2)
     assert len(whole_reads) == 1
     assert files_of(tmp_path / "two") == files_of(tmp_path / "one")
+
+
+def test_documents_read_whole_are_chunked_in_order_each_with_the_predictions_of_its_documents(
+    workload: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(extraction_files, "CHUNK_DOCUMENTS", 7)
+    inputs = read_extraction_inputs(
+        gold=workload / "gold_eppi.json", prompts=workload / "prompts.csv", predictions=workload / "llm.jsonl"
+    )
+    predictions = inputs.predictions.documents
+    chunks = extraction_files.document_chunks(
+        run_id="r",
+        attributes=inputs.prompts.attributes,
+        settings=resolve_settings(),
+        gold_documents=inputs.gold.documents,
+        predictions=predictions,
+    )
+    assert len(chunks) > 1
+    assert [document for chunk in chunks for document in chunk.gold_documents] == inputs.gold.documents
+    assert [document_id for chunk in chunks for document_id in chunk.lines] == list(predictions)
+    for chunk in chunks:
+        own = {document.document_id for document in chunk.gold_documents} & set(predictions)
+        assert chunk.predictions == {document_id: predictions[document_id] for document_id in own}
 
 
 def test_a_chunk_given_a_parts_folder_leaves_its_two_large_parts_there_as_files(

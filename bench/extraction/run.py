@@ -60,7 +60,7 @@ def child(workdir: Path, output_dir: Path, *, processes: int = 1) -> None:
     gc.disable()  # as the evaluate_extraction command does
     phases: dict[str, float] = {}
     start = time.perf_counter()
-    from metrics.artefacts import format_metrics_table
+    from metrics.artefacts.metrics_files import format_metrics_table
     from metrics.pipeline.extraction_evaluation import load_config, resolve_settings
     from metrics.pipeline.extraction_folder import evaluate_extraction_to_folder
 
@@ -89,7 +89,7 @@ def child(workdir: Path, output_dir: Path, *, processes: int = 1) -> None:
         json.dumps(
             {
                 "phases": phases,
-                "rows": run.summary().n_gold_documents * len(run.inputs.prompts.scored),
+                "rows": run.summary.n_gold_documents * len(run.inputs.prompts.scored),
                 "own_peak_mb": own.ru_maxrss / 1024,
                 "worker_peak_mb": workers.ru_maxrss / 1024,
             }

@@ -3,8 +3,6 @@
 Files are written into a hidden temporary folder beside the target (same file system, so the final
 rename is atomic) and the folder is renamed into place only when every file is complete. A failure
 part-way removes the temporary folder: a reader never sees a half-written run.
-
-`write_files` writes the files of a folder, one after the other.
 """
 
 from __future__ import annotations
@@ -12,8 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -61,27 +58,3 @@ def atomic_directory(target: str | Path) -> Iterator[Path]:
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-
-
-Writer = Callable[[Path], None]
-
-
-def _timed_write(folder: Path, file_name: str, write: Writer) -> float:
-    start = time.perf_counter()
-    write(folder / file_name)
-    return time.perf_counter() - start
-
-
-def write_files(
-    folder: Path,
-    writers: Sequence[tuple[str, Writer]],
-    *,
-    phase_seconds: dict[str, float] | None = None,
-) -> None:
-    """Run each `(file name, write)` on `folder / file name`; `phase_seconds["write <name>"]` gets each
-    file's wall time."""
-    seconds = {file_name: _timed_write(folder, file_name, write) for file_name, write in writers}
-    if phase_seconds is not None:
-        for file_name, _ in writers:
-            key = f"write {file_name}"
-            phase_seconds[key] = phase_seconds.get(key, 0.0) + seconds[file_name]

@@ -29,7 +29,6 @@ from metrics.artefacts.cells import (
 from metrics.engine.attributes.types import (
     COMPARISON_COLUMNS,
     ComparisonRow,
-    ExtractionEvaluation,
     MatchStatus,
 )
 
@@ -44,43 +43,10 @@ _LINES_PER_WRITE = 2_000
 _DETAILS = COMPARISON_COLUMNS.index("item_attribute_full_text_details")
 
 
-def comparison_cells(row: ComparisonRow) -> list:
-    """The 20 cells of one row, in COMPARISON_COLUMNS order.
-
-    Text cells are escaped inline (`cells.escape_formula`, spelled out as an expression): one call
-    per cell was a quarter of this writer's time on 200,000 rows. The expression escapes a cell's
-    start; a cell with line breaks in it is escaped after them by `cells.escape_line_starts`.
-    """
-    t = _TRIGGERS
-    document_id, external_id, name = row.document_id, row.external_id, row.document_name
-    attribute_id, label, run_id = row.attribute_id, row.attribute_label, row.extraction_run_id
-    human_text, details = row.human_additional_text, row.item_attribute_full_text_details
-    page, highlight = row.citation_page, row.citation_highlight_text
-    reasoning, llm_text = row.llm_reasoning, row.llm_verbatim_text
-    status = row.match_status
-    cells = [
-        ("'" + document_id if document_id[0] in t else document_id) if document_id else "",
-        ("'" + external_id if external_id[0] in t else external_id) if external_id else "",
-        ("'" + name if name[0] in t else name) if name else "",
-        ("'" + attribute_id if attribute_id[0] in t else attribute_id) if attribute_id else "",
-        ("'" + label if label[0] in t else label) if label else "",
-        ("'" + run_id if run_id[0] in t else run_id) if run_id else "",
-        _BOOL[row.attribute_presence],
-        ("'" + human_text if human_text[0] in t else human_text) if human_text else "",
-        ("'" + details if details[0] in t else details) if details else "",
-        ("'" + page if page[0] in t else page) if page else "",
-        ("'" + highlight if highlight[0] in t else highlight) if highlight else "",
-        _value_cell(row.human_extraction),
-        _value_cell(row.llm_extraction),
-        ("'" + reasoning if reasoning[0] in t else reasoning) if reasoning else "",
-        ("'" + llm_text if llm_text[0] in t else llm_text) if llm_text else "",
-        _percentage(row.human_verbatim_fuzzy_match_pct),
-        _percentage(row.llm_verbatim_fuzzy_match_pct),
-        _BOOL[row.gold_value_in_citation],
-        _BOOL[row.gold_value_in_context],
-        "" if status is None else status.value,
-    ]
-    return [escape_line_starts(text) if text.__class__ is str else text for text in cells]
+def comparison_cells(row: ComparisonRow) -> list[str]:
+    """The 20 cells of one row, in COMPARISON_COLUMNS order, as the csv module is given them (the
+    server streams stored rows so): `_text_cells`, with every line of a text cell escaped."""
+    return [escape_line_starts(text) for text in _text_cells(row, {})]
 
 
 def _percentage(value: float | None) -> str:
@@ -89,10 +55,8 @@ def _percentage(value: float | None) -> str:
 
 
 def _value_cell(value: object) -> str | int | float:
-    """`cells.cell`, with the common classes first."""
+    """`cells.cell` of a value that is not a text, with the common classes first."""
     kind = value.__class__
-    if kind is str:
-        return ("'" + value if value[0] in _TRIGGERS else value) if value else ""  # type: ignore[index]
     if kind is bool:
         return "True" if value else "False"
     if kind is int:
@@ -163,10 +127,6 @@ def _details_cell(details: str) -> str:
     if '"' in details or "," in details or "\n" in details or "\r" in details:
         return '"' + details.replace('"', '""') + '"'
     return details
-
-
-def write_comparison_csv(evaluation: ExtractionEvaluation, destination: Destination) -> None:
-    write_comparison_rows(evaluation.rows, destination)
 
 
 def write_comparison_rows(

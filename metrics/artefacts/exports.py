@@ -17,9 +17,18 @@ from typing import IO, Any
 from annotations.models import Job
 from annotations.selectors import attribute_specs
 from experiments.models import ExperimentRun, RunKind
-from metrics import artefacts
 from metrics.artefacts import bundle
-from metrics.artefacts.comparison import comparison_cells
+from metrics.artefacts.cells import cell, csv_writer
+from metrics.artefacts.comparison import comparison_cells, write_comparison_rows
+from metrics.artefacts.metrics_files import write_metrics_csv
+from metrics.artefacts.run_records import (
+    annotations_run_metadata,
+    write_config_yaml,
+    write_evaluation_log,
+    write_extraction_metadata_json,
+    write_llm_annotations_json,
+    write_prompts_used_csv,
+)
 from metrics.engine.attributes.types import (
     COMPARISON_COLUMNS,
     AttributeResult,
@@ -63,7 +72,7 @@ def comparison_csv_cells(kind: str, rows: Iterable[StoredRow]) -> Iterator[list]
             yield comparison_cells(engine_row(row.columns, row.attribute.type))
         return
     for row in rows:
-        yield [artefacts.cell(row.columns.get(name)) for name in SPAN_COLUMNS]
+        yield [cell(row.columns.get(name)) for name in SPAN_COLUMNS]
 
 
 class _Echo:
@@ -73,7 +82,7 @@ class _Echo:
 
 def comparison_csv_stream(kind: str, rows: Iterable[StoredRow]) -> Iterator[str]:
     """The CSV text, a few hundred rows at a time (for a StreamingHttpResponse)."""
-    writer = artefacts.csv_writer(_Echo())
+    writer = csv_writer(_Echo())
     yield writer.writerow(comparison_header(kind))
     buffer: list[str] = []
     for cells in comparison_csv_cells(kind, rows):
@@ -161,9 +170,9 @@ def _span_artefacts(archive: zipfile.ZipFile, run: ExperimentRun, scoring: Scori
     with _text_entry(archive, SPAN_COMPARISON_CSV) as entry:
         entry.writelines(comparison_csv_stream(run.kind, _stored_rows(scoring)))
     with _text_entry(archive, bundle.CONFIG_YAML) as entry:
-        artefacts.write_config_yaml(_config_snapshot(run, scoring), entry)
+        write_config_yaml(_config_snapshot(run, scoring), entry)
     with _text_entry(archive, bundle.EVALUATION_LOG) as entry:
-        artefacts.write_evaluation_log(_log_lines(run, scoring), entry)
+        write_evaluation_log(_log_lines(run, scoring), entry)
 
 
 def _attribute_artefacts(archive: zipfile.ZipFile, run: ExperimentRun, scoring: Scoring) -> None:
@@ -174,45 +183,36 @@ def _attribute_artefacts(archive: zipfile.ZipFile, run: ExperimentRun, scoring: 
     predictions = prediction_documents(list(run_document_index(run).values()))
     run_id = str(run.pk)
     with _text_entry(archive, bundle.METRICS_CSV) as entry:
-        artefacts.write_metrics_csv(
+        write_metrics_csv(
             evaluation, entry, custom_metrics=custom, intervals=intervals_from_metrics_report(scoring.report)
         )
     with _text_entry(archive, bundle.METRICS_JSON) as entry:
         json.dump(scoring.report, entry, indent=2, ensure_ascii=False)
         entry.write("\n")
     with _text_entry(archive, bundle.COMPARISON_CSV) as entry:
-        artefacts.write_comparison_rows(
+        write_comparison_rows(
             (engine_row(row.columns, row.attribute.type) for row in _stored_rows(scoring)), entry
         )
     with _text_entry(archive, bundle.LLM_ANNOTATIONS_JSON) as entry:
-        artefacts.write_llm_annotations_json(
+        write_llm_annotations_json(
             run_id=run_id,
             predictions=predictions,
             attributes=specs,
-            run_metadata={
-                "model": run.model,
-                "provider": run.provider,
-                "config_hash": run.config_hash,
-                "n_gold_documents": len(scoring.document_ids),
-                "n_prediction_lines": len(predictions),
-                "attributes": [
-                    {
-                        "attribute_id": s.attribute_id,
-                        "attribute_label": s.label,
-                        "attribute_type": s.type.value,
-                    }
-                    for s in scored
-                ],
-            },
+            run_metadata=annotations_run_metadata(
+                {"model": run.model, "provider": run.provider, "config_hash": run.config_hash},
+                n_gold_documents=len(scoring.document_ids),
+                n_prediction_lines=len(predictions),
+                attributes=scored,
+            ),
             destination=entry,
         )
     with _text_entry(archive, bundle.EXTRACTION_METADATA_JSON) as entry:
-        artefacts.write_extraction_metadata_json(
+        write_extraction_metadata_json(
             run_id=run_id, predictions=predictions, gold_document_ids=scoring.document_ids, destination=entry
         )
     with _text_entry(archive, bundle.CONFIG_YAML) as entry:
-        artefacts.write_config_yaml(_config_snapshot(run, scoring), entry)
+        write_config_yaml(_config_snapshot(run, scoring), entry)
     with _text_entry(archive, bundle.PROMPTS_USED_CSV) as entry:
-        artefacts.write_prompts_used_csv(scored, entry)
+        write_prompts_used_csv(scored, entry)
     with _text_entry(archive, bundle.EVALUATION_LOG) as entry:
-        artefacts.write_evaluation_log(_log_lines(run, scoring), entry)
+        write_evaluation_log(_log_lines(run, scoring), entry)

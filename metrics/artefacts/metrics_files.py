@@ -31,7 +31,7 @@ def sorted_results(evaluation: ExtractionEvaluation) -> list[AttributeResult]:
     return sorted(evaluation.attributes, key=lambda result: (result.spec.label, result.spec.attribute_id))
 
 
-def metric_columns(evaluation: ExtractionEvaluation, custom_metrics: Sequence[str] = ()) -> list[str]:
+def metric_column_names(evaluation: ExtractionEvaluation, custom_metrics: Sequence[str] = ()) -> list[str]:
     """The metric columns of metrics.csv, in order."""
     types_present = sorted({result.spec.type for result in evaluation.attributes})
     ordered = list(metric_column_order(types_present, list(custom_metrics)))
@@ -65,7 +65,7 @@ def write_metrics_csv(
     custom_metrics: Sequence[str] = (),
     intervals: AttributeIntervals | None = None,
 ) -> None:
-    metrics = metric_columns(evaluation, custom_metrics)
+    metrics = metric_column_names(evaluation, custom_metrics)
     with_interval = interval_metric_names(evaluation, intervals)
     header: list[str] = [*IDENTITY_COLUMNS, *COUNT_COLUMNS]
     for name in metrics:
@@ -100,7 +100,7 @@ def metrics_report(
 ) -> dict:
     """The content of metrics.json: the same values as metrics.csv, nulls omitted; with `intervals`,
     each attribute's non-null intervals under `intervals`, and `intervals_config` at the top."""
-    metrics = metric_columns(evaluation, custom_metrics)
+    metrics = metric_column_names(evaluation, custom_metrics)
     attributes = []
     for result in sorted_results(evaluation):
         counts = {name: result.counts[name] for name in COUNT_COLUMNS if not is_null(result.counts.get(name))}
@@ -165,7 +165,7 @@ def format_metrics_table(evaluation: ExtractionEvaluation, custom_metrics: Seque
     the cell shows its `_given_prediction` value in parentheses instead, with a footnote, so a blank
     is never all a user learns (docs/semantics.md section 2). metrics.csv has every column.
     """
-    headline = [name for name in metric_columns(evaluation, custom_metrics) if "_given_" not in name]
+    headline = [name for name in metric_column_names(evaluation, custom_metrics) if "_given_" not in name]
     count_names = ("n_gold_instances", "n_missing_predictions", "n_invalid_gold")
     header = ["attribute", "type", "n_gold", "n_missing", "n_invalid_gold", *headline]
     body = []

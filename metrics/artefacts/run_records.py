@@ -142,6 +142,30 @@ def llm_annotations_head(run_id: str, run_metadata: Mapping[str, Any]) -> dict[s
     }
 
 
+def annotations_run_metadata(
+    settings: Mapping[str, Any],
+    *,
+    n_gold_documents: int,
+    n_prediction_lines: int,
+    attributes: Sequence[AttributeSpec],
+) -> dict[str, Any]:
+    """The `run` object of llm_annotations.json: the run's `settings` (model, provider...) as the
+    caller holds them, its counts, and the scored attributes."""
+    return {
+        **settings,
+        "n_gold_documents": n_gold_documents,
+        "n_prediction_lines": n_prediction_lines,
+        "attributes": [
+            {
+                "attribute_id": spec.attribute_id,
+                "attribute_label": spec.label,
+                "attribute_type": spec.type.value,
+            }
+            for spec in attributes
+        ],
+    }
+
+
 def write_llm_annotations_json(
     *,
     run_id: str,
@@ -244,20 +268,6 @@ def metadata_head(
     }
 
 
-def extraction_metadata(
-    *, run_id: str, predictions: Mapping[str, PredictionDocument], gold_document_ids: Sequence[str]
-) -> tuple[dict, list[dict]]:
-    """The head (totals) and the per-document entries of extraction_metadata.json."""
-    entries = metadata_entries(predictions)
-    head = metadata_head(
-        run_id=run_id,
-        totals=metadata_totals(entries),
-        n_gold_documents=len(gold_document_ids),
-        without_line=[document_id for document_id in gold_document_ids if document_id not in predictions],
-    )
-    return head, entries
-
-
 def write_extraction_metadata_json(
     *,
     run_id: str,
@@ -265,21 +275,21 @@ def write_extraction_metadata_json(
     gold_document_ids: Sequence[str],
     destination: Destination,
 ) -> None:
-    head, entries = extraction_metadata(
-        run_id=run_id, predictions=predictions, gold_document_ids=gold_document_ids
+    entries = metadata_entries(predictions)
+    head = metadata_head(
+        run_id=run_id,
+        totals=metadata_totals(entries),
+        n_gold_documents=len(gold_document_ids),
+        without_line=[document_id for document_id in gold_document_ids if document_id not in predictions],
     )
-    write_metadata_json(head, entries, destination)
-
-
-def write_metadata_json(head: Mapping[str, Any], entries: Iterable[Any], destination: Destination) -> None:
     write_metadata_json_lines(head, json_items(entries), destination)
 
 
 def write_metadata_json_lines(
     head: Mapping[str, Any], item_texts: Iterable[str], destination: Destination
 ) -> None:
-    """`write_metadata_json` with the entries already encoded (`json_items`); a text may hold
-    several, joined by ITEM_SEPARATOR."""
+    """extraction_metadata.json from its head and its entries already encoded (`json_items`); a
+    text may hold several, joined by ITEM_SEPARATOR."""
     with open_destination(destination) as handle:
         _write_json_lines_in_list(handle, head, "per_document", item_texts)
 

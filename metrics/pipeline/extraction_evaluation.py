@@ -1,9 +1,9 @@
-"""An extraction evaluation from its inputs read whole by the validating readers: the run, its
-settings, its log and its artefacts.
+"""An extraction run's inputs read whole by the validating readers, its settings and config.yaml,
+and what its log and records say of it (`ExtractionRun`).
 
 The `evaluate_extraction` command runs `extraction_folder`, which reads large inputs in chunks and
-comes here for anything else; the server's jobs reuse its pieces (`read_extraction_inputs` on uploads, `write_run_artefacts` for a download).
-Plain Python, no Django: reading, scoring and writing can be timed and tested on their own.
+comes here for anything else; the server's scoring reuses the settings, the paired report the
+readers. Plain Python, no Django.
 
 Order of precedence for settings: command-line flag, then `config.yaml`, then the engine's default
 (threshold 0.90, number format `en`).
@@ -11,9 +11,8 @@ Order of precedence for settings: command-line flag, then `config.yaml`, then th
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import yaml
@@ -31,8 +30,7 @@ from annotations.importers.extraction_predictions import PredictionSet, read_pre
 from annotations.importers.formats import SNIFF_BYTES, attribute_gold_format
 from annotations.importers.prompts_csv import PromptSet, read_prompts_csv
 from annotations.importers.sources import SourceInput
-from metrics import artefacts
-from metrics.artefacts import bundle
+from metrics.artefacts.run_records import annotations_run_metadata
 from metrics.engine.attributes import evaluate_extraction, resolve_custom_metrics, validate_settings
 from metrics.engine.attributes.types import EvaluationSettings, ExtractionEvaluation
 from metrics.engine.uncertainty import Interval
@@ -40,9 +38,8 @@ from metrics.pipeline.attributes import chunked_comparison
 from metrics.pipeline.executors import local_executor
 from metrics.pipeline.intervals import (
     IntervalSettings,
-    extraction_intervals,
 )
-from metrics.pipeline.phases import PhaseTimer, paused_garbage_collection
+from metrics.pipeline.phases import paused_garbage_collection
 
 # config.yaml keys this evaluation reads; every other key is kept in the snapshot untouched.
 THRESHOLD_KEY = "edit_distance_match_threshold"
@@ -73,15 +70,15 @@ class InputSummary:
     warnings: list[ImportProblem]
 
     @classmethod
-    def of(cls, inputs: ExtractionInputs) -> InputSummary:
-        predictions = inputs.predictions.documents
+    def of(
+        cls, gold_ids: Sequence[str], predicted_ids: Collection[str], warnings: list[ImportProblem]
+    ) -> InputSummary:
+        predicted = set(predicted_ids)
         return cls(
-            n_gold_documents=len(inputs.gold.documents),
-            n_prediction_lines=len(predictions),
-            gold_without_line=[
-                document_id for document_id in inputs.gold.document_ids() if document_id not in predictions
-            ],
-            warnings=inputs.warnings,
+            n_gold_documents=len(gold_ids),
+            n_prediction_lines=len(predicted_ids),
+            gold_without_line=[document_id for document_id in gold_ids if document_id not in predicted],
+            warnings=warnings,
         )
 
 
@@ -90,19 +87,15 @@ class ExtractionRun:
     """An evaluated run with everything its artefacts are written from."""
 
     evaluation: ExtractionEvaluation
-    inputs: ExtractionInputs
+    inputs: ExtractionInputs  # without documents when they were read in chunks
     settings: EvaluationSettings
+    summary: InputSummary
+    n_rows: int
     config: dict[str, Any] = field(default_factory=dict)  # as loaded from config.yaml
-    # Confidence intervals ({attribute_id: {metric: Interval}}) and their settings, once computed
-    # (`add_run_intervals`); None: the artefacts carry no intervals.
+    # Confidence intervals ({attribute_id: {metric: Interval}}) and their settings, once computed;
+    # None: the artefacts carry no intervals.
     intervals: dict[str, dict[str, Interval]] | None = None
     interval_settings: IntervalSettings | None = None
-    # Given when the inputs were read in chunks (`inputs` then holds no documents, `evaluation` no rows).
-    input_summary: InputSummary | None = None
-    n_rows: int | None = None
-
-    def summary(self) -> InputSummary:
-        return self.input_summary or InputSummary.of(self.inputs)
 
     def config_snapshot(self) -> dict[str, Any]:
         """config.yaml of the run: the effective settings first, then the rest of the given config."""
@@ -118,11 +111,20 @@ class ExtractionRun:
             effective["intervals"] = self.interval_settings.as_config()
         return {**effective, **{key: value for key, value in self.config.items() if key not in effective}}
 
+    def annotations_metadata(self) -> dict[str, Any]:
+        """The `run` object of llm_annotations.json: the model and provider when the config names them."""
+        summary = self.summary
+        return annotations_run_metadata(
+            {key: self.config[key] for key in ("model", "provider", "temperature") if key in self.config},
+            n_gold_documents=summary.n_gold_documents,
+            n_prediction_lines=summary.n_prediction_lines,
+            attributes=self.inputs.prompts.scored,
+        )
+
     def log_lines(self) -> list[str]:
         """evaluation.log: what was read, the settings, every warning, skipped and unscored items."""
-        evaluation, inputs, summary = self.evaluation, self.inputs, self.summary()
+        evaluation, inputs, summary, n_rows = self.evaluation, self.inputs, self.summary, self.n_rows
         unscored = set(evaluation.unscored_documents)
-        n_rows = len(evaluation.rows) if self.n_rows is None else self.n_rows
         without_line = sum(document_id not in unscored for document_id in summary.gold_without_line)
         lines = [
             f"INFO run {evaluation.run_id}: {summary.n_gold_documents} gold document(s) ({inputs.gold_format}), "
@@ -338,9 +340,9 @@ def evaluate_extraction_inputs(
     *,
     run_id: str,
     settings: EvaluationSettings,
-    config: ExtractionConfig | None = None,
     processes: int = 1,
 ) -> ExtractionRun:
+    """The run of inputs read whole, scored in one pass (rows kept) in `processes` local processes."""
     with paused_garbage_collection():
         evaluation = evaluate_extraction(
             run_id=run_id,
@@ -351,123 +353,9 @@ def evaluate_extraction_inputs(
             compare=chunked_comparison(local_executor(processes)),
         )
     return ExtractionRun(
-        evaluation=evaluation, inputs=inputs, settings=settings, config=dict(config.values) if config else {}
+        evaluation=evaluation,
+        inputs=inputs,
+        settings=settings,
+        summary=InputSummary.of(inputs.gold.document_ids(), inputs.predictions.documents, inputs.warnings),
+        n_rows=len(evaluation.rows),
     )
-
-
-def evaluate_extraction_paths(
-    *,
-    gold: SourceInput,
-    prompts: SourceInput,
-    predictions: SourceInput,
-    run_id: str,
-    settings: EvaluationSettings,
-    config: ExtractionConfig | None = None,
-    phase_seconds: dict[str, float] | None = None,
-    intervals: IntervalSettings | None = None,
-    processes: int = 1,
-) -> ExtractionRun:
-    """Read the three inputs, score them (in `processes` local processes) and compute the metrics'
-    confidence intervals (default settings unless `intervals` says otherwise). Raises
-    InputValidationError on bad input."""
-    timer = PhaseTimer(phase_seconds)
-    with timer("load"):
-        inputs = read_extraction_inputs(gold=gold, prompts=prompts, predictions=predictions)
-    with timer("score"):
-        run = evaluate_extraction_inputs(
-            inputs, run_id=run_id, settings=settings, config=config, processes=processes
-        )
-    with timer("intervals"):
-        add_run_intervals(run, intervals or IntervalSettings())
-    return run
-
-
-def add_run_intervals(run: ExtractionRun, settings: IntervalSettings) -> ExtractionRun:
-    """Compute the run's confidence intervals (none with `settings.resamples == 0`) and record the
-    settings; the artefacts written afterwards carry both. Returns `run`."""
-    # The collector would walk every row and input object (millions) for the few lists made here:
-    # measured 1.4 s -> 1.0 s on 20,000 documents.
-    with paused_garbage_collection():
-        run.intervals = extraction_intervals(run.evaluation, settings)
-    run.interval_settings = settings
-    return run
-
-
-def write_run_artefacts(
-    run: ExtractionRun, output_dir: str | Path, *, phase_seconds: dict[str, float] | None = None
-) -> Path:
-    """Write every artefact of `run` into `output_dir`, atomically (all files or none).
-
-    `output_dir` must not exist or be an empty folder (FileExistsError otherwise).
-    """
-    writers = artefact_writers(run)
-    output_dir = Path(output_dir)
-    with paused_garbage_collection(), artefacts.atomic_directory(output_dir) as staging:
-        bundle.write_files(staging, writers, phase_seconds=phase_seconds)
-    return output_dir
-
-
-def artefact_writers(run: ExtractionRun) -> list[tuple[str, Callable[[Path], None]]]:
-    """(file name, writer) of every artefact of `run`, in the order they are written."""
-    evaluation, inputs = run.evaluation, run.inputs
-    custom = run.settings.custom_metrics
-    return [
-        (
-            bundle.METRICS_CSV,
-            lambda path: artefacts.write_metrics_csv(
-                evaluation, path, custom_metrics=custom, intervals=run.intervals
-            ),
-        ),
-        (
-            bundle.METRICS_JSON,
-            lambda path: artefacts.write_metrics_json(
-                evaluation,
-                path,
-                custom_metrics=custom,
-                intervals=run.intervals,
-                intervals_config=None if run.interval_settings is None else run.interval_settings.as_config(),
-            ),
-        ),
-        (bundle.COMPARISON_CSV, lambda path: artefacts.write_comparison_csv(evaluation, path)),
-        (
-            bundle.LLM_ANNOTATIONS_JSON,
-            lambda path: artefacts.write_llm_annotations_json(
-                run_id=evaluation.run_id,
-                predictions=inputs.predictions.documents,
-                attributes=inputs.prompts.attributes,
-                run_metadata=run_metadata(run),
-                destination=path,
-            ),
-        ),
-        (
-            bundle.EXTRACTION_METADATA_JSON,
-            lambda path: artefacts.write_extraction_metadata_json(
-                run_id=evaluation.run_id,
-                predictions=inputs.predictions.documents,
-                gold_document_ids=inputs.gold.document_ids(),
-                destination=path,
-            ),
-        ),
-        (bundle.CONFIG_YAML, lambda path: artefacts.write_config_yaml(run.config_snapshot(), path)),
-        (bundle.PROMPTS_USED_CSV, lambda path: artefacts.write_prompts_used_csv(inputs.prompts.scored, path)),
-        (bundle.EVALUATION_LOG, lambda path: artefacts.write_evaluation_log(run.log_lines(), path)),
-    ]
-
-
-def run_metadata(run: ExtractionRun) -> dict[str, Any]:
-    """Run metadata for llm_annotations.json: the model and provider when the config names them."""
-    metadata = {key: run.config[key] for key in ("model", "provider", "temperature") if key in run.config}
-    summary = run.summary()
-    metadata.update(
-        n_gold_documents=summary.n_gold_documents,
-        n_prediction_lines=summary.n_prediction_lines,
-        attributes=[
-            {
-                "attribute_id": spec.attribute_id,
-                "attribute_label": spec.label,
-                "attribute_type": spec.type.value,
-            }
-            for spec in run.inputs.prompts.scored
-        ],
-    )
-    return metadata

@@ -15,7 +15,8 @@ warnings are each about one reference, and come back in order. Anything it is no
 reference with an error, a prediction line with a problem or warning, a field outside the known ones, ids that differ from what the plan read, lines
 out of gold order or outside the gold, a repeated id, JSON that orjson and json might read apart...)
 makes it answer "not sure" (None), and the caller reads the inputs again with the validating
-readers, which word every problem as they always have.
+readers, which word every problem as they always have. Their documents are then scored by the same
+scorer, in chunks of documents already read (`document_chunks`), into the same partial results.
 """
 
 from __future__ import annotations
@@ -95,9 +96,73 @@ class ExtractionFileChunk:
     # a pipe, and the evaluating process copy them out of it again.
     parts_folder: str | None = None
 
+    def documents(self) -> ChunkDocuments | None:
+        """What the scorer reads of the chunk's bytes, or None when not sure."""
+        gold = _gold_documents(self)
+        predictions = None if gold is None else _predictions(self)
+        if gold is None or predictions is None:
+            return None
+        documents, gold_warnings = gold
+        return documents, predictions, predictions, gold_warnings
+
+
+@dataclass(frozen=True)
+class ExtractionDocumentChunk:
+    """A chunk of inputs the validating readers read whole: gold documents with their predictions,
+    and the prediction lines whose records it writes (a slice of the file's, which need not follow
+    the gold's order)."""
+
+    run_id: str
+    attributes: Sequence[AttributeSpec]
+    settings: EvaluationSettings
+    first_reference: int
+    gold_documents: Sequence[GoldDocument]
+    predictions: Mapping[str, PredictionDocument]  # of these gold documents
+    lines: Mapping[str, PredictionDocument]
+    parts_folder: str | None = None
+
+    def documents(self) -> ChunkDocuments:
+        return self.gold_documents, self.predictions, self.lines, []
+
+
+# A chunk's gold documents, the predictions they are scored against, the prediction lines whose
+# records it writes, and the export reader's warnings about its references.
+ChunkDocuments = tuple[
+    Sequence[GoldDocument],
+    Mapping[str, PredictionDocument],
+    Mapping[str, PredictionDocument],
+    list[ImportProblem],
+]
+
+
+def document_chunks(
+    *,
+    run_id: str,
+    attributes: Sequence[AttributeSpec],
+    settings: EvaluationSettings,
+    gold_documents: Sequence[GoldDocument],
+    predictions: Mapping[str, PredictionDocument],
+) -> list[ExtractionDocumentChunk]:
+    """The validating readers' documents in chunks of CHUNK_DOCUMENTS gold documents and as many
+    prediction lines (at least one chunk, so that the schema is checked)."""
+    lines = list(predictions.items())
+    chunks = []
+    for start in range(0, max(len(gold_documents), len(lines), 1), CHUNK_DOCUMENTS):
+        gold = gold_documents[start : start + CHUNK_DOCUMENTS]
+        scored = {
+            document.document_id: predictions[document.document_id]
+            for document in gold
+            if document.document_id in predictions
+        }
+        own_lines = dict(lines[start : start + CHUNK_DOCUMENTS])
+        chunks.append(
+            ExtractionDocumentChunk(run_id, tuple(attributes), settings, start, gold, scored, own_lines)
+        )
+    return chunks
+
 
 @dataclass
-class ExtractionFilePartial:
+class ExtractionPartial:
     comparison_csv: bytes | Path  # the chunk's rows, without the header (or the file holding them)
     # The chunk's items of the `documents` list, joined by ITEM_SEPARATOR (or the file holding them).
     llm_annotations: bytes | Path
@@ -257,14 +322,13 @@ def _prediction_lines(
     return ids, starts.tolist(), ends.tolist(), gold_positions  # type: ignore[return-value]
 
 
-def score_extraction_file_chunk(chunk: ExtractionFileChunk) -> ExtractionFilePartial | None:
+def score_extraction_chunk(chunk: ExtractionFileChunk | ExtractionDocumentChunk) -> ExtractionPartial | None:
     """Read, check and score one chunk, and encode its parts of the artefacts; None when not sure."""
     with paused_garbage_collection():
-        gold = _gold_documents(chunk)
-        predictions = None if gold is None else _predictions(chunk)
-        if gold is None or predictions is None:
+        read = chunk.documents()
+        if read is None:
             return None
-        documents, gold_warnings = gold
+        documents, predictions, lines, gold_warnings = read
         rows, warnings, unknown = compare_document_slice(
             run_id=chunk.run_id,
             attributes=chunk.attributes,
@@ -274,12 +338,12 @@ def score_extraction_file_chunk(chunk: ExtractionFileChunk) -> ExtractionFilePar
         )
         comparison = io.StringIO()
         write_comparison_rows(rows, comparison, header=False)
-        annotations = ITEM_SEPARATOR.join(llm_annotation_lines(predictions, chunk.attributes))
-        entries = metadata_entries(predictions)
+        annotations = ITEM_SEPARATOR.join(llm_annotation_lines(lines, chunk.attributes))
+        entries = metadata_entries(lines)
         columns = metric_columns(
             rows, {spec.attribute_id: index for index, spec in enumerate(chunk.attributes)}
         )
-        return ExtractionFilePartial(
+        return ExtractionPartial(
             comparison_csv=_part(chunk, "csv", comparison.getvalue().encode("utf-8")),
             llm_annotations=_part(chunk, "json", annotations.encode("utf-8")),
             metadata=ITEM_SEPARATOR.join(json_items(entries)),
@@ -298,7 +362,7 @@ def score_extraction_file_chunk(chunk: ExtractionFileChunk) -> ExtractionFilePar
         )
 
 
-def _part(chunk: ExtractionFileChunk, suffix: str, data: bytes) -> bytes | Path:
+def _part(chunk: ExtractionFileChunk | ExtractionDocumentChunk, suffix: str, data: bytes) -> bytes | Path:
     """`data`, or the file of `chunk.parts_folder` it is written to (an empty part stays bytes)."""
     if chunk.parts_folder is None or not data:
         return data

@@ -1,18 +1,19 @@
 """An offline extraction evaluation from files to an artefact folder: the `evaluate_extraction`
 command's whole run.
 
-An EPPI export and a predictions file on disk are read, scored and written in chunks, each by the
-process that scores it (`extraction_files`): the chunks' parts of the two large artefacts are
-written as they come, in chunk order, and the run keeps only what the metrics, the intervals and the
-small artefacts need. When that path is not sure of the inputs, or they are in another form, they
-are read whole by the validating readers (`extraction_evaluation`), which word every problem.
+The run is scored in chunks: read from the files by the process that scores each (an EPPI export
+and a predictions file on disk, `extraction_files`), or, when that path is not sure of the inputs
+or they are in another form, slices of the documents the validating readers read whole
+(`extraction_evaluation`), which word every problem. Either way the chunks' parts of the two large
+artefacts are written as they come, in chunk order, and the run keeps only what the metrics, the
+intervals and the small artefacts need.
 """
 
 from __future__ import annotations
 
 import io
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import BinaryIO
@@ -22,8 +23,10 @@ from annotations.importers.errors import ImportProblem, InputValidationError
 from annotations.importers.extraction_predictions import PredictionSet
 from annotations.importers.prompts_csv import read_prompts_csv
 from annotations.importers.sources import SourceInput
-from metrics import artefacts
 from metrics.artefacts import bundle
+from metrics.artefacts.bundle import atomic_directory
+from metrics.artefacts.comparison import write_comparison_rows
+from metrics.artefacts.metrics_files import write_metrics_csv, write_metrics_json
 from metrics.artefacts.run_records import (
     FIRST_ITEM_SEPARATOR,
     ITEM_SEPARATOR,
@@ -31,7 +34,10 @@ from metrics.artefacts.run_records import (
     json_list_frame,
     llm_annotations_head,
     metadata_head,
+    write_config_yaml,
+    write_evaluation_log,
     write_metadata_json_lines,
+    write_prompts_used_csv,
 )
 from metrics.engine.attributes import resolve_custom_metrics, validate_settings
 from metrics.engine.attributes.comparison import add_unknown_counts, check_schema, unknown_attribute_warnings
@@ -45,19 +51,17 @@ from metrics.pipeline.extraction_evaluation import (
     ExtractionInputs,
     ExtractionRun,
     InputSummary,
-    artefact_writers,
     attribute_warnings_for_code_sets,
-    evaluate_extraction_paths,
     gold_file_format,
-    run_metadata,
-    write_run_artefacts,
+    read_extraction_inputs,
 )
 from metrics.pipeline.extraction_files import (
+    ExtractionDocumentChunk,
     ExtractionFileChunk,
-    ExtractionFilePlan,
+    document_chunks,
     plain_files,
     plan_extraction_file_chunks,
-    score_extraction_file_chunk,
+    score_extraction_chunk,
 )
 from metrics.pipeline.intervals import IntervalSettings, extraction_intervals_from_counts
 from metrics.pipeline.phases import PhaseTimer, paused_garbage_collection
@@ -80,93 +84,78 @@ def evaluate_extraction_to_folder(
     intervals and write the artefact folder (atomically). Raises InputValidationError on bad input,
     with nothing written.
 
-    An EPPI export and a predictions file on disk are read, scored and written in chunks, each by
-    the process that scores it (`extraction_files`); when that path is not sure of the inputs, they
-    are read whole by the validating readers, which word every problem."""
-    chunked = _evaluate_files_to_folder(
-        gold=gold,
-        prompts=prompts,
-        predictions=predictions,
-        output_dir=output_dir,
-        run_id=run_id,
-        settings=settings,
-        config=config,
-        intervals=intervals or IntervalSettings(),
-        phase_seconds=phase_seconds,
-        processes=processes,
-    )
-    if chunked is not None:
-        return chunked
-    run = evaluate_extraction_paths(
-        gold=gold,
-        prompts=prompts,
-        predictions=predictions,
-        run_id=run_id,
-        settings=settings,
-        config=config,
-        phase_seconds=phase_seconds,
-        intervals=intervals,
-        processes=processes,
-    )
-    write_run_artefacts(run, output_dir, phase_seconds=phase_seconds)
-    return run
+    An EPPI export and a predictions file on disk are read in chunks, each by the process that
+    scores it (`extraction_files`); when that path is not sure of the inputs, they are read whole by
+    the validating readers, which word every problem, and scored in chunks of their documents. Both
+    go through one assembly and one set of writers."""
+    timer = PhaseTimer(phase_seconds)
+    executor = local_executor(processes)
+    intervals = intervals or IntervalSettings()
+    if isinstance(executor, ProcessPool) and plain_files(gold, prompts, predictions):
+        # The workers' imports (about half a second) then overlap the plan instead of following it.
+        executor.start(score_extraction_chunk)
+    with timer("load"):
+        run, chunks = _files_run(gold, prompts, predictions, run_id, settings, config)
+    if run is not None:
+        try:
+            return _write_run(run, chunks, output_dir, executor, intervals, phase_seconds)
+        except (_NotSure, FileExistsError):
+            pass  # the validating readers word what the files path was not sure of, before any write
+    with timer("load"):
+        inputs = read_extraction_inputs(gold=gold, prompts=prompts, predictions=predictions)
+        summary = InputSummary.of(inputs.gold.document_ids(), inputs.predictions.documents, inputs.warnings)
+        run = _new_run(inputs, summary, run_id, settings, config)
+        chunks = document_chunks(
+            run_id=run_id,
+            attributes=inputs.prompts.attributes,
+            settings=settings,
+            gold_documents=inputs.gold.documents,
+            predictions=inputs.predictions.documents,
+        )
+    return _write_run(run, chunks, output_dir, executor, intervals, phase_seconds)
 
 
 class _NotSure(Exception):
     """A chunk of the files path found something only the validating readers may word."""
 
 
-def _evaluate_files_to_folder(
-    *,
-    gold: SourceInput,
-    prompts: SourceInput,
-    predictions: SourceInput,
+def _write_run(
+    run: ExtractionRun,
+    chunks: Sequence[ExtractionFileChunk | ExtractionDocumentChunk],
     output_dir: str | Path,
-    run_id: str,
-    settings: EvaluationSettings,
-    config: ExtractionConfig | None,
+    executor: Executor,
     intervals: IntervalSettings,
     phase_seconds: dict[str, float] | None,
-    processes: int,
-) -> ExtractionRun | None:
-    """`evaluate_extraction_to_folder` by `extraction_files`' chunks; None (nothing written) when
-    that path is not sure of the inputs."""
+) -> ExtractionRun:
+    """Score the chunks and write the run's artefact folder: the one assembly of both routes.
+    Raises _NotSure (nothing written) when a chunk of the files path is not sure."""
     timer = PhaseTimer(phase_seconds)
-    executor = local_executor(processes)
-    if isinstance(executor, ProcessPool) and plain_files(gold, prompts, predictions):
-        # The workers' imports (about half a second) then overlap the plan instead of following it.
-        executor.start(score_extraction_file_chunk)
-    with timer("load"):
-        run, plan = _files_run(gold, prompts, predictions, run_id, settings, config)
-    if run is None or plan is None:
-        return None
-    try:
-        with paused_garbage_collection(), artefacts.atomic_directory(output_dir) as staging:
-            with timer("score"):
-                joined = _score_files(run, plan.chunks, staging, executor, phase_seconds)
-            # As the export reader words them: the references' warnings, then the code sets'.
-            run.inputs.gold.warnings[:0] = joined.gold_warnings
-            run.input_summary.warnings = run.inputs.warnings
-            run.n_rows = len(joined.metric_columns.attribute)
-            run.evaluation = evaluation_from_columns(
-                run_id=run_id,
-                attributes=run.inputs.prompts.attributes,
-                columns=joined.metric_columns,
-                row_warnings=joined.warnings,
-                unscored=joined.unscored_documents,
-                without_context=joined.without_context,
-                ignored_note=[],
-                settings=settings,
-            )
-            with timer("intervals"):
-                types = {result.spec.attribute_id: result.spec.type for result in run.evaluation.attributes}
-                counts = DocumentCounts.joined(joined.counts, consume=True)
-                run.intervals = extraction_intervals_from_counts(counts, types, intervals, executor)
-                run.interval_settings = intervals
-                del counts
-            bundle.write_files(staging, _small_writers(run, joined), phase_seconds=phase_seconds)
-    except (_NotSure, FileExistsError):
-        return None
+    with paused_garbage_collection(), atomic_directory(output_dir) as staging:
+        with timer("score"):
+            joined = _score_chunks(run, chunks, staging, executor, phase_seconds)
+        # As the export reader words them: the references' warnings, then the code sets'.
+        run.inputs.gold.warnings[:0] = joined.gold_warnings
+        run.summary.warnings = run.inputs.warnings
+        run.n_rows = len(joined.metric_columns.attribute)
+        run.evaluation = evaluation_from_columns(
+            run_id=run.evaluation.run_id,
+            attributes=run.inputs.prompts.attributes,
+            columns=joined.metric_columns,
+            row_warnings=joined.warnings,
+            unscored=joined.unscored_documents,
+            without_context=joined.without_context,
+            ignored_note=[],  # both readers refuse a prediction line outside the gold
+            settings=run.settings,
+        )
+        with timer("intervals"):
+            types = {result.spec.attribute_id: result.spec.type for result in run.evaluation.attributes}
+            counts = DocumentCounts.joined(joined.counts, consume=True)
+            run.intervals = extraction_intervals_from_counts(counts, types, intervals, executor)
+            run.interval_settings = intervals
+            del counts
+        for file_name, write in _small_writers(run, joined):
+            with timer(f"write {file_name}"):
+                write(staging / file_name)
     return run
 
 
@@ -177,18 +166,18 @@ def _files_run(
     run_id: str,
     settings: EvaluationSettings,
     config: ExtractionConfig | None,
-) -> tuple[ExtractionRun | None, ExtractionFilePlan | None]:
+) -> tuple[ExtractionRun | None, list[ExtractionFileChunk]]:
     """The run (its inputs without documents, its summary) and the chunks of the files path; (None,
-    None) when that path is not sure."""
+    []) when that path is not sure."""
     if not plain_files(gold, prompts, predictions) or gold_file_format(gold) != "eppi":
-        return None, None
+        return None, []
     try:
         prompt_set = read_prompts_csv(prompts)
         resolve_custom_metrics(settings.custom_metrics)
         validate_settings(settings)
         check_schema(prompt_set.attributes)
     except (InputValidationError, ValueError):
-        return None, None
+        return None, []
     names = {
         role: source_name(source)
         for role, source in (("gold", gold), ("prompts", prompts), ("predictions", predictions))
@@ -203,7 +192,7 @@ def _files_run(
         settings=settings,
     )
     if plan is None:
-        return None, None
+        return None, []
     gold_set = GoldSet(
         documents=[],
         attribute_names=plan.attribute_names,
@@ -216,21 +205,26 @@ def _files_run(
         gold_format="eppi",
         names=names,
     )
-    predicted = set(plan.predicted_ids)
-    summary = InputSummary(
-        n_gold_documents=len(plan.gold_ids),
-        n_prediction_lines=len(plan.predicted_ids),
-        gold_without_line=[document_id for document_id in plan.gold_ids if document_id not in predicted],
-        warnings=inputs.warnings,
-    )
-    run = ExtractionRun(
+    summary = InputSummary.of(plan.gold_ids, plan.predicted_ids, inputs.warnings)
+    return _new_run(inputs, summary, run_id, settings, config), plan.chunks
+
+
+def _new_run(
+    inputs: ExtractionInputs,
+    summary: InputSummary,
+    run_id: str,
+    settings: EvaluationSettings,
+    config: ExtractionConfig | None,
+) -> ExtractionRun:
+    """A run before its chunks are scored (its evaluation is built from them)."""
+    return ExtractionRun(
         evaluation=ExtractionEvaluation(run_id=run_id, attributes=[], rows=[]),
         inputs=inputs,
         settings=settings,
+        summary=summary,
+        n_rows=0,
         config=dict(config.values) if config else {},
-        input_summary=summary,
     )
-    return run, plan
 
 
 @dataclass
@@ -247,9 +241,9 @@ class _JoinedChunks:
     gold_warnings: list[ImportProblem] = field(default_factory=list)
 
 
-def _score_files(
+def _score_chunks(
     run: ExtractionRun,
-    chunks: list[ExtractionFileChunk],
+    chunks: Sequence[ExtractionFileChunk | ExtractionDocumentChunk],
     staging: Path,
     executor: Executor,
     phase_seconds: dict[str, float] | None,
@@ -260,9 +254,9 @@ def _score_files(
     columns: list[MetricColumns] = []
     unknown: dict[str, int] = {}
     header = io.StringIO()
-    artefacts.write_comparison_rows([], header)
+    write_comparison_rows([], header)
     opening, closing = json_list_frame(
-        llm_annotations_head(run.evaluation.run_id, run_metadata(run)), "documents"
+        llm_annotations_head(run.evaluation.run_id, run.annotations_metadata()), "documents"
     )
     timer = PhaseTimer(phase_seconds)
     with (
@@ -274,7 +268,7 @@ def _score_files(
         separator = FIRST_ITEM_SEPARATOR.encode("utf-8")
         if executor.processes > 1:
             chunks = [replace(chunk, parts_folder=str(staging)) for chunk in chunks]
-        for partial in executor.map(score_extraction_file_chunk, chunks):
+        for partial in executor.map(score_extraction_chunk, chunks):
             if partial is None:
                 raise _NotSure
             with timer(f"write {bundle.COMPARISON_CSV}"):
@@ -312,18 +306,38 @@ def _append(handle: BinaryIO, part: bytes | Path) -> None:
 
 
 def _small_writers(run: ExtractionRun, joined: _JoinedChunks) -> list[tuple[str, Callable[[Path], None]]]:
-    """The writers of every artefact but the two written chunk by chunk."""
-    summary = run.summary()
+    """The writers of every artefact but the two written chunk by chunk, in the order they run."""
+    evaluation, custom, summary = run.evaluation, run.settings.custom_metrics, run.summary
+    intervals_config = None if run.interval_settings is None else run.interval_settings.as_config()
     head = metadata_head(
-        run_id=run.evaluation.run_id,
+        run_id=evaluation.run_id,
         totals=joined.metadata_totals,
         n_gold_documents=summary.n_gold_documents,
         without_line=summary.gold_without_line,
     )
     return [
-        (name, write)
-        for name, write in artefact_writers(run)
-        if name not in (bundle.COMPARISON_CSV, bundle.LLM_ANNOTATIONS_JSON, bundle.EXTRACTION_METADATA_JSON)
-    ] + [
-        (bundle.EXTRACTION_METADATA_JSON, lambda path: write_metadata_json_lines(head, joined.metadata, path))
+        (
+            bundle.METRICS_CSV,
+            lambda path: write_metrics_csv(evaluation, path, custom_metrics=custom, intervals=run.intervals),
+        ),
+        (
+            bundle.METRICS_JSON,
+            lambda path: write_metrics_json(
+                evaluation,
+                path,
+                custom_metrics=custom,
+                intervals=run.intervals,
+                intervals_config=intervals_config,
+            ),
+        ),
+        (
+            bundle.EXTRACTION_METADATA_JSON,
+            lambda path: write_metadata_json_lines(head, joined.metadata, path),
+        ),
+        (bundle.CONFIG_YAML, lambda path: write_config_yaml(run.config_snapshot(), path)),
+        (
+            bundle.PROMPTS_USED_CSV,
+            lambda path: write_prompts_used_csv(run.inputs.prompts.scored, path),
+        ),
+        (bundle.EVALUATION_LOG, lambda path: write_evaluation_log(run.log_lines(), path)),
     ]

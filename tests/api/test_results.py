@@ -14,7 +14,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from metrics.artefacts import ARTEFACT_NAMES
+from metrics.artefacts.bundle import ARTEFACT_NAMES
 from tests.api.runs_support import (
     EXTRACTION,
     SPANS,

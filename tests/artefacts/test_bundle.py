@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from metrics.artefacts import atomic_directory
+from metrics.artefacts.bundle import atomic_directory
 
 
 def test_the_folder_appears_only_when_every_file_is_written(tmp_path):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 
-from metrics.artefacts import write_comparison_csv
+from metrics.artefacts.comparison import write_comparison_rows
 from metrics.engine.attributes.types import AttributeType, MatchStatus
 from tests.artefacts.factories import evaluation, row
 
@@ -35,7 +35,7 @@ SEED_COLUMNS = [
 
 def written(*rows) -> list[dict[str, str]]:
     destination = io.StringIO()
-    write_comparison_csv(evaluation([], list(rows)), destination)
+    write_comparison_rows(evaluation([], list(rows)).rows, destination)
     reader = csv.DictReader(io.StringIO(destination.getvalue(), newline=""))
     assert reader.fieldnames == SEED_COLUMNS
     return list(reader)
@@ -44,7 +44,7 @@ def written(*rows) -> list[dict[str, str]]:
 def test_the_header_is_exactly_the_20_seed_columns_in_order():
     destination = io.StringIO()
 
-    write_comparison_csv(evaluation([]), destination)
+    write_comparison_rows(evaluation([]).rows, destination)
 
     assert destination.getvalue() == ",".join(SEED_COLUMNS) + "\r\n"
 

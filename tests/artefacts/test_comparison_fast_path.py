@@ -1,8 +1,8 @@
 """goldstandard_llm_comparison.csv: the line writer against the csv module it replaces.
 
 `write_comparison_rows` writes most rows as their cells joined by commas (the citation details cell
-quoted on its own); the reference is `csv.writer.writerows` over `comparison_cells`, which the writer
-used before. Random rows put every character the csv module quotes for (comma, double quote, CR, LF)
+quoted on its own); the reference is `csv.writer.writerows` over each row's `cells.cell` of every
+value (the percentages with two decimals), which the writer replaces. Random rows put every character the csv module quotes for (comma, double quote, CR, LF)
 and every formula trigger in every text cell, and every kind of value in the value cells.
 """
 
@@ -14,6 +14,7 @@ import random
 
 import pytest
 
+from metrics.artefacts.cells import cell
 from metrics.artefacts.comparison import comparison_cells, write_comparison_rows
 from metrics.engine.attributes.types import COMPARISON_COLUMNS, MatchStatus
 from tests.artefacts.factories import row
@@ -73,11 +74,24 @@ def random_row(rng: random.Random):
     )
 
 
-def reference_csv(rows) -> str:
+def reference_cells(row) -> list:
+    cells = []
+    for name in COMPARISON_COLUMNS:
+        value = getattr(row, name)
+        if name.endswith("_fuzzy_match_pct"):
+            cells.append("" if value is None else f"{value:.2f}")
+        elif name == "match_status":
+            cells.append("" if value is None else value.value)
+        else:
+            cells.append(cell(value))
+    return cells
+
+
+def reference_csv(rows, cells=reference_cells) -> str:
     destination = io.StringIO()
     writer = csv.writer(destination)
     writer.writerow(COMPARISON_COLUMNS)
-    writer.writerows(map(comparison_cells, rows))
+    writer.writerows(map(cells, rows))
     return destination.getvalue()
 
 
@@ -88,6 +102,13 @@ def test_the_line_writer_writes_what_the_csv_module_writes(seed):
     destination = io.StringIO()
     write_comparison_rows(rows, destination)
     assert destination.getvalue() == reference_csv(rows)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_cells_the_server_streams_are_written_as_the_reference_cells(seed):
+    rng = random.Random(seed)
+    rows = [random_row(rng) for _ in range(1_000)]
+    assert reference_csv(rows, comparison_cells) == reference_csv(rows)
 
 
 def test_no_rows_is_the_header_alone():

@@ -14,9 +14,11 @@ from types import SimpleNamespace
 import pytest
 
 from experiments.models import RunKind
-from metrics.artefacts import write_comparison_rows, write_metrics_csv, write_prompts_used_csv
 from metrics.artefacts.cells import FORMULA_TRIGGERS, escape_formula
+from metrics.artefacts.comparison import write_comparison_rows
 from metrics.artefacts.exports import SPAN_COLUMNS, comparison_csv_stream
+from metrics.artefacts.metrics_files import write_metrics_csv
+from metrics.artefacts.run_records import write_prompts_used_csv
 from metrics.engine.attributes.types import AttributeType
 from tests.artefacts.factories import evaluation, result, row, spec
 

@@ -11,14 +11,14 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metrics.artefacts import (
+from metrics.artefacts.run_records import (
+    json_value,
     write_config_yaml,
     write_evaluation_log,
     write_extraction_metadata_json,
     write_llm_annotations_json,
     write_prompts_used_csv,
 )
-from metrics.artefacts.run_records import json_value
 from metrics.engine.attributes.types import (
     AttributeSpec,
     AttributeType,

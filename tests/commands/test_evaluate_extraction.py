@@ -21,7 +21,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from annotations.importers.errors import InputValidationError
-from metrics.artefacts import ARTEFACT_NAMES
+from metrics.artefacts.bundle import ARTEFACT_NAMES
 from metrics.pipeline.extraction_evaluation import (
     evaluate_extraction_inputs,
     load_config,

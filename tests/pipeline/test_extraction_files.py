@@ -21,6 +21,7 @@ from bench.extraction.workload import generate
 from metrics.pipeline import extraction_files, extraction_folder
 from metrics.pipeline.extraction_evaluation import (
     load_config,
+    read_extraction_inputs,
     resolve_settings,
 )
 from metrics.pipeline.extraction_folder import evaluate_extraction_to_folder
@@ -57,6 +58,20 @@ def validating_path(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(extraction_folder, "plan_extraction_file_chunks", lambda **_: None)
 
 
+@pytest.fixture
+def whole_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The runs read whole by the validating readers (by their gold file): none on the files path."""
+    reads: list[str] = []
+    read = extraction_folder.read_extraction_inputs
+
+    def counted(**sources):
+        reads.append(str(sources["gold"]))
+        return read(**sources)
+
+    monkeypatch.setattr(extraction_folder, "read_extraction_inputs", counted)
+    return reads
+
+
 def files_of(folder: Path) -> dict[str, bytes]:
     return {path.name: path.read_bytes() for path in sorted(folder.iterdir())}
 
@@ -79,25 +94,60 @@ def test_the_artefacts_are_those_of_the_validating_readers_whatever_the_chunking
     monkeypatch: pytest.MonkeyPatch,
     chunk_documents: int,
     evaluation_settings: dict,
+    whole_reads: list[str],
 ) -> None:
     monkeypatch.setattr(extraction_files, "CHUNK_DOCUMENTS", chunk_documents)
-    run = evaluate(workload, tmp_path / "files", **evaluation_settings)
-    assert run.input_summary is not None  # the files path took it
+    evaluate(workload, tmp_path / "files", **evaluation_settings)
+    assert not whole_reads  # the files path took it
     with monkeypatch.context() as patch:
         validating_path(patch)
-        whole = evaluate(workload, tmp_path / "whole", **evaluation_settings)
-    assert whole.input_summary is None
+        evaluate(workload, tmp_path / "whole", **evaluation_settings)
+    assert len(whole_reads) == 1
     assert files_of(tmp_path / "files") == files_of(tmp_path / "whole")
 
 
 def test_two_processes_write_the_same_artefacts(
-    workload: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    workload: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, whole_reads: list[str]
 ) -> None:
     monkeypatch.setattr(extraction_files, "CHUNK_DOCUMENTS", 13)
     evaluate(workload, tmp_path / "one")
-    run = evaluate(workload, tmp_path / "two", processes=2)
-    assert run.input_summary is not None
+    evaluate(workload, tmp_path / "two", processes=2)
+    assert not whole_reads
     assert files_of(tmp_path / "two") == files_of(tmp_path / "one")
+
+
+def test_two_processes_write_the_same_artefacts_from_inputs_read_whole(
+    workload: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, whole_reads: list[str]
+) -> None:
+    monkeypatch.setattr(extraction_files, "CHUNK_DOCUMENTS", 13)
+    evaluate(workload, tmp_path / "one")
+    validating_path(monkeypatch)
+    evaluate(workload, tmp_path / "two", processes=2)
+    assert len(whole_reads) == 1
+    assert files_of(tmp_path / "two") == files_of(tmp_path / "one")
+
+
+def test_documents_read_whole_are_chunked_in_order_each_with_the_predictions_of_its_documents(
+    workload: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(extraction_files, "CHUNK_DOCUMENTS", 7)
+    inputs = read_extraction_inputs(
+        gold=workload / "gold_eppi.json", prompts=workload / "prompts.csv", predictions=workload / "llm.jsonl"
+    )
+    predictions = inputs.predictions.documents
+    chunks = extraction_files.document_chunks(
+        run_id="r",
+        attributes=inputs.prompts.attributes,
+        settings=resolve_settings(),
+        gold_documents=inputs.gold.documents,
+        predictions=predictions,
+    )
+    assert len(chunks) > 1
+    assert [document for chunk in chunks for document in chunk.gold_documents] == inputs.gold.documents
+    assert [document_id for chunk in chunks for document_id in chunk.lines] == list(predictions)
+    for chunk in chunks:
+        own = {document.document_id for document in chunk.gold_documents} & set(predictions)
+        assert chunk.predictions == {document_id: predictions[document_id] for document_id in own}
 
 
 def test_a_chunk_given_a_parts_folder_leaves_its_two_large_parts_there_as_files(
@@ -117,8 +167,8 @@ def test_a_chunk_given_a_parts_folder_leaves_its_two_large_parts_there_as_files(
     )
     assert plan is not None
     (chunk,) = plan.chunks
-    returned = extraction_files.score_extraction_file_chunk(chunk)
-    left = extraction_files.score_extraction_file_chunk(replace(chunk, parts_folder=str(tmp_path)))
+    returned = extraction_files.score_extraction_chunk(chunk)
+    left = extraction_files.score_extraction_chunk(replace(chunk, parts_folder=str(tmp_path)))
     assert returned is not None and left is not None
     assert isinstance(left.comparison_csv, Path) and isinstance(left.llm_annotations, Path)
     assert left.comparison_csv.read_bytes() == returned.comparison_csv
@@ -127,12 +177,12 @@ def test_a_chunk_given_a_parts_folder_leaves_its_two_large_parts_there_as_files(
 
 
 def test_the_test_fixture_gives_the_artefacts_of_the_validating_readers(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, whole_reads: list[str]
 ) -> None:
     monkeypatch.setattr(extraction_files, "CHUNK_DOCUMENTS", 1)
     run = evaluate(FIXTURE, tmp_path / "files")
-    assert run.input_summary is not None  # the export's warning (two codes merged) came through
-    assert any("merged into one" in str(problem) for problem in run.summary().warnings)
+    assert not whole_reads  # the export's warning (two codes merged) came through
+    assert any("merged into one" in str(problem) for problem in run.summary.warnings)
     validating_path(monkeypatch)
     evaluate(FIXTURE, tmp_path / "whole")
     assert files_of(tmp_path / "files") == files_of(tmp_path / "whole")
@@ -163,12 +213,12 @@ def with_integer_id(lines: list[str]) -> list[str]:
 
 
 def test_an_empty_predictions_file_fails_every_document(
-    workload: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    workload: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, whole_reads: list[str]
 ) -> None:
     predictions = rewritten_predictions(workload, tmp_path, lambda lines: [])
     run = evaluate(workload, tmp_path / "files", predictions=predictions)
-    assert run.input_summary is not None
-    assert run.summary().n_prediction_lines == 0
+    assert not whole_reads
+    assert run.summary.n_prediction_lines == 0
     validating_path(monkeypatch)
     evaluate(workload, tmp_path / "whole", predictions=predictions)
     assert files_of(tmp_path / "files") == files_of(tmp_path / "whole")
@@ -176,12 +226,12 @@ def test_an_empty_predictions_file_fails_every_document(
 
 @pytest.mark.parametrize("change", [shuffled, with_unknown_field, with_integer_id])
 def test_predictions_it_is_not_sure_of_are_read_by_the_validating_reader(
-    workload: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change
+    workload: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change, whole_reads: list[str]
 ) -> None:
     monkeypatch.setattr(extraction_files, "CHUNK_DOCUMENTS", 11)
     predictions = rewritten_predictions(workload, tmp_path, change)
-    run = evaluate(workload, tmp_path / "files", predictions=predictions)
-    assert run.input_summary is None
+    evaluate(workload, tmp_path / "files", predictions=predictions)
+    assert len(whole_reads) == 1
     validating_path(monkeypatch)
     evaluate(workload, tmp_path / "whole", predictions=predictions)
     assert files_of(tmp_path / "files") == files_of(tmp_path / "whole")
@@ -251,12 +301,17 @@ def with_references_in_a_note_first(export: dict) -> str:
     [(titled_references, True), (with_references_twice, False), (with_references_in_a_note_first, False)],
 )
 def test_the_key_references_is_trusted_only_once_outside_the_references(
-    workload: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change, files_path: bool
+    workload: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    change,
+    files_path: bool,
+    whole_reads: list[str],
 ) -> None:
     export = json.loads((workload / "gold_eppi.json").read_text(encoding="utf-8"))
     inputs = with_gold_text(workload, tmp_path / "inputs", change(export))
-    run = evaluate(inputs, tmp_path / "files")
-    assert (run.input_summary is not None) is files_path
+    evaluate(inputs, tmp_path / "files")
+    assert (not whole_reads) is files_path
     validating_path(monkeypatch)
     evaluate(inputs, tmp_path / "whole")
     assert files_of(tmp_path / "files") == files_of(tmp_path / "whole")

@@ -7,7 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from metrics.pipeline.extraction_evaluation import evaluate_extraction_paths, resolve_settings
+from metrics.pipeline.extraction_evaluation import (
+    evaluate_extraction_inputs,
+    read_extraction_inputs,
+    resolve_settings,
+)
 from metrics.pipeline.intervals import IntervalSettings
 from metrics.pipeline.run_pair_report import RunSide, paired_report_attributes, paired_report_spans
 from metrics.pipeline.span_evaluation import score_span_paths
@@ -112,14 +116,8 @@ def extraction(tmp_path: Path):
 
     def run(name: str, **options):
         predictions = extraction_predictions(tmp_path, name, DOCUMENTS, **options)
-        return evaluate_extraction_paths(
-            gold=gold,
-            prompts=prompts,
-            predictions=predictions,
-            run_id=name,
-            settings=resolve_settings(),
-            intervals=IntervalSettings(resamples=0),
-        )
+        inputs = read_extraction_inputs(gold=gold, prompts=prompts, predictions=predictions)
+        return evaluate_extraction_inputs(inputs, run_id=name, settings=resolve_settings())
 
     return run
 

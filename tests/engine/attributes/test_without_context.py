@@ -7,7 +7,7 @@ from __future__ import annotations
 import csv
 import io
 
-from metrics.artefacts import write_comparison_csv
+from metrics.artefacts.comparison import write_comparison_rows
 from metrics.engine.attributes.types import AttributeType, MatchStatus
 from metrics.engine.uncertainty.attribute_metrics import attribute_document_counts
 from tests.engine.attributes.test_support import evaluate, gold, predicted, result_of, spec
@@ -94,7 +94,7 @@ def test_a_warning_counts_the_documents_without_context():
 
 def test_the_comparison_file_leaves_the_cells_blank():
     handle = io.StringIO(newline="")
-    write_comparison_csv(run(), handle)
+    write_comparison_rows(run().rows, handle)
 
     rows = list(csv.DictReader(io.StringIO(handle.getvalue(), newline="")))
     d1_city, d2_city = (row for row in rows if row["attribute_id"] == "city" and row["document_id"] != "d3")

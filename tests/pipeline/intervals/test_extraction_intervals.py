@@ -14,14 +14,14 @@ import yaml
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from metrics.artefacts import metrics_report, write_metrics_csv
+from metrics.artefacts.metrics_files import metrics_report, write_metrics_csv
 from metrics.engine.attributes.types import AttributeType
 from metrics.engine.uncertainty import Interval
 from metrics.engine.uncertainty.attribute_metrics import attribute_document_counts
-from metrics.pipeline.extraction_evaluation import evaluate_extraction_paths, resolve_settings
+from metrics.pipeline.extraction_evaluation import resolve_settings
+from metrics.pipeline.extraction_folder import evaluate_extraction_to_folder
 from metrics.pipeline.intervals import (
     IntervalSettings,
-    extraction_intervals,
     extraction_intervals_from_counts,
     intervals_from_metrics_report,
 )
@@ -167,22 +167,22 @@ def test_a_bad_interval_flag_is_bad_input(run_files, tmp_path, flag, value, mess
     assert not (tmp_path / "run").exists()
 
 
-def test_the_evaluation_times_its_intervals(run_files):
+def test_the_evaluation_times_its_intervals(run_files, tmp_path):
     phases: dict[str, float] = {}
 
-    run = evaluate_extraction_paths(
+    run = evaluate_extraction_to_folder(
         gold=run_files["gold"],
         prompts=run_files["prompts"],
         predictions=run_files["predictions"],
+        output_dir=tmp_path / "run",
         run_id="r",
         settings=resolve_settings(),
         phase_seconds=phases,
         intervals=IntervalSettings(resamples=200),
     )
 
-    assert list(phases) == ["load", "score", "intervals"]
-    assert set(extraction_intervals(run.evaluation, IntervalSettings(resamples=200))) == {"101", "102", "103"}
-    assert extraction_intervals(run.evaluation, IntervalSettings(resamples=0)) is None
+    assert [phase for phase in phases if not phase.startswith("write ")] == ["load", "score", "intervals"]
+    assert set(run.intervals) == {"101", "102", "103"}
 
 
 def test_the_writers_without_intervals_write_what_they_wrote_before():
@@ -235,11 +235,12 @@ def test_a_null_interval_is_a_blank_pair_in_the_csv_and_left_out_of_the_json():
     assert list(report) == ["extraction_run_id", "format_version", "intervals_config", "attributes"]
 
 
-def test_a_stored_metrics_report_gives_back_its_intervals(run_files):
-    run = evaluate_extraction_paths(
+def test_a_stored_metrics_report_gives_back_its_intervals(run_files, tmp_path):
+    run = evaluate_extraction_to_folder(
         gold=run_files["gold"],
         prompts=run_files["prompts"],
         predictions=run_files["predictions"],
+        output_dir=tmp_path / "run",
         run_id="r",
         settings=resolve_settings(),
         intervals=IntervalSettings(resamples=300),

@@ -7,7 +7,6 @@ from collections.abc import Callable, Mapping, Sequence
 from metrics.engine.attributes.comparison import (
     compare_documents,
     documents_without_context,
-    no_context_warning,
     skipped_attribute_ids,
     unscored_document_ids,
 )
@@ -70,6 +69,17 @@ def evaluate_extraction(
         ignored_note=extra_predictions_note(extra),
         settings=settings,
     )
+
+
+def no_context_warning(document_ids: Sequence[str]) -> list[str]:
+    """The warning that counts the documents without a context (none when there are none)."""
+    if not document_ids:
+        return []
+    return [
+        f"{len(document_ids)} document(s) have a prediction without a context (the pipeline had no "
+        "text): scored, with gold_value_in_context and the verbatim scores blank and outside both "
+        f"source strata: {_some_ids(document_ids)}"
+    ]
 
 
 def extra_predictions_note(document_ids: Sequence[str]) -> list[str]:

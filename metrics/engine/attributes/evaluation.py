@@ -11,7 +11,7 @@ from metrics.engine.attributes.comparison import (
     unscored_document_ids,
 )
 from metrics.engine.attributes.custom_metrics import resolve_custom_metrics
-from metrics.engine.attributes.metrics import MetricColumns, attribute_result_from_columns, metric_columns
+from metrics.engine.attributes.metrics import MetricColumns, attribute_result, metric_columns
 from metrics.engine.attributes.types import (
     AttributeSpec,
     AttributeType,
@@ -154,12 +154,7 @@ def evaluation_from_columns(
         notes.append("custom metrics apply to BOOL attributes only, and no BOOL attribute is scored")
     position = {spec.attribute_id: index for index, spec in enumerate(attributes)}
     results = [
-        attribute_result_from_columns(
-            spec,
-            columns.select(columns.attribute == position[spec.attribute_id]),
-            settings,
-            custom_metrics=custom,
-        )
+        attribute_result(spec, columns.select(columns.attribute == position[spec.attribute_id]), custom)
         for spec in scored
     ]
     return ExtractionEvaluation(

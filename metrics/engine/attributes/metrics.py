@@ -22,13 +22,12 @@ from typing import Any
 import numpy as np
 
 from metrics.engine.attributes.comparison import SOURCE_CHECKED_TYPES
-from metrics.engine.attributes.custom_metrics import CustomMetric, custom_metric_value, resolve_custom_metrics
+from metrics.engine.attributes.custom_metrics import CustomMetric, custom_metric_value
 from metrics.engine.attributes.types import (
     AttributeResult,
     AttributeSpec,
     AttributeType,
     ComparisonRow,
-    EvaluationSettings,
     MatchStatus,
 )
 
@@ -209,25 +208,7 @@ def _score_set(
 
 
 def attribute_result(
-    spec: AttributeSpec,
-    rows: Sequence[ComparisonRow],
-    settings: EvaluationSettings,
-    *,
-    custom_metrics: dict[str, CustomMetric] | None = None,
-) -> AttributeResult:
-    """Counts and metrics of `spec` over its rows (rows of other attributes are ignored): see
-    `attribute_result_from_columns`."""
-    own_rows = [row for row in rows if row.attribute_id == spec.attribute_id]
-    columns = metric_columns(own_rows, {spec.attribute_id: 0})
-    return attribute_result_from_columns(spec, columns, settings, custom_metrics=custom_metrics)
-
-
-def attribute_result_from_columns(
-    spec: AttributeSpec,
-    columns: MetricColumns,
-    settings: EvaluationSettings,
-    *,
-    custom_metrics: dict[str, CustomMetric] | None = None,
+    spec: AttributeSpec, columns: MetricColumns, custom_metrics: dict[str, CustomMetric]
 ) -> AttributeResult:
     """Counts and metrics of `spec` over the MetricColumns of its rows (those rows only).
 
@@ -236,8 +217,8 @@ def attribute_result_from_columns(
     n_missing_predictions (scored rows without a prediction), n_invalid_gold.
     Metrics by type (LIST and DICT have none): see `bool_scores`, `string_scores`, `numeric_scores`;
     BOOL adds n_labels (gold True count) and the custom metrics; STRING / INTEGER / FLOAT add the two
-    source strata. Every score also comes `_given_prediction`. `custom_metrics` lets a caller resolve
-    the settings' names once per evaluation; otherwise they are resolved here.
+    source strata. Every score also comes `_given_prediction`. `custom_metrics`: the evaluation's,
+    resolved (`resolve_custom_metrics`).
     """
     scored = columns.valid & columns.gold_present
     source_checked = spec.type in SOURCE_CHECKED_TYPES
@@ -251,10 +232,7 @@ def attribute_result_from_columns(
     metrics: dict[str, float | None] = {}
     if spec.type not in SCORED_TYPES:
         return AttributeResult(spec=spec, counts=counts, metrics=metrics)
-    if spec.type is AttributeType.BOOL:
-        if custom_metrics is None:
-            custom_metrics = resolve_custom_metrics(settings.custom_metrics)
-    else:
+    if spec.type is not AttributeType.BOOL:
         custom_metrics = {}
 
     metrics.update(_score_set(spec.type, columns, scored, custom_metrics))

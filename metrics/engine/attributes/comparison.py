@@ -145,7 +145,6 @@ class _ChunkState:
 
     __slots__ = (
         "run_id",
-        "settings",
         "threshold",
         "number_format",
         "citations",
@@ -157,7 +156,6 @@ class _ChunkState:
 
     def __init__(self, run_id: str, settings: EvaluationSettings) -> None:
         self.run_id = run_id
-        self.settings = settings
         self.threshold = settings.edit_distance_match_threshold
         self.number_format = settings.number_format
         self.citations: dict[str | tuple[str, ...], Citation] = {}
@@ -200,39 +198,6 @@ def _string_in_citation(needle: str, texts: Sequence[str], threshold: float) -> 
 
 def _number_in_texts(value: float, texts: Sequence[str], number_format: str, tolerance: float) -> bool:
     return any(number_in(value, read_numbers(text, number_format), tolerance) for text in texts)
-
-
-def _compare_chunk(
-    state: _ChunkState,
-    plans: Sequence[_AttributePlan],
-    schema_ids: set[str] | frozenset[str],
-    gold_documents: Sequence[GoldDocument],
-    predictions: Mapping[str, PredictionDocument],
-) -> tuple[list[ComparisonRow], list[str], dict[str, int]]:
-    """The rows of these documents (each has gold), their warnings, and the count of predicted values
-    per attribute id outside the schema. The caller checks the schema and the documents first.
-
-    The fuzzy verbatim scores are computed by a helper thread meanwhile (`FuzzyScores`) and filled
-    into the rows at the end.
-    """
-    fuzzy = FuzzyScores()
-    try:
-        rows, warnings, unknown_predicted, waiting = _compare_rows(
-            state, plans, schema_ids, gold_documents, predictions, fuzzy
-        )
-        if waiting:
-            scores = fuzzy.scores()
-            for row in waiting:
-                # A negative score stands for the fuzzy score at position -1 - score.
-                if row.human_verbatim_fuzzy_match_pct < 0.0:
-                    row.human_verbatim_fuzzy_match_pct = scores[
-                        int(-1.0 - row.human_verbatim_fuzzy_match_pct)
-                    ]
-                if row.llm_verbatim_fuzzy_match_pct < 0.0:
-                    row.llm_verbatim_fuzzy_match_pct = scores[int(-1.0 - row.llm_verbatim_fuzzy_match_pct)]
-    finally:
-        fuzzy.close()
-    return rows, warnings, unknown_predicted
 
 
 class _DocumentSide:
@@ -445,8 +410,9 @@ def _compare_rows(
     predictions: Mapping[str, PredictionDocument],
     fuzzy: FuzzyScores,
 ) -> tuple[list[ComparisonRow], list[str], dict[str, int], list[ComparisonRow]]:
-    """`_compare_chunk`, with each verbatim score that needs `partial_ratio` handed to `fuzzy` and
-    written in its row as -1 - its position there; the last item lists the rows holding one.
+    """`compare_document_slice` of documents that all have gold, with each verbatim score that needs
+    `partial_ratio` handed to `fuzzy` and written in its row as -1 - its position there; the last
+    item lists the rows holding one.
 
     The checks of each row follow the order of the rules in docs/semantics.md section 2: the gold value,
     the prediction, the searches in the context and the citation with the match status, then the
@@ -609,7 +575,22 @@ def compare_document_slice(
     state = _ChunkState(run_id, settings)
     plans = [_AttributePlan(spec, settings, state.coercions) for spec in attributes if spec.is_scored]
     schema_ids = {spec.attribute_id for spec in attributes}
-    return _compare_chunk(state, plans, schema_ids, documents, predictions)
+    # The fuzzy verbatim scores are computed by a helper thread meanwhile and filled in at the end.
+    fuzzy = FuzzyScores()
+    try:
+        rows, warnings, unknown_predicted, waiting = _compare_rows(
+            state, plans, schema_ids, documents, predictions, fuzzy
+        )
+        scores = fuzzy.scores() if waiting else []
+    finally:
+        fuzzy.close()
+    for row in waiting:
+        # A negative score stands for the fuzzy score at position -1 - score.
+        if row.human_verbatim_fuzzy_match_pct < 0.0:
+            row.human_verbatim_fuzzy_match_pct = scores[int(-1.0 - row.human_verbatim_fuzzy_match_pct)]
+        if row.llm_verbatim_fuzzy_match_pct < 0.0:
+            row.llm_verbatim_fuzzy_match_pct = scores[int(-1.0 - row.llm_verbatim_fuzzy_match_pct)]
+    return rows, warnings, unknown_predicted
 
 
 def unscored_document_ids(

@@ -1,6 +1,6 @@
 """The attribute engine's fast paths against their reference forms.
 
-- `_compare_chunk` (one flat loop with hoisted lookups and caches) against the row builder it
+- `compare_documents` (one flat loop with hoisted lookups and caches) against the row builder it
   replaced, kept below verbatim as `reference_compare_documents`;
 - `evaluate_extraction` with chunks scored by a process pool (rows sent back as columns) against
   one process.

@@ -46,15 +46,17 @@ SCORED_TYPES = frozenset(
 STRATA: tuple[str, ...] = ("_given_good_source", "_given_bad_source")
 GIVEN_PREDICTION = "_given_prediction"
 
-_BOOL_SCORES = ("accuracy", "precision", "recall", "f1_score")
-_STRING_SCORES = ("accuracy", "edit_distance_match_rate")
-_NUMERIC_SCORES = ("accuracy", "mean_absolute_error", "mean_absolute_percentage_error")
-_SCORE_NAMES: dict[AttributeType, tuple[str, ...]] = {
-    AttributeType.BOOL: _BOOL_SCORES,
-    AttributeType.STRING: _STRING_SCORES,
-    AttributeType.INTEGER: _NUMERIC_SCORES,
-    AttributeType.FLOAT: _NUMERIC_SCORES,
-}
+# Every score in display order, with the types it applies to.
+_SCORES: tuple[tuple[str, frozenset[AttributeType]], ...] = (
+    ("accuracy", SCORED_TYPES),
+    ("precision", frozenset({AttributeType.BOOL})),
+    ("recall", frozenset({AttributeType.BOOL})),
+    ("f1_score", frozenset({AttributeType.BOOL})),
+    ("edit_distance_match_rate", frozenset({AttributeType.STRING})),
+    ("mean_absolute_error", NUMERIC_TYPES),
+    ("mean_absolute_percentage_error", NUMERIC_TYPES),
+)
+_SCORE_NAMES = {type_: tuple(name for name, types in _SCORES if type_ in types) for type_ in SCORED_TYPES}
 
 
 def _ratio(numerator: int, denominator: int) -> float | None:
@@ -94,9 +96,7 @@ def string_scores(status: np.ndarray) -> dict[str, float | None]:
 def numeric_scores(gold: np.ndarray, predicted: np.ndarray, correct: np.ndarray) -> dict[str, float | None]:
     """accuracy = share of correct rows (FLOAT: equal within the relative tolerance);
     mean_absolute_error = mean |gold - predicted|; mean_absolute_percentage_error =
-    mean(|gold - predicted| / |gold|) as a fraction, null when any gold value is 0. Null when empty."""
-    if len(gold) == 0:
-        return dict.fromkeys(_NUMERIC_SCORES)
+    mean(|gold - predicted| / |gold|) as a fraction, null when any gold value is 0. Rows: at least one."""
     errors = np.abs(gold - predicted)
     return {
         "accuracy": float(np.mean(correct)),
@@ -262,31 +262,16 @@ def metric_column_order(
     alphabetically. Custom metrics apply to BOOL attributes only, so they appear only with BOOL.
     """
     types = set(attribute_types_present)
-    has_bool = AttributeType.BOOL in types
-    has_string = AttributeType.STRING in types
-    has_numeric = bool(types & NUMERIC_TYPES)
-    has_source = bool(types & SOURCE_CHECKED_TYPES)
-
-    def with_strata(name: str, stratified: bool) -> list[str]:
-        return [name, *(name + suffix for suffix in STRATA)] if stratified else [name]
-
-    scores: list[tuple[str, bool, bool]] = [  # (name, applies, stratified)
-        ("accuracy", bool(types & SCORED_TYPES), has_source),
-        ("precision", has_bool, False),
-        ("recall", has_bool, False),
-        ("f1_score", has_bool, False),
-        ("edit_distance_match_rate", has_string, True),
-        ("mean_absolute_error", has_numeric, True),
-        ("mean_absolute_percentage_error", has_numeric, True),
-    ]
+    applying = [(name, types & applies_to) for name, applies_to in _SCORES if types & applies_to]
     columns: list[str] = []
-    for name, applies, stratified in scores:
-        if applies:
-            columns.extend(with_strata(name, stratified))
-        if name == "f1_score" and has_bool:
+    for name, present in applying:
+        columns.append(name)
+        if present & SOURCE_CHECKED_TYPES:
+            columns.extend(name + suffix for suffix in STRATA)
+        if name == "f1_score":
             columns.append("n_labels")
-    columns.extend(name + GIVEN_PREDICTION for name, applies, _ in scores if applies)
-    if has_bool:
+    columns.extend(name + GIVEN_PREDICTION for name, _ in applying)
+    if AttributeType.BOOL in types:
         names = {name.strip() for name in custom_metrics}
         columns.extend(sorted(names | {name + GIVEN_PREDICTION for name in names}))
     return columns

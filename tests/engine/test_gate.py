@@ -282,11 +282,11 @@ def test_a_threshold_file_is_loaded_from_json_text():
         {"checks": [{"metric": "accuracy", "attribute": "5001", "min": 0.8, "on": "lower_bound"}]}
     )
     (check,) = load_threshold_file(text)
-    assert (check.index, check.metric, check.attribute, check.kind, check.limit, check.on) == (
+    assert (check.index, check.metric, check.attribute, check.at_least, check.limit, check.on) == (
         0,
         "accuracy",
         "5001",
-        "min",
+        True,
         0.8,
         "lower_bound",
     )

@@ -103,20 +103,6 @@ _KINDS = {
 
 
 class _AttributePlan:
-    __slots__ = (
-        "spec",
-        "attribute_id",
-        "label",
-        "type",
-        "kind",
-        "is_float",
-        "tolerance",
-        "missing",
-        "missing_is_fixed",
-        "number_format",
-        "coercions",
-    )
-
     def __init__(
         self,
         spec: AttributeSpec,
@@ -142,17 +128,6 @@ class _AttributePlan:
 
 class _ChunkState:
     """What the documents of one call share: caches of pure functions of their (repeating) inputs."""
-
-    __slots__ = (
-        "run_id",
-        "threshold",
-        "number_format",
-        "citations",
-        "coercions",
-        "needles",
-        "in_citation",
-        "collapsed_snippets",
-    )
 
     def __init__(self, run_id: str, settings: EvaluationSettings) -> None:
         self.run_id = run_id

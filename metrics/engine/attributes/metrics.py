@@ -120,15 +120,8 @@ _NUMBER_CLASSES = frozenset({bool, int, float})
 
 @dataclass(frozen=True)
 class MetricColumns:
-    """What the metrics read of comparison rows: one numpy column per field, in row order.
-
-    `attribute`: the row's attribute, as its position in the schema given to `metric_columns`;
-    `valid`: gold_is_valid; `gold_present` / `predicted`: human_extraction / llm_extraction is not
-    None; `gold_number` / `predicted_number`: those values as floats when they are numbers or
-    booleans, NaN otherwise; `correct`: is_correct is truthy; `in_context`: gold_value_in_context as
-    1 / 0, -1 for None; `in_citation`: gold_value_in_citation is truthy; `status`: match_status as
-    its STATUS_CODES code.
-    """
+    """What the metrics read of comparison rows: one numpy column per field, in row order, each
+    defined by the row field `metric_columns` reads it from."""
 
     attribute: np.ndarray
     valid: np.ndarray

@@ -7,7 +7,6 @@ interval beside it at `<path>_ci`. Whatever is missing or null fails the check w
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
@@ -73,17 +72,6 @@ class GateResult:
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def load_threshold_file(text: str) -> list[Check]:
-    """Parse and validate a threshold file's JSON text (see `parse_checks`)."""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise ThresholdFileError(
-            [f"not valid JSON: {error.msg} at line {error.lineno} column {error.colno}"]
-        ) from None
-    return parse_checks(data)
 
 
 def parse_checks(data: Any) -> list[Check]:

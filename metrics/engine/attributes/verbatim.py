@@ -87,18 +87,18 @@ class FuzzyScores:
         self._contexts: list[str] = []
         self._done: list[Future[list[float]] | list[float]] = []
         self._executor: ThreadPoolExecutor | None = None
-        self._count = 0
 
     def add(self, collapsed_snippet: str, collapsed_context: str) -> int:
+        # Every batch handed on so far is full.
+        position = len(self._done) * self._batch + len(self._snippets)
         self._snippets.append(collapsed_snippet)
         self._contexts.append(collapsed_context)
-        self._count += 1
         if len(self._snippets) >= self._batch:
             if self._executor is None:
                 self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fuzzy-scores")
             self._done.append(self._executor.submit(_score_pairs, self._snippets, self._contexts))
             self._snippets, self._contexts = [], []
-        return self._count - 1
+        return position
 
     def scores(self) -> list[float]:
         try:

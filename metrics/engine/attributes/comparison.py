@@ -574,8 +574,3 @@ def unscored_document_ids(
     """Gold documents with no gold for any schema attribute, in input order: listed, not scored."""
     schema_ids = [spec.attribute_id for spec in attributes]
     return [document.document_id for document in gold_documents if not has_gold(document, schema_ids)]
-
-
-def skipped_attribute_ids(attributes: Sequence[AttributeSpec]) -> list[str]:
-    """Attributes without a prompt, in schema order: listed, not scored."""
-    return [spec.attribute_id for spec in attributes if not spec.is_scored]

@@ -7,7 +7,6 @@ from collections.abc import Callable, Mapping, Sequence
 from metrics.engine.attributes.comparison import (
     compare_documents,
     documents_without_context,
-    skipped_attribute_ids,
     unscored_document_ids,
 )
 from metrics.engine.attributes.custom_metrics import resolve_custom_metrics
@@ -124,7 +123,7 @@ def evaluation_from_columns(
     custom metrics without a BOOL attribute, documents without a context, then `row_warnings`."""
     custom = resolve_custom_metrics(settings.custom_metrics)
     scored = [spec for spec in attributes if spec.is_scored]
-    skipped = skipped_attribute_ids(attributes)
+    skipped = [spec.attribute_id for spec in attributes if not spec.is_scored]
     no_bool = custom and not any(spec.type is AttributeType.BOOL for spec in scored)
     position = {spec.attribute_id: index for index, spec in enumerate(attributes)}
     return ExtractionEvaluation(

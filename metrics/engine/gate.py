@@ -7,12 +7,10 @@ interval beside it at `<path>_ci`. Whatever is missing or null fails the check w
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from functools import partial, reduce
-from operator import getitem
+from functools import partial
 from typing import Any
 
 from metrics.engine.text_table import text_table
@@ -33,17 +31,17 @@ class ThresholdFileError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Check:
-    """One validated check. `kind` is "min", "max" or "baseline"; `limit` the min or max (else None)."""
+    """One validated check: the value must be at least (`at_least`) or at most its threshold, which is
+    `limit` (a min or max), or else the `baseline` run's estimate minus or plus `margin`."""
 
     index: int
     metric: str
-    kind: str
+    at_least: bool
     on: str = "estimate"
     attribute: str | None = None
     limit: float | None = None
     baseline: str | None = None
     margin: float = 0.0
-    direction: str = "higher"
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,17 +72,6 @@ class GateResult:
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def load_threshold_file(text: str) -> list[Check]:
-    """Parse and validate a threshold file's JSON text (see `parse_checks`)."""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise ThresholdFileError(
-            [f"not valid JSON: {error.msg} at line {error.lineno} column {error.colno}"]
-        ) from None
-    return parse_checks(data)
 
 
 def parse_checks(data: Any) -> list[Check]:
@@ -146,13 +133,12 @@ def _parse_check(index: int, raw: Any) -> tuple[Check | None, list[str]]:
     return Check(
         index=index,
         metric=metric.strip(),
-        kind=kind,
+        at_least=kind == "min" or (kind == "baseline" and direction == "higher"),
         on=on,
         attribute=None if attribute is None else str(attribute),
         limit=float(raw[kind]) if kind in ("min", "max") else None,
         baseline=raw.get("baseline"),
         margin=float(margin),
-        direction=direction,
     ), []
 
 
@@ -160,20 +146,22 @@ class _Unreadable(Exception):
     """A value the gate needs is missing or null; the message is the check's reason."""
 
 
-def has_path(document: Mapping[str, Any], path: str) -> bool:
-    """Whether a dotted path (`micro.chars.all.f1`) leads to a value of `document` (null included)."""
+def _dotted(document: Mapping[str, Any], path: str) -> Any:
     node: Any = document
     for key in path.split("."):
         if not isinstance(node, Mapping) or key not in node:
-            return False
+            raise _Unreadable(f"{path} is missing from the metrics document")
         node = node[key]
+    return node
+
+
+def has_path(document: Mapping[str, Any], path: str) -> bool:
+    """Whether a dotted path (`micro.chars.all.f1`) leads to a value of `document` (null included)."""
+    try:
+        _dotted(document, path)
+    except _Unreadable:
+        return False
     return True
-
-
-def _dotted(document: Mapping[str, Any], path: str) -> Any:
-    if not has_path(document, path):
-        raise _Unreadable(f"{path} is missing from the metrics document")
-    return reduce(getitem, path.split("."), document)
 
 
 def _attribute_entry(document: Mapping[str, Any], attribute: str) -> Mapping[str, Any]:
@@ -228,33 +216,32 @@ def evaluate_gate(
     return GateResult(passed=all(result.passed for result in results), checks=results)
 
 
-def _threshold(check: Check, baselines: Mapping[str, Mapping[str, Any]], at_least: bool) -> float:
+def _threshold(check: Check, baselines: Mapping[str, Mapping[str, Any]]) -> float:
     """The limit of a min or max check; for a baseline check the baseline's estimate -/+ the margin."""
     if check.limit is not None:
         return check.limit
     if check.baseline not in baselines:
         raise _Unreadable(f"baseline run {check.baseline} was not supplied")
     reference = read_value(baselines[check.baseline], check.metric, check.attribute, "estimate")
-    return reference - check.margin if at_least else reference + check.margin
+    return reference - check.margin if check.at_least else reference + check.margin
 
 
 def _run_check(
     check: Check, document: Mapping[str, Any], baselines: Mapping[str, Mapping[str, Any]]
 ) -> CheckResult:
-    at_least = check.kind == "min" or (check.kind == "baseline" and check.direction == "higher")
-    comparison = ">=" if at_least else "<="
+    comparison = ">=" if check.at_least else "<="
     outcome = partial(
         CheckResult, check.index, check.metric, check.attribute, check.on, comparison, baseline=check.baseline
     )
     try:
-        threshold = _threshold(check, baselines, at_least)
+        threshold = _threshold(check, baselines)
     except _Unreadable as problem:
         return outcome(None, None, False, f"baseline: {problem}")
     try:
         observed = read_value(document, check.metric, check.attribute, check.on)
     except _Unreadable as problem:
         return outcome(threshold, None, False, str(problem))
-    passed = observed >= threshold if at_least else observed <= threshold
+    passed = observed >= threshold if check.at_least else observed <= threshold
     verdict = "meets" if passed else "does not meet"
     return outcome(threshold, observed, passed, f"{observed:.6g} {verdict} {comparison} {threshold:.6g}")
 

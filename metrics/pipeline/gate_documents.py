@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 
-from metrics.engine.gate import Check, ThresholdFileError, load_threshold_file
+from metrics.engine.gate import Check, ThresholdFileError, parse_checks
 
 TIMEOUT_SECONDS = 30.0
 
@@ -26,9 +26,12 @@ class GateInputError(ValueError):
 def read_threshold_file(path: Path) -> list[Check]:
     """The validated checks of a threshold file; GateInputError naming the file and every problem."""
     try:
-        return load_threshold_file(_read_text(path))
+        return parse_checks(json.loads(_read_text(path)))
+    except json.JSONDecodeError as error:
+        problem = f"not valid JSON: {error.msg} at line {error.lineno} column {error.colno}"
     except ThresholdFileError as error:
-        raise GateInputError(f"{path}: " + "; ".join(error.problems)) from None
+        problem = "; ".join(error.problems)
+    raise GateInputError(f"{path}: {problem}")
 
 
 def read_metrics_file(path: Path) -> dict[str, Any]:

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from metrics.engine.gate import (
     ThresholdFileError,
     evaluate_gate,
     has_path,
-    load_threshold_file,
     parse_checks,
     render_gate_table,
 )
@@ -270,26 +267,6 @@ def test_every_problem_of_the_file_is_reported_at_once():
         "checks[2]: needs exactly one of min, max, baseline (found none)",
     ]
     assert str(raised.value).startswith("invalid threshold file: checks[1].metric")
-
-
-def test_a_threshold_file_that_is_not_json_is_rejected_with_its_position():
-    with pytest.raises(ThresholdFileError, match=r"not valid JSON: .* at line 1 column 13"):
-        load_threshold_file('{"checks": [}')
-
-
-def test_a_threshold_file_is_loaded_from_json_text():
-    text = json.dumps(
-        {"checks": [{"metric": "accuracy", "attribute": "5001", "min": 0.8, "on": "lower_bound"}]}
-    )
-    (check,) = load_threshold_file(text)
-    assert (check.index, check.metric, check.attribute, check.kind, check.limit, check.on) == (
-        0,
-        "accuracy",
-        "5001",
-        "min",
-        0.8,
-        "lower_bound",
-    )
 
 
 def test_a_dotted_path_to_a_null_value_is_there_and_one_past_a_value_is_not():

@@ -1,37 +1,19 @@
 """Scoring of extracted attribute values against gold values (docs/semantics.md section 2).
 
-Entry points: `evaluate_extraction` for a whole run; `compare_documents` per chunk of documents and
-`attribute_result` over all rows for chunked scoring; `metric_column_order` and `COUNT_COLUMNS` for
-the metrics table's columns.
+Entry points: `evaluate_extraction` for a whole run; `compare_documents` per chunk of documents;
+`metric_column_order` and `COUNT_COLUMNS` for the metrics table's columns.
 """
 
-from metrics.engine.attributes.citations import Citation, parse_citation
-from metrics.engine.attributes.coercion import CoercionError, coerce_value, parse_number_text
-from metrics.engine.attributes.comparison import (
-    compare_documents,
-    skipped_attribute_ids,
-    unscored_document_ids,
-    validate_settings,
-)
+from metrics.engine.attributes.comparison import compare_documents, validate_settings
 from metrics.engine.attributes.custom_metrics import resolve_custom_metrics
 from metrics.engine.attributes.evaluation import evaluate_extraction
-from metrics.engine.attributes.metrics import COUNT_COLUMNS, attribute_result, metric_column_order
-from metrics.engine.attributes.verbatim import verbatim_fuzzy_pct
+from metrics.engine.attributes.metrics import COUNT_COLUMNS, metric_column_order
 
 __all__ = [
     "COUNT_COLUMNS",
-    "Citation",
-    "CoercionError",
-    "attribute_result",
-    "coerce_value",
     "compare_documents",
     "evaluate_extraction",
     "metric_column_order",
-    "parse_citation",
-    "parse_number_text",
     "resolve_custom_metrics",
-    "skipped_attribute_ids",
-    "unscored_document_ids",
     "validate_settings",
-    "verbatim_fuzzy_pct",
 ]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import suppress
 from typing import Any
 
@@ -62,31 +62,20 @@ def validate_settings(settings: EvaluationSettings) -> None:
         raise ValueError(f"float_relative_tolerance must be >= 0, got {settings.float_relative_tolerance}")
 
 
-def has_gold(document: GoldDocument, attributes: Sequence[AttributeSpec]) -> bool:
+def has_gold(document: GoldDocument, schema_ids: Iterable[str]) -> bool:
     """A document has gold when it is annotated for at least one attribute of the schema.
 
     An EPPI reference with no codes has none: it is listed as unscored, not scored as all-defaults.
     """
-    return any(spec.attribute_id in document.annotations for spec in attributes)
-
-
-def normalise_for_similarity(text: str) -> str:
-    """Whitespace collapsed and lowercased: the form compared by `edit_distance_match_rate`."""
-    return " ".join(text.lower().split())
+    return not document.annotations.keys().isdisjoint(schema_ids)
 
 
 def string_similarity(gold: str, predicted: str) -> float:
-    """`Levenshtein.normalized_similarity` of the two normalised strings, 0 to 1."""
+    """`Levenshtein.normalized_similarity`, 0 to 1, of the two strings whitespace-collapsed and
+    lowercased: the comparison of `edit_distance_match_rate`."""
     return Levenshtein.normalized_similarity(
-        normalise_for_similarity(gold), normalise_for_similarity(predicted)
+        " ".join(gold.lower().split()), " ".join(predicted.lower().split())
     )
-
-
-def values_equal(attribute_type: AttributeType, gold: Any, predicted: Any, relative_tolerance: float) -> bool:
-    """Exact equality; FLOAT within `relative_tolerance` (math.isclose, no absolute slack)."""
-    if attribute_type is AttributeType.FLOAT:
-        return math.isclose(gold, predicted, rel_tol=relative_tolerance, abs_tol=0.0)
-    return bool(gold == predicted)
 
 
 def raw_text(raw: Any) -> str:
@@ -104,94 +93,48 @@ def with_model_reasoning(reason: str, model_reasoning: str | None) -> str:
     return f"{reason}. Model reasoning: {model_reasoning}" if model_reasoning else reason
 
 
-class _Coercions:
-    """`coerce_value` with its answers kept for one call: the same few raw values ("yes", True, 12...)
-    recur across thousands of rows. Keyed by the raw value's class too, since 1, 1.0 and True are
-    equal keys in a dict but not the same STRING. One cache per attribute type."""
-
-    __slots__ = ("number_format", "known")
-
-    def __init__(self, number_format: str) -> None:
-        self.number_format = number_format
-        self.known: dict[AttributeType, dict[tuple[type, Any], tuple[bool, Any]]] = {}
-
-    def cache(self, attribute_type: AttributeType) -> dict[tuple[type, Any], tuple[bool, Any]]:
-        return self.known.setdefault(attribute_type, {})
-
-    def compute(
-        self, known: dict[tuple[type, Any], tuple[bool, Any]], raw: Any, attribute_type: AttributeType
-    ) -> tuple[bool, Any]:
-        """(True, value) or (False, the CoercionError message); kept in `known` when `raw` is hashable."""
-        try:
-            answer = (True, coerce_value(raw, attribute_type, self.number_format))
-        except CoercionError as error:
-            answer = (False, str(error))
-        with suppress(TypeError):  # lists and dicts: not hashable, and rare
-            known[(raw.__class__, raw)] = answer
-        return answer
-
-
 # What the row loop needs of an attribute, looked up once per call instead of once per row.
-_KIND_BOOL, _KIND_STRING, _KIND_NUMBER, _KIND_OTHER = range(4)
+_KIND_STRING, _KIND_NUMBER, _KIND_OTHER = range(3)
+_KINDS = {
+    AttributeType.STRING: _KIND_STRING,
+    AttributeType.INTEGER: _KIND_NUMBER,
+    AttributeType.FLOAT: _KIND_NUMBER,
+}
 
 
 class _AttributePlan:
-    __slots__ = (
-        "spec",
-        "attribute_id",
-        "label",
-        "type",
-        "kind",
-        "is_float",
-        "tolerance",
-        "missing",
-        "missing_is_fixed",
-        "coercions",
-    )
-
-    def __init__(self, spec: AttributeSpec, settings: EvaluationSettings, coerce: _Coercions) -> None:
+    def __init__(
+        self,
+        spec: AttributeSpec,
+        settings: EvaluationSettings,
+        coercions: dict[AttributeType, dict[tuple[type, Any], tuple[bool, Any]]],
+    ) -> None:
         self.spec = spec
         self.attribute_id = spec.attribute_id
         self.label = spec.label
         self.type = spec.type
-        if spec.type is AttributeType.BOOL:
-            self.kind = _KIND_BOOL
-        elif spec.type is AttributeType.STRING:
-            self.kind = _KIND_STRING
-        elif spec.type in (AttributeType.INTEGER, AttributeType.FLOAT):
-            self.kind = _KIND_NUMBER
-        else:
-            self.kind = _KIND_OTHER
+        self.kind = _KINDS.get(spec.type, _KIND_OTHER)
         self.is_float = spec.type is AttributeType.FLOAT
         self.tolerance = settings.float_relative_tolerance if self.is_float else 0.0
         self.missing = spec.missing_value()
         # A list or dict default is copied for every row (`missing_value`), so no row shares it.
         self.missing_is_fixed = not isinstance(self.missing, (list, dict))
-        self.coercions = coerce.cache(spec.type)
+        self.number_format = settings.number_format
+        # `coerce_value`'s answers, shared by the attributes of a type: the same few raw values
+        # ("yes", True, 12...) recur across thousands of rows. Keyed by the raw value's class too,
+        # since 1, 1.0 and True are equal keys in a dict but not the same STRING.
+        self.coercions = coercions.setdefault(spec.type, {})
 
 
 class _ChunkState:
     """What the documents of one call share: caches of pure functions of their (repeating) inputs."""
 
-    __slots__ = (
-        "run_id",
-        "settings",
-        "threshold",
-        "number_format",
-        "citations",
-        "coerce",
-        "needles",
-        "in_citation",
-        "collapsed_snippets",
-    )
-
     def __init__(self, run_id: str, settings: EvaluationSettings) -> None:
         self.run_id = run_id
-        self.settings = settings
         self.threshold = settings.edit_distance_match_threshold
         self.number_format = settings.number_format
         self.citations: dict[str | tuple[str, ...], Citation] = {}
-        self.coerce = _Coercions(settings.number_format)
+        self.coercions: dict[AttributeType, dict[tuple[type, Any], tuple[bool, Any]]] = {}
         # STRING gold value -> its normalised search form (few distinct values, searched per row).
         self.needles: dict[str, str] = {}
         # (kind, tolerance, gold value, citation texts) -> gold_value_in_citation: a few small values
@@ -232,39 +175,6 @@ def _number_in_texts(value: float, texts: Sequence[str], number_format: str, tol
     return any(number_in(value, read_numbers(text, number_format), tolerance) for text in texts)
 
 
-def _compare_chunk(
-    state: _ChunkState,
-    plans: Sequence[_AttributePlan],
-    schema_ids: set[str] | frozenset[str],
-    gold_documents: Sequence[GoldDocument],
-    predictions: Mapping[str, PredictionDocument],
-) -> tuple[list[ComparisonRow], list[str], dict[str, int]]:
-    """The rows of these documents (each has gold), their warnings, and the count of predicted values
-    per attribute id outside the schema. The caller checks the schema and the documents first.
-
-    The fuzzy verbatim scores are computed by a helper thread meanwhile (`FuzzyScores`) and filled
-    into the rows at the end.
-    """
-    fuzzy = FuzzyScores()
-    try:
-        rows, warnings, unknown_predicted, waiting = _compare_rows(
-            state, plans, schema_ids, gold_documents, predictions, fuzzy
-        )
-        if waiting:
-            scores = fuzzy.scores()
-            for row in waiting:
-                # A negative score stands for the fuzzy score at position -1 - score.
-                if row.human_verbatim_fuzzy_match_pct < 0.0:
-                    row.human_verbatim_fuzzy_match_pct = scores[
-                        int(-1.0 - row.human_verbatim_fuzzy_match_pct)
-                    ]
-                if row.llm_verbatim_fuzzy_match_pct < 0.0:
-                    row.llm_verbatim_fuzzy_match_pct = scores[int(-1.0 - row.llm_verbatim_fuzzy_match_pct)]
-    finally:
-        fuzzy.close()
-    return rows, warnings, unknown_predicted
-
-
 class _DocumentSide:
     """One gold document's prediction as the row loop reads it: its annotations by attribute id (or
     why there are none), its context prepared for searching, and the verbatim scores already taken
@@ -303,22 +213,26 @@ def _where(document_id: str, plan: _AttributePlan) -> str:
     return f"document {document_id!r}, attribute {plan.attribute_id!r}"
 
 
-def _coerced(plan: _AttributePlan, coerce: _Coercions, raw: Any) -> tuple[bool, Any]:
+def _coerced(plan: _AttributePlan, raw: Any) -> tuple[bool, Any]:
     """`coerce_value` of a non-null raw value as (True, value) or (False, the error), from the
     attribute's cache when it has been seen."""
     known = plan.coercions
     try:
         answer = known.get((raw.__class__, raw))
-    except TypeError:
+    except TypeError:  # lists and dicts: not hashable, and rare
         answer = None
     if answer is None:
-        answer = coerce.compute(known, raw, plan.type)
+        try:
+            answer = (True, coerce_value(raw, plan.type, plan.number_format))
+        except CoercionError as error:
+            answer = (False, str(error))
+        with suppress(TypeError):
+            known[(raw.__class__, raw)] = answer
     return answer
 
 
 def _gold_value(
     plan: _AttributePlan,
-    coerce: _Coercions,
     annotation: GoldAnnotation | None,
     document_id: str,
     warn: Callable[[str], None],
@@ -331,7 +245,7 @@ def _gold_value(
         raw_gold = plan.missing if plan.missing_is_fixed else plan.spec.missing_value()
     if raw_gold is None:
         return True, None
-    gold_is_valid, gold = _coerced(plan, coerce, raw_gold)
+    gold_is_valid, gold = _coerced(plan, raw_gold)
     if not gold_is_valid:
         warn(
             f"{_where(document_id, plan)}: invalid gold value {raw_gold!r} ({gold}); left out of the metrics"
@@ -342,7 +256,6 @@ def _gold_value(
 
 def _predicted_value(
     plan: _AttributePlan,
-    coerce: _Coercions,
     side: _DocumentSide,
     document_id: str,
     warn: Callable[[str], None],
@@ -364,7 +277,7 @@ def _predicted_value(
     if raw is None:
         # (A raw value that coerces to None cannot happen: coerce_value maps only None to None.)
         return None, with_model_reasoning(NULL_PREDICTION, reasoning), given_annotation.additional_text
-    valid, coerced = _coerced(plan, coerce, raw)
+    valid, coerced = _coerced(plan, raw)
     if valid:
         return coerced, reasoning, given_annotation.additional_text
     reason = f"invalid predicted value ({coerced}); counted as missing"
@@ -429,7 +342,7 @@ def _source_checks(
 def _verbatim_pct(
     side: _DocumentSide, snippet: str, collapsed_snippets: dict[str, str], fuzzy: FuzzyScores
 ) -> float:
-    """`verbatim_fuzzy_pct` of a snippet (not empty) in the document's context, which there is; a
+    """The verbatim score of a snippet (not empty) in the document's context, which there is; a
     score that needs `partial_ratio` is left to `fuzzy`, and stands as -1 - its position there
     until the end. Kept in the side's `verbatim_scores`."""
     collapsed_snippet = collapsed_snippets.get(snippet)
@@ -472,8 +385,9 @@ def _compare_rows(
     predictions: Mapping[str, PredictionDocument],
     fuzzy: FuzzyScores,
 ) -> tuple[list[ComparisonRow], list[str], dict[str, int], list[ComparisonRow]]:
-    """`_compare_chunk`, with each verbatim score that needs `partial_ratio` handed to `fuzzy` and
-    written in its row as -1 - its position there; the last item lists the rows holding one.
+    """`compare_document_slice` of documents that all have gold, with each verbatim score that needs
+    `partial_ratio` handed to `fuzzy` and written in its row as -1 - its position there; the last
+    item lists the rows holding one.
 
     The checks of each row follow the order of the rules in docs/semantics.md section 2: the gold value,
     the prediction, the searches in the context and the citation with the match status, then the
@@ -484,7 +398,7 @@ def _compare_rows(
     warnings: list[str] = []
     unknown_predicted: dict[str, int] = {}
     warn = warnings.append
-    run_id, coerce, citations = state.run_id, state.coerce, state.citations
+    run_id, citations = state.run_id, state.citations
     collapsed_snippets = state.collapsed_snippets
     for document in gold_documents:
         document_id = document.document_id
@@ -493,8 +407,8 @@ def _compare_rows(
         for plan in plans:
             attribute_id = plan.attribute_id
             annotation: GoldAnnotation | None = gold_annotations.get(attribute_id)
-            gold_is_valid, gold = _gold_value(plan, coerce, annotation, document_id, warn)
-            value, reasoning, verbatim_text = _predicted_value(plan, coerce, side, document_id, warn)
+            gold_is_valid, gold = _gold_value(plan, annotation, document_id, warn)
+            value, reasoning, verbatim_text = _predicted_value(plan, side, document_id, warn)
             human_additional_text = None if annotation is None else annotation.additional_text
             citation = NO_CITATION if annotation is None else _citation(citations, annotation)
             if not gold_is_valid:
@@ -557,19 +471,6 @@ def documents_without_context(
     return without
 
 
-def no_context_warning(document_ids: Sequence[str]) -> list[str]:
-    """The warning that counts the documents without a context (none when there are none)."""
-    if not document_ids:
-        return []
-    shown = ", ".join(repr(document_id) for document_id in document_ids[:20])
-    more = f" and {len(document_ids) - 20} more" if len(document_ids) > 20 else ""
-    return [
-        f"{len(document_ids)} document(s) have a prediction without a context (the pipeline had no "
-        "text): scored, with gold_value_in_context and the verbatim scores blank and outside both "
-        f"source strata: {shown}{more}"
-    ]
-
-
 def check_schema(attributes: Sequence[AttributeSpec]) -> None:
     """ValueError when an attribute id appears more than once in the schema."""
     schema_ids = {spec.attribute_id for spec in attributes}
@@ -583,19 +484,15 @@ def documents_to_compare(
     gold_documents: Sequence[GoldDocument], attributes: Sequence[AttributeSpec]
 ) -> list[GoldDocument]:
     """The documents that get rows (those with gold), in order; ValueError on a repeated document id."""
-    seen: set[str] = set()
     schema_ids = [spec.attribute_id for spec in attributes]
+    seen: set[str] = set()
     selected = []
     for document in gold_documents:
-        document_id = document.document_id
-        if document_id in seen:
-            raise ValueError(f"gold document {document_id!r} appears twice")
-        seen.add(document_id)
-        annotations = document.annotations
-        for attribute_id in schema_ids:
-            if attribute_id in annotations:
-                selected.append(document)
-                break
+        if document.document_id in seen:
+            raise ValueError(f"gold document {document.document_id!r} appears twice")
+        seen.add(document.document_id)
+        if has_gold(document, schema_ids):
+            selected.append(document)
     return selected
 
 
@@ -625,7 +522,7 @@ def compare_documents(
 
     Only attributes with a prompt get rows; a document with no gold for any schema attribute gets none
     (see `unscored_document_ids`). `predictions` is keyed by document id; only its lookups matter, so
-    its order never changes a result. Safe to call per chunk of documents.
+    its order never changes a result.
     """
     rows, warnings, unknown_predicted = compare_document_slice(
         run_id=run_id,
@@ -634,8 +531,7 @@ def compare_documents(
         predictions=predictions,
         settings=settings,
     )
-    warnings.extend(unknown_attribute_warnings(unknown_predicted))
-    return rows, warnings
+    return rows, [*warnings, *unknown_attribute_warnings(unknown_predicted)]
 
 
 def compare_document_slice(
@@ -646,25 +542,35 @@ def compare_document_slice(
     predictions: Mapping[str, PredictionDocument],
     settings: EvaluationSettings,
 ) -> tuple[list[ComparisonRow], list[str], dict[str, int]]:
-    """`compare_documents` for one slice of a run's documents: the counts of predicted values outside
-    the schema are returned per attribute id instead of worded, to be added to the other slices'
-    before their warnings are written (`unknown_attribute_warnings`)."""
+    """`compare_documents` of one slice of a run's documents, with the counts of predicted values
+    outside the schema per attribute id, to be added to the other slices' before they are worded."""
     validate_settings(settings)
     check_schema(attributes)
     documents = documents_to_compare(gold_documents, attributes)
     state = _ChunkState(run_id, settings)
-    plans = [_AttributePlan(spec, settings, state.coerce) for spec in attributes if spec.is_scored]
+    plans = [_AttributePlan(spec, settings, state.coercions) for spec in attributes if spec.is_scored]
     schema_ids = {spec.attribute_id for spec in attributes}
-    return _compare_chunk(state, plans, schema_ids, documents, predictions)
+    # The fuzzy verbatim scores are computed by a helper thread meanwhile and filled in at the end.
+    fuzzy = FuzzyScores()
+    try:
+        rows, warnings, unknown_predicted, waiting = _compare_rows(
+            state, plans, schema_ids, documents, predictions, fuzzy
+        )
+        scores = fuzzy.scores() if waiting else []
+    finally:
+        fuzzy.close()
+    for row in waiting:
+        # A negative score stands for the fuzzy score at position -1 - score.
+        if row.human_verbatim_fuzzy_match_pct < 0.0:
+            row.human_verbatim_fuzzy_match_pct = scores[int(-1.0 - row.human_verbatim_fuzzy_match_pct)]
+        if row.llm_verbatim_fuzzy_match_pct < 0.0:
+            row.llm_verbatim_fuzzy_match_pct = scores[int(-1.0 - row.llm_verbatim_fuzzy_match_pct)]
+    return rows, warnings, unknown_predicted
 
 
 def unscored_document_ids(
     gold_documents: Sequence[GoldDocument], attributes: Sequence[AttributeSpec]
 ) -> list[str]:
     """Gold documents with no gold for any schema attribute, in input order: listed, not scored."""
-    return [document.document_id for document in gold_documents if not has_gold(document, attributes)]
-
-
-def skipped_attribute_ids(attributes: Sequence[AttributeSpec]) -> list[str]:
-    """Attributes without a prompt, in schema order: listed, not scored."""
-    return [spec.attribute_id for spec in attributes if not spec.is_scored]
+    schema_ids = [spec.attribute_id for spec in attributes]
+    return [document.document_id for document in gold_documents if not has_gold(document, schema_ids)]

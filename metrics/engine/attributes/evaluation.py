@@ -7,12 +7,10 @@ from collections.abc import Callable, Mapping, Sequence
 from metrics.engine.attributes.comparison import (
     compare_documents,
     documents_without_context,
-    no_context_warning,
-    skipped_attribute_ids,
     unscored_document_ids,
 )
 from metrics.engine.attributes.custom_metrics import resolve_custom_metrics
-from metrics.engine.attributes.metrics import MetricColumns, attribute_result_from_columns, metric_columns
+from metrics.engine.attributes.metrics import MetricColumns, attribute_result, metric_columns
 from metrics.engine.attributes.types import (
     AttributeSpec,
     AttributeType,
@@ -27,9 +25,13 @@ from metrics.engine.attributes.types import (
 _IDS_SHOWN = 20
 
 
-def _some_ids(ids: Sequence[str]) -> str:
-    shown = ", ".join(repr(document_id) for document_id in ids[:_IDS_SHOWN])
-    return shown + (f" and {len(ids) - _IDS_SHOWN} more" if len(ids) > _IDS_SHOWN else "")
+def _listed(ids: Sequence[str], what: str) -> list[str]:
+    """The note "<n> <what>: <the first ids>", none when there are no ids."""
+    if not ids:
+        return []
+    shown = ", ".join(repr(identifier) for identifier in ids[:_IDS_SHOWN])
+    more = f" and {len(ids) - _IDS_SHOWN} more" if len(ids) > _IDS_SHOWN else ""
+    return [f"{len(ids)} {what}: {shown}{more}"]
 
 
 def evaluate_extraction(
@@ -67,19 +69,9 @@ def evaluate_extraction(
         row_warnings=warnings,
         unscored=unscored_document_ids(gold_documents, attributes),
         without_context=documents_without_context(gold_documents, predictions),
-        ignored_note=extra_predictions_note(extra),
+        ignored_note=_listed(extra, "prediction document(s) have no gold document and are ignored"),
         settings=settings,
     )
-
-
-def extra_predictions_note(document_ids: Sequence[str]) -> list[str]:
-    """The note on prediction documents with no gold document (sorted ids), none when there are none."""
-    if not document_ids:
-        return []
-    return [
-        f"{len(document_ids)} prediction document(s) have no gold document and are ignored: "
-        f"{_some_ids(document_ids)}"
-    ]
 
 
 def evaluation_from_rows(
@@ -93,15 +85,7 @@ def evaluation_from_rows(
     ignored_note: Sequence[str],
     settings: EvaluationSettings,
 ) -> ExtractionEvaluation:
-    """The evaluation of a run from its comparison rows (all of them, in order) and their warnings:
-    the metrics of each scored attribute, and the notes on what was left out. The one builder of an
-    ExtractionEvaluation, offline and on the server.
-
-    `unscored`: gold documents without gold (in order); `without_context`: gold documents whose
-    prediction was extracted with no context (in order); `ignored_note`: the note on predicted
-    documents outside the gold, worded by the caller (which knows where they came from), or none.
-    Notes come in this order: attributes without a prompt, unscored documents, `ignored_note`,
-    custom metrics without a BOOL attribute, documents without a context, then `row_warnings`."""
+    """`evaluation_from_columns` of a run's comparison rows (all of them, in order), which it keeps."""
     evaluation = evaluation_from_columns(
         run_id=run_id,
         attributes=attributes,
@@ -127,36 +111,44 @@ def evaluation_from_columns(
     ignored_note: Sequence[str],
     settings: EvaluationSettings,
 ) -> ExtractionEvaluation:
-    """`evaluation_from_rows` from what the metrics read of the rows (`metric_columns`, attributes
-    numbered by their position in `attributes`); the evaluation holds no rows."""
+    """The evaluation of a run, without its rows, from what the metrics read of them (`metric_columns`,
+    attributes numbered by their position in `attributes`) and their warnings: the metrics of each
+    scored attribute, and the notes on what was left out. The one builder of an ExtractionEvaluation,
+    offline and on the server.
+
+    `unscored`: gold documents without gold (in order); `without_context`: gold documents whose
+    prediction was extracted with no context (in order); `ignored_note`: the note on predicted
+    documents outside the gold, worded by the caller (which knows where they came from), or none.
+    Notes come in this order: attributes without a prompt, unscored documents, `ignored_note`,
+    custom metrics without a BOOL attribute, documents without a context, then `row_warnings`."""
     custom = resolve_custom_metrics(settings.custom_metrics)
     scored = [spec for spec in attributes if spec.is_scored]
-    skipped = skipped_attribute_ids(attributes)
-    notes: list[str] = []
-    if skipped:
-        notes.append(f"{len(skipped)} attribute(s) have no prompt and are not scored: {_some_ids(skipped)}")
-    if unscored:
-        notes.append(
-            f"{len(unscored)} gold document(s) have no gold annotations and are not scored: {_some_ids(unscored)}"
-        )
-    notes.extend(ignored_note)
-    if custom and not any(spec.type is AttributeType.BOOL for spec in scored):
-        notes.append("custom metrics apply to BOOL attributes only, and no BOOL attribute is scored")
+    skipped = [spec.attribute_id for spec in attributes if not spec.is_scored]
+    no_bool = custom and not any(spec.type is AttributeType.BOOL for spec in scored)
     position = {spec.attribute_id: index for index, spec in enumerate(attributes)}
-    results = [
-        attribute_result_from_columns(
-            spec,
-            columns.select(columns.attribute == position[spec.attribute_id]),
-            settings,
-            custom_metrics=custom,
-        )
-        for spec in scored
-    ]
     return ExtractionEvaluation(
         run_id=run_id,
-        attributes=results,
+        attributes=[
+            attribute_result(spec, columns.select(columns.attribute == position[spec.attribute_id]), custom)
+            for spec in scored
+        ],
         rows=[],
-        warnings=[*notes, *no_context_warning(without_context), *row_warnings],
+        warnings=[
+            *_listed(skipped, "attribute(s) have no prompt and are not scored"),
+            *_listed(unscored, "gold document(s) have no gold annotations and are not scored"),
+            *ignored_note,
+            *(
+                ["custom metrics apply to BOOL attributes only, and no BOOL attribute is scored"]
+                if no_bool
+                else []
+            ),
+            *_listed(
+                without_context,
+                "document(s) have a prediction without a context (the pipeline had no text): scored, "
+                "with gold_value_in_context and the verbatim scores blank and outside both source strata",
+            ),
+            *row_warnings,
+        ],
         unscored_documents=unscored,
         skipped_attributes=skipped,
     )

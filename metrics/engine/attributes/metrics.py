@@ -22,13 +22,12 @@ from typing import Any
 import numpy as np
 
 from metrics.engine.attributes.comparison import SOURCE_CHECKED_TYPES
-from metrics.engine.attributes.custom_metrics import CustomMetric, custom_metric_value, resolve_custom_metrics
+from metrics.engine.attributes.custom_metrics import CustomMetric, custom_metric_value
 from metrics.engine.attributes.types import (
     AttributeResult,
     AttributeSpec,
     AttributeType,
     ComparisonRow,
-    EvaluationSettings,
     MatchStatus,
 )
 
@@ -47,15 +46,17 @@ SCORED_TYPES = frozenset(
 STRATA: tuple[str, ...] = ("_given_good_source", "_given_bad_source")
 GIVEN_PREDICTION = "_given_prediction"
 
-_BOOL_SCORES = ("accuracy", "precision", "recall", "f1_score")
-_STRING_SCORES = ("accuracy", "edit_distance_match_rate")
-_NUMERIC_SCORES = ("accuracy", "mean_absolute_error", "mean_absolute_percentage_error")
-_SCORE_NAMES: dict[AttributeType, tuple[str, ...]] = {
-    AttributeType.BOOL: _BOOL_SCORES,
-    AttributeType.STRING: _STRING_SCORES,
-    AttributeType.INTEGER: _NUMERIC_SCORES,
-    AttributeType.FLOAT: _NUMERIC_SCORES,
-}
+# Every score in display order, with the types it applies to.
+_SCORES: tuple[tuple[str, frozenset[AttributeType]], ...] = (
+    ("accuracy", SCORED_TYPES),
+    ("precision", frozenset({AttributeType.BOOL})),
+    ("recall", frozenset({AttributeType.BOOL})),
+    ("f1_score", frozenset({AttributeType.BOOL})),
+    ("edit_distance_match_rate", frozenset({AttributeType.STRING})),
+    ("mean_absolute_error", NUMERIC_TYPES),
+    ("mean_absolute_percentage_error", NUMERIC_TYPES),
+)
+_SCORE_NAMES = {type_: tuple(name for name, types in _SCORES if type_ in types) for type_ in SCORED_TYPES}
 
 
 def _ratio(numerator: int, denominator: int) -> float | None:
@@ -95,9 +96,7 @@ def string_scores(status: np.ndarray) -> dict[str, float | None]:
 def numeric_scores(gold: np.ndarray, predicted: np.ndarray, correct: np.ndarray) -> dict[str, float | None]:
     """accuracy = share of correct rows (FLOAT: equal within the relative tolerance);
     mean_absolute_error = mean |gold - predicted|; mean_absolute_percentage_error =
-    mean(|gold - predicted| / |gold|) as a fraction, null when any gold value is 0. Null when empty."""
-    if len(gold) == 0:
-        return dict.fromkeys(_NUMERIC_SCORES)
+    mean(|gold - predicted| / |gold|) as a fraction, null when any gold value is 0. Rows: at least one."""
     errors = np.abs(gold - predicted)
     return {
         "accuracy": float(np.mean(correct)),
@@ -121,15 +120,8 @@ _NUMBER_CLASSES = frozenset({bool, int, float})
 
 @dataclass(frozen=True)
 class MetricColumns:
-    """What the metrics read of comparison rows: one numpy column per field, in row order.
-
-    `attribute`: the row's attribute, as its position in the schema given to `metric_columns`;
-    `valid`: gold_is_valid; `gold_present` / `predicted`: human_extraction / llm_extraction is not
-    None; `gold_number` / `predicted_number`: those values as floats when they are numbers or
-    booleans, NaN otherwise; `correct`: is_correct is truthy; `in_context`: gold_value_in_context as
-    1 / 0, -1 for None; `in_citation`: gold_value_in_citation is truthy; `status`: match_status as
-    its STATUS_CODES code.
-    """
+    """What the metrics read of comparison rows: one numpy column per field, in row order, each
+    defined by the row field `metric_columns` reads it from."""
 
     attribute: np.ndarray
     valid: np.ndarray
@@ -209,25 +201,7 @@ def _score_set(
 
 
 def attribute_result(
-    spec: AttributeSpec,
-    rows: Sequence[ComparisonRow],
-    settings: EvaluationSettings,
-    *,
-    custom_metrics: dict[str, CustomMetric] | None = None,
-) -> AttributeResult:
-    """Counts and metrics of `spec` over its rows (rows of other attributes are ignored): see
-    `attribute_result_from_columns`."""
-    own_rows = [row for row in rows if row.attribute_id == spec.attribute_id]
-    columns = metric_columns(own_rows, {spec.attribute_id: 0})
-    return attribute_result_from_columns(spec, columns, settings, custom_metrics=custom_metrics)
-
-
-def attribute_result_from_columns(
-    spec: AttributeSpec,
-    columns: MetricColumns,
-    settings: EvaluationSettings,
-    *,
-    custom_metrics: dict[str, CustomMetric] | None = None,
+    spec: AttributeSpec, columns: MetricColumns, custom_metrics: dict[str, CustomMetric]
 ) -> AttributeResult:
     """Counts and metrics of `spec` over the MetricColumns of its rows (those rows only).
 
@@ -236,8 +210,8 @@ def attribute_result_from_columns(
     n_missing_predictions (scored rows without a prediction), n_invalid_gold.
     Metrics by type (LIST and DICT have none): see `bool_scores`, `string_scores`, `numeric_scores`;
     BOOL adds n_labels (gold True count) and the custom metrics; STRING / INTEGER / FLOAT add the two
-    source strata. Every score also comes `_given_prediction`. `custom_metrics` lets a caller resolve
-    the settings' names once per evaluation; otherwise they are resolved here.
+    source strata. Every score also comes `_given_prediction`. `custom_metrics`: the evaluation's,
+    resolved (`resolve_custom_metrics`).
     """
     scored = columns.valid & columns.gold_present
     source_checked = spec.type in SOURCE_CHECKED_TYPES
@@ -251,10 +225,7 @@ def attribute_result_from_columns(
     metrics: dict[str, float | None] = {}
     if spec.type not in SCORED_TYPES:
         return AttributeResult(spec=spec, counts=counts, metrics=metrics)
-    if spec.type is AttributeType.BOOL:
-        if custom_metrics is None:
-            custom_metrics = resolve_custom_metrics(settings.custom_metrics)
-    else:
+    if spec.type is not AttributeType.BOOL:
         custom_metrics = {}
 
     metrics.update(_score_set(spec.type, columns, scored, custom_metrics))
@@ -284,31 +255,16 @@ def metric_column_order(
     alphabetically. Custom metrics apply to BOOL attributes only, so they appear only with BOOL.
     """
     types = set(attribute_types_present)
-    has_bool = AttributeType.BOOL in types
-    has_string = AttributeType.STRING in types
-    has_numeric = bool(types & NUMERIC_TYPES)
-    has_source = bool(types & SOURCE_CHECKED_TYPES)
-
-    def with_strata(name: str, stratified: bool) -> list[str]:
-        return [name, *(name + suffix for suffix in STRATA)] if stratified else [name]
-
-    scores: list[tuple[str, bool, bool]] = [  # (name, applies, stratified)
-        ("accuracy", bool(types & SCORED_TYPES), has_source),
-        ("precision", has_bool, False),
-        ("recall", has_bool, False),
-        ("f1_score", has_bool, False),
-        ("edit_distance_match_rate", has_string, True),
-        ("mean_absolute_error", has_numeric, True),
-        ("mean_absolute_percentage_error", has_numeric, True),
-    ]
+    applying = [(name, types & applies_to) for name, applies_to in _SCORES if types & applies_to]
     columns: list[str] = []
-    for name, applies, stratified in scores:
-        if applies:
-            columns.extend(with_strata(name, stratified))
-        if name == "f1_score" and has_bool:
+    for name, present in applying:
+        columns.append(name)
+        if present & SOURCE_CHECKED_TYPES:
+            columns.extend(name + suffix for suffix in STRATA)
+        if name == "f1_score":
             columns.append("n_labels")
-    columns.extend(name + GIVEN_PREDICTION for name, applies, _ in scores if applies)
-    if has_bool:
+    columns.extend(name + GIVEN_PREDICTION for name, _ in applying)
+    if AttributeType.BOOL in types:
         names = {name.strip() for name in custom_metrics}
         columns.extend(sorted(names | {name + GIVEN_PREDICTION for name in names}))
     return columns

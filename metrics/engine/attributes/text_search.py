@@ -55,10 +55,7 @@ def collapse_whitespace(text: str) -> str:
 
 def normalise_for_search(text: str) -> str:
     """Whitespace-collapsed and casefolded: the form both sides take before a STRING search."""
-    folded = text.casefold()
-    if len(folded) > _LONG_TEXT and _is_collapsed_ascii(folded):
-        return folded
-    return " ".join(folded.split())
+    return collapse_whitespace(text.casefold())
 
 
 def _is_word_char(char: str) -> bool:
@@ -265,11 +262,9 @@ class SearchableText:
             self._numbers = read_numbers(self.raw, self._number_format)
         return self._numbers
 
-    def contains_string(self, normalised_value: str, *, near_threshold: float | None = None) -> bool:
-        """Exact on word boundaries; with `near_threshold`, a near window of words also counts."""
-        if occurs_on_word_boundaries(normalised_value, self.folded):
-            return True
-        return near_threshold is not None and near_window_in(normalised_value, self.folded, near_threshold)
+    def contains_string(self, normalised_value: str) -> bool:
+        """Exact, on word boundaries (a near window counts in citations only: `near_window_in`)."""
+        return occurs_on_word_boundaries(normalised_value, self.folded)
 
     def contains_number(self, value: float, relative_tolerance: float) -> bool:
         # Every number of the text is read once (`read_numbers`), and each value is a binary search.

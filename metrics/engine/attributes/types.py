@@ -140,31 +140,6 @@ class EvaluationSettings:
     custom_metrics: tuple[str, ...] = ()
 
 
-# The 20 columns of goldstandard_llm_comparison.csv, in the seed's order.
-COMPARISON_COLUMNS: tuple[str, ...] = (
-    "document_id",
-    "external_id",
-    "document_name",
-    "attribute_id",
-    "attribute_label",
-    "extraction_run_id",
-    "attribute_presence",
-    "human_additional_text",
-    "item_attribute_full_text_details",
-    "citation_page",
-    "citation_highlight_text",
-    "human_extraction",
-    "llm_extraction",
-    "llm_reasoning",
-    "llm_verbatim_text",
-    "human_verbatim_fuzzy_match_pct",
-    "llm_verbatim_fuzzy_match_pct",
-    "gold_value_in_citation",
-    "gold_value_in_context",
-    "match_status",
-)
-
-
 class MatchStatus(StrEnum):
     INVALID_GOLD = "invalid_gold"
     MISSING_PREDICTION = "missing_prediction"
@@ -207,6 +182,15 @@ class ComparisonRow:
     gold_is_valid: bool = True
     # True/False when both values exist and the gold is valid; None otherwise.
     is_correct: bool | None = None
+
+
+# The 20 columns of goldstandard_llm_comparison.csv, in the seed's order: the row's fields but the
+# typed ones behind them.
+COMPARISON_COLUMNS: tuple[str, ...] = tuple(
+    name
+    for name in ComparisonRow.__dataclass_fields__
+    if name not in {"attribute_type", "gold_is_valid", "is_correct"}
+)
 
 
 @dataclass(slots=True)

@@ -1,7 +1,14 @@
 """Verbatim grounding: how well a supporting snippet is found in the context the model read.
 
 The score behind `human_verbatim_fuzzy_match_pct` and `llm_verbatim_fuzzy_match_pct`
-(docs/semantics.md section 2, "Verbatim grounding").
+(docs/semantics.md section 2, "Verbatim grounding"): 0-100 with two decimals, both sides
+whitespace-collapsed, case kept.
+- an empty side scores 0 (never null: no snippet means no grounding);
+- a snippet shorter than 4 characters made of digits scores 100 when it occurs on number
+  boundaries, else 0;
+- any other snippet that occurs as a substring scores 100 (what partial_ratio gives, only faster);
+- everything else scores `round(rapidfuzz.fuzz.partial_ratio(snippet, context), 2)`.
+`settled_pct_of_collapsed` applies the first three rules, `FuzzyScores` the last.
 """
 
 from __future__ import annotations
@@ -10,8 +17,6 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 from rapidfuzz import fuzz, process
-
-from metrics.engine.attributes.text_search import collapse_whitespace
 
 # Below this length a fuzzy partial ratio is meaningless: "12" is "found" in any text with a 1 and a 2.
 SHORT_SNIPPET_LENGTH = 4
@@ -41,20 +46,10 @@ def occurs_on_number_boundaries(digits: str, text: str) -> bool:
     return False
 
 
-def settled_pct(snippet: str | None, collapsed_context: str) -> tuple[float | None, str]:
-    """The steps of `verbatim_fuzzy_pct` before the fuzzy score: (the score, or None when only
-    `partial_ratio` can tell, and the collapsed snippet to score)."""
-    if not snippet or not collapsed_context:
-        return 0.0, ""
-    collapsed_snippet = collapse_whitespace(snippet)
-    score = settled_pct_of_collapsed(collapsed_snippet, collapsed_context)
-    return score, ("" if score is not None else collapsed_snippet)
-
-
 def settled_pct_of_collapsed(collapsed_snippet: str, collapsed_context: str) -> float | None:
-    """`settled_pct` of a snippet already whitespace-collapsed: the score, or None when only
-    `partial_ratio` can tell (a caller scoring the same snippets against many contexts collapses
-    each once)."""
+    """The score of a whitespace-collapsed snippet by the rules that need no `partial_ratio`, or
+    None when only `partial_ratio` can tell (a caller scoring the same snippets against many
+    contexts collapses each once)."""
     if not collapsed_snippet or not collapsed_context:
         return 0.0
     if len(collapsed_snippet) < SHORT_SNIPPET_LENGTH and _DIGITS.issuperset(collapsed_snippet):
@@ -62,23 +57,6 @@ def settled_pct_of_collapsed(collapsed_snippet: str, collapsed_context: str) -> 
     if collapsed_snippet in collapsed_context:
         return 100.0
     return None
-
-
-def verbatim_fuzzy_pct(snippet: str | None, collapsed_context: str) -> float:
-    """Grounding score 0-100 (two decimals) of `snippet` in `collapsed_context`.
-
-    Formula: both sides whitespace-collapsed, case kept (the context must be passed collapsed).
-    - an empty side scores 0;
-    - a snippet shorter than 4 characters made of digits scores 100 when it occurs on number
-      boundaries, else 0;
-    - any other snippet that occurs as a substring scores 100 (what partial_ratio gives, only faster);
-    - everything else scores `rapidfuzz.fuzz.partial_ratio(snippet, context)`.
-    Never null: no snippet means no grounding, 0.
-    """
-    score, collapsed_snippet = settled_pct(snippet, collapsed_context)
-    if score is not None:
-        return score
-    return round(fuzz.partial_ratio(collapsed_snippet, collapsed_context), 2)
 
 
 class FuzzyScores:
@@ -91,10 +69,9 @@ class FuzzyScores:
     process to start and no memory copied; on one core the work is the same as before. The thread
     calls it with `workers=2` (`_CPDIST_WORKERS`): with one worker, a batch beside a busy Python
     thread took twice as long as alone (rapidfuzz's single-worker path keeps needing the GIL, and
-    the caller's loop holds it), so the caller ended up waiting for the helper. Measured on
-    200,000 rows: scoring took 3.9 s with `workers=1` (no faster than scoring inline), 3.2 s with
-    `workers=2`. The scores are identical to one `partial_ratio` call per pair (float64 results, the
-    same C++ scorer; a test holds the two together).
+    the caller's loop holds it), so the caller ended up waiting for the helper (bench/extraction's
+    README has the figures). The scores are identical to one `partial_ratio` call per pair (float64
+    results, the same C++ scorer; a test holds the two together).
 
     `add` returns a pair's position; `scores()` waits for every batch and returns all scores in
     order. Until a first batch is full no thread is started, so small runs stay on the caller's
@@ -110,18 +87,18 @@ class FuzzyScores:
         self._contexts: list[str] = []
         self._done: list[Future[list[float]] | list[float]] = []
         self._executor: ThreadPoolExecutor | None = None
-        self._count = 0
 
     def add(self, collapsed_snippet: str, collapsed_context: str) -> int:
+        # Every batch handed on so far is full.
+        position = len(self._done) * self._batch + len(self._snippets)
         self._snippets.append(collapsed_snippet)
         self._contexts.append(collapsed_context)
-        self._count += 1
         if len(self._snippets) >= self._batch:
             if self._executor is None:
                 self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fuzzy-scores")
             self._done.append(self._executor.submit(_score_pairs, self._snippets, self._contexts))
             self._snippets, self._contexts = [], []
-        return self._count - 1
+        return position
 
     def scores(self) -> list[float]:
         try:

@@ -1,6 +1,6 @@
 """The attribute engine's fast paths against their reference forms.
 
-- `_compare_chunk` (one flat loop with hoisted lookups and caches) against the row builder it
+- `compare_documents` (one flat loop with hoisted lookups and caches) against the row builder it
   replaced, kept below verbatim as `reference_compare_documents`;
 - `evaluate_extraction` with chunks scored by a process pool (rows sent back as columns) against
   one process.
@@ -13,6 +13,7 @@ numbers with thousands separators, near and exact matches, snippets long and sho
 
 from __future__ import annotations
 
+import math
 import random
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -29,11 +30,9 @@ from metrics.engine.attributes.comparison import (
     NULL_PREDICTION,
     SOURCE_CHECKED_TYPES,
     group_by_attribute,
-    has_gold,
     raw_text,
     string_similarity,
     validate_settings,
-    values_equal,
     with_model_reasoning,
 )
 from metrics.engine.attributes.text_search import (
@@ -57,11 +56,18 @@ from metrics.engine.attributes.types import (
     PredictedAnnotation,
     PredictionDocument,
 )
-from metrics.engine.attributes.verbatim import verbatim_fuzzy_pct
 from metrics.pipeline.attributes import chunked_comparison
 from metrics.pipeline.executors import ProcessPool
+from tests.engine.attributes.test_support import verbatim_fuzzy_pct
 
 # --- the reference: the row builder as it was before the flat loop (unchanged) -----------------
+
+
+def values_equal(attribute_type: AttributeType, gold: Any, predicted: Any, relative_tolerance: float) -> bool:
+    """Exact equality; FLOAT within `relative_tolerance` (math.isclose, no absolute slack)."""
+    if attribute_type is AttributeType.FLOAT:
+        return math.isclose(gold, predicted, rel_tol=relative_tolerance, abs_tol=0.0)
+    return bool(gold == predicted)
 
 
 class _Coercions:
@@ -310,7 +316,7 @@ def reference_compare_documents(
         if document.document_id in seen:
             raise ValueError(f"gold document {document.document_id!r} appears twice")
         seen.add(document.document_id)
-        if not has_gold(document, attributes):
+        if not any(spec.attribute_id in document.annotations for spec in attributes):
             continue
         prediction = predictions.get(document.document_id)
         comparer = _DocumentComparer(

@@ -8,9 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn import metrics as sk
 
-from metrics.engine.attributes import COUNT_COLUMNS, attribute_result, compare_documents, metric_column_order
+from metrics.engine.attributes import COUNT_COLUMNS, compare_documents, metric_column_order
 from metrics.engine.attributes.evaluation import evaluation_from_columns
-from metrics.engine.attributes.metrics import MetricColumns, metric_columns
+from metrics.engine.attributes.metrics import MetricColumns, attribute_result, metric_columns
 from metrics.engine.attributes.types import AttributeType, EvaluationSettings, MatchStatus
 from tests.engine.attributes.test_support import evaluate, gold, predicted, result_of, spec
 
@@ -242,7 +242,11 @@ def test_metrics_over_rows_of_chunks_equal_the_whole_evaluation():
         )
         rows.extend(chunk_rows)
     whole = evaluate(schema, documents, list(predictions.values()))
-    assert [attribute_result(s, rows, settings_) for s in schema] == whole.attributes
+    own_rows = {s.attribute_id: [row for row in rows if row.attribute_id == s.attribute_id] for s in schema}
+    results = [
+        attribute_result(s, metric_columns(own_rows[s.attribute_id], {s.attribute_id: 0}), {}) for s in schema
+    ]
+    assert results == whole.attributes
 
 
 def test_metrics_from_the_joined_columns_of_chunks_equal_the_whole_evaluation():

@@ -8,7 +8,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from rapidfuzz import fuzz
+
 from metrics.engine.attributes import evaluate_extraction
+from metrics.engine.attributes.text_search import collapse_whitespace
 from metrics.engine.attributes.types import (
     AttributeSpec,
     AttributeType,
@@ -20,6 +23,7 @@ from metrics.engine.attributes.types import (
     PredictedAnnotation,
     PredictionDocument,
 )
+from metrics.engine.attributes.verbatim import settled_pct_of_collapsed
 
 NO_VALUE = object()
 
@@ -96,3 +100,13 @@ def evaluate(
 
 def result_of(evaluation: ExtractionEvaluation, attribute_id: str):
     return next(result for result in evaluation.attributes if result.spec.attribute_id == attribute_id)
+
+
+def verbatim_fuzzy_pct(snippet: str | None, collapsed_context: str) -> float:
+    """The verbatim grounding score of one snippet, one call at a time: the settled rules, else
+    `partial_ratio` (the engine batches the latter in `FuzzyScores`)."""
+    collapsed_snippet = collapse_whitespace(snippet or "")
+    settled = settled_pct_of_collapsed(collapsed_snippet, collapsed_context)
+    if settled is not None:
+        return settled
+    return round(fuzz.partial_ratio(collapsed_snippet, collapsed_context), 2)

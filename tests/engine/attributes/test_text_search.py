@@ -38,11 +38,11 @@ def test_boundaries_only_bind_word_characters_at_the_needle_ends():
     assert occurs_on_word_boundaries("(itt)", "analysis(itt) was used")
 
 
-def test_a_near_window_counts_in_citations_only_when_asked():
-    citation = SearchableText("Participants received metformine twice daily", "en")
-    assert not citation.contains_string("metformin twice")
-    assert citation.contains_string("metformin twice", near_threshold=0.9)
-    assert not citation.contains_string("insulin twice", near_threshold=0.9)
+def test_a_near_window_is_not_an_exact_find():
+    citation = "participants received metformine twice daily"
+    assert not SearchableText(citation, "en").contains_string("metformin twice")
+    assert near_window_in("metformin twice", citation, 0.9)
+    assert not near_window_in("insulin twice", citation, 0.9)
 
 
 def test_a_near_window_spans_as_many_words_as_the_value():

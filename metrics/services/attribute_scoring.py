@@ -131,9 +131,12 @@ class AttributeScoringPlan:
         )
 
 
-def attribute_chunk_plan(*, run: ExperimentRun, document_ids: list[str]) -> AttributeScoringPlan:
-    """The plan of these documents alone: all a chunk task needs of it."""
-    settings = attribute_settings(run)
+def attribute_chunk_plan(
+    *, run: ExperimentRun, document_ids: list[str], settings: EvaluationSettings | None = None
+) -> AttributeScoringPlan:
+    """The plan of these documents alone: all a chunk task needs of it. `settings`: the run's
+    effective ones unless given (as a scoring recorded them)."""
+    settings = settings or attribute_settings(run)
     resolve_custom_metrics(settings.custom_metrics)  # an unknown name fails before any work
     return AttributeScoringPlan(
         document_ids=document_ids,

@@ -14,7 +14,7 @@ see the whole scoring at once, or nothing.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import partial
 from typing import Any, TypeVar
 
@@ -229,21 +229,37 @@ def score_run(
     progress: Callable[[int, int], None],
 ) -> ScoringResult:
     """Score `run` against `gold_version` on `document_ids` (None: all of the gold), chunk by chunk in
-    this process; `progress(done, total)` is told 0 first, then the documents scored after each chunk."""
+    this process."""
     plan = scoring_plan(run=run, gold_version=gold_version, document_ids=document_ids)
+    partials = scoring_partials(
+        plan, run=run, gold_version=gold_version, chunk_size=chunk_size, progress=progress
+    )
+    return plan.result(run=run, gold_version=gold_version, partials=partials)
+
+
+def scoring_partials(
+    plan: ScoringPlan,
+    *,
+    run: ExperimentRun,
+    gold_version: GoldVersion,
+    chunk_size: int = DEFAULT_CHUNK_DOCUMENTS,
+    progress: Callable[[int, int], None] | None = None,
+) -> Iterator[Any]:
+    """The partial results of the plan's chunks, scored in this process; `progress(done, total)` is
+    told 0 first, then the documents scored after each chunk."""
     ids = plan.document_ids
-    progress(0, len(ids))
+    tell = progress or (lambda done, total: None)
+    tell(0, len(ids))
 
     def score(start: int) -> object:
         stop = min(start + chunk_size, len(ids))
         partial = plan.chunk_score(
             run=run, gold_version=gold_version, document_ids=ids[start:stop], first_position=start
         )
-        progress(stop, len(ids))
+        tell(stop, len(ids))
         return partial
 
-    partials = InProcess().map(score, range(0, len(ids), chunk_size))
-    return plan.result(run=run, gold_version=gold_version, partials=partials)
+    return InProcess().map(score, range(0, len(ids), chunk_size))
 
 
 @transaction.atomic

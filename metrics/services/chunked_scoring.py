@@ -41,11 +41,11 @@ from metrics.services.chunk_rows import (
 from metrics.services.results import ScoringResult
 from metrics.services.scoring import (
     job_claimed,
+    job_or_fail,
     job_state,
     scoring_chunk_plan,
     scoring_job_inputs,
     scoring_metrics_store,
-    scoring_or_fail,
     scoring_plan,
     scoring_prepare,
     scoring_stage_document_ids,
@@ -185,7 +185,7 @@ def scoring_chunk_score(
         run, gold_version = scoring_job_inputs(job)
         document_ids = chunk["document_ids"]
         plan = scoring_chunk_plan(run=run, document_ids=document_ids, chunk_argument=allowed_types)
-        partial = scoring_or_fail(
+        partial = job_or_fail(
             job,
             lambda: plan.chunk_score(
                 run=run,
@@ -266,7 +266,7 @@ def scoring_chunks_merge(*, job_id: int, claim_token: str) -> str:
         rows = _rows(chunks)
         result = None
         if prepared is None or not MetricValue.objects.filter(scoring=prepared).exists():
-            result = scoring_or_fail(
+            result = job_or_fail(
                 job,
                 lambda: _merged(
                     job, run=run, gold_version=gold_version, chunks=chunks, with_rows=rows is None
@@ -299,7 +299,7 @@ def _metrics_ahead(job: Job, chunks: QuerySet[ScoringChunk]) -> None:
         return
     run, gold_version = scoring_job_inputs(job)
     with job_heartbeat(job):
-        result = scoring_or_fail(
+        result = job_or_fail(
             job, lambda: _merged(job, run=run, gold_version=gold_version, chunks=chunks, with_rows=False)
         )
         if result is None:

@@ -130,7 +130,7 @@ def scoring_run(
         score = partial(
             _score, job, chunk_documents=chunk_documents, after_chunk=after_chunk, fan_out=fan_out
         )
-        return scoring_or_fail(job, score) or JobState.FAILED
+        return job_or_fail(job, score) or JobState.FAILED
 
 
 def job_state(job_id: int) -> str:
@@ -288,29 +288,25 @@ def _scoring_create(run: ExperimentRun, *, job_id: int, **fields: Any) -> Scorin
     return Scoring.objects.create(run=run, number=number, job_id=job_id, **fields)
 
 
-def scoring_or_fail(job: Job, compute: Callable[[], Computed]) -> Computed | None:
-    """`compute()`, or None once its error failed the job (`scoring_fail`); a transient database
-    error propagates instead, for the task to retry."""
+def job_or_fail(
+    job: Job, compute: Callable[[], Computed], *, log: logging.Logger = logger
+) -> Computed | None:
+    """`compute()`, or None once its error failed the running `job` under its claim; a transient
+    database error propagates instead, for the task to retry. Bad input fails it with its problems,
+    anything else as an internal error (the traceback goes to `log` under an error id; the job, and a
+    scoring's run, show the id only)."""
     try:
         return compute()
     except TRANSIENT_DATABASE_ERRORS:
         raise
-    except Exception as error:
-        scoring_fail(job=job, error=error)
-        return None
-
-
-def scoring_fail(*, job: Job, error: Exception) -> None:
-    """Fail a running scoring job under `job`'s claim, in an `except` block: bad input with its
-    problems, anything else as an internal error (the traceback goes to the log under an error id;
-    the job and the run show the id only)."""
-    if isinstance(error, InputValidationError):
+    except InputValidationError as error:
         errors = error.problems
-    elif isinstance(error, (ValueError, SplitRuleViolation)):
+    except (ValueError, SplitRuleViolation) as error:
         errors = [str(error)]
-    else:
-        errors = [internal_error(job.pk, log=logger)]
+    except Exception:
+        errors = [internal_error(job.pk, log=log)]
     job_finish(job_id=job.pk, state=JobState.FAILED, claim_token=job.claim_token, errors=errors)
+    return None
 
 
 @transaction.atomic

@@ -77,6 +77,11 @@ class AttributeScoringPlan:
         chunk = AttributeChunk(str(run.pk), self.specs, self.settings, gold, predictions)
         return compare_attribute_chunk(chunk)
 
+    @staticmethod
+    def stored_rows(partial: AttributePartial) -> list[ComparisonRowData]:
+        """The chunk's comparison rows as stored; they stay in its partial result, for the metrics."""
+        return [attribute_row_data(row) for row in partial.rows]
+
     def result(
         self,
         *,

@@ -17,10 +17,11 @@ is written with the id of its position in the block.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from django.db import connection
 
+from annotations.models import Attribute, Document
 from annotations.services.bulk import copy_into
 from metrics.models import ComparisonRow, Scoring
 from metrics.services.results import ComparisonRowData
@@ -81,21 +82,36 @@ def row_ids_reserve(count: int) -> int:
     return first
 
 
-def chunk_rows_write(*, scoring: Scoring, rows: bytes, first_position: int, first_id: int) -> int:
-    """COPY a chunk's encoded `rows` as the rows of `scoring` from position `first_position` and id
-    `first_id` on; return how many."""
+def chunk_rows_write(
+    *, scoring: Scoring, rows: bytes, first_position: int, first_id: int | None = None
+) -> int:
+    """COPY encoded `rows` as the rows of `scoring` from position `first_position` and id `first_id`
+    on (None: the ids the table's sequence gives as they come); return how many."""
     if not rows:
         return 0
     tail = f"\t{scoring.pk}\t{scoring.run_id}\n".encode()
     lines = rows.split(b"\n")
-    with copy_into(ComparisonRow, (*CHUNK_COLUMNS, *STORE_COLUMNS)) as copy:
+    columns = STORE_COLUMNS if first_id is not None else tuple(c for c in STORE_COLUMNS if c != "id")
+    ids = [b""] * len(lines) if first_id is None else [b"\t%d" % (first_id + i) for i in range(len(lines))]
+    with copy_into(ComparisonRow, (*CHUNK_COLUMNS, *columns)) as copy:
         copy.write(
             b"".join(
-                b"%s\t%d\t%d%s" % (line, first_position + index, first_id + index, tail)
+                b"%s\t%d%s%s" % (line, first_position + index, ids[index], tail)
                 for index, line in enumerate(lines)
             )
         )
     return len(lines)
+
+
+def row_keys(project_id: int, document_ids: Collection[str]) -> tuple[dict[str, int], dict[str, int]]:
+    """The keys rows are stored with: the pks of these documents by external id, and of the project's
+    attributes by attribute id."""
+    documents = Document.objects.filter(project_id=project_id, external_id__in=document_ids)
+    attributes = Attribute.objects.filter(project_id=project_id)
+    return (
+        dict(documents.values_list("external_id", "pk")),
+        dict(attributes.values_list("attribute_id", "pk")),
+    )
 
 
 def _text(value: str) -> str:

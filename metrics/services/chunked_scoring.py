@@ -16,6 +16,7 @@ import pickle
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from celery import Signature, signature
 from django.conf import settings
@@ -24,22 +25,21 @@ from django.db.models import F, QuerySet, Sum
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
-from annotations.models import Attribute, Document, GoldVersion, Job, JobState
+from annotations.models import GoldVersion, Job, JobState
 from annotations.services.jobs import job_heartbeat
 from experiments.models import ExperimentRun
 from metrics.models import MetricValue, Scoring, ScoringChunk
-from metrics.pipeline.attributes import AttributePartial
 from metrics.pipeline.executors import CeleryChord
-from metrics.pipeline.spans import SpanPartial
-from metrics.services.attribute_scoring import attribute_row_data
 from metrics.services.chunk_rows import (
     chunk_rows_encode,
     chunk_rows_write,
     row_ids_reserve,
+    row_keys,
     rows_encoded_here,
 )
 from metrics.services.results import ScoringResult
 from metrics.services.scoring import (
+    ScoringPlan,
     job_claimed,
     job_or_fail,
     job_state,
@@ -196,7 +196,7 @@ def scoring_chunk_score(
         )
         if partial is None:
             return 0
-        rows = _rows_encoded(run, partial, document_ids)
+        rows = _rows_encoded(run, plan, partial, document_ids)
         if (
             _chunk_store(job, index=index, documents=chunk["documents"], partial=partial, rows=rows)
             and after_store
@@ -228,25 +228,13 @@ def _chunk_store(job: Job, *, index: int, documents: int, partial: object, rows:
 
 
 def _rows_encoded(
-    run: ExperimentRun, partial: SpanPartial | AttributePartial, document_ids: list[str]
+    run: ExperimentRun, plan: ScoringPlan, partial: Any, document_ids: list[str]
 ) -> bytes | None:
-    """The chunk's comparison rows as COPY text (PostgreSQL only). A span chunk's leave its partial
-    result; an attribute chunk's stay, for the metrics computed from them."""
+    """The chunk's comparison rows as COPY text (PostgreSQL only)."""
     if not rows_encoded_here():
         return None
-    document_pks = dict(
-        Document.objects.filter(project_id=run.project_id, external_id__in=document_ids).values_list(
-            "external_id", "pk"
-        )
-    )
-    if isinstance(partial, SpanPartial):
-        encoded = chunk_rows_encode(partial.rows, document_pks=document_pks, attribute_pks={})
-        partial.rows = []
-        return encoded
-    attribute_pks = dict(
-        Attribute.objects.filter(project_id=run.project_id).values_list("attribute_id", "pk")
-    )
-    rows = [attribute_row_data(row) for row in partial.rows]
+    document_pks, attribute_pks = row_keys(run.project_id, document_ids)
+    rows = plan.stored_rows(partial)
     return chunk_rows_encode(rows, document_pks=document_pks, attribute_pks=attribute_pks)
 
 

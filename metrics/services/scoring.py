@@ -24,7 +24,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from annotations.importers.errors import InputValidationError
-from annotations.models import Attribute, Document, GoldVersion, Job, JobKind, JobState
+from annotations.models import Document, GoldVersion, Job, JobKind, JobState
 from annotations.selectors import gold_version_current
 from annotations.services.job_problems import internal_error
 from annotations.services.jobs import (
@@ -46,6 +46,7 @@ from experiments.splits import (
 from metrics.models import Scoring, ScoringChunk
 from metrics.pipeline.executors import InProcess
 from metrics.services.attribute_scoring import AttributeScoringPlan, attribute_chunk_plan
+from metrics.services.chunk_rows import row_keys
 from metrics.services.engine_inputs import gold_document_ids, run_totals
 from metrics.services.errors import ScoringNotAllowed
 from metrics.services.results import ScoringResult
@@ -372,7 +373,10 @@ def scoring_store(
         scoring.gold_version, scoring.is_complete = gold_version, True
         scoring.save(update_fields=["gold_version", "is_complete"])
     if rows is None:
-        rows = _rows_write(scoring, project_id=locked.project_id, result=result)
+        document_pks, attribute_pks = row_keys(locked.project_id, result.document_ids)
+        rows = comparison_rows_write(
+            scoring=scoring, rows=result.rows, document_pks=document_pks, attribute_pks=attribute_pks
+        )
     totals = run_totals(locked)
     for name, value in totals.as_fields().items():
         setattr(locked, name, value)
@@ -397,19 +401,6 @@ def scoring_store(
         warnings=[*totals.problems(), *notes],
     )
     return JobState.SUCCEEDED
-
-
-def _rows_write(scoring: Scoring, *, project_id: int, result: ScoringResult) -> int:
-    document_pks = dict(
-        Document.objects.filter(project_id=project_id, external_id__in=result.document_ids).values_list(
-            "external_id", "pk"
-        )
-    )
-    attribute_pks = dict(Attribute.objects.filter(project_id=project_id).values_list("attribute_id", "pk"))
-    comparison_rows_write(
-        scoring=scoring, rows=result.rows, document_pks=document_pks, attribute_pks=attribute_pks
-    )
-    return len(result.rows)
 
 
 def scoring_job_failed(job: Job) -> None:

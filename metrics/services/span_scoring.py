@@ -87,6 +87,12 @@ class SpanScoringPlan:
             scored.rows = [row for document in paired for row in span_rows(document, self.allowed_types)]
         return scored
 
+    @staticmethod
+    def stored_rows(partial: SpanPartial) -> list[ComparisonRowData]:
+        """The chunk's comparison rows, taken out of its partial result: the merge needs none."""
+        rows, partial.rows = partial.rows, []
+        return rows
+
     def result(
         self,
         *,

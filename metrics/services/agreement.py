@@ -27,7 +27,7 @@ from experiments.models import ExperimentRun, RunSource
 from experiments.splits import split_hidden_document_ids
 from metrics.engine.agreement import AnnotatedDocument, attribute_agreement, span_agreement
 from metrics.pipeline.agreement_evaluation import FORMAT_VERSION, attribute_ratings, gold_values
-from metrics.pipeline.intervals import DEFAULT_INTERVALS, IntervalSettings
+from metrics.pipeline.intervals import DEFAULT_INTERVALS
 from metrics.services.engine_inputs import predicted_span_documents, prediction_documents
 from metrics.services.scoring import job_or_fail, job_state
 
@@ -50,18 +50,14 @@ def agreement_job_create(*, project: Project, user: AbstractBaseUser | None) -> 
     return job
 
 
-def agreement_job_run(
-    *, job_id: int, resume_token: str | None = None, intervals: IntervalSettings = DEFAULT_INTERVALS
-) -> str:
+def agreement_job_run(*, job_id: int, resume_token: str | None = None) -> str:
     """Run an agreement job to its end; return the job's final state (its current state when this
     caller did not claim it). A database error propagates as JobInterrupted, for the task to retry."""
     job = job_claim(job_id=job_id, kind=JobKind.AGREEMENT, resume_token=resume_token)
     if job is None:
         return job_state(job_id)
     with job_heartbeat(job), job_interruptible(job):
-        result = job_or_fail(
-            job, lambda: project_agreement(project=job.project, intervals=intervals), log=logger
-        )
+        result = job_or_fail(job, lambda: project_agreement(project=job.project), log=logger)
         if result is None:
             return JobState.FAILED
         # The warnings stay in the result (agreement.json's contract) and are the job's warnings too.
@@ -95,8 +91,9 @@ def human_runs_latest(*, project: Project, kind: str) -> list[ExperimentRun]:
     return list(latest.values())
 
 
-def project_agreement(*, project: Project, intervals: IntervalSettings = DEFAULT_INTERVALS) -> dict[str, Any]:
+def project_agreement(*, project: Project) -> dict[str, Any]:
     """agreement.json for the project's current gold and human runs, without held-back documents."""
+    intervals = DEFAULT_INTERVALS
     hidden = set(
         Document.objects.filter(pk__in=split_hidden_document_ids(project=project)).values_list(
             "external_id", flat=True

@@ -9,6 +9,7 @@ from experiments.models import ExperimentRun, RunSource
 from experiments.splits import split_exclude_hidden
 from metrics.models import ComparisonRow, MetricValue, Scoring
 from metrics.services.errors import ScoringNotFound
+from metrics.services.human_ceiling import gold_status, human_ceiling
 
 
 def scoring_get(*, run: ExperimentRun, number: int | None = None, with_report: bool = False) -> Scoring:
@@ -105,13 +106,9 @@ def comparison_row_list(
 
 def human_ceiling_for_run(*, run: ExperimentRun, scoring: Scoring | None = None) -> dict | None:
     """`metrics.services.human_ceiling.human_ceiling` of `run`'s scoring (its latest unless given)."""
-    from metrics.services.human_ceiling import human_ceiling
-
     return human_ceiling(run, scoring or scoring_get(run=run))
 
 
 def gold_status_for_scoring(*, scoring: Scoring) -> dict:
     """`{"scored_on", "latest", "is_latest", "text"}`: e.g. "scored on gold v3; v4 has 12 more spans"."""
-    from metrics.services.human_ceiling import gold_status
-
     return gold_status(scoring)

@@ -24,6 +24,7 @@ from experiments.models import ExperimentRun, RunSource
 from experiments.splits import split_exclude_hidden
 from metrics.models import HumanCeilingPair, MetricScope, MetricValue, Scoring
 from metrics.pipeline.intervals import DEFAULT_INTERVALS
+from metrics.services.run_pair import scorings_paired_report
 
 SPAN_HEADLINES = (
     ("micro.chars.all.f1", "F1 (characters)"),
@@ -104,8 +105,6 @@ def _paired_figures(
 ) -> dict[int, dict[str, Any]]:
     """Per human scoring id: the stored paired test of `scoring` against it (HumanCeilingPair),
     computed and stored first when missing. Paired tests cost a second each; reads cost a query."""
-    from metrics.services.run_pair import scorings_paired_report  # it reads the scoring services; import late
-
     wanted = asdict(DEFAULT_INTERVALS)
     stored = {
         pair.human_scoring_id: pair.result

@@ -48,7 +48,6 @@ from metrics.services.scoring import (
     scoring_metrics_store,
     scoring_plan,
     scoring_prepare,
-    scoring_stage_document_ids,
     scoring_store,
 )
 
@@ -81,14 +80,13 @@ def scoring_dispatch(
     job: Job,
     run: ExperimentRun,
     gold_version: GoldVersion,
-    document_ids: set[str] | None,
     chunk_documents: int,
 ) -> None:
     """Write the pending chunks of the claimed `job` and queue the chord that scores them: a task per
     chunk, then the merge, all under the job's current claim. The rows of any earlier claim go first:
     they must not count twice."""
     with _phase(job.pk, "planning the chunks"):
-        plan = scoring_plan(run=run, gold_version=gold_version, document_ids=document_ids)
+        plan = scoring_plan(run=run, gold_version=gold_version)
     ids = plan.document_ids
     starts = range(0, len(ids), chunk_documents) if ids else [0]
     with _phase(job.pk, f"writing {len(starts)} pending chunks"), transaction.atomic():
@@ -131,7 +129,7 @@ def scoring_job_resume(job: Job) -> bool:
 
     def send() -> None:
         run, gold_version = scoring_job_inputs(job)
-        plan = scoring_plan(run=run, gold_version=gold_version, document_ids=scoring_stage_document_ids(run))
+        plan = scoring_plan(run=run, gold_version=gold_version)
         _chunks_send(job, chunk_argument=plan.chunk_argument, indexes=pending)
 
     transaction.on_commit(send)
@@ -375,7 +373,6 @@ def _merged(
     """The scoring of the whole run from the chunks' partial results, read in chunk order."""
     stored = chunks.order_by("index").values_list("partial", flat=True)
     partials = (pickle.loads(partial) for partial in stored.iterator())
-    document_ids = scoring_stage_document_ids(run)
     with _phase(job.pk, "the merge, metrics and intervals"):
-        plan = scoring_plan(run=run, gold_version=gold_version, document_ids=document_ids)
+        plan = scoring_plan(run=run, gold_version=gold_version)
         return plan.result(run=run, gold_version=gold_version, partials=partials, with_rows=with_rows)

@@ -168,15 +168,8 @@ def _score(
 ) -> str:
     run, gold_version = scoring_job_inputs(job)
     split_check_can_score(run=run)
-    document_ids = scoring_stage_document_ids(run)
     if fan_out is not None:
-        fan_out(
-            job=job,
-            run=run,
-            gold_version=gold_version,
-            document_ids=document_ids,
-            chunk_documents=chunk_documents,
-        )
+        fan_out(job=job, run=run, gold_version=gold_version, chunk_documents=chunk_documents)
         return job_state(job.pk)  # running; finished already when the chord ran in this process
 
     def progress(done: int, total: int) -> None:
@@ -189,23 +182,16 @@ def _score(
         if after_chunk is not None and done:
             after_chunk()
 
-    result = score_run(
-        run=run,
-        gold_version=gold_version,
-        document_ids=document_ids,
-        chunk_size=chunk_documents,
-        progress=progress,
-    )
+    result = score_run(run=run, gold_version=gold_version, chunk_size=chunk_documents, progress=progress)
     return scoring_store(job=job, run=run, gold_version=gold_version, result=result)
 
 
 ScoringPlan = SpanScoringPlan | AttributeScoringPlan
 
 
-def scoring_plan(
-    *, run: ExperimentRun, gold_version: GoldVersion, document_ids: set[str] | None
-) -> ScoringPlan:
-    """What every chunk of the run's scoring shares, on `document_ids` (None: every document of the gold)."""
+def scoring_plan(*, run: ExperimentRun, gold_version: GoldVersion) -> ScoringPlan:
+    """What every chunk of the run's scoring shares, on the documents of its stage."""
+    document_ids = scoring_stage_document_ids(run)
     if run.kind == RunKind.SPANS:
         return span_scoring_plan(run=run, gold_version=gold_version, document_ids=document_ids)
     return attribute_chunk_plan(run=run, document_ids=gold_document_ids(gold_version, document_ids))
@@ -225,13 +211,11 @@ def score_run(
     *,
     run: ExperimentRun,
     gold_version: GoldVersion,
-    document_ids: set[str] | None,
     chunk_size: int,
     progress: Callable[[int, int], None],
 ) -> ScoringResult:
-    """Score `run` against `gold_version` on `document_ids` (None: all of the gold), chunk by chunk in
-    this process."""
-    plan = scoring_plan(run=run, gold_version=gold_version, document_ids=document_ids)
+    """Score `run` against `gold_version` on the documents of its stage, chunk by chunk in this process."""
+    plan = scoring_plan(run=run, gold_version=gold_version)
     partials = scoring_partials(
         plan, run=run, gold_version=gold_version, chunk_size=chunk_size, progress=progress
     )

@@ -2,7 +2,7 @@
 docs/operations.md ("Scoring over every worker") tells a job's life and how it recovers; SCORING_EXECUTOR
 chooses explicitly (`scoring_on_workers`).
 
-Each task of `metrics.tasks_chunks` calls one service here, under the job's claim token, in this order:
+Each chunk task of `metrics.tasks` calls one service here, under the job's claim token, in this order:
 `scoring_dispatch`, `scoring_chunk_score` per chunk, `scoring_rows_dispatch`, `scoring_chunk_rows_write`
 per chunk (writing rows is most of what storing a scoring costs, and it need not wait in one
 transaction), `scoring_chunks_merge`: the in-process path's merge in chunk order, stored once, so the

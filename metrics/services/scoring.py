@@ -361,8 +361,8 @@ def scoring_store(
         rows = comparison_rows_write(
             scoring=scoring, rows=result.rows, document_pks=document_pks, attribute_pks=attribute_pks
         )
-    totals = run_totals(locked)
-    for name, value in totals.as_fields().items():
+    totals, total_problems = run_totals(locked)
+    for name, value in totals.items():
         setattr(locked, name, value)
     locked.status = RunStatus.SCORED
     locked.gold_version = gold_version
@@ -382,7 +382,7 @@ def scoring_store(
             "comparison_rows": rows,
             "metric_values": scoring.metric_values.count(),
         },
-        warnings=[*totals.problems(), *notes],
+        warnings=[*total_problems, *notes],
     )
     return JobState.SUCCEEDED
 

@@ -30,13 +30,6 @@ from annotations.services.jobs import job_heartbeat
 from experiments.models import ExperimentRun
 from metrics.models import MetricValue, Scoring, ScoringChunk
 from metrics.pipeline.executors import CeleryChord
-from metrics.services.chunk_rows import (
-    chunk_rows_encode,
-    chunk_rows_write,
-    row_ids_reserve,
-    row_keys,
-    rows_encoded_here,
-)
 from metrics.services.results import ScoringResult
 from metrics.services.scoring import (
     ScoringPlan,
@@ -49,6 +42,13 @@ from metrics.services.scoring import (
     scoring_plan,
     scoring_prepare,
     scoring_store,
+)
+from metrics.services.writes import (
+    chunk_rows_encode,
+    chunk_rows_write,
+    row_ids_reserve,
+    row_keys,
+    rows_encoded_here,
 )
 
 logger = logging.getLogger("metrics.scoring")

@@ -46,12 +46,11 @@ from experiments.splits import (
 from metrics.models import Scoring, ScoringChunk
 from metrics.pipeline.executors import InProcess
 from metrics.services.attribute_scoring import AttributeScoringPlan, attribute_chunk_plan
-from metrics.services.chunk_rows import row_keys
 from metrics.services.engine_inputs import gold_document_ids, run_totals
 from metrics.services.errors import ScoringNotAllowed
 from metrics.services.results import ScoringResult
 from metrics.services.span_scoring import SpanScoringPlan, span_scoring_plan
-from metrics.services.writes import comparison_rows_write, metric_values_write
+from metrics.services.writes import comparison_rows_write, metric_values_write, row_keys
 
 logger = logging.getLogger("metrics.scoring")
 DEFAULT_CHUNK_DOCUMENTS = 500

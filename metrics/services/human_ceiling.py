@@ -232,16 +232,9 @@ def _visible_rows(version: GoldVersion) -> int:
 
 
 def gold_status(scoring: Scoring) -> dict[str, Any]:
-    """Whether `scoring` used the newest gold of its kind, and if not what changed since."""
-    used = scoring.gold_version
-    latest_number = getattr(scoring, "latest_gold_number", None)
-    if latest_number is None:  # not read with the scoring (metrics.selectors.with_gold_context)
-        latest_number = (
-            GoldVersion.objects.filter(project_id=used.project_id, kind=used.kind)
-            .order_by("-number")
-            .values_list("number", flat=True)
-            .first()
-        )
+    """Whether `scoring` (read with its gold context, `metrics.selectors.with_gold_context`) used the
+    newest gold of its kind, and if not what changed since."""
+    used, latest_number = scoring.gold_version, scoring.latest_gold_number
     status: dict[str, Any] = {
         "scored_on": used.number,
         "latest": latest_number,
@@ -250,8 +243,11 @@ def gold_status(scoring: Scoring) -> dict[str, Any]:
     if status["is_latest"]:
         status["text"] = f"scored on gold v{used.number}, the latest"
         return status
-    latest_counts = getattr(scoring, "latest_gold_counts", None)
-    strategy, phase = getattr(scoring, "project_strategy", None), getattr(scoring, "project_phase", None)
+    latest_counts, strategy, phase = (
+        scoring.latest_gold_counts,
+        scoring.project_strategy,
+        scoring.project_phase,
+    )
     if latest_counts is not None and (strategy == EvaluationStrategy.NULL or phase == ProjectPhase.FINISHED):
         # Nothing is held back: the versions' own counts say it, without counting rows again.
         difference = _rows(latest_counts) - _rows(used.counts or {})

@@ -5,9 +5,8 @@ task). Encoding a row (its JSON columns above all) is most of what writing it co
 need not wait for the end: each chunk task encodes its own rows, in parallel with the others, into
 COPY lines that lack only the cells known once every chunk is scored (the row's position in the
 whole scoring, its id, the scoring and the run). Each chunk's lines are then written with those
-cells, chunks side by side; one process writing a whole scoring (`comparison_rows_write`) encodes
-its rows the same way. Only on PostgreSQL (COPY); elsewhere the rows stay in the partial result, as
-objects.
+cells, chunks side by side, which gives the rows `comparison_rows_write` gives for the same rows.
+Only on PostgreSQL (COPY); elsewhere the rows stay in the partial result, as objects.
 
 Ids too follow positions: readers page through a scoring's rows in id order (the comparison API,
 its CSV), which must be the export's order, as when one process writes the rows one after the other.
@@ -52,14 +51,10 @@ def comparison_rows_write(
     document_pks: dict[str, int],
     attribute_pks: dict[str, int],
 ) -> int:
-    """Rows in export order (`position`), as a chunk encodes them on PostgreSQL (COPY is several times
-    faster than INSERT for 100,000s of rows); return how many."""
-    if rows_encoded_here():
-        for start in range(0, len(rows), BATCH_SIZE):
-            part = rows[start : start + BATCH_SIZE]
-            encoded = chunk_rows_encode(part, document_pks=document_pks, attribute_pks=attribute_pks)
-            chunk_rows_write(scoring=scoring, rows=encoded, first_position=start)
-        return len(rows)
+    """Rows in export order (`position`); COPY is several times faster than INSERT for 100,000s of rows.
+    Return how many."""
+    # COPY takes JSON columns as text; bulk_create (SQLite) as values. Decided once, not per row.
+    as_text = rows_encoded_here()
     return bulk_insert(
         ComparisonRow,
         (*CHUNK_COLUMNS, "position", "scoring_id", "run_id"),
@@ -71,7 +66,7 @@ def comparison_rows_write(
                 row.match_status,
                 row.attribute_presence,
                 row.is_correct,
-                row.columns,
+                json.dumps(row.columns, ensure_ascii=False) if as_text else row.columns,
                 position,
                 scoring.pk,
                 scoring.run_id,
@@ -137,21 +132,17 @@ def row_ids_reserve(count: int) -> int:
     return first
 
 
-def chunk_rows_write(
-    *, scoring: Scoring, rows: bytes, first_position: int, first_id: int | None = None
-) -> int:
-    """COPY encoded `rows` as the rows of `scoring` from position `first_position` and id `first_id`
-    on (None: the ids the table's sequence gives as they come); return how many."""
+def chunk_rows_write(*, scoring: Scoring, rows: bytes, first_position: int, first_id: int) -> int:
+    """COPY a chunk's encoded `rows` as the rows of `scoring` from position `first_position` and id
+    `first_id` on; return how many."""
     if not rows:
         return 0
     tail = f"\t{scoring.pk}\t{scoring.run_id}\n".encode()
     lines = rows.split(b"\n")
-    columns = STORE_COLUMNS if first_id is not None else tuple(c for c in STORE_COLUMNS if c != "id")
-    ids = [b""] * len(lines) if first_id is None else [b"\t%d" % (first_id + i) for i in range(len(lines))]
-    with copy_into(ComparisonRow, (*CHUNK_COLUMNS, *columns)) as copy:
+    with copy_into(ComparisonRow, (*CHUNK_COLUMNS, *STORE_COLUMNS)) as copy:
         copy.write(
             b"".join(
-                b"%s\t%d%s%s" % (line, first_position + index, ids[index], tail)
+                b"%s\t%d\t%d%s" % (line, first_position + index, first_id + index, tail)
                 for index, line in enumerate(lines)
             )
         )

@@ -10,9 +10,8 @@ class MetricsConfig(AppConfig):
         # annotations may not import metrics: what a gold import sets off here is handed to it.
         from annotations.services.gold_import import register_gold_imported_hook
 
-        # The tasks module registers the kinds of jobs this app runs (annotations.services.jobs);
-        # the chunk tasks are registered at start too, since autodiscovery imports metrics.tasks alone.
-        from metrics import tasks, tasks_chunks  # noqa: F401
+        # The tasks module registers the kinds of jobs this app runs (annotations.services.jobs).
+        from metrics import tasks  # noqa: F401
         from metrics.services.gold_imports import human_runs_record, runs_rescore_on_new_gold
 
         register_gold_imported_hook(human_runs_record)

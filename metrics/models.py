@@ -190,11 +190,11 @@ class ScoringChunk(models.Model):
     documents = models.PositiveIntegerField()
     # The pickled partial result (metrics.pipeline), written and read by this code only; null: pending.
     partial = models.BinaryField(null=True)
-    # The chunk's comparison rows as COPY text (metrics.services.chunk_rows), when it encoded them:
+    # The chunk's comparison rows as COPY text (metrics.services.writes), when it encoded them:
     # how many, and whether they were written into the job's scoring (then `rows` is let go).
     rows = models.BinaryField(null=True)
     row_count = models.PositiveIntegerField(default=0)
-    # The id of its first row: the job's rows take ids in position order (metrics.services.chunk_rows).
+    # The id of its first row: the job's rows take ids in position order (metrics.services.writes).
     first_row_id = models.BigIntegerField(null=True)
     written = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -6,6 +6,7 @@ import logging
 
 from annotations.models import Job, JobKind, JobState
 from metrics.models import Scoring
+from metrics.services.human_ceiling import human_ceiling_store
 
 logger = logging.getLogger("metrics.services.human_ceiling")
 
@@ -16,8 +17,6 @@ def on_job_finished(sender: type[Job], job: Job, **kwargs: object) -> None:
     scoring stands, and the ceiling is computed on its first read instead."""
     if job.kind != JobKind.SCORING or job.state != JobState.SUCCEEDED:
         return
-    from metrics.services.human_ceiling import human_ceiling_store
-
     scoring = (
         Scoring.objects.select_related("run", "gold_version").defer("report").filter(job_id=job.pk).first()
     )

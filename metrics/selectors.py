@@ -2,13 +2,26 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery
 
-from annotations.models import Attribute, Document, GoldVersion
+from annotations.models import (
+    Attribute,
+    Document,
+    EvaluationStrategy,
+    GoldAttributeValue,
+    GoldKind,
+    GoldSpan,
+    GoldVersion,
+    Project,
+    ProjectPhase,
+)
 from experiments.models import ExperimentRun, RunSource
 from experiments.splits import split_exclude_hidden
 from metrics.models import ComparisonRow, MetricValue, Scoring
 from metrics.services.errors import ScoringNotFound
+from metrics.services.human_ceiling import human_ceiling
 
 
 def scoring_get(*, run: ExperimentRun, number: int | None = None, with_report: bool = False) -> Scoring:
@@ -105,13 +118,55 @@ def comparison_row_list(
 
 def human_ceiling_for_run(*, run: ExperimentRun, scoring: Scoring | None = None) -> dict | None:
     """`metrics.services.human_ceiling.human_ceiling` of `run`'s scoring (its latest unless given)."""
-    from metrics.services.human_ceiling import human_ceiling
-
     return human_ceiling(run, scoring or scoring_get(run=run))
 
 
-def gold_status_for_scoring(*, scoring: Scoring) -> dict:
-    """`{"scored_on", "latest", "is_latest", "text"}`: e.g. "scored on gold v3; v4 has 12 more spans"."""
-    from metrics.services.human_ceiling import gold_status
+def _change(kind: str, difference: int) -> str:
+    """ "12 more spans", "1 fewer value", "as many spans (changed in place)"."""
+    noun = "span" if kind == GoldKind.SPANS else "value"
+    if difference == 0:
+        return f"as many {noun}s (changed in place)"
+    count = abs(difference)
+    return f"{count} {'more' if difference > 0 else 'fewer'} {noun}{'s' if count != 1 else ''}"
 
-    return gold_status(scoring)
+
+def _rows(counts: dict[str, Any]) -> int:
+    return int(counts.get("rows_imported", 0)) + int(counts.get("rows_carried_over", 0))
+
+
+def _visible_rows(version: GoldVersion) -> int:
+    model = GoldSpan if version.kind == GoldKind.SPANS else GoldAttributeValue
+    return split_exclude_hidden(
+        model.objects.filter(gold_version=version), project=Project.objects.get(pk=version.project_id)
+    ).count()
+
+
+def gold_status_for_scoring(*, scoring: Scoring) -> dict[str, Any]:
+    """Whether `scoring` (read with its gold context, `with_gold_context`) used the newest gold of its
+    kind, and if not what changed since, as docs/agreement.md tells ("The history of the gold"):
+    `{"scored_on", "latest", "is_latest", "text"}`, e.g. "scored on gold v3; v4 has 12 more spans"."""
+    used, latest_number = scoring.gold_version, scoring.latest_gold_number
+    status: dict[str, Any] = {
+        "scored_on": used.number,
+        "latest": latest_number,
+        "is_latest": latest_number == used.number,
+    }
+    if status["is_latest"]:
+        status["text"] = f"scored on gold v{used.number}, the latest"
+        return status
+    latest_counts, strategy, phase = (
+        scoring.latest_gold_counts,
+        scoring.project_strategy,
+        scoring.project_phase,
+    )
+    if latest_counts is not None and (strategy == EvaluationStrategy.NULL or phase == ProjectPhase.FINISHED):
+        # Nothing is held back: the versions' own counts say it, without counting rows again.
+        difference = _rows(latest_counts) - _rows(used.counts or {})
+    else:
+        latest = GoldVersion.objects.get(project_id=used.project_id, kind=used.kind, number=latest_number)
+        # Counted without the held-back documents: their gold is no one's to learn about, not even its size.
+        difference = _visible_rows(latest) - _visible_rows(used)
+    change = _change(used.kind, difference)
+    status["rows_difference"] = difference
+    status["text"] = f"scored on gold v{used.number}; v{latest_number} has {change}"
+    return status

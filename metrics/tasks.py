@@ -1,9 +1,15 @@
-"""Celery tasks of the metrics app: thin, they fetch by id and call a service (annotations.tasks.run_job_task)."""
+"""Celery tasks of the metrics app: thin, they fetch by id and call a service (annotations.tasks.run_job_task).
+
+The tasks of a scoring fanned out over the workers (`metrics.services.chunked_scoring`) run inside the
+scoring job's claim (`resume_token`, the claim token the scoring task passed on) and retry a database
+error like every job's task; a chunk task is retried alone."""
 
 from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
+from typing import Any
 
 from celery import shared_task
 
@@ -12,7 +18,15 @@ from annotations.services.jobs import job_kind_register
 from annotations.tasks import run_job_task
 from evalproject.env import env_int
 from metrics.services.agreement import agreement_job_run
-from metrics.services.chunked_scoring import scoring_dispatch, scoring_job_resume, scoring_on_workers
+from metrics.services.chunked_scoring import (
+    scoring_chunk_rows_write,
+    scoring_chunk_score,
+    scoring_chunks_merge,
+    scoring_dispatch,
+    scoring_job_resume,
+    scoring_on_workers,
+    scoring_rows_dispatch,
+)
 from metrics.services.scoring import scoring_job_failed, scoring_job_retry_check, scoring_run
 
 # Test hook: seconds to sleep after each chunk, so a test can kill a worker in the middle of a scoring.
@@ -51,3 +65,55 @@ def agreement_run_task(self, job_id: int, resume_token: str | None = None) -> st
 
 
 job_kind_register(JobKind.AGREEMENT, task=agreement_run_task)
+
+
+# Test hook: a file each chunk task appends its chunk's index to once it scored and stored the chunk,
+# so a test with several worker processes can count how often each chunk was scored.
+CHUNK_LOG_ENV = "EVALPROJECT_TEST_CHUNK_LOG"
+
+
+@shared_task(bind=True, name="metrics.score_chunk", max_retries=None)
+def score_chunk(self, index: int, allowed_types: list[str] | None, *, job_id: int, resume_token: str) -> int:
+    delay = float(os.environ.get(DELAY_ENV) or 0)
+    if delay > 0:  # test hook: a chunk task under way, nothing stored yet, for a worker to die in
+        time.sleep(delay)
+    log = os.environ.get(CHUNK_LOG_ENV)
+    service = _in_claim(
+        scoring_chunk_score,
+        index=index,
+        allowed_types=allowed_types,
+        after_store=(lambda: _append(log, f"{index}\n")) if log else None,
+    )
+    return run_job_task(self, service, job_id=job_id, resume_token=resume_token)
+
+
+def _in_claim(service: Callable[..., Any], **arguments: Any) -> Callable[..., Any]:
+    """`service` as `run_job_task` calls it: the task's `resume_token` is the claim it works in."""
+
+    def run(*, job_id: int, resume_token: str) -> Any:
+        return service(job_id=job_id, claim_token=resume_token, **arguments)
+
+    return run
+
+
+def _append(path: str, line: str) -> None:
+    with open(path, "a", encoding="utf-8") as file:
+        file.write(line)
+
+
+# `chunk_results`: the chord's, unused (the services read the chunks' rows); empty when sent alone.
+@shared_task(bind=True, name="metrics.write_rows", max_retries=None, ignore_result=True)
+def write_rows(self, chunk_results: list[int] | None = None, *, job_id: int, resume_token: str) -> str:
+    return run_job_task(self, _in_claim(scoring_rows_dispatch), job_id=job_id, resume_token=resume_token)
+
+
+@shared_task(bind=True, name="metrics.write_chunk_rows", max_retries=None)
+def write_chunk_rows(self, index: int, *, job_id: int, resume_token: str) -> int:
+    service = _in_claim(scoring_chunk_rows_write, index=index)
+    return run_job_task(self, service, job_id=job_id, resume_token=resume_token)
+
+
+# `chunk_results`: the chord's, unused (the merge reads the chunks' rows); empty when sent alone.
+@shared_task(bind=True, name="metrics.merge_chunks", max_retries=None, ignore_result=True)
+def merge_chunks(self, chunk_results: list[int] | None = None, *, job_id: int, resume_token: str) -> str:
+    return run_job_task(self, _in_claim(scoring_chunks_merge), job_id=job_id, resume_token=resume_token)

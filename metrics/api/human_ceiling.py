@@ -1,5 +1,6 @@
 """Response schemas of what every answer showing a scoring's numbers carries beside them: the gold
-status of the scoring and the human ceiling (metrics.services.human_ceiling, docs/agreement.md)."""
+status of the scoring (metrics.selectors) and the human ceiling (metrics.services.human_ceiling),
+docs/agreement.md."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ from annotations.roles import Role
 from annotations.selectors import gold_version_current
 from evalproject.api import ApiView
 from experiments.selectors import run_get_for_user
-from metrics.services import scoring_request
+from metrics.services.scoring import scoring_request
 
 
 class ScoringJobOutput(serializers.ModelSerializer):

@@ -13,13 +13,10 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from annotations.importers.errors import InputValidationError
 from annotations.models import Document, GoldKind, Job, JobKind, JobState, Project
 from annotations.selectors import attribute_specs, gold_attribute_documents, gold_span_documents
 from annotations.selectors.gold import gold_version_current
-from annotations.services.job_problems import internal_error
 from annotations.services.jobs import (
-    TRANSIENT_DATABASE_ERRORS,
     job_claim,
     job_enqueue,
     job_finish,
@@ -30,14 +27,14 @@ from experiments.models import ExperimentRun, RunSource
 from experiments.splits import split_hidden_document_ids
 from metrics.engine.agreement import AnnotatedDocument, attribute_agreement, span_agreement
 from metrics.pipeline.agreement_evaluation import FORMAT_VERSION, attribute_ratings, gold_values
-from metrics.pipeline.intervals import DEFAULT_INTERVALS, IntervalSettings
+from metrics.pipeline.intervals import DEFAULT_INTERVALS
 from metrics.services.engine_inputs import predicted_span_documents, prediction_documents
-from metrics.services.scoring import job_state
+from metrics.services.scoring import job_or_fail, job_state
 
 logger = logging.getLogger("metrics.pipeline.agreement_evaluation")
 
 
-class NoAnnotatorsToCompare(Exception):
+class NoAnnotatorsToCompare(ValueError):
     """The project has no gold or no human run: there is nothing to compare."""
 
 
@@ -53,27 +50,15 @@ def agreement_job_create(*, project: Project, user: AbstractBaseUser | None) -> 
     return job
 
 
-def agreement_job_run(
-    *, job_id: int, resume_token: str | None = None, intervals: IntervalSettings = DEFAULT_INTERVALS
-) -> str:
+def agreement_job_run(*, job_id: int, resume_token: str | None = None) -> str:
     """Run an agreement job to its end; return the job's final state (its current state when this
     caller did not claim it). A database error propagates as JobInterrupted, for the task to retry."""
     job = job_claim(job_id=job_id, kind=JobKind.AGREEMENT, resume_token=resume_token)
     if job is None:
         return job_state(job_id)
     with job_heartbeat(job), job_interruptible(job):
-        try:
-            result = project_agreement(project=job.project, intervals=intervals)
-        except (NoAnnotatorsToCompare, InputValidationError, ValueError) as error:
-            problems = error.problems if isinstance(error, InputValidationError) else [str(error)]
-            job_finish(job_id=job_id, state=JobState.FAILED, claim_token=job.claim_token, errors=problems)
-            return JobState.FAILED
-        except TRANSIENT_DATABASE_ERRORS:
-            raise
-        except Exception:
-            # The traceback goes to the log under an error id; the job shows the id only.
-            errors = [internal_error(job_id, log=logger)]
-            job_finish(job_id=job_id, state=JobState.FAILED, claim_token=job.claim_token, errors=errors)
+        result = job_or_fail(job, lambda: project_agreement(project=job.project), log=logger)
+        if result is None:
             return JobState.FAILED
         # The warnings stay in the result (agreement.json's contract) and are the job's warnings too.
         warnings = result.get("warnings", [])
@@ -106,8 +91,9 @@ def human_runs_latest(*, project: Project, kind: str) -> list[ExperimentRun]:
     return list(latest.values())
 
 
-def project_agreement(*, project: Project, intervals: IntervalSettings = DEFAULT_INTERVALS) -> dict[str, Any]:
+def project_agreement(*, project: Project) -> dict[str, Any]:
     """agreement.json for the project's current gold and human runs, without held-back documents."""
+    intervals = DEFAULT_INTERVALS
     hidden = set(
         Document.objects.filter(pk__in=split_hidden_document_ids(project=project)).values_list(
             "external_id", flat=True

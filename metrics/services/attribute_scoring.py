@@ -77,6 +77,11 @@ class AttributeScoringPlan:
         chunk = AttributeChunk(str(run.pk), self.specs, self.settings, gold, predictions)
         return compare_attribute_chunk(chunk)
 
+    @staticmethod
+    def stored_rows(partial: AttributePartial) -> list[ComparisonRowData]:
+        """The chunk's comparison rows as stored; they stay in its partial result, for the metrics."""
+        return [attribute_row_data(row) for row in partial.rows]
+
     def result(
         self,
         *,
@@ -131,9 +136,12 @@ class AttributeScoringPlan:
         )
 
 
-def attribute_chunk_plan(*, run: ExperimentRun, document_ids: list[str]) -> AttributeScoringPlan:
-    """The plan of these documents alone: all a chunk task needs of it."""
-    settings = attribute_settings(run)
+def attribute_chunk_plan(
+    *, run: ExperimentRun, document_ids: list[str], settings: EvaluationSettings | None = None
+) -> AttributeScoringPlan:
+    """The plan of these documents alone: all a chunk task needs of it. `settings`: the run's
+    effective ones unless given (as a scoring recorded them)."""
+    settings = settings or attribute_settings(run)
     resolve_custom_metrics(settings.custom_metrics)  # an unknown name fails before any work
     return AttributeScoringPlan(
         document_ids=document_ids,

@@ -2,7 +2,7 @@
 docs/operations.md ("Scoring over every worker") tells a job's life and how it recovers; SCORING_EXECUTOR
 chooses explicitly (`scoring_on_workers`).
 
-Each task of `metrics.tasks_chunks` calls one service here, under the job's claim token, in this order:
+Each chunk task of `metrics.tasks` calls one service here, under the job's claim token, in this order:
 `scoring_dispatch`, `scoring_chunk_score` per chunk, `scoring_rows_dispatch`, `scoring_chunk_rows_write`
 per chunk (writing rows is most of what storing a scoring costs, and it need not wait in one
 transaction), `scoring_chunks_merge`: the in-process path's merge in chunk order, stored once, so the
@@ -16,6 +16,7 @@ import pickle
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from celery import Signature, signature
 from django.conf import settings
@@ -24,32 +25,30 @@ from django.db.models import F, QuerySet, Sum
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
-from annotations.models import Attribute, Document, GoldVersion, Job, JobState
+from annotations.models import GoldVersion, Job, JobState
 from annotations.services.jobs import job_heartbeat
 from experiments.models import ExperimentRun
 from metrics.models import MetricValue, Scoring, ScoringChunk
-from metrics.pipeline.attributes import AttributePartial
 from metrics.pipeline.executors import CeleryChord
-from metrics.pipeline.spans import SpanPartial
-from metrics.services.attribute_scoring import attribute_row_data
-from metrics.services.chunk_rows import (
-    chunk_rows_encode,
-    chunk_rows_write,
-    row_ids_reserve,
-    rows_encoded_here,
-)
 from metrics.services.results import ScoringResult
 from metrics.services.scoring import (
+    ScoringPlan,
     job_claimed,
+    job_or_fail,
     job_state,
     scoring_chunk_plan,
     scoring_job_inputs,
     scoring_metrics_store,
-    scoring_or_fail,
     scoring_plan,
     scoring_prepare,
-    scoring_stage_document_ids,
     scoring_store,
+)
+from metrics.services.writes import (
+    chunk_rows_encode,
+    chunk_rows_write,
+    row_ids_reserve,
+    row_keys,
+    rows_encoded_here,
 )
 
 logger = logging.getLogger("metrics.scoring")
@@ -81,14 +80,13 @@ def scoring_dispatch(
     job: Job,
     run: ExperimentRun,
     gold_version: GoldVersion,
-    document_ids: set[str] | None,
     chunk_documents: int,
 ) -> None:
     """Write the pending chunks of the claimed `job` and queue the chord that scores them: a task per
     chunk, then the merge, all under the job's current claim. The rows of any earlier claim go first:
     they must not count twice."""
     with _phase(job.pk, "planning the chunks"):
-        plan = scoring_plan(run=run, gold_version=gold_version, document_ids=document_ids)
+        plan = scoring_plan(run=run, gold_version=gold_version)
     ids = plan.document_ids
     starts = range(0, len(ids), chunk_documents) if ids else [0]
     with _phase(job.pk, f"writing {len(starts)} pending chunks"), transaction.atomic():
@@ -131,7 +129,7 @@ def scoring_job_resume(job: Job) -> bool:
 
     def send() -> None:
         run, gold_version = scoring_job_inputs(job)
-        plan = scoring_plan(run=run, gold_version=gold_version, document_ids=scoring_stage_document_ids(run))
+        plan = scoring_plan(run=run, gold_version=gold_version)
         _chunks_send(job, chunk_argument=plan.chunk_argument, indexes=pending)
 
     transaction.on_commit(send)
@@ -185,7 +183,7 @@ def scoring_chunk_score(
         run, gold_version = scoring_job_inputs(job)
         document_ids = chunk["document_ids"]
         plan = scoring_chunk_plan(run=run, document_ids=document_ids, chunk_argument=allowed_types)
-        partial = scoring_or_fail(
+        partial = job_or_fail(
             job,
             lambda: plan.chunk_score(
                 run=run,
@@ -196,7 +194,7 @@ def scoring_chunk_score(
         )
         if partial is None:
             return 0
-        rows = _rows_encoded(run, partial, document_ids)
+        rows = _rows_encoded(run, plan, partial, document_ids)
         if (
             _chunk_store(job, index=index, documents=chunk["documents"], partial=partial, rows=rows)
             and after_store
@@ -228,25 +226,13 @@ def _chunk_store(job: Job, *, index: int, documents: int, partial: object, rows:
 
 
 def _rows_encoded(
-    run: ExperimentRun, partial: SpanPartial | AttributePartial, document_ids: list[str]
+    run: ExperimentRun, plan: ScoringPlan, partial: Any, document_ids: list[str]
 ) -> bytes | None:
-    """The chunk's comparison rows as COPY text (PostgreSQL only). A span chunk's leave its partial
-    result; an attribute chunk's stay, for the metrics computed from them."""
+    """The chunk's comparison rows as COPY text (PostgreSQL only)."""
     if not rows_encoded_here():
         return None
-    document_pks = dict(
-        Document.objects.filter(project_id=run.project_id, external_id__in=document_ids).values_list(
-            "external_id", "pk"
-        )
-    )
-    if isinstance(partial, SpanPartial):
-        encoded = chunk_rows_encode(partial.rows, document_pks=document_pks, attribute_pks={})
-        partial.rows = []
-        return encoded
-    attribute_pks = dict(
-        Attribute.objects.filter(project_id=run.project_id).values_list("attribute_id", "pk")
-    )
-    rows = [attribute_row_data(row) for row in partial.rows]
+    document_pks, attribute_pks = row_keys(run.project_id, document_ids)
+    rows = plan.stored_rows(partial)
     return chunk_rows_encode(rows, document_pks=document_pks, attribute_pks=attribute_pks)
 
 
@@ -266,7 +252,7 @@ def scoring_chunks_merge(*, job_id: int, claim_token: str) -> str:
         rows = _rows(chunks)
         result = None
         if prepared is None or not MetricValue.objects.filter(scoring=prepared).exists():
-            result = scoring_or_fail(
+            result = job_or_fail(
                 job,
                 lambda: _merged(
                     job, run=run, gold_version=gold_version, chunks=chunks, with_rows=rows is None
@@ -299,7 +285,7 @@ def _metrics_ahead(job: Job, chunks: QuerySet[ScoringChunk]) -> None:
         return
     run, gold_version = scoring_job_inputs(job)
     with job_heartbeat(job):
-        result = scoring_or_fail(
+        result = job_or_fail(
             job, lambda: _merged(job, run=run, gold_version=gold_version, chunks=chunks, with_rows=False)
         )
         if result is None:
@@ -387,7 +373,6 @@ def _merged(
     """The scoring of the whole run from the chunks' partial results, read in chunk order."""
     stored = chunks.order_by("index").values_list("partial", flat=True)
     partials = (pickle.loads(partial) for partial in stored.iterator())
-    document_ids = scoring_stage_document_ids(run)
     with _phase(job.pk, "the merge, metrics and intervals"):
-        plan = scoring_plan(run=run, gold_version=gold_version, document_ids=document_ids)
+        plan = scoring_plan(run=run, gold_version=gold_version)
         return plan.result(run=run, gold_version=gold_version, partials=partials, with_rows=with_rows)

@@ -19,21 +19,18 @@ import httpx
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.wsgi import get_wsgi_application
-from django.db.models import Q
-from django.utils import timezone
 from evalproject_client import Client
 
 from annotations.importers.labels import LabelMap
 from annotations.importers.sources import ArchiveLimits
-from annotations.models import ApiToken, Attribute, Project
-from annotations.services import api_token_create, attributes_upsert, gold_import, project_create
+from annotations.models import Attribute, Project
+from annotations.services import attributes_upsert, gold_import, project_create
 from annotations.services.gold_read import read_attribute_gold, read_prompts, read_spans
 from experiments.models import ExperimentRun, RunStatus
 from metrics.engine.attributes.types import AttributeType
 from metrics.services.agreement import agreement_job_create, agreement_latest
 
 DEMO_DATA = Path(settings.BASE_DIR) / "demo"
-TOKEN_NAME = "demo"
 DEID_SLUG, TRIALS_SLUG = "demo-deid", "demo-trials"
 
 
@@ -83,26 +80,6 @@ def demo_projects(*, user: AbstractBaseUser) -> tuple[Project, Project]:
         source=eppi.name,
     )
     return deid, trials
-
-
-def demo_token(*, user: AbstractBaseUser, key: str | None = None) -> str:
-    """The demo token: `key` again while it is still a valid demo token of `user`, else a new one.
-
-    Keys are shown once and only their hash is stored, so the caller keeps the key (scripts/demo
-    keeps it in .local-secrets/) and a rerun prints the same, still working, token.
-    """
-    if (
-        key
-        and ApiToken.objects.filter(
-            Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now()),
-            user=user,
-            name=TOKEN_NAME,
-            key_hash=ApiToken.hash_key(key),
-        ).exists()
-    ):
-        return key
-    ApiToken.objects.filter(user=user, name=TOKEN_NAME).delete()
-    return api_token_create(user=user, name=TOKEN_NAME)[1]
 
 
 def _read_jsonl(path: Path) -> list[dict]:

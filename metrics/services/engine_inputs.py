@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 from annotations.importers.errors import ImportProblem
@@ -21,49 +21,6 @@ from experiments.models import ExperimentRun, PredictedSpan, PredictedValue, Run
 from metrics.engine.attributes.types import AttributeSpec, PredictedAnnotation, PredictionDocument
 
 _CHUNK = 2000
-
-
-@dataclass
-class RunTotals:
-    """Run-level cost, tokens and time, summed as extraction_metadata.json sums them."""
-
-    costs: list[float] = field(default_factory=list)
-    input_tokens: list[int] = field(default_factory=list)
-    output_tokens: list[int] = field(default_factory=list)
-    durations: list[float] = field(default_factory=list)
-
-    def add(
-        self, cost: float | None, input_tokens: int | None, output_tokens: int | None, timings: dict
-    ) -> None:
-        if cost is not None:
-            self.costs.append(cost)
-        if input_tokens is not None:
-            self.input_tokens.append(input_tokens)
-        if output_tokens is not None:
-            self.output_tokens.append(output_tokens)
-        self.durations.extend(float(seconds) for seconds in (timings or {}).values())
-
-    def as_fields(self) -> dict[str, Any]:
-        """A total is null when no document reported that figure: a sum of nothing is not 0 dollars,
-        and when the sum is past the largest float (`problems` says which)."""
-        return {
-            "total_cost_usd": _finite_sum(self.costs),
-            "total_input_tokens": sum(self.input_tokens) if self.input_tokens else None,
-            "total_output_tokens": sum(self.output_tokens) if self.output_tokens else None,
-            "total_duration_seconds": _finite_sum(self.durations),
-        }
-
-    def problems(self) -> list[ImportProblem]:
-        """A warning for each total left null because its sum overflows (e.g. `cost_usd: 1.7e308` twice)."""
-        return [
-            ImportProblem(
-                f"the documents' {field} values add up past the largest number a float holds; "
-                "the run's total is left empty",
-                field=field,
-            )
-            for values, field in ((self.costs, "cost_usd"), (self.durations, "timings"))
-            if values and _finite_sum(values) is None
-        ]
 
 
 def _finite_sum(values: list[float]) -> float | None:
@@ -104,14 +61,38 @@ def run_document_pks(*, run: ExperimentRun, external_ids: Sequence[str]) -> list
     )
 
 
-def run_totals(run: ExperimentRun) -> RunTotals:
-    totals = RunTotals()
+def run_totals(run: ExperimentRun) -> tuple[dict[str, Any], list[ImportProblem]]:
+    """Run-level cost, tokens and time, summed as extraction_metadata.json sums them, and a warning for
+    each total left null because its sum overflows (e.g. `cost_usd: 1.7e308` twice). A total is null
+    too when no document reported that figure: a sum of nothing is not 0 dollars."""
+    costs: list[float] = []
+    input_tokens: list[int] = []
+    output_tokens: list[int] = []
+    durations: list[float] = []
     rows = RunDocument.objects.filter(run=run).values_list(
         "cost_usd", "input_tokens", "output_tokens", "timings"
     )
-    for cost, input_tokens, output_tokens, timings in rows.iterator(chunk_size=_CHUNK):
-        totals.add(cost, input_tokens, output_tokens, timings)
-    return totals
+    for cost, inputs, outputs, timings in rows.iterator(chunk_size=_CHUNK):
+        for values, value in ((costs, cost), (input_tokens, inputs), (output_tokens, outputs)):
+            if value is not None:
+                values.append(value)
+        durations.extend(float(seconds) for seconds in (timings or {}).values())
+    totals = {
+        "total_cost_usd": _finite_sum(costs),
+        "total_input_tokens": sum(input_tokens) if input_tokens else None,
+        "total_output_tokens": sum(output_tokens) if output_tokens else None,
+        "total_duration_seconds": _finite_sum(durations),
+    }
+    problems = [
+        ImportProblem(
+            f"the documents' {field} values add up past the largest number a float holds; "
+            "the run's total is left empty",
+            field=field,
+        )
+        for values, field in ((costs, "cost_usd"), (durations, "timings"))
+        if values and _finite_sum(values) is None
+    ]
+    return totals, problems
 
 
 def prediction_documents(run_document_pks: Sequence[int]) -> dict[str, PredictionDocument]:

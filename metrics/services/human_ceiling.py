@@ -1,7 +1,6 @@
-"""The human ceiling beside a model's numbers, and the gold status of a scoring, as docs/agreement.md
-describes them ("The human ceiling", "The history of the gold"). The paired tests are those of
-`metrics.services.run_pair.scorings_paired_report`, with delta = model - human. Both are plain reads,
-served with the run's numbers by the API and the pages.
+"""The human ceiling beside a model's numbers, as docs/agreement.md describes it ("The human
+ceiling"). The paired tests are those of `metrics.services.run_pair.scorings_paired_report`, with
+delta = model - human, served with the run's numbers by the API and the pages.
 """
 
 from __future__ import annotations
@@ -11,19 +10,11 @@ from typing import Any
 
 from django.db.models import Q
 
-from annotations.models import (
-    EvaluationStrategy,
-    GoldAttributeValue,
-    GoldKind,
-    GoldSpan,
-    GoldVersion,
-    Project,
-    ProjectPhase,
-)
+from annotations.models import GoldKind
 from experiments.models import ExperimentRun, RunSource
-from experiments.splits import split_exclude_hidden
 from metrics.models import HumanCeilingPair, MetricScope, MetricValue, Scoring
 from metrics.pipeline.intervals import DEFAULT_INTERVALS
+from metrics.services.run_pair import scorings_paired_report
 
 SPAN_HEADLINES = (
     ("micro.chars.all.f1", "F1 (characters)"),
@@ -104,8 +95,6 @@ def _paired_figures(
 ) -> dict[int, dict[str, Any]]:
     """Per human scoring id: the stored paired test of `scoring` against it (HumanCeilingPair),
     computed and stored first when missing. Paired tests cost a second each; reads cost a query."""
-    from metrics.services.run_pair import scorings_paired_report  # it reads the scoring services; import late
-
     wanted = asdict(DEFAULT_INTERVALS)
     stored = {
         pair.human_scoring_id: pair.result
@@ -210,57 +199,3 @@ def human_ceiling_store(*, scoring: Scoring) -> int:
                 continue  # the run was rescored on another version since: its ceiling reads that one
             human_ceiling(other.run, other)
     return HumanCeilingPair.objects.filter(Q(scoring=scoring) | Q(human_scoring=scoring)).count() - before
-
-
-def _change(kind: str, difference: int) -> str:
-    """ "12 more spans", "1 fewer value", "as many spans (changed in place)"."""
-    noun = "span" if kind == GoldKind.SPANS else "value"
-    if difference == 0:
-        return f"as many {noun}s (changed in place)"
-    count = abs(difference)
-    return f"{count} {'more' if difference > 0 else 'fewer'} {noun}{'s' if count != 1 else ''}"
-
-
-def _rows(counts: dict[str, Any]) -> int:
-    return int(counts.get("rows_imported", 0)) + int(counts.get("rows_carried_over", 0))
-
-
-def _visible_rows(version: GoldVersion) -> int:
-    model = GoldSpan if version.kind == GoldKind.SPANS else GoldAttributeValue
-    return split_exclude_hidden(
-        model.objects.filter(gold_version=version), project=Project.objects.get(pk=version.project_id)
-    ).count()
-
-
-def gold_status(scoring: Scoring) -> dict[str, Any]:
-    """Whether `scoring` used the newest gold of its kind, and if not what changed since."""
-    used = scoring.gold_version
-    latest_number = getattr(scoring, "latest_gold_number", None)
-    if latest_number is None:  # not read with the scoring (metrics.selectors.with_gold_context)
-        latest_number = (
-            GoldVersion.objects.filter(project_id=used.project_id, kind=used.kind)
-            .order_by("-number")
-            .values_list("number", flat=True)
-            .first()
-        )
-    status: dict[str, Any] = {
-        "scored_on": used.number,
-        "latest": latest_number,
-        "is_latest": latest_number == used.number,
-    }
-    if status["is_latest"]:
-        status["text"] = f"scored on gold v{used.number}, the latest"
-        return status
-    latest_counts = getattr(scoring, "latest_gold_counts", None)
-    strategy, phase = getattr(scoring, "project_strategy", None), getattr(scoring, "project_phase", None)
-    if latest_counts is not None and (strategy == EvaluationStrategy.NULL or phase == ProjectPhase.FINISHED):
-        # Nothing is held back: the versions' own counts say it, without counting rows again.
-        difference = _rows(latest_counts) - _rows(used.counts or {})
-    else:
-        latest = GoldVersion.objects.get(project_id=used.project_id, kind=used.kind, number=latest_number)
-        # Counted without the held-back documents: their gold is no one's to learn about, not even its size.
-        difference = _visible_rows(latest) - _visible_rows(used)
-    change = _change(used.kind, difference)
-    status["rows_difference"] = difference
-    status["text"] = f"scored on gold v{used.number}; v{latest_number} has {change}"
-    return status

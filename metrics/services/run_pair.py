@@ -1,9 +1,7 @@
 """Comparing two scored runs of one project on one gold version: metric deltas, changed rows and
 `paired`, the paired tests of the offline `manage.py compare_runs` (`metrics.pipeline.run_pair_report`).
 
-For `paired` the engines' inputs are rebuilt from the stored gold and predictions with the scoring
-services' own converters (`metrics.services.engine_inputs`), on the scoring's gold version, scored
-documents and recorded settings, through the one scoring pipeline. Attribute rows are recomputed
+For `paired` the engines' inputs are scored again by the scoring's own plan (`_scored_again`). Attribute rows are recomputed
 rather than read back from `ComparisonRow.columns`: those are the export's presentation (JSON, no
 `gold_is_valid`, coerced values through JSON), while the statistics need the typed rows; recomputing
 is the very call that scored the run, so the numbers are those of scoring and of the offline command.
@@ -11,37 +9,25 @@ is the very call that scored the run, so the numbers are those of scoring and of
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import replace
-from functools import partial
-from typing import Any, TypeVar
+from typing import Any
 
-from annotations.importers.span_types import SpanDocument
 from annotations.models import Attribute, Document
-from annotations.selectors import attribute_specs, gold_attribute_documents, gold_span_documents
-from experiments.models import DocumentStatus, ExperimentRun, RunKind
-from metrics.engine.attributes.types import AttributeSpec, EvaluationSettings, GoldDocument
+from experiments.models import DocumentStatus, ExperimentRun, RunDocument, RunKind
 from metrics.engine.attributes.types import ComparisonRow as EngineRow
-from metrics.engine.spans import DocumentSpans, SpanScores
+from metrics.engine.attributes.types import EvaluationSettings
+from metrics.engine.spans import SpanScores
 from metrics.models import ComparisonRow, MetricValue, Scoring
-from metrics.pipeline.attributes import AttributeChunk, compare_attribute_chunk, merge_attribute_partials
-from metrics.pipeline.executors import InProcess
+from metrics.pipeline.attributes import merge_attribute_partials
 from metrics.pipeline.intervals import DEFAULT_INTERVALS, IntervalSettings
 from metrics.pipeline.run_pair_report import RunSide, paired_report_attributes, paired_report_spans
-from metrics.pipeline.span_evaluation import pair_span_documents
-from metrics.pipeline.spans import score_span_documents
-from metrics.services.attribute_scoring import attribute_settings
-from metrics.services.engine_inputs import (
-    predicted_span_documents,
-    prediction_documents,
-    run_attribute_specs,
-    run_document_index,
-)
+from metrics.pipeline.spans import merge_span_partials
+from metrics.services.attribute_scoring import attribute_chunk_plan, attribute_settings
 from metrics.services.errors import ComparisonNotPossible
-from metrics.services.scoring import DEFAULT_CHUNK_DOCUMENTS
+from metrics.services.scoring import scoring_partials
+from metrics.services.span_scoring import span_scoring_plan
 
 CHANGED_ROWS_SHOWN = 1000
-Document_ = TypeVar("Document_", SpanDocument, GoldDocument)
 
 
 def _row_statuses(scoring: Scoring, kind: str) -> dict[tuple, str]:
@@ -168,13 +154,6 @@ def _changed_rows(kind: str, scoring_a: Scoring, scoring_b: Scoring, *, limit: i
     return changed, len(changed_keys)
 
 
-def _scored_documents(scoring: Scoring, gold: list[Document_]) -> tuple[list[Document_], set[str]]:
-    """The gold documents the scoring scored (a split stage scores a subset of the gold), and their
-    ids; read alone, as the selectors defer the list."""
-    wanted = set(Scoring.objects.filter(pk=scoring.pk).values_list("document_ids", flat=True).get())
-    return [document for document in gold if document.document_id in wanted], wanted
-
-
 def scorings_paired_report(
     *,
     run_a: ExperimentRun,
@@ -184,17 +163,10 @@ def scorings_paired_report(
     settings: IntervalSettings = DEFAULT_INTERVALS,
 ) -> dict[str, Any]:
     """The report of `metrics.pipeline.run_pair_report` for two scorings on one gold version (checked by the
-    caller). The gold is read once for both runs, then each run's predictions per chunk of documents:
-    a fixed number of queries per chunk (`DEFAULT_CHUNK_DOCUMENTS`), none per document."""
-    if run_a.kind == RunKind.SPANS:
-        gold = gold_span_documents(gold_version=scoring_a.gold_version)
-        score, report = partial(_span_scores, gold=gold), paired_report_spans
-    else:
-        gold = gold_attribute_documents(gold_version=scoring_a.gold_version)
-        specs = attribute_specs(project=run_a.project)
-        score, report = partial(_attribute_rows, gold=gold, specs=specs), paired_report_attributes
-    scores_a, predicted_a = score(run_a, scoring_a)
-    scores_b, predicted_b = score(run_b, scoring_b)
+    caller)."""
+    report = paired_report_spans if run_a.kind == RunKind.SPANS else paired_report_attributes
+    scores_a, predicted_a = _scored_again(run_a, scoring_a)
+    scores_b, predicted_b = _scored_again(run_b, scoring_b)
     return report(
         scores_a,
         scores_b,
@@ -206,65 +178,31 @@ def scorings_paired_report(
     )
 
 
-def _span_scores(
-    run: ExperimentRun, scoring: Scoring, gold: list[SpanDocument]
-) -> tuple[SpanScores, set[str]]:
-    """As `score_run` scores a span run: the scoring's documents, paired with what the run posted, with the
-    scoring's `restrict_to_gt_types`, through the span pipeline (chunks, executor, merge). Predicted:
-    the scored documents the run posted."""
-    documents, wanted = _scored_documents(scoring, gold)
-    allowed = (
-        frozenset(span.entity_type for document in documents for span in document.spans)
-        if (scoring.settings or {}).get("restrict_to_gt_types", False)
-        else None
-    )
-    posted = run_document_index(run)
-
-    def paired() -> Iterator[tuple[int, DocumentSpans]]:
-        for start, chunk, run_documents in _chunks(documents, posted):
-            predicted = predicted_span_documents(run_documents)
-            yield from enumerate(pair_span_documents(chunk, predicted), start)
-
-    scores = score_span_documents(paired(), executor=InProcess(), allowed_predicted_types=allowed)
-    return scores, {document_id for document_id in posted if document_id in wanted}
-
-
-def _attribute_rows(
-    run: ExperimentRun, scoring: Scoring, gold: list[GoldDocument], specs: list[AttributeSpec]
-) -> tuple[list[EngineRow], set[str]]:
-    """As `score_run` scores an attribute run: the scoring's documents through the attribute pipeline (chunks,
-    executor, merge) with the run's prompts and the settings the scoring recorded. Predicted: the
-    scored documents the run posted and did not mark failed (as the offline command counts a
-    prediction file's documents)."""
-    documents, _ = _scored_documents(scoring, gold)
-    posted = run_document_index(run)
-    attributes = run_attribute_specs(specs, run.prompts)
-    settings = _evaluation_settings(run, scoring)
-    predicted: set[str] = set()
-
-    def chunks() -> Iterator[AttributeChunk]:
-        for _, chunk, run_documents in _chunks(documents, posted):
-            predictions = prediction_documents(run_documents)
-            predicted.update(
-                document_id
-                for document_id, document in predictions.items()
-                if document.status != DocumentStatus.FAILED
-            )
-            yield AttributeChunk(str(run.pk), attributes, settings, chunk, predictions)
-
-    merged = merge_attribute_partials(InProcess().map(compare_attribute_chunk, chunks()))
-    return merged.rows, predicted
-
-
-def _chunks(
-    documents: list[Document_], posted: dict[str, Any]
-) -> Iterator[tuple[int, list[Document_], list]]:
-    """The chunks of the pipeline: the position of each one's first document, its documents, and the
-    run's rows of them. Predictions are read per chunk, as scoring reads them, in a few queries per
-    chunk and no SQL statement with more document keys than a chunk (SQLite limits its variables)."""
-    for start in range(0, len(documents), DEFAULT_CHUNK_DOCUMENTS):
-        chunk = documents[start : start + DEFAULT_CHUNK_DOCUMENTS]
-        yield start, chunk, [posted[d.document_id] for d in chunk if d.document_id in posted]
+def _scored_again(run: ExperimentRun, scoring: Scoring) -> tuple[SpanScores | list[EngineRow], set[str]]:
+    """What the scoring scored, again, through the plan and chunks `score_run` scored it with, on the
+    scoring's documents and recorded settings: a span run's scores, or an attribute run's rows. And the
+    documents predicted: the scored ones the run posted (and, of an attribute run, did not mark failed,
+    as the offline command counts a prediction file's documents)."""
+    # Read alone: the selectors defer the list.
+    document_ids = Scoring.objects.filter(pk=scoring.pk).values_list("document_ids", flat=True).get()
+    recorded = scoring.settings or {}
+    gold_version = scoring.gold_version
+    posted = RunDocument.objects.filter(run=run)
+    if run.kind == RunKind.SPANS:
+        restrict = bool(recorded.get("restrict_to_gt_types", False))
+        plan = span_scoring_plan(
+            run=run, gold_version=gold_version, document_ids=set(document_ids), restrict=restrict, rows=False
+        )
+        scored, _ = merge_span_partials(scoring_partials(plan, run=run, gold_version=gold_version))
+    else:
+        plan = attribute_chunk_plan(
+            run=run, document_ids=document_ids, settings=_evaluation_settings(run, scoring)
+        )
+        scored = merge_attribute_partials(scoring_partials(plan, run=run, gold_version=gold_version)).rows
+        posted = posted.exclude(status=DocumentStatus.FAILED)
+    wanted = set(document_ids)
+    predicted = posted.values_list("document__external_id", flat=True).iterator(chunk_size=10000)
+    return scored, {document_id for document_id in predicted if document_id in wanted}
 
 
 def _evaluation_settings(run: ExperimentRun, scoring: Scoring) -> EvaluationSettings:

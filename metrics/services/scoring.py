@@ -14,7 +14,7 @@ see the whole scoring at once, or nothing.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import partial
 from typing import Any, TypeVar
 
@@ -24,7 +24,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from annotations.importers.errors import InputValidationError
-from annotations.models import Attribute, Document, GoldVersion, Job, JobKind, JobState
+from annotations.models import Document, GoldVersion, Job, JobKind, JobState
 from annotations.selectors import gold_version_current
 from annotations.services.job_problems import internal_error
 from annotations.services.jobs import (
@@ -50,7 +50,7 @@ from metrics.services.engine_inputs import gold_document_ids, run_totals
 from metrics.services.errors import ScoringNotAllowed
 from metrics.services.results import ScoringResult
 from metrics.services.span_scoring import SpanScoringPlan, span_scoring_plan
-from metrics.services.writes import comparison_rows_write, metric_values_write
+from metrics.services.writes import comparison_rows_write, metric_values_write, row_keys
 
 logger = logging.getLogger("metrics.scoring")
 DEFAULT_CHUNK_DOCUMENTS = 500
@@ -130,7 +130,7 @@ def scoring_run(
         score = partial(
             _score, job, chunk_documents=chunk_documents, after_chunk=after_chunk, fan_out=fan_out
         )
-        return scoring_or_fail(job, score) or JobState.FAILED
+        return job_or_fail(job, score) or JobState.FAILED
 
 
 def job_state(job_id: int) -> str:
@@ -167,15 +167,8 @@ def _score(
 ) -> str:
     run, gold_version = scoring_job_inputs(job)
     split_check_can_score(run=run)
-    document_ids = scoring_stage_document_ids(run)
     if fan_out is not None:
-        fan_out(
-            job=job,
-            run=run,
-            gold_version=gold_version,
-            document_ids=document_ids,
-            chunk_documents=chunk_documents,
-        )
+        fan_out(job=job, run=run, gold_version=gold_version, chunk_documents=chunk_documents)
         return job_state(job.pk)  # running; finished already when the chord ran in this process
 
     def progress(done: int, total: int) -> None:
@@ -188,23 +181,16 @@ def _score(
         if after_chunk is not None and done:
             after_chunk()
 
-    result = score_run(
-        run=run,
-        gold_version=gold_version,
-        document_ids=document_ids,
-        chunk_size=chunk_documents,
-        progress=progress,
-    )
+    result = score_run(run=run, gold_version=gold_version, chunk_size=chunk_documents, progress=progress)
     return scoring_store(job=job, run=run, gold_version=gold_version, result=result)
 
 
 ScoringPlan = SpanScoringPlan | AttributeScoringPlan
 
 
-def scoring_plan(
-    *, run: ExperimentRun, gold_version: GoldVersion, document_ids: set[str] | None
-) -> ScoringPlan:
-    """What every chunk of the run's scoring shares, on `document_ids` (None: every document of the gold)."""
+def scoring_plan(*, run: ExperimentRun, gold_version: GoldVersion) -> ScoringPlan:
+    """What every chunk of the run's scoring shares, on the documents of its stage."""
+    document_ids = scoring_stage_document_ids(run)
     if run.kind == RunKind.SPANS:
         return span_scoring_plan(run=run, gold_version=gold_version, document_ids=document_ids)
     return attribute_chunk_plan(run=run, document_ids=gold_document_ids(gold_version, document_ids))
@@ -224,26 +210,40 @@ def score_run(
     *,
     run: ExperimentRun,
     gold_version: GoldVersion,
-    document_ids: set[str] | None,
     chunk_size: int,
     progress: Callable[[int, int], None],
 ) -> ScoringResult:
-    """Score `run` against `gold_version` on `document_ids` (None: all of the gold), chunk by chunk in
-    this process; `progress(done, total)` is told 0 first, then the documents scored after each chunk."""
-    plan = scoring_plan(run=run, gold_version=gold_version, document_ids=document_ids)
+    """Score `run` against `gold_version` on the documents of its stage, chunk by chunk in this process."""
+    plan = scoring_plan(run=run, gold_version=gold_version)
+    partials = scoring_partials(
+        plan, run=run, gold_version=gold_version, chunk_size=chunk_size, progress=progress
+    )
+    return plan.result(run=run, gold_version=gold_version, partials=partials)
+
+
+def scoring_partials(
+    plan: ScoringPlan,
+    *,
+    run: ExperimentRun,
+    gold_version: GoldVersion,
+    chunk_size: int = DEFAULT_CHUNK_DOCUMENTS,
+    progress: Callable[[int, int], None] | None = None,
+) -> Iterator[Any]:
+    """The partial results of the plan's chunks, scored in this process; `progress(done, total)` is
+    told 0 first, then the documents scored after each chunk."""
     ids = plan.document_ids
-    progress(0, len(ids))
+    tell = progress or (lambda done, total: None)
+    tell(0, len(ids))
 
     def score(start: int) -> object:
         stop = min(start + chunk_size, len(ids))
         partial = plan.chunk_score(
             run=run, gold_version=gold_version, document_ids=ids[start:stop], first_position=start
         )
-        progress(stop, len(ids))
+        tell(stop, len(ids))
         return partial
 
-    partials = InProcess().map(score, range(0, len(ids), chunk_size))
-    return plan.result(run=run, gold_version=gold_version, partials=partials)
+    return InProcess().map(score, range(0, len(ids), chunk_size))
 
 
 @transaction.atomic
@@ -272,29 +272,25 @@ def _scoring_create(run: ExperimentRun, *, job_id: int, **fields: Any) -> Scorin
     return Scoring.objects.create(run=run, number=number, job_id=job_id, **fields)
 
 
-def scoring_or_fail(job: Job, compute: Callable[[], Computed]) -> Computed | None:
-    """`compute()`, or None once its error failed the job (`scoring_fail`); a transient database
-    error propagates instead, for the task to retry."""
+def job_or_fail(
+    job: Job, compute: Callable[[], Computed], *, log: logging.Logger = logger
+) -> Computed | None:
+    """`compute()`, or None once its error failed the running `job` under its claim; a transient
+    database error propagates instead, for the task to retry. Bad input fails it with its problems,
+    anything else as an internal error (the traceback goes to `log` under an error id; the job, and a
+    scoring's run, show the id only)."""
     try:
         return compute()
     except TRANSIENT_DATABASE_ERRORS:
         raise
-    except Exception as error:
-        scoring_fail(job=job, error=error)
-        return None
-
-
-def scoring_fail(*, job: Job, error: Exception) -> None:
-    """Fail a running scoring job under `job`'s claim, in an `except` block: bad input with its
-    problems, anything else as an internal error (the traceback goes to the log under an error id;
-    the job and the run show the id only)."""
-    if isinstance(error, InputValidationError):
+    except InputValidationError as error:
         errors = error.problems
-    elif isinstance(error, (ValueError, SplitRuleViolation)):
+    except (ValueError, SplitRuleViolation) as error:
         errors = [str(error)]
-    else:
-        errors = [internal_error(job.pk, log=logger)]
+    except Exception:
+        errors = [internal_error(job.pk, log=log)]
     job_finish(job_id=job.pk, state=JobState.FAILED, claim_token=job.claim_token, errors=errors)
+    return None
 
 
 @transaction.atomic
@@ -360,9 +356,12 @@ def scoring_store(
         scoring.gold_version, scoring.is_complete = gold_version, True
         scoring.save(update_fields=["gold_version", "is_complete"])
     if rows is None:
-        rows = _rows_write(scoring, project_id=locked.project_id, result=result)
-    totals = run_totals(locked)
-    for name, value in totals.as_fields().items():
+        document_pks, attribute_pks = row_keys(locked.project_id, result.document_ids)
+        rows = comparison_rows_write(
+            scoring=scoring, rows=result.rows, document_pks=document_pks, attribute_pks=attribute_pks
+        )
+    totals, total_problems = run_totals(locked)
+    for name, value in totals.items():
         setattr(locked, name, value)
     locked.status = RunStatus.SCORED
     locked.gold_version = gold_version
@@ -382,22 +381,9 @@ def scoring_store(
             "comparison_rows": rows,
             "metric_values": scoring.metric_values.count(),
         },
-        warnings=[*totals.problems(), *notes],
+        warnings=[*total_problems, *notes],
     )
     return JobState.SUCCEEDED
-
-
-def _rows_write(scoring: Scoring, *, project_id: int, result: ScoringResult) -> int:
-    document_pks = dict(
-        Document.objects.filter(project_id=project_id, external_id__in=result.document_ids).values_list(
-            "external_id", "pk"
-        )
-    )
-    attribute_pks = dict(Attribute.objects.filter(project_id=project_id).values_list("attribute_id", "pk"))
-    comparison_rows_write(
-        scoring=scoring, rows=result.rows, document_pks=document_pks, attribute_pks=attribute_pks
-    )
-    return len(result.rows)
 
 
 def scoring_job_failed(job: Job) -> None:

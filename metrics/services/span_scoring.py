@@ -60,11 +60,13 @@ ROW_COLUMNS = (
 @dataclass
 class SpanScoringPlan:
     """What every chunk of a span scoring shares: the documents in gold order, and the predicted
-    types scored (None: all; with `restrict_to_gt_types`, those of the whole gold, not the chunk's)."""
+    types scored (None: all; with `restrict_to_gt_types`, those of the whole gold, not the chunk's).
+    `with_rows`: False for the scores alone (a run compared again, `metrics.services.run_pair`)."""
 
     document_ids: list[str]
     restrict: bool
     allowed_types: frozenset[str] | None
+    with_rows: bool = True
 
     @property
     def chunk_argument(self) -> list[str] | None:
@@ -81,8 +83,15 @@ class SpanScoringPlan:
         paired = pair_span_documents(gold, predicted)
         positions = list(range(first_position, first_position + len(paired)))
         scored = score_span_chunk(SpanChunk.of_documents(positions, paired, self.allowed_types))
-        scored.rows = [row for document in paired for row in span_rows(document, self.allowed_types)]
+        if self.with_rows:
+            scored.rows = [row for document in paired for row in span_rows(document, self.allowed_types)]
         return scored
+
+    @staticmethod
+    def stored_rows(partial: SpanPartial) -> list[ComparisonRowData]:
+        """The chunk's comparison rows, taken out of its partial result: the merge needs none."""
+        rows, partial.rows = partial.rows, []
+        return rows
 
     def result(
         self,
@@ -126,9 +135,17 @@ class SpanScoringPlan:
 
 
 def span_scoring_plan(
-    *, run: ExperimentRun, gold_version: GoldVersion, document_ids: set[str] | None
+    *,
+    run: ExperimentRun,
+    gold_version: GoldVersion,
+    document_ids: set[str] | None,
+    restrict: bool | None = None,
+    rows: bool = True,
 ) -> SpanScoringPlan:
-    restrict = bool((run.config or {}).get("restrict_to_gt_types", False))
+    """The plan of `run` on `document_ids` (None: the whole gold); `restrict`: the run's
+    `restrict_to_gt_types` unless given (as a scoring recorded it)."""
+    if restrict is None:
+        restrict = bool((run.config or {}).get("restrict_to_gt_types", False))
     ids = gold_document_ids(gold_version, document_ids)
     allowed = None
     if restrict:
@@ -136,7 +153,7 @@ def span_scoring_plan(
         if document_ids is not None:
             spans = spans.filter(documents_named(run.project_id, ids))
         allowed = frozenset(spans.values_list("entity_type", flat=True).distinct())
-    return SpanScoringPlan(document_ids=ids, restrict=restrict, allowed_types=allowed)
+    return SpanScoringPlan(document_ids=ids, restrict=restrict, allowed_types=allowed, with_rows=rows)
 
 
 def span_rows(document: DocumentSpans, allowed: frozenset[str] | None) -> list[ComparisonRowData]:

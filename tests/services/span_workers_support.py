@@ -46,7 +46,6 @@ def scoring_of_one_process(run_id: int, job: Job) -> ScoringResult:
     return score_run(
         run=ExperimentRun.objects.select_related("project").get(pk=run_id),
         gold_version=GoldVersion.objects.get(pk=job.params["gold_version_id"]),
-        document_ids=None,
         chunk_size=500,
         progress=lambda done, total: None,
     )

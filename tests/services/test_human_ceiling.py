@@ -7,7 +7,7 @@ import pytest
 from experiments.models import ExperimentRun, RunSource
 from metrics.models import HumanCeilingPair, MetricValue, Scoring
 from metrics.selectors import human_ceiling_for_run
-from metrics.services import run_pair as comparisons
+from metrics.services import human_ceiling as ceiling_services
 from tests.agreement.test_several_annotators_import import import_export
 from tests.api.runs_support import create_run, finalize, post_documents
 from tests.services.test_gold_import_fixtures import media_root  # noqa: F401 (a fixture)
@@ -82,7 +82,7 @@ def test_reading_the_ceiling_computes_no_paired_test(silent_pipeline, bob_client
     def refuse(**kwargs):
         raise AssertionError("a paired test was computed on a read")
 
-    monkeypatch.setattr(comparisons, "scorings_paired_report", refuse)
+    monkeypatch.setattr(ceiling_services, "scorings_paired_report", refuse)
 
     assert bob_client.get(f"/api/v1/runs/{silent_pipeline}/metrics/").json()["human_ceiling"] == before
 

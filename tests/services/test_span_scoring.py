@@ -1,11 +1,17 @@
 """A span run's comparison rows (metrics.services.span_scoring): one per gold span with its outcome, one
-per spurious prediction, their cells in the comparison export's column order."""
+per spurious prediction, their cells in the comparison export's column order; a plan that needs no
+rows (a run compared again) scores without them."""
 
 from __future__ import annotations
 
+import pytest
+
+from annotations.models import GoldVersion
+from experiments.models import ExperimentRun
 from metrics.artefacts.exports import SPAN_COLUMNS
-from metrics.engine.spans import DocumentSpans, Span
-from metrics.services.span_scoring import ROW_COLUMNS, span_rows
+from metrics.engine.spans import DocumentSpans, Span, aggregate
+from metrics.services.span_scoring import ROW_COLUMNS, span_rows, span_scoring_plan
+from tests.api.runs_support import SPANS, create_run, load_span_gold, post_documents, read_jsonl
 
 
 def test_the_rows_cells_are_the_span_exports_columns_in_their_order():
@@ -32,3 +38,23 @@ def test_each_gold_span_gets_its_outcome_and_each_untouched_prediction_a_spuriou
     assert rows[0].columns["predicted_types"] == ["PLACE"] and not rows[0].columns["type_match"]
     assert rows[1].columns["type_match"] and not rows[1].columns["fully_covered"]
     assert rows[3].columns["fully_covered"] is None and rows[3].entity_type == "PERSON"
+
+
+@pytest.mark.django_db
+def test_a_plan_without_rows_scores_a_chunk_the_same_and_keeps_no_rows(project, alice_client):
+    load_span_gold(project)
+    posted = create_run(alice_client, kind="spans")
+    documents = read_jsonl(SPANS / "spans_predictions.jsonl")
+    assert post_documents(alice_client, posted["id"], documents).status_code == 201
+    run = ExperimentRun.objects.select_related("project").get(pk=posted["id"])
+    gold_version = GoldVersion.objects.get(project=project, kind="spans")
+    plans = [
+        span_scoring_plan(run=run, gold_version=gold_version, document_ids=None, rows=rows)
+        for rows in (True, False)
+    ]
+    chunk = {"document_ids": plans[0].document_ids, "first_position": 0}
+
+    full, bare = (plan.chunk_score(run=run, gold_version=gold_version, **chunk) for plan in plans)
+
+    assert full.rows and bare.rows == []
+    assert aggregate(bare.scores) == aggregate(full.scores)

@@ -9,11 +9,16 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.management.base import BaseCommand
+from django.db.models import Q
+from django.utils import timezone
 
+from annotations.models import ApiToken
+from annotations.services import api_token_create
 from evalproject.local_secrets import read_json, write_json
-from metrics.services.demo import demo_agreement, demo_projects, demo_runs, demo_token, headline
+from metrics.services.demo import demo_agreement, demo_projects, demo_runs, headline
 
 DEMO_ADMIN = "demo-admin"
+TOKEN_NAME = "demo"
 
 
 def demo_credentials_path() -> Path:
@@ -43,11 +48,17 @@ def demo_admin() -> tuple[AbstractBaseUser, str | None]:
 
 
 def demo_admin_token(user: AbstractBaseUser) -> str:
-    """The demo admin's API token, kept like its password."""
+    """The demo admin's API token, kept like its password: the kept one while it is still a valid demo
+    token of `user`, else a new one (keys are shown once and only their hash is stored)."""
     kept = read_json(demo_credentials_path())
-    token = demo_token(user=user, key=kept.get("token"))
-    if token != kept.get("token"):
-        write_json(demo_credentials_path(), {**kept, "token": token})
+    key = kept.get("token")
+    tokens = ApiToken.objects.filter(user=user, name=TOKEN_NAME)
+    live = tokens.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now()))
+    if key and live.filter(key_hash=ApiToken.hash_key(key)).exists():
+        return key
+    tokens.delete()
+    token = api_token_create(user=user, name=TOKEN_NAME)[1]
+    write_json(demo_credentials_path(), {**kept, "token": token})
     return token
 
 

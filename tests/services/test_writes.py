@@ -10,9 +10,13 @@ from django.db import IntegrityError, connection, transaction
 from annotations.models import Document, GoldVersion
 from experiments.models import ExperimentRun
 from metrics.models import ComparisonRow, Scoring
-from metrics.services.chunk_rows import chunk_rows_encode, chunk_rows_write, row_ids_reserve
 from metrics.services.results import ComparisonRowData
-from metrics.services.writes import comparison_rows_write
+from metrics.services.writes import (
+    chunk_rows_encode,
+    chunk_rows_write,
+    comparison_rows_write,
+    row_ids_reserve,
+)
 
 pytestmark = [pytest.mark.postgresql, pytest.mark.django_db]
 

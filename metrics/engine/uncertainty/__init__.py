@@ -14,7 +14,9 @@ from .bootstrap import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
     Interval,
+    IntervalSettings,
     cluster_bootstrap_intervals,
+    interval_settings_problems,
     percentile_bounds,
 )
 from .counts import DocumentCounts
@@ -31,6 +33,7 @@ __all__ = [
     "DocumentCounts",
     "HarmonicMean",
     "Interval",
+    "IntervalSettings",
     "MetricDefinition",
     "PairedRuns",
     "PairedResult",
@@ -41,6 +44,7 @@ __all__ = [
     "compare_runs",
     "f1",
     "holm_adjust",
+    "interval_settings_problems",
     "mcnemar_exact",
     "percentile_bounds",
     "precision",

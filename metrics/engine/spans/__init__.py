@@ -2,10 +2,10 @@
 
 Score documents in chunks of columns with `score_span_batches` (`SpanScores`: integer counts per
 document and per type, which add up across chunks), then `aggregate` the scores into the results.json
-body. `evaluate_documents` does both.
+body.
 """
 
-from metrics.engine.spans.aggregate import aggregate, evaluate_documents
+from metrics.engine.spans.aggregate import aggregate
 from metrics.engine.spans.batch import score_span_batches
 from metrics.engine.spans.code_point_line import LEFT_OUT_CHARACTERS
 from metrics.engine.spans.score import COUNT_FIELDS, LEAKAGE_CONDITIONS, TYPE_FIELDS, LeakedSpan
@@ -22,6 +22,5 @@ __all__ = [
     "Span",
     "SpanScores",
     "aggregate",
-    "evaluate_documents",
     "score_span_batches",
 ]

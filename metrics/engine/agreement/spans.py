@@ -23,7 +23,8 @@ from metrics.engine.agreement.measures import (
     kappa_counts,
     nominal_alpha_counts,
 )
-from metrics.engine.spans import DocumentSpans, Span, score_span_batches
+from metrics.engine.spans import DocumentSpans, Span, score_span_columns
+from metrics.engine.spans.columns import SpanColumns
 from metrics.engine.spans.score import expand_counts
 from metrics.engine.uncertainty import DocumentCounts, IntervalSettings, cluster_bootstrap_intervals
 
@@ -125,16 +126,18 @@ def _pair(
         for name in (*F1_MATCHING, "cohen_kappa_chars"):
             entry[name], entry[f"{name}_ci"] = None, None
         return entry
-    scores = score_span_batches(
-        [
-            DocumentSpans(
-                d.document_id,
-                d.text,
-                [Span(*span) for span in d.annotations[a]],
-                [Span(*span) for span in d.annotations[b]],
-            )
-            for d in documents
-        ]
+    scores = score_span_columns(
+        SpanColumns.of_documents(
+            [
+                DocumentSpans(
+                    d.document_id,
+                    d.text,
+                    [Span(*span) for span in d.annotations[a]],
+                    [Span(*span) for span in d.annotations[b]],
+                )
+                for d in documents
+            ]
+        )
     )
     stored = expand_counts(scores.counts)
     columns = {

@@ -1,12 +1,12 @@
 """Span (de-identification) scoring: docs/semantics.md section 1.
 
-Score documents in chunks of columns with `score_span_batches` (`SpanScores`: integer counts per
+Score each chunk of documents, as columns, with `score_span_columns` (`SpanScores`: integer counts per
 document and per type, which add up across chunks), then `aggregate` the scores into the results.json
 body.
 """
 
 from metrics.engine.spans.aggregate import aggregate
-from metrics.engine.spans.batch import score_span_batches
+from metrics.engine.spans.batch import score_span_columns
 from metrics.engine.spans.code_point_line import LEFT_OUT_CHARACTERS
 from metrics.engine.spans.score import COUNT_FIELDS, LEAKAGE_CONDITIONS, TYPE_FIELDS, LeakedSpan
 from metrics.engine.spans.score_table import SpanScores
@@ -22,5 +22,5 @@ __all__ = [
     "Span",
     "SpanScores",
     "aggregate",
-    "score_span_batches",
+    "score_span_columns",
 ]

@@ -42,40 +42,13 @@ from metrics.engine.spans.columns import SpanColumns, SpanSide
 from metrics.engine.spans.nervaluate_counts import nervaluate_one_type, nervaluate_typed
 from metrics.engine.spans.score import N_STORED, N_TYPE_STORED
 from metrics.engine.spans.score_table import SpanScores
-from metrics.engine.spans.types import DocumentSpans
 
 # Documents per numpy pass: large enough that numpy's per-call overhead is spread over thousands of
 # spans, small enough that the chunk's code point arrays stay a few megabytes.
 BATCH_DOCUMENTS = 1024
-
-
-# Code points per numpy pass (a longer document is a pass of its own). Keys of token pieces are
-# type * line_length**2 + start * line_length + end in 64 bits: this keeps them far from overflowing.
-BATCH_CHARACTERS = 1 << 24
+# Keys of token pieces are type * line_length**2 + start * line_length + end in 64 bits: a batch whose
+# keys could reach this is scored in halves.
 _LARGEST_KEY = 1 << 62
-
-
-def score_span_batches(
-    docs: Sequence[DocumentSpans], *, allowed_predicted_types: frozenset[str] | None = None
-) -> SpanScores:
-    """The scores of the documents, in their order, scored in chunks of BATCH_DOCUMENTS documents
-    or BATCH_CHARACTERS code points.
-
-    Predictions whose type is not in `allowed_predicted_types` (when given; restrict_to_gt_types) are
-    dropped before scoring and counted. Spans must satisfy 0 <= start < end <= len(text), else
-    ValueError names the first document, in order, with such a span, and its first such span."""
-    parts: list[SpanScores] = []
-    chunk: list[DocumentSpans] = []
-    characters = 0
-    for doc in docs:
-        if chunk and (len(chunk) >= BATCH_DOCUMENTS or characters + len(doc.text) > BATCH_CHARACTERS):
-            parts.append(score_span_columns(SpanColumns.of_documents(chunk), allowed_predicted_types))
-            chunk, characters = [], 0
-        chunk.append(doc)
-        characters += len(doc.text) + 1
-    if chunk:
-        parts.append(score_span_columns(SpanColumns.of_documents(chunk), allowed_predicted_types))
-    return SpanScores.concatenate(parts)
 
 
 class _Chunk:
@@ -118,7 +91,11 @@ class _Chunk:
 def score_span_columns(
     columns: SpanColumns, allowed: frozenset[str] | None = None, *, keep_leaked: bool = True
 ) -> SpanScores:
-    """`score_span_batches` of the documents of the batch, in one numpy pass.
+    """The scores of the documents of the batch, in their order, in one numpy pass.
+
+    Predictions whose type is not in `allowed` (when given; restrict_to_gt_types) are dropped before
+    scoring and counted. Spans must satisfy 0 <= start < end <= len(text), else ValueError names the
+    first document, in order, with such a span, and its first such span.
 
     Unless `keep_leaked`, the scores list no leaked span (their counts stay): the results body lists
     them only with their texts, which a run without sensitive text never writes."""

@@ -1,11 +1,26 @@
-"""The results.json body of documents in one call, for tests: production scores in chunks
-(`score_span_batches`) and aggregates their merged scores (`aggregate`)."""
+"""Whole-corpus helpers for tests. Production scores chunks of columns (`score_span_columns`, chunked
+and merged by `metrics.pipeline.spans`) and aggregates the merged scores (`aggregate`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
-from metrics.engine.spans import DocumentSpans, aggregate, score_span_batches
+from metrics.engine.spans import DocumentSpans, SpanScores, aggregate, batch, score_span_columns
+from metrics.engine.spans.columns import SpanColumns
+
+
+def score_span_batches(
+    docs: Sequence[DocumentSpans], *, allowed_predicted_types: frozenset[str] | None = None
+) -> SpanScores:
+    """The scores of the documents, in their order, scored in chunks of `batch.BATCH_DOCUMENTS`
+    documents (read at each call, so that a test can patch it) and concatenated."""
+    size = batch.BATCH_DOCUMENTS
+    return SpanScores.concatenate(
+        [
+            score_span_columns(SpanColumns.of_documents(docs[start : start + size]), allowed_predicted_types)
+            for start in range(0, len(docs), size)
+        ]
+    )
 
 
 def evaluate_documents(

@@ -27,11 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from metrics.engine.spans.measures import harmonic_f1, ratio
 from metrics.engine.uncertainty.measures import Sums, summed
-
-
-def _safe_ratio(top: np.ndarray, bottom: np.ndarray) -> np.ndarray:
-    return np.divide(top, bottom, out=np.full(bottom.shape, np.nan), where=bottom != 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,9 +49,9 @@ class CohenKappa:
             summed(sums, f"{self.prefix}.a.{label}") * summed(sums, f"{self.prefix}.b.{label}")
             for label in self.labels
         )
-        observed = _safe_ratio(summed(sums, f"{self.prefix}.agree"), units)
-        expected = _safe_ratio(np.asarray(chance, dtype=np.float64) + 0.0 * units, units**2)
-        return _safe_ratio(observed - expected, 1.0 - expected)
+        observed = ratio(summed(sums, f"{self.prefix}.agree"), units)
+        expected = ratio(np.asarray(chance, dtype=np.float64) + 0.0 * units, units**2)
+        return ratio(observed - expected, 1.0 - expected)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +69,7 @@ class NominalAlpha:
         per_value = [summed(sums, f"{self.prefix}.n.{value}") for value in self.values]
         n = sum(per_value, np.zeros_like(summed(sums, f"{self.prefix}.observed")))
         expected = n**2 - sum((count**2 for count in per_value), np.zeros_like(n))
-        return 1.0 - _safe_ratio((n - 1.0) * summed(sums, f"{self.prefix}.observed"), expected)
+        return 1.0 - ratio((n - 1.0) * summed(sums, f"{self.prefix}.observed"), expected)
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +92,7 @@ class IntervalAlpha:
             0.0,
             expected,
         )
-        return 1.0 - _safe_ratio((n - 1.0) * summed(sums, f"{self.prefix}.observed"), expected)
+        return 1.0 - ratio((n - 1.0) * summed(sums, f"{self.prefix}.observed"), expected)
 
 
 def kappa_counts(prefix: str, a: np.ndarray, b: np.ndarray, labels: Sequence[str]) -> dict[str, float]:
@@ -162,10 +159,8 @@ class PairF1:
 
     def __call__(self, sums: Sums) -> np.ndarray:
         gold, predicted = summed(sums, f"{self.family}.gt_total"), summed(sums, f"{self.family}.pred_total")
-        precision = _safe_ratio(summed(sums, f"{self.family}.pred_matched"), predicted)
-        recall = _safe_ratio(summed(sums, f"{self.family}.gt_matched"), gold)
-        total = precision + recall
-        values = np.divide(2 * precision * recall, total, out=np.zeros(total.shape), where=total > 0)
+        precision = ratio(summed(sums, f"{self.family}.pred_matched"), predicted)
+        recall = ratio(summed(sums, f"{self.family}.gt_matched"), gold)
+        values = harmonic_f1(precision, recall)
         values[(gold == 0) != (predicted == 0)] = 0.0
-        values[(gold == 0) & (predicted == 0)] = np.nan
         return values

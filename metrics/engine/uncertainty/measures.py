@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..spans.measures import harmonic_f1
+
 Sums = Mapping[str, np.ndarray]
 Measure = Callable[[Sums], np.ndarray]
 Terms = str | Mapping[str, float]
@@ -115,11 +117,7 @@ class HarmonicMean:
         return columns_read([self.first, self.second])
 
     def __call__(self, sums: Sums) -> np.ndarray:
-        a, b = self.first(sums), self.second(sums)
-        total = a + b
-        values = np.divide(2 * a * b, total, out=np.zeros(total.shape), where=total > 0)
-        values[np.isnan(total)] = np.nan
-        return values
+        return harmonic_f1(self.first(sums), self.second(sums))
 
 
 def ratio(numerator: Terms, denominator: Terms, *, null_if_any: tuple[str, ...] = ()) -> Ratio:

@@ -8,7 +8,7 @@ body.
 from metrics.engine.spans.aggregate import aggregate
 from metrics.engine.spans.batch import score_span_columns
 from metrics.engine.spans.code_point_line import LEFT_OUT_CHARACTERS
-from metrics.engine.spans.score import COUNT_FIELDS, LEAKAGE_CONDITIONS, TYPE_FIELDS, LeakedSpan
+from metrics.engine.spans.score import COUNT_FIELDS, LEAKAGE_CONDITIONS
 from metrics.engine.spans.score_table import SpanScores
 from metrics.engine.spans.types import DocumentSpans, Span
 
@@ -16,9 +16,7 @@ __all__ = [
     "COUNT_FIELDS",
     "LEAKAGE_CONDITIONS",
     "LEFT_OUT_CHARACTERS",
-    "TYPE_FIELDS",
     "DocumentSpans",
-    "LeakedSpan",
     "Span",
     "SpanScores",
     "aggregate",

@@ -9,7 +9,6 @@ Inputs are per-document counts (`DocumentCounts`); nothing here re-runs the engi
 """
 
 from .bootstrap import (
-    BOOTSTRAP_METHOD,
     DEFAULT_LEVEL,
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
@@ -17,27 +16,22 @@ from .bootstrap import (
     IntervalSettings,
     cluster_bootstrap_intervals,
     interval_settings_problems,
-    percentile_bounds,
 )
 from .counts import DocumentCounts
 from .exact import CLOPPER_PEARSON_METHOD, clopper_pearson, holm_adjust, mcnemar_exact
-from .measures import HarmonicMean, MetricDefinition, Ratio, f1, precision, ratio, recall
-from .paired import PairedResult, PairedRuns, bootstrap_p_value, compare_runs
+from .measures import MetricDefinition, f1, precision, ratio, recall
+from .paired import PairedRuns, bootstrap_p_value, compare_runs
 
 __all__ = [
-    "BOOTSTRAP_METHOD",
     "CLOPPER_PEARSON_METHOD",
     "DEFAULT_LEVEL",
     "DEFAULT_RESAMPLES",
     "DEFAULT_SEED",
     "DocumentCounts",
-    "HarmonicMean",
     "Interval",
     "IntervalSettings",
     "MetricDefinition",
     "PairedRuns",
-    "PairedResult",
-    "Ratio",
     "bootstrap_p_value",
     "clopper_pearson",
     "cluster_bootstrap_intervals",
@@ -46,7 +40,6 @@ __all__ = [
     "holm_adjust",
     "interval_settings_problems",
     "mcnemar_exact",
-    "percentile_bounds",
     "precision",
     "ratio",
     "recall",

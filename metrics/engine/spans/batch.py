@@ -1,14 +1,10 @@
 """The span scorer: every metric family's counts for a batch of documents at once, with numpy.
 
 Every count is a union, an intersection, a membership or an overlap test, and those vectorise once
-the documents of a chunk are laid end to end on one line of code points:
-
-- document i occupies [base_i, base_i + len(text_i)), and one separator code point follows it, so two
-  documents' intervals never overlap or touch, and a run of letters never crosses from one to the
-  next. A span's global coordinates are its offsets plus its document's base (`code_point_line`).
-- Spans are sorted by (global start, end, type code), which is the order (start, end, type) within
-  each document, because type codes are numbered in the types' sorted order.
-- Per-type families put each type on a line of its own: `type * line_length + coordinate`.
+the documents of a chunk are laid end to end on one line of code points (`code_point_line`). Spans
+are sorted by (global start, end, type code), which is the order (start, end, type) within each
+document, because type codes are numbered in the types' sorted order. Per-type families put each
+type on a line of its own: `type * line_length + coordinate`.
 
 The one step that does not vectorise is nervaluate's greedy walk when one prediction could claim
 several gold spans, or one gold span be claimed by several predictions: which claims first then

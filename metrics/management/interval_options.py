@@ -5,9 +5,14 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from metrics.engine.uncertainty import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
+from metrics.engine.uncertainty import (
+    DEFAULT_LEVEL,
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    IntervalSettings,
+    interval_settings_problems,
+)
 from metrics.management.offline_files import bad_input
-from metrics.pipeline.intervals import IntervalSettings, interval_settings_problems
 
 _FLAGS = {"level": "--confidence-level", "resamples": "--resamples", "seed": "--seed"}
 

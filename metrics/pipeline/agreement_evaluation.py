@@ -23,7 +23,7 @@ from metrics.engine.agreement import (
 )
 from metrics.engine.attributes.coercion import CoercionError, coerce_value
 from metrics.engine.attributes.types import AttributeSpec, GoldDocument
-from metrics.pipeline.intervals import IntervalSettings
+from metrics.pipeline.intervals import DEFAULT_INTERVALS, IntervalSettings
 
 FORMAT_VERSION = 1
 
@@ -83,10 +83,9 @@ def evaluate_span_agreement_path(
     source: str | os.PathLike[str],
     *,
     label_map_path: str | os.PathLike[str] | None = None,
-    intervals: IntervalSettings | None = None,
+    intervals: IntervalSettings = DEFAULT_INTERVALS,
 ) -> dict[str, Any]:
     """agreement.json for a span input (the inputs of `evaluate_spans --input`)."""
-    intervals = intervals or IntervalSettings()
     corpus = load_span_corpus(source, label_map=load_label_map(label_map_path))
     return {
         "format_version": FORMAT_VERSION,
@@ -142,10 +141,9 @@ def evaluate_attribute_agreement_paths(
     prompts_path: str | os.PathLike[str],
     *,
     number_format: str = "en",
-    intervals: IntervalSettings | None = None,
+    intervals: IntervalSettings = DEFAULT_INTERVALS,
 ) -> dict[str, Any]:
     """agreement.json for attribute gold JSONL whose lines name their `annotator`, with the prompt CSV."""
-    intervals = intervals or IntervalSettings()
     prompts = read_prompts_csv(prompts_path)
     gold = read_gold_jsonl(gold_path, by_annotator=True)
     rows = (

@@ -14,7 +14,6 @@ Where each interval lands (`<metric>_ci` in results.json, `intervals` in metrics
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -29,12 +28,9 @@ from metrics.engine.spans.score import (
     derived_count,
 )
 from metrics.engine.uncertainty import (
-    BOOTSTRAP_METHOD,
-    DEFAULT_LEVEL,
-    DEFAULT_RESAMPLES,
-    DEFAULT_SEED,
     DocumentCounts,
     Interval,
+    IntervalSettings,
     clopper_pearson,
     cluster_bootstrap_intervals,
 )
@@ -67,48 +63,6 @@ _SPAN_COUNTS_ALWAYS = ("document.gold_spans",)
 # and the packed table's transfer cost what the split saves, and the table's copies in flight raise
 # this process's peak (measured in bench/extraction/README.md and bench/spans/README.md).
 _POOLED_FROM = 100_000_000
-
-
-@dataclass(frozen=True, slots=True)
-class IntervalSettings:
-    """Confidence level, bootstrap resamples (0: no intervals) and the seed of the resampling."""
-
-    level: float = DEFAULT_LEVEL
-    resamples: int = DEFAULT_RESAMPLES
-    seed: int = DEFAULT_SEED
-
-    def __post_init__(self) -> None:
-        problems = interval_settings_problems(self.level, self.resamples, self.seed)
-        if problems:
-            raise ValueError("; ".join(f"{name}: {message}" for name, message in problems.items()))
-
-    @property
-    def enabled(self) -> bool:
-        return self.resamples > 0
-
-    def as_config(self, *, exact_method: str | None = None) -> dict[str, Any]:
-        """What a result records about its intervals (`config.intervals`, `intervals_config`)."""
-        config: dict[str, Any] = {
-            "level": self.level,
-            "resamples": self.resamples,
-            "seed": self.seed,
-            "method": BOOTSTRAP_METHOD if self.enabled else None,
-        }
-        if exact_method is not None:
-            config["leakage_method"] = exact_method if self.enabled else None
-        return config
-
-
-def interval_settings_problems(level: Any, resamples: Any, seed: Any) -> dict[str, str]:
-    """`{setting: what is wrong}` for bad values (empty when all are fine), for messages naming a flag."""
-    problems: dict[str, str] = {}
-    if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0.0 < level < 1.0:
-        problems["level"] = f"must be a number between 0 and 1 (exclusive), got {level!r}"
-    if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 0:
-        problems["resamples"] = f"must be an integer >= 0 (0 turns intervals off), got {resamples!r}"
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        problems["seed"] = f"must be an integer >= 0, got {seed!r}"
-    return problems
 
 
 DEFAULT_INTERVALS = IntervalSettings()
@@ -274,9 +228,7 @@ def attach_span_intervals(results: dict[str, Any], intervals: Mapping[str, Inter
         for key in parents:
             node = node.get(key) if isinstance(node, dict) else None
         if isinstance(node, dict):
-            # An undefined interval (its metric is null) is stored as null.
-            undefined = interval.low is None or interval.high is None
-            node[leaf + CI_SUFFIX] = None if undefined else interval.as_dict()
+            node[leaf + CI_SUFFIX] = interval.stored()
 
 
 # Attributes -------------------------------------------------------------------------------------
@@ -340,7 +292,6 @@ __all__ = [
     "IntervalSettings",
     "attach_span_intervals",
     "extraction_intervals",
-    "interval_settings_problems",
     "intervals_from_metrics_report",
     "span_count_table",
     "span_results_intervals",

@@ -11,11 +11,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from metrics.engine.spans import (
-    DocumentSpans,
-    aggregate,
-    score_span_batches,
-)
+from metrics.engine.spans import DocumentSpans, aggregate
 from metrics.engine.spans.score import N_STORED, N_TYPE_STORED
 from metrics.engine.spans.types import Span
 from metrics.pipeline.executors import InProcess, ProcessPool
@@ -28,6 +24,7 @@ from metrics.pipeline.spans import (
     span_chunks,
 )
 from tests.engine.spans.oracle import document_scores, score_document_batch, span_scores_of
+from tests.engine.spans.results import score_span_batches
 from tests.engine.spans.test_properties import corpora
 
 

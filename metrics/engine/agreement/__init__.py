@@ -5,7 +5,6 @@ percent agreement), each with a cluster-bootstrap interval over documents. See d
 from metrics.engine.agreement.attributes import AttributeRatings, attribute_agreement
 from metrics.engine.agreement.spans import (
     AnnotatedDocument,
-    BootstrapSettings,
     character_labels,
     span_agreement,
 )
@@ -13,7 +12,6 @@ from metrics.engine.agreement.spans import (
 __all__ = [
     "AnnotatedDocument",
     "AttributeRatings",
-    "BootstrapSettings",
     "attribute_agreement",
     "character_labels",
     "span_agreement",

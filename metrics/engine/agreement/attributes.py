@@ -26,9 +26,9 @@ from metrics.engine.agreement.measures import (
     kappa_counts,
     nominal_alpha_counts,
 )
-from metrics.engine.agreement.spans import BootstrapSettings, bootstrap_intervals
+from metrics.engine.agreement.spans import bootstrap_intervals
 from metrics.engine.attributes.types import AttributeType
-from metrics.engine.uncertainty import DocumentCounts, ratio
+from metrics.engine.uncertainty import DocumentCounts, IntervalSettings, ratio
 
 NUMERIC = (AttributeType.INTEGER, AttributeType.FLOAT)
 
@@ -53,13 +53,13 @@ def _agree(first: Any, second: Any, numeric: bool) -> bool:
 
 
 def attribute_agreement(
-    attributes: list[AttributeRatings], *, settings: BootstrapSettings
+    attributes: list[AttributeRatings], *, settings: IntervalSettings
 ) -> list[dict[str, Any]]:
     """The `attributes` list of agreement.json, one entry per attribute in the given order."""
     return [_one_attribute(attribute, settings) for attribute in attributes]
 
 
-def _one_attribute(attribute: AttributeRatings, settings: BootstrapSettings) -> dict[str, Any]:
+def _one_attribute(attribute: AttributeRatings, settings: IntervalSettings) -> dict[str, Any]:
     numeric = attribute.type in NUMERIC
     units = {
         document_id: dict(values)

@@ -27,19 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from metrics.engine.uncertainty.measures import Sums
-
-
-def _get(sums: Sums, column: str) -> np.ndarray:
-    found = sums.get(column)
-    if found is not None:
-        return np.asarray(found, dtype=np.float64)
-    length = len(next(iter(sums.values()))) if sums else 1
-    return np.zeros(length)
-
-
-def _safe_ratio(top: np.ndarray, bottom: np.ndarray) -> np.ndarray:
-    return np.divide(top, bottom, out=np.full(bottom.shape, np.nan), where=bottom != 0)
+from metrics.engine.spans.measures import harmonic_f1, ratio
+from metrics.engine.uncertainty.measures import Sums, summed
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,14 +44,14 @@ class CohenKappa:
         return frozenset({f"{self.prefix}.units", f"{self.prefix}.agree", *marginals})
 
     def __call__(self, sums: Sums) -> np.ndarray:
-        units = _get(sums, f"{self.prefix}.units")
+        units = summed(sums, f"{self.prefix}.units")
         chance = sum(
-            _get(sums, f"{self.prefix}.a.{label}") * _get(sums, f"{self.prefix}.b.{label}")
+            summed(sums, f"{self.prefix}.a.{label}") * summed(sums, f"{self.prefix}.b.{label}")
             for label in self.labels
         )
-        observed = _safe_ratio(_get(sums, f"{self.prefix}.agree"), units)
-        expected = _safe_ratio(np.asarray(chance, dtype=np.float64) + 0.0 * units, units**2)
-        return _safe_ratio(observed - expected, 1.0 - expected)
+        observed = ratio(summed(sums, f"{self.prefix}.agree"), units)
+        expected = ratio(np.asarray(chance, dtype=np.float64) + 0.0 * units, units**2)
+        return ratio(observed - expected, 1.0 - expected)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,10 +66,10 @@ class NominalAlpha:
         return frozenset({f"{self.prefix}.observed", *(f"{self.prefix}.n.{value}" for value in self.values)})
 
     def __call__(self, sums: Sums) -> np.ndarray:
-        per_value = [_get(sums, f"{self.prefix}.n.{value}") for value in self.values]
-        n = sum(per_value, np.zeros_like(_get(sums, f"{self.prefix}.observed")))
+        per_value = [summed(sums, f"{self.prefix}.n.{value}") for value in self.values]
+        n = sum(per_value, np.zeros_like(summed(sums, f"{self.prefix}.observed")))
         expected = n**2 - sum((count**2 for count in per_value), np.zeros_like(n))
-        return 1.0 - _safe_ratio((n - 1.0) * _get(sums, f"{self.prefix}.observed"), expected)
+        return 1.0 - ratio((n - 1.0) * summed(sums, f"{self.prefix}.observed"), expected)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,16 +83,16 @@ class IntervalAlpha:
         return frozenset(f"{self.prefix}.{name}" for name in ("observed", "n", "sum", "sum_squares"))
 
     def __call__(self, sums: Sums) -> np.ndarray:
-        n = _get(sums, f"{self.prefix}.n")
-        total = _get(sums, f"{self.prefix}.sum")
-        expected = 2.0 * n * _get(sums, f"{self.prefix}.sum_squares") - 2.0 * total**2
+        n = summed(sums, f"{self.prefix}.n")
+        total = summed(sums, f"{self.prefix}.sum")
+        expected = 2.0 * n * summed(sums, f"{self.prefix}.sum_squares") - 2.0 * total**2
         # Sums of squares of floats: a difference of rounding size means "no spread at all".
         expected = np.where(
-            np.abs(expected) <= 1e-9 * np.maximum(1.0, n * _get(sums, f"{self.prefix}.sum_squares")),
+            np.abs(expected) <= 1e-9 * np.maximum(1.0, n * summed(sums, f"{self.prefix}.sum_squares")),
             0.0,
             expected,
         )
-        return 1.0 - _safe_ratio((n - 1.0) * _get(sums, f"{self.prefix}.observed"), expected)
+        return 1.0 - ratio((n - 1.0) * summed(sums, f"{self.prefix}.observed"), expected)
 
 
 def kappa_counts(prefix: str, a: np.ndarray, b: np.ndarray, labels: Sequence[str]) -> dict[str, float]:
@@ -169,11 +158,9 @@ class PairF1:
         )
 
     def __call__(self, sums: Sums) -> np.ndarray:
-        gold, predicted = _get(sums, f"{self.family}.gt_total"), _get(sums, f"{self.family}.pred_total")
-        precision = _safe_ratio(_get(sums, f"{self.family}.pred_matched"), predicted)
-        recall = _safe_ratio(_get(sums, f"{self.family}.gt_matched"), gold)
-        total = precision + recall
-        values = np.divide(2 * precision * recall, total, out=np.zeros(total.shape), where=total > 0)
+        gold, predicted = summed(sums, f"{self.family}.gt_total"), summed(sums, f"{self.family}.pred_total")
+        precision = ratio(summed(sums, f"{self.family}.pred_matched"), predicted)
+        recall = ratio(summed(sums, f"{self.family}.gt_matched"), gold)
+        values = harmonic_f1(precision, recall)
         values[(gold == 0) != (predicted == 0)] = 0.0
-        values[(gold == 0) & (predicted == 0)] = np.nan
         return values

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
@@ -23,9 +23,10 @@ from metrics.engine.agreement.measures import (
     kappa_counts,
     nominal_alpha_counts,
 )
-from metrics.engine.spans import DocumentSpans, Span, score_span_batches
+from metrics.engine.spans import DocumentSpans, Span, score_span_columns
+from metrics.engine.spans.columns import SpanColumns
 from metrics.engine.spans.score import expand_counts
-from metrics.engine.uncertainty import DocumentCounts, cluster_bootstrap_intervals
+from metrics.engine.uncertainty import DocumentCounts, IntervalSettings, cluster_bootstrap_intervals
 
 OUTSIDE = "O"
 # The `krippendorff` package holds a units x values x values array (about 1 KB a character for three
@@ -49,27 +50,16 @@ class AnnotatedDocument:
     annotations: Mapping[str, Sequence[SpanTuple]]
 
 
-class BootstrapSettings(Protocol):
-    """What the intervals read of their settings, the pipeline's `IntervalSettings` (the engine does not
-    import the pipeline); `resamples` 0 turns the intervals off (every `_ci` is null)."""
-
-    level: float
-    resamples: int
-    seed: int
-
-
 def bootstrap_intervals(
-    counts: DocumentCounts, measures: Mapping[str, Any], settings: BootstrapSettings
+    counts: DocumentCounts, measures: Mapping[str, Any], settings: IntervalSettings
 ) -> dict[str, dict[str, Any] | None]:
     """`{name: interval dict}` of each measure (null where undefined or when intervals are off)."""
-    if settings.resamples == 0:
+    if not settings.enabled:
         return dict.fromkeys(measures)
     intervals = cluster_bootstrap_intervals(
         counts, measures, level=settings.level, resamples=settings.resamples, seed=settings.seed
     )
-    return {
-        name: interval.as_dict() if interval.low is not None else None for name, interval in intervals.items()
-    }
+    return {name: interval.stored() for name, interval in intervals.items()}
 
 
 def character_labels(text: str, spans: Sequence[SpanTuple], labels: Sequence[str]) -> np.ndarray:
@@ -88,7 +78,7 @@ def label_set(documents: Sequence[AnnotatedDocument]) -> list[str]:
     return [OUTSIDE, *sorted(types)]
 
 
-def span_agreement(documents: Sequence[AnnotatedDocument], *, settings: BootstrapSettings) -> dict[str, Any]:
+def span_agreement(documents: Sequence[AnnotatedDocument], *, settings: IntervalSettings) -> dict[str, Any]:
     """The `spans` object of agreement.json: `pairs`, `overall`, `single_annotator_documents`, `labels`."""
     single = sorted(document.document_id for document in documents if len(document.annotations) < 2)
     shared = sorted(
@@ -129,23 +119,25 @@ def _pair(
     documents: list[AnnotatedDocument],
     char_labels: Mapping[str, Mapping[str, np.ndarray]],
     labels: Sequence[str],
-    settings: BootstrapSettings,
+    settings: IntervalSettings,
 ) -> dict[str, Any]:
     entry: dict[str, Any] = {"a": a, "b": b, "documents": len(documents)}
     if not documents:
         for name in (*F1_MATCHING, "cohen_kappa_chars"):
             entry[name], entry[f"{name}_ci"] = None, None
         return entry
-    scores = score_span_batches(
-        [
-            DocumentSpans(
-                d.document_id,
-                d.text,
-                [Span(*span) for span in d.annotations[a]],
-                [Span(*span) for span in d.annotations[b]],
-            )
-            for d in documents
-        ]
+    scores = score_span_columns(
+        SpanColumns.of_documents(
+            [
+                DocumentSpans(
+                    d.document_id,
+                    d.text,
+                    [Span(*span) for span in d.annotations[a]],
+                    [Span(*span) for span in d.annotations[b]],
+                )
+                for d in documents
+            ]
+        )
     )
     stored = expand_counts(scores.counts)
     columns = {
@@ -182,7 +174,7 @@ def _overall(
     annotators: list[str],
     char_labels: Mapping[str, Mapping[str, np.ndarray]],
     labels: Sequence[str],
-    settings: BootstrapSettings,
+    settings: IntervalSettings,
 ) -> dict[str, Any]:
     overall: dict[str, Any] = {"annotators": annotators, "documents": len(documents)}
     if not documents:

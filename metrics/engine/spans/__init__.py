@@ -1,14 +1,14 @@
 """Span (de-identification) scoring: docs/semantics.md section 1.
 
-Score documents in chunks of columns with `score_span_batches` (`SpanScores`: integer counts per
+Score each chunk of documents, as columns, with `score_span_columns` (`SpanScores`: integer counts per
 document and per type, which add up across chunks), then `aggregate` the scores into the results.json
-body. `evaluate_documents` does both.
+body.
 """
 
-from metrics.engine.spans.aggregate import aggregate, evaluate_documents
-from metrics.engine.spans.batch import score_span_batches
+from metrics.engine.spans.aggregate import aggregate
+from metrics.engine.spans.batch import score_span_columns
 from metrics.engine.spans.code_point_line import LEFT_OUT_CHARACTERS
-from metrics.engine.spans.score import COUNT_FIELDS, LEAKAGE_CONDITIONS, TYPE_FIELDS, LeakedSpan
+from metrics.engine.spans.score import COUNT_FIELDS, LEAKAGE_CONDITIONS
 from metrics.engine.spans.score_table import SpanScores
 from metrics.engine.spans.types import DocumentSpans, Span
 
@@ -16,12 +16,9 @@ __all__ = [
     "COUNT_FIELDS",
     "LEAKAGE_CONDITIONS",
     "LEFT_OUT_CHARACTERS",
-    "TYPE_FIELDS",
     "DocumentSpans",
-    "LeakedSpan",
     "Span",
     "SpanScores",
     "aggregate",
-    "evaluate_documents",
-    "score_span_batches",
+    "score_span_columns",
 ]

@@ -14,7 +14,6 @@ from itertools import product
 
 import numpy as np
 
-from metrics.engine.spans.batch import score_span_batches
 from metrics.engine.spans.measures import confusion, exactly_rounded_sum, existence, nervaluate_measures
 from metrics.engine.spans.nervaluate_counts import COUNT_NAMES, SCHEMAS
 from metrics.engine.spans.score import (
@@ -26,7 +25,6 @@ from metrics.engine.spans.score import (
     expand_type_counts,
 )
 from metrics.engine.spans.score_table import SpanScores
-from metrics.engine.spans.types import DocumentSpans
 
 _EXISTENCE = ("gt_total", "gt_matched", "pred_total", "pred_matched")
 _MEASURES = ("precision", "recall", "f1", "specificity")
@@ -267,16 +265,3 @@ def _per_document(
         for position, spans in leaked_text.items():
             rows[row_of[position]]["leaked_spans"] = spans
     return rows
-
-
-def evaluate_documents(
-    docs: Iterable[DocumentSpans], *, restrict_to_gt_types: bool = False, include_sensitive_text: bool = False
-) -> dict:
-    """Score every document and aggregate; with restrict_to_gt_types, predictions of a type absent
-    from the whole data set's gold are dropped first (and counted)."""
-    docs = list(docs)
-    allowed = (
-        frozenset(span.entity_type for doc in docs for span in doc.gold) if restrict_to_gt_types else None
-    )
-    scores = score_span_batches(docs, allowed_predicted_types=allowed)
-    return aggregate(scores, include_sensitive_text=include_sensitive_text)

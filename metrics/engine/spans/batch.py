@@ -1,14 +1,10 @@
 """The span scorer: every metric family's counts for a batch of documents at once, with numpy.
 
 Every count is a union, an intersection, a membership or an overlap test, and those vectorise once
-the documents of a chunk are laid end to end on one line of code points:
-
-- document i occupies [base_i, base_i + len(text_i)), and one separator code point follows it, so two
-  documents' intervals never overlap or touch, and a run of letters never crosses from one to the
-  next. A span's global coordinates are its offsets plus its document's base (`code_point_line`).
-- Spans are sorted by (global start, end, type code), which is the order (start, end, type) within
-  each document, because type codes are numbered in the types' sorted order.
-- Per-type families put each type on a line of its own: `type * line_length + coordinate`.
+the documents of a chunk are laid end to end on one line of code points (`code_point_line`). Spans
+are sorted by (global start, end, type code), which is the order (start, end, type) within each
+document, because type codes are numbered in the types' sorted order. Per-type families put each
+type on a line of its own: `type * line_length + coordinate`.
 
 The one step that does not vectorise is nervaluate's greedy walk when one prediction could claim
 several gold spans, or one gold span be claimed by several predictions: which claims first then
@@ -42,40 +38,13 @@ from metrics.engine.spans.columns import SpanColumns, SpanSide
 from metrics.engine.spans.nervaluate_counts import nervaluate_one_type, nervaluate_typed
 from metrics.engine.spans.score import N_STORED, N_TYPE_STORED
 from metrics.engine.spans.score_table import SpanScores
-from metrics.engine.spans.types import DocumentSpans
 
 # Documents per numpy pass: large enough that numpy's per-call overhead is spread over thousands of
 # spans, small enough that the chunk's code point arrays stay a few megabytes.
 BATCH_DOCUMENTS = 1024
-
-
-# Code points per numpy pass (a longer document is a pass of its own). Keys of token pieces are
-# type * line_length**2 + start * line_length + end in 64 bits: this keeps them far from overflowing.
-BATCH_CHARACTERS = 1 << 24
+# Keys of token pieces are type * line_length**2 + start * line_length + end in 64 bits: a batch whose
+# keys could reach this is scored in halves.
 _LARGEST_KEY = 1 << 62
-
-
-def score_span_batches(
-    docs: Sequence[DocumentSpans], *, allowed_predicted_types: frozenset[str] | None = None
-) -> SpanScores:
-    """The scores of the documents, in their order, scored in chunks of BATCH_DOCUMENTS documents
-    or BATCH_CHARACTERS code points.
-
-    Predictions whose type is not in `allowed_predicted_types` (when given; restrict_to_gt_types) are
-    dropped before scoring and counted. Spans must satisfy 0 <= start < end <= len(text), else
-    ValueError names the first document, in order, with such a span, and its first such span."""
-    parts: list[SpanScores] = []
-    chunk: list[DocumentSpans] = []
-    characters = 0
-    for doc in docs:
-        if chunk and (len(chunk) >= BATCH_DOCUMENTS or characters + len(doc.text) > BATCH_CHARACTERS):
-            parts.append(score_span_columns(SpanColumns.of_documents(chunk), allowed_predicted_types))
-            chunk, characters = [], 0
-        chunk.append(doc)
-        characters += len(doc.text) + 1
-    if chunk:
-        parts.append(score_span_columns(SpanColumns.of_documents(chunk), allowed_predicted_types))
-    return SpanScores.concatenate(parts)
 
 
 class _Chunk:
@@ -118,7 +87,11 @@ class _Chunk:
 def score_span_columns(
     columns: SpanColumns, allowed: frozenset[str] | None = None, *, keep_leaked: bool = True
 ) -> SpanScores:
-    """`score_span_batches` of the documents of the batch, in one numpy pass.
+    """The scores of the documents of the batch, in their order, in one numpy pass.
+
+    Predictions whose type is not in `allowed` (when given; restrict_to_gt_types) are dropped before
+    scoring and counted. Spans must satisfy 0 <= start < end <= len(text), else ValueError names the
+    first document, in order, with such a span, and its first such span.
 
     Unless `keep_leaked`, the scores list no leaked span (their counts stay): the results body lists
     them only with their texts, which a run without sensitive text never writes."""

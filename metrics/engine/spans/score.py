@@ -2,8 +2,8 @@
 
 The scores (`SpanScores`) store only the counts that cannot be derived from others (STORED_FIELDS,
 TYPE_STORED_FIELDS) in 32-bit integers: 100,000 documents must fit in memory at once. The
-full, named counts (COUNT_FIELDS, TYPE_FIELDS) are rebuilt, vectorised, by `expand_counts` and
-`expand_type_counts`:
+full, named counts (COUNT_FIELDS, TYPE_FIELDS) are rebuilt, vectorised, a column at a time by
+`derived_count` (all of them: `expand_counts`, `expand_type_counts`):
 - spans_exact / spans_overlap: gt_total is the number of gold spans, pred_total of predictions;
 - nervaluate: every gold span is claimed at most once, by a COR or an INC prediction, and every
   prediction is COR, INC or SPU, so MIS = gold - COR - INC and SPU = predicted - COR - INC; the
@@ -93,17 +93,37 @@ def expand_counts(stored: np.ndarray) -> dict[str, np.ndarray]:
     """Every COUNT_FIELDS column (int64), in order, from rows of STORED_FIELDS (shape n x N_STORED)."""
     stored = np.asarray(stored, dtype=np.int64).reshape(-1, N_STORED)
     column = {name: stored[:, k] for k, name in enumerate(STORED_FIELDS)}
-    gold, predicted = column["document.gold_spans"], column["document.predicted_spans"]
-    for family in _EXISTENCE_FAMILIES:
-        column[f"{family}.gt_total"] = gold
-        column[f"{family}.pred_total"] = predicted
-    _expand_nervaluate(column, "nervaluate", gold, predicted)
-    return {name: column[name] for name in COUNT_FIELDS}
+    return {
+        name: column[name] if name in column else derived_count(name, column.__getitem__)
+        for name in COUNT_FIELDS
+    }
+
+
+def expand_type_counts(stored: np.ndarray) -> dict[str, np.ndarray]:
+    """Every TYPE_FIELDS column (int64), in order, from rows of TYPE_STORED_FIELDS."""
+    stored = np.asarray(stored, dtype=np.int64).reshape(-1, N_TYPE_STORED)
+    column = {name: stored[:, k] for k, name in enumerate(TYPE_STORED_FIELDS)}
+    zero = np.zeros_like(column["gold"])
+
+    def of_type(name: str) -> np.ndarray:
+        # Per type, strict is exact and ent_type has no INC.
+        if name == "nervaluate.ent_type.incorrect":
+            return zero
+        return column[_TYPE_STORED_AS.get(name, name)]
+
+    return {name: column[name] if name in column else derived_count(name, of_type) for name in TYPE_FIELDS}
+
+
+_TYPE_STORED_AS = {
+    "document.gold_spans": "gold",
+    "document.predicted_spans": "predicted",
+    "nervaluate.strict.correct": "nervaluate.exact.correct",
+    "nervaluate.strict.incorrect": "nervaluate.exact.incorrect",
+}
 
 
 def derived_count(name: str, stored: Callable[[str], np.ndarray]) -> np.ndarray:
-    """One COUNT_FIELDS column that is not stored, from the stored columns `stored(name)` gives (as
-    `expand_counts` derives it, for a caller that wants a few columns, not all)."""
+    """One COUNT_FIELDS column that is not stored, from the stored columns `stored(name)` gives."""
     family, _, count = name.rpartition(".")
     if count == "gt_total":
         return stored("document.gold_spans")
@@ -121,36 +141,6 @@ def derived_count(name: str, stored: Callable[[str], np.ndarray]) -> np.ndarray:
     claimed = stored(f"{family}.correct") + stored(f"{family}.incorrect")
     side = "document.gold_spans" if count == "missed" else "document.predicted_spans"
     return stored(side) - claimed
-
-
-def expand_type_counts(stored: np.ndarray) -> dict[str, np.ndarray]:
-    """Every TYPE_FIELDS column (int64), in order, from rows of TYPE_STORED_FIELDS."""
-    stored = np.asarray(stored, dtype=np.int64).reshape(-1, N_TYPE_STORED)
-    column = {name: stored[:, k] for k, name in enumerate(TYPE_STORED_FIELDS)}
-    gold, predicted = column["gold"], column["predicted"]
-    for family in ("spans_exact", "spans_overlap"):
-        column[f"{family}.gt_total"] = gold
-        column[f"{family}.pred_total"] = predicted
-    column["nervaluate.strict.correct"] = column["nervaluate.exact.correct"]
-    column["nervaluate.strict.incorrect"] = column["nervaluate.exact.incorrect"]
-    column["nervaluate.ent_type.incorrect"] = np.zeros_like(gold)
-    _expand_nervaluate(column, "nervaluate", gold, predicted)
-    return {name: column[name] for name in TYPE_FIELDS}
-
-
-def _expand_nervaluate(
-    column: dict[str, np.ndarray], prefix: str, gold: np.ndarray, predicted: np.ndarray
-) -> None:
-    zero = np.zeros_like(gold)
-    for schema in _CLAIMING_SCHEMAS:
-        correct, incorrect = column[f"{prefix}.{schema}.correct"], column[f"{prefix}.{schema}.incorrect"]
-        column[f"{prefix}.{schema}.partial"] = zero
-        column[f"{prefix}.{schema}.missed"] = gold - correct - incorrect
-        column[f"{prefix}.{schema}.spurious"] = predicted - correct - incorrect
-    for name in COUNT_NAMES:
-        column[f"{prefix}.partial.{name}"] = column[f"{prefix}.exact.{name}"]
-    column[f"{prefix}.partial.incorrect"] = zero
-    column[f"{prefix}.partial.partial"] = column[f"{prefix}.exact.incorrect"]
 
 
 class LeakedSpan(NamedTuple):

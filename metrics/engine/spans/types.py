@@ -14,7 +14,7 @@ from dataclasses import dataclass
 class Span:
     """One annotated or predicted span: code points `start` (inclusive) to `end` (exclusive).
 
-    Bounds are checked by the scorer (`score_span_batches`) against the text they belong to
+    Bounds are checked by the scorer (`score_span_columns`) against the text they belong to
     (0 <= start < end <= len(text)), not here: a span alone does not know its text, and a check per construction would tax
     the importers, which build millions of these.
     """

@@ -9,40 +9,37 @@ Inputs are per-document counts (`DocumentCounts`); nothing here re-runs the engi
 """
 
 from .bootstrap import (
-    BOOTSTRAP_METHOD,
     DEFAULT_LEVEL,
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
     Interval,
+    IntervalSettings,
     cluster_bootstrap_intervals,
-    percentile_bounds,
+    interval_settings_problems,
 )
 from .counts import DocumentCounts
 from .exact import CLOPPER_PEARSON_METHOD, clopper_pearson, holm_adjust, mcnemar_exact
-from .measures import HarmonicMean, MetricDefinition, Ratio, f1, precision, ratio, recall
-from .paired import PairedResult, PairedRuns, bootstrap_p_value, compare_runs
+from .measures import MetricDefinition, f1, precision, ratio, recall
+from .paired import PairedRuns, bootstrap_p_value, compare_runs
 
 __all__ = [
-    "BOOTSTRAP_METHOD",
     "CLOPPER_PEARSON_METHOD",
     "DEFAULT_LEVEL",
     "DEFAULT_RESAMPLES",
     "DEFAULT_SEED",
     "DocumentCounts",
-    "HarmonicMean",
     "Interval",
+    "IntervalSettings",
     "MetricDefinition",
     "PairedRuns",
-    "PairedResult",
-    "Ratio",
     "bootstrap_p_value",
     "clopper_pearson",
     "cluster_bootstrap_intervals",
     "compare_runs",
     "f1",
     "holm_adjust",
+    "interval_settings_problems",
     "mcnemar_exact",
-    "percentile_bounds",
     "precision",
     "ratio",
     "recall",

@@ -54,6 +54,52 @@ class Interval:
             if field.name != "resamples_defined"
         }
 
+    def stored(self) -> dict[str, Any] | None:
+        """`as_dict()`, or null for an undefined interval (its metric is null)."""
+        return None if self.low is None or self.high is None else self.as_dict()
+
+
+@dataclass(frozen=True, slots=True)
+class IntervalSettings:
+    """Confidence level, bootstrap resamples (0: no intervals) and the seed of the resampling."""
+
+    level: float = DEFAULT_LEVEL
+    resamples: int = DEFAULT_RESAMPLES
+    seed: int = DEFAULT_SEED
+
+    def __post_init__(self) -> None:
+        problems = interval_settings_problems(self.level, self.resamples, self.seed)
+        if problems:
+            raise ValueError("; ".join(f"{name}: {message}" for name, message in problems.items()))
+
+    @property
+    def enabled(self) -> bool:
+        return self.resamples > 0
+
+    def as_config(self, *, exact_method: str | None = None) -> dict[str, Any]:
+        """What a result records about its intervals (`config.intervals`, `intervals_config`)."""
+        config: dict[str, Any] = {
+            "level": self.level,
+            "resamples": self.resamples,
+            "seed": self.seed,
+            "method": BOOTSTRAP_METHOD if self.enabled else None,
+        }
+        if exact_method is not None:
+            config["leakage_method"] = exact_method if self.enabled else None
+        return config
+
+
+def interval_settings_problems(level: Any, resamples: Any, seed: Any) -> dict[str, str]:
+    """`{setting: what is wrong}` for bad values (empty when all are fine), for messages naming a flag."""
+    problems: dict[str, str] = {}
+    if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0.0 < level < 1.0:
+        problems["level"] = f"must be a number between 0 and 1 (exclusive), got {level!r}"
+    if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 0:
+        problems["resamples"] = f"must be an integer >= 0 (0 turns intervals off), got {resamples!r}"
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        problems["seed"] = f"must be an integer >= 0, got {seed!r}"
+    return problems
+
 
 def check_settings(level: float, resamples: int, seed: int) -> None:
     """Raise ValueError on a level outside (0, 1), fewer than one resample, or a negative seed."""

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..spans.measures import harmonic_f1
+
 Sums = Mapping[str, np.ndarray]
 Measure = Callable[[Sums], np.ndarray]
 Terms = str | Mapping[str, float]
@@ -45,7 +47,7 @@ def _terms(terms: Terms) -> dict[str, float]:
     return {terms: 1.0} if isinstance(terms, str) else dict(terms)
 
 
-def _column(sums: Sums, column: str) -> np.ndarray:
+def summed(sums: Sums, column: str) -> np.ndarray:
     """A summed column; a column no document has is zero (the count never occurred)."""
     found = sums.get(column)
     if found is not None:
@@ -57,7 +59,7 @@ def _column(sums: Sums, column: str) -> np.ndarray:
 def _linear(terms: Mapping[str, float], sums: Sums) -> np.ndarray:
     total = np.zeros(len(next(iter(sums.values()))) if sums else 1)
     for column, weight in terms.items():
-        total = total + weight * _column(sums, column)
+        total = total + weight * summed(sums, column)
     return total
 
 
@@ -99,7 +101,7 @@ class Ratio:
         bottom = _linear(self.denominator, sums)
         values = np.divide(top, bottom, out=np.full(bottom.shape, np.nan), where=bottom > 0)
         for column in self.null_if_any:
-            values[_column(sums, column) > 0] = np.nan
+            values[summed(sums, column) > 0] = np.nan
         return values
 
 
@@ -115,11 +117,7 @@ class HarmonicMean:
         return columns_read([self.first, self.second])
 
     def __call__(self, sums: Sums) -> np.ndarray:
-        a, b = self.first(sums), self.second(sums)
-        total = a + b
-        values = np.divide(2 * a * b, total, out=np.zeros(total.shape), where=total > 0)
-        values[np.isnan(total)] = np.nan
-        return values
+        return harmonic_f1(self.first(sums), self.second(sums))
 
 
 def ratio(numerator: Terms, denominator: Terms, *, null_if_any: tuple[str, ...] = ()) -> Ratio:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from metrics.engine.spans import DocumentSpans, Span, evaluate_documents
+from metrics.engine.spans import DocumentSpans, Span
+from tests.engine.spans.results import evaluate_documents
 
 TEXT = "Patient: Max Mustermann, geb. 01.02.1980"
 NAME = Span(9, 23, "PERSON_NAME")  # "Max Mustermann"

@@ -173,8 +173,8 @@ SMALL_CORPUS = [
 ]
 
 
-def test_chunks_are_also_cut_by_length_of_text(monkeypatch):
-    monkeypatch.setattr(batch_module, "BATCH_CHARACTERS", 12)  # about one document per chunk
+def test_chunks_of_one_document_each_change_nothing(monkeypatch):
+    monkeypatch.setattr(batch_module, "BATCH_DOCUMENTS", 1)
     expected = [described(score_document(doc)) for doc in SMALL_CORPUS]
     assert [described(score) for score in score_document_batch(SMALL_CORPUS)] == expected
 

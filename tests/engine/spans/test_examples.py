@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from metrics.engine.spans import DocumentSpans, Span, evaluate_documents, score_span_batches
+from metrics.engine.spans import DocumentSpans, Span
+from tests.engine.spans.results import evaluate_documents, score_span_batches
 
 SEED_TEXT = "Patient: Max Mustermann, geb. 01.02.1980"
 NAME = Span(9, 23, "PERSON_NAME")  # "Max Mustermann"

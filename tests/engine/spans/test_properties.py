@@ -23,12 +23,11 @@ from metrics.engine.spans import (
     Span,
     SpanScores,
     aggregate,
-    evaluate_documents,
-    score_span_batches,
 )
 from metrics.engine.spans.score import expand_counts
 from tests.engine.spans.oracle import document_count_table, score_document
 from tests.engine.spans.oracle.code_point_ranges import TOKEN_PATTERN, span_tokens
+from tests.engine.spans.results import evaluate_documents, score_span_batches
 
 TYPES = ("NAME", "DATE", "ID")
 # Latin-1 letters, digits, left-out characters, an underscore and two code points outside Latin-1

@@ -12,6 +12,8 @@ from metrics.engine.uncertainty import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
     DocumentCounts,
+    Interval,
+    IntervalSettings,
     cluster_bootstrap_intervals,
     f1,
     precision,
@@ -204,3 +206,39 @@ def test_runs_resampled_together_each_get_their_own_sums_from_the_same_draws():
     assert np.array_equal(together_a["tp"], alone_a["tp"]) and np.array_equal(together_a["fn"], alone_a["fn"])
     assert np.array_equal(together_b["tp"], alone_b["tp"])
     assert not together_b["fn"].any()  # b never counted fn: zero in every resample
+
+
+def test_an_undefined_interval_is_stored_as_null():
+    assert Interval(None, None, 0.95, "cluster_bootstrap_percentile", 10, 1).stored() is None
+    defined = Interval(0.25, 0.75, 0.95, "cluster_bootstrap_percentile", 10, 1, resamples_defined=9)
+    assert defined.stored() == {
+        "low": 0.25,
+        "high": 0.75,
+        "level": 0.95,
+        "method": "cluster_bootstrap_percentile",
+        "resamples": 10,
+        "seed": 1,
+    }
+
+
+def test_interval_settings_name_every_bad_value():
+    with pytest.raises(ValueError) as bad:
+        IntervalSettings(level=1.0, resamples=-1, seed=True)
+    assert str(bad.value) == (
+        "level: must be a number between 0 and 1 (exclusive), got 1.0; "
+        "resamples: must be an integer >= 0 (0 turns intervals off), got -1; "
+        "seed: must be an integer >= 0, got True"
+    )
+
+
+def test_zero_resamples_turn_the_intervals_off_and_the_config_says_so():
+    off = IntervalSettings(resamples=0)
+    assert not off.enabled
+    assert off.as_config(exact_method="clopper_pearson") == {
+        "level": 0.95,
+        "resamples": 0,
+        "seed": DEFAULT_SEED,
+        "method": None,
+        "leakage_method": None,
+    }
+    assert IntervalSettings().as_config()["method"] == "cluster_bootstrap_percentile"

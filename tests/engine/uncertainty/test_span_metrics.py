@@ -8,13 +8,14 @@ import math
 import numpy as np
 import pytest
 
-from metrics.engine.spans import DocumentSpans, Span, evaluate_documents
+from metrics.engine.spans import DocumentSpans, Span
 from metrics.engine.uncertainty import DocumentCounts, compare_runs
 from metrics.engine.uncertainty.span_metrics import (
     span_document_counts,
     span_metric_definitions,
 )
 from tests.engine.spans.oracle import document_count_table, score_document
+from tests.engine.spans.results import evaluate_documents
 
 TEXT = "Patient: Max Mustermann, geb. 01.02.1980, Tel. 0761 123456, Station 4B"
 NAME, BIRTH, PHONE = Span(9, 23, "PERSON_NAME"), Span(30, 40, "DATE_OF_BIRTH"), Span(47, 58, "PHONE")

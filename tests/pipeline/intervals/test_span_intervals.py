@@ -8,12 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from metrics.engine.spans import DocumentSpans, Span, evaluate_documents, score_span_batches
+from metrics.engine.spans import DocumentSpans, Span
 from metrics.engine.spans.score import TYPE_STORED_FIELDS
 from metrics.engine.uncertainty.span_metrics import span_document_counts, span_metric_definitions
 from metrics.pipeline.intervals import IntervalSettings, span_count_table, span_table_intervals
 from metrics.pipeline.span_evaluation import evaluate_span_paths
 from tests.engine.spans.oracle import document_count_table, score_document
+from tests.engine.spans.results import evaluate_documents, score_span_batches
 from tests.engine.uncertainty.test_span_metrics import documents, results_value
 from tests.pipeline.intervals.factories import span_gold, span_predictions
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from metrics.engine.spans import DocumentSpans, SpanScores, score_span_batches
+from metrics.engine.spans import DocumentSpans, SpanScores
 from metrics.engine.spans.score import (
     CONDITIONS_OF_LEAK_CODE,
     LEAKAGE_CONDITIONS,
@@ -23,6 +23,7 @@ from metrics.engine.spans.score import (
     LeakedSpan,
     expand_counts,
 )
+from tests.engine.spans.results import score_span_batches
 
 _CONDITION_CODE = {conditions: code for code, conditions in enumerate(CONDITIONS_OF_LEAK_CODE)}
 _TYPE_STORED_INDEX = {name: k for k, name in enumerate(TYPE_STORED_FIELDS)}

@@ -1,0 +1,36 @@
+"""Whole-corpus helpers for tests. Production scores chunks of columns (`score_span_columns`, chunked
+and merged by `metrics.pipeline.spans`) and aggregates the merged scores (`aggregate`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from metrics.engine.spans import DocumentSpans, SpanScores, aggregate, batch, score_span_columns
+from metrics.engine.spans.columns import SpanColumns
+
+
+def score_span_batches(
+    docs: Sequence[DocumentSpans], *, allowed_predicted_types: frozenset[str] | None = None
+) -> SpanScores:
+    """The scores of the documents, in their order, scored in chunks of `batch.BATCH_DOCUMENTS`
+    documents (read at each call, so that a test can patch it) and concatenated."""
+    size = batch.BATCH_DOCUMENTS
+    return SpanScores.concatenate(
+        [
+            score_span_columns(SpanColumns.of_documents(docs[start : start + size]), allowed_predicted_types)
+            for start in range(0, len(docs), size)
+        ]
+    )
+
+
+def evaluate_documents(
+    docs: Iterable[DocumentSpans], *, restrict_to_gt_types: bool = False, include_sensitive_text: bool = False
+) -> dict:
+    """Score every document and aggregate; with restrict_to_gt_types, predictions of a type absent
+    from the whole data set's gold are dropped first (and counted)."""
+    docs = list(docs)
+    allowed = (
+        frozenset(span.entity_type for doc in docs for span in doc.gold) if restrict_to_gt_types else None
+    )
+    scores = score_span_batches(docs, allowed_predicted_types=allowed)
+    return aggregate(scores, include_sensitive_text=include_sensitive_text)

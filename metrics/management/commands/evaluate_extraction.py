@@ -14,13 +14,14 @@ from annotations.importers.errors import InputValidationError
 from metrics.artefacts.metrics_files import format_metrics_table
 from metrics.management.interval_options import add_interval_arguments, interval_settings_from_options
 from metrics.management.offline_files import (
+    ATTRIBUTE_GOLD,
+    EXTRACTION_PREDICTIONS,
+    PROMPTS,
     OfflineCommand,
     add_overwrite_argument,
     add_processes_argument,
     output_slot,
-    require_attribute_gold,
-    require_extraction_predictions,
-    require_prompts,
+    require_input_kinds,
 )
 from metrics.pipeline.extraction_evaluation import load_config, resolve_settings
 from metrics.pipeline.extraction_folder import evaluate_extraction_to_folder
@@ -122,9 +123,9 @@ class Command(OfflineCommand):
     def _evaluate(self, options: dict) -> None:
         output_dir: Path = options["output_dir"]
         intervals = interval_settings_from_options(options)
-        require_attribute_gold(options["gold"])
-        require_prompts(options["prompts"])
-        require_extraction_predictions(options["predictions"], option="--predictions")
+        require_input_kinds(
+            options, {"gold": ATTRIBUTE_GOLD, "prompts": PROMPTS, "predictions": EXTRACTION_PREDICTIONS}
+        )
         with output_slot(output_dir, overwrite=options["overwrite"]):
             run = self._write_artefacts(options, output_dir, intervals)
         self.stdout.write(format_metrics_table(run.evaluation, run.settings.custom_metrics))

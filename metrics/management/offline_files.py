@@ -152,6 +152,15 @@ def bad_input(message: str) -> CommandError:
     return CommandError(message, returncode=BAD_INPUT)
 
 
+@contextmanager
+def unreadable_inputs_refused() -> Iterator[None]:
+    """An input that cannot be opened is bad input (exit 2) in the system's words, not a traceback."""
+    try:
+        yield
+    except (FileNotFoundError, IsADirectoryError, PermissionError, FileExistsError) as error:
+        raise bad_input(f"{error}; nothing written") from None
+
+
 def write_json_report(
     output: Path,
     report: Callable[[], dict[str, Any]],

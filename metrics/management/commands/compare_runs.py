@@ -21,6 +21,7 @@ from metrics.management.offline_files import (
     add_processes_argument,
     bad_input,
     require_input_kinds,
+    unreadable_inputs_refused,
     write_json_report,
 )
 from metrics.pipeline.extraction_evaluation import resolve_settings
@@ -112,7 +113,7 @@ class Command(OfflineCommand):
     def _compare(
         self, options: dict[str, Any], settings: IntervalSettings, a: RunSide, b: RunSide
     ) -> dict[str, Any]:
-        try:
+        with unreadable_inputs_refused():
             if options["kind"] == "spans":
                 return compare_span_files(
                     options["gold"],
@@ -141,5 +142,3 @@ class Command(OfflineCommand):
                 b=b,
                 processes=options["processes"],
             )
-        except (FileNotFoundError, IsADirectoryError, PermissionError) as error:
-            raise bad_input(f"{error}; nothing written") from None

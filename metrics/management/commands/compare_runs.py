@@ -102,17 +102,15 @@ class Command(OfflineCommand):
         if settings.resamples < 1:
             raise bad_input("--resamples: a comparison needs at least 1 resample")
         require_input_kinds(options, INPUTS[options["kind"]])
-        a = RunSide(str(options["a"]), options["a_source"])
-        b = RunSide(str(options["b"]), options["b_source"])
         report = write_json_report(
-            output, lambda: self._compare(options, settings, a, b), overwrite=options["overwrite"]
+            output, lambda: self._compare(options, settings), overwrite=options["overwrite"]
         )
         self.stdout.write(format_run_pair_table(report))
         self.stdout.write(f"\nComparison written to {output}")
 
-    def _compare(
-        self, options: dict[str, Any], settings: IntervalSettings, a: RunSide, b: RunSide
-    ) -> dict[str, Any]:
+    def _compare(self, options: dict[str, Any], settings: IntervalSettings) -> dict[str, Any]:
+        a = RunSide(str(options["a"]), options["a_source"])
+        b = RunSide(str(options["b"]), options["b_source"])
         with unreadable_inputs_refused():
             if options["kind"] == "spans":
                 return compare_span_files(

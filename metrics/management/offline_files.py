@@ -28,6 +28,7 @@ from django.core.management.base import BaseCommand, CommandError, DjangoHelpFor
 from annotations.importers.errors import InputValidationError
 from annotations.services.gold_read import detect_format
 
+# Exit status for bad input (the convention of argparse and of most Unix tools for usage errors).
 BAD_INPUT = 2
 PROBLEMS_SHOWN = 50
 OUTPUT_FILE_MODE = 0o644

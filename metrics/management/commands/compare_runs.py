@@ -1,8 +1,5 @@
 """`manage.py compare_runs`: is run B better than run A on the same gold, or is the difference luck?
-
-Files in, one JSON report out; no database. The work is `metrics.pipeline.run_pair_report` (the same statistics
-the server's comparison uses).
-"""
+No database: `metrics.pipeline.run_pair_report` computes the statistics the server's comparison uses."""
 
 from __future__ import annotations
 

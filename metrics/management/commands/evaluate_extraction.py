@@ -1,8 +1,5 @@
-"""`manage.py evaluate_extraction`: score an extraction run offline and write its artefact folder.
-
-It needs no database: inputs are files, outputs are files. The work is done by
-metrics.pipeline.extraction_folder.
-"""
+"""`manage.py evaluate_extraction`: score an extraction run from files, without a database, and
+write its artefact folder (`metrics.pipeline.extraction_folder`)."""
 
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,7 @@ from django.core.management.base import BaseCommand, CommandError, DjangoHelpFor
 from annotations.importers.errors import InputValidationError
 from annotations.services.gold_read import detect_format
 
+# Exit status for bad input (the convention of argparse and of most Unix tools for usage errors).
 BAD_INPUT = 2
 PROBLEMS_SHOWN = 50
 OUTPUT_FILE_MODE = 0o644
@@ -49,8 +50,18 @@ _JSONL_KINDS = {
     "attributes": "attribute_gold_jsonl",
     "annotations": "extraction_predictions_jsonl",
 }
-SPAN_FILES = frozenset({"cas", "span_jsonl"})
-ATTRIBUTE_GOLD_FILES = frozenset({"eppi", "attribute_gold_jsonl"})
+# What an input option accepts: the kinds of file, and how a refusal names them.
+Accepted = tuple[frozenset[str], str]
+SPAN_DATA: Accepted = (frozenset({"cas", "span_jsonl"}), "span data (span JSONL or INCEpTION CAS JSON)")
+ATTRIBUTE_GOLD: Accepted = (
+    frozenset({"eppi", "attribute_gold_jsonl"}),
+    "attribute gold (EPPI Reviewer JSON or attribute JSONL)",
+)
+PROMPTS: Accepted = (frozenset({"prompts_csv"}), "a prompt CSV")
+EXTRACTION_PREDICTIONS: Accepted = (
+    frozenset({"extraction_predictions_jsonl"}),
+    "extraction predictions (JSONL with annotations)",
+)
 
 
 class OfflineHelpFormatter(DjangoHelpFormatter, argparse.RawDescriptionHelpFormatter):
@@ -128,47 +139,27 @@ def _first_record_fields(path: Path) -> Collection[str]:
     return ()
 
 
-def require_input_kind(
-    path: Path | str | None, *, option: str, expected: Collection[str], wanted: str
-) -> None:
-    """CommandError (exit 2, one line) when `path` is a file of a kind other than `expected`."""
-    if path is None:
-        return
-    kind = input_kind(Path(path))
-    if kind is not None and kind not in expected:
-        raise bad_input(f"{option} {path}: this is {KIND_NAMES[kind]}, not {wanted}; nothing written")
-
-
-def require_span_data(path: Path | str | None, *, option: str) -> None:
-    require_input_kind(
-        path, option=option, expected=SPAN_FILES, wanted="span data (span JSONL or INCEpTION CAS JSON)"
-    )
-
-
-def require_attribute_gold(path: Path | str | None, *, option: str = "--gold") -> None:
-    require_input_kind(
-        path,
-        option=option,
-        expected=ATTRIBUTE_GOLD_FILES,
-        wanted="attribute gold (EPPI Reviewer JSON or attribute JSONL)",
-    )
-
-
-def require_prompts(path: Path | str | None, *, option: str = "--prompts") -> None:
-    require_input_kind(path, option=option, expected={"prompts_csv"}, wanted="a prompt CSV")
-
-
-def require_extraction_predictions(path: Path | str | None, *, option: str) -> None:
-    require_input_kind(
-        path,
-        option=option,
-        expected={"extraction_predictions_jsonl"},
-        wanted="extraction predictions (JSONL with annotations)",
-    )
+def require_input_kinds(options: Mapping[str, Any], accepted: Mapping[str, Accepted]) -> None:
+    """CommandError (exit 2, one line) for the first option of `accepted`, in order, whose file
+    (`options[name]`, given as `--name`) is of a kind the option does not accept."""
+    for name, (kinds, wanted) in accepted.items():
+        path = options[name]
+        kind = None if path is None else input_kind(Path(path))
+        if kind is not None and kind not in kinds:
+            raise bad_input(f"--{name} {path}: this is {KIND_NAMES[kind]}, not {wanted}; nothing written")
 
 
 def bad_input(message: str) -> CommandError:
     return CommandError(message, returncode=BAD_INPUT)
+
+
+@contextmanager
+def unreadable_inputs_refused() -> Iterator[None]:
+    """An input that cannot be opened is bad input (exit 2) in the system's words, not a traceback."""
+    try:
+        yield
+    except (FileNotFoundError, IsADirectoryError, PermissionError, FileExistsError) as error:
+        raise bad_input(f"{error}; nothing written") from None
 
 
 def write_json_report(

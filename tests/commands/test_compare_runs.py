@@ -199,3 +199,20 @@ def test_the_table_names_the_test_behind_each_p_value(spans, tmp_path):
     assert rows["leakage.any_char.rate_all_documents"].endswith("McNemar exact")
     assert rows["micro.chars.all.recall"].endswith("paired bootstrap")
     assert report["p_value_methods"]["micro.chars.all.recall"] == "paired_bootstrap"
+
+
+def test_a_prompt_file_that_is_not_there_is_bad_input_in_the_systems_words(tmp_path):
+    gold, _ = extraction_inputs(tmp_path, 3)
+    predictions = extraction_predictions(tmp_path, "llm", 3)
+    missing = tmp_path / "nowhere.csv"
+
+    with pytest.raises(CommandError) as error:
+        compare(
+            tmp_path,
+            *("--kind", "attributes", "--gold", str(gold), "--prompts", str(missing)),
+            *("--a", str(predictions), "--b", str(predictions)),
+        )
+
+    assert error.value.returncode == 2
+    assert str(error.value) == f"[Errno 2] No such file or directory: '{missing}'; nothing written"
+    assert not (tmp_path / "comparison.json").exists()

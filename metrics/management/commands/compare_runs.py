@@ -1,8 +1,5 @@
 """`manage.py compare_runs`: is run B better than run A on the same gold, or is the difference luck?
-
-Files in, one JSON report out; no database. The work is `metrics.pipeline.run_pair_report` (the same statistics
-the server's comparison uses).
-"""
+No database: `metrics.pipeline.run_pair_report` computes the statistics the server's comparison uses."""
 
 from __future__ import annotations
 
@@ -12,14 +9,16 @@ from typing import Any
 
 from metrics.management.interval_options import add_interval_arguments, interval_settings_from_options
 from metrics.management.offline_files import (
+    ATTRIBUTE_GOLD,
+    EXTRACTION_PREDICTIONS,
+    PROMPTS,
+    SPAN_DATA,
     OfflineCommand,
     add_overwrite_argument,
     add_processes_argument,
     bad_input,
-    require_attribute_gold,
-    require_extraction_predictions,
-    require_prompts,
-    require_span_data,
+    require_input_kinds,
+    unreadable_inputs_refused,
     write_json_report,
 )
 from metrics.pipeline.extraction_evaluation import resolve_settings
@@ -31,6 +30,17 @@ from metrics.pipeline.run_pair_report import (
     compare_span_files,
     format_run_pair_table,
 )
+
+# What each input accepts, by --kind.
+INPUTS = {
+    "spans": {"gold": SPAN_DATA, "a": SPAN_DATA, "b": SPAN_DATA},
+    "attributes": {
+        "gold": ATTRIBUTE_GOLD,
+        "prompts": PROMPTS,
+        "a": EXTRACTION_PREDICTIONS,
+        "b": EXTRACTION_PREDICTIONS,
+    },
+}
 
 DESCRIPTION = """\
 Compare two prediction sets (runs A and B) against the same gold, document by document.
@@ -88,29 +98,17 @@ class Command(OfflineCommand):
         settings = interval_settings_from_options(options)
         if settings.resamples < 1:
             raise bad_input("--resamples: a comparison needs at least 1 resample")
-        self._check_input_kinds(options)
-        a = RunSide(str(options["a"]), options["a_source"])
-        b = RunSide(str(options["b"]), options["b_source"])
+        require_input_kinds(options, INPUTS[options["kind"]])
         report = write_json_report(
-            output, lambda: self._compare(options, settings, a, b), overwrite=options["overwrite"]
+            output, lambda: self._compare(options, settings), overwrite=options["overwrite"]
         )
         self.stdout.write(format_run_pair_table(report))
         self.stdout.write(f"\nComparison written to {output}")
 
-    def _check_input_kinds(self, options: dict[str, Any]) -> None:
-        if options["kind"] == "spans":
-            for option in ("gold", "a", "b"):
-                require_span_data(options[option], option=f"--{option}")
-            return
-        require_attribute_gold(options["gold"])
-        require_prompts(options["prompts"])
-        for option in ("a", "b"):
-            require_extraction_predictions(options[option], option=f"--{option}")
-
-    def _compare(
-        self, options: dict[str, Any], settings: IntervalSettings, a: RunSide, b: RunSide
-    ) -> dict[str, Any]:
-        try:
+    def _compare(self, options: dict[str, Any], settings: IntervalSettings) -> dict[str, Any]:
+        a = RunSide(str(options["a"]), options["a_source"])
+        b = RunSide(str(options["b"]), options["b_source"])
+        with unreadable_inputs_refused():
             if options["kind"] == "spans":
                 return compare_span_files(
                     options["gold"],
@@ -139,5 +137,3 @@ class Command(OfflineCommand):
                 b=b,
                 processes=options["processes"],
             )
-        except (FileNotFoundError, IsADirectoryError, PermissionError) as error:
-            raise bad_input(f"{error}; nothing written") from None

@@ -10,19 +10,22 @@ from typing import Any
 from annotations.models import NumberFormat
 from metrics.management.interval_options import add_interval_arguments, interval_settings_from_options
 from metrics.management.offline_files import (
-    ATTRIBUTE_GOLD_FILES,
+    ATTRIBUTE_GOLD,
+    PROMPTS,
+    SPAN_DATA,
     OfflineCommand,
     add_overwrite_argument,
     bad_input,
-    require_input_kind,
-    require_prompts,
-    require_span_data,
+    require_input_kinds,
     write_json_report,
 )
 from metrics.pipeline.agreement_evaluation import (
     evaluate_attribute_agreement_paths,
     evaluate_span_agreement_path,
 )
+
+# The same kinds as evaluate_extraction's gold, named as this command's help names them.
+ANNOTATED_GOLD = (ATTRIBUTE_GOLD[0], "attribute gold (JSONL or EPPI)")
 
 DESCRIPTION = """\
 Measure how far annotators agree with each other and write agreement.json.
@@ -89,11 +92,7 @@ class Command(OfflineCommand):
         for flag, path in (("--gold", gold), ("--prompts", prompts)):
             if path and not Path(path).is_file():
                 raise bad_input(f"{flag} {path}: no such file")
-        require_span_data(spans, option="--input")
-        require_input_kind(
-            gold, option="--gold", expected=ATTRIBUTE_GOLD_FILES, wanted="attribute gold (JSONL or EPPI)"
-        )
-        require_prompts(prompts)
+        require_input_kinds(options, {"input": SPAN_DATA, "gold": ANNOTATED_GOLD, "prompts": PROMPTS})
         report = write_json_report(output, lambda: self._evaluate(options), overwrite=options["overwrite"])
         self.stdout.write(format_summary(report))
         for warning in report["warnings"]:

@@ -16,10 +16,11 @@ from django.core.management.base import OutputWrapper
 
 from metrics.management.interval_options import add_interval_arguments, interval_settings_from_options
 from metrics.management.offline_files import (
+    SPAN_DATA,
     OfflineCommand,
     add_overwrite_argument,
     add_processes_argument,
-    require_span_data,
+    require_input_kinds,
     write_json_report,
 )
 from metrics.pipeline.span_evaluation import evaluate_span_paths
@@ -121,8 +122,7 @@ class Command(OfflineCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         output = Path(options["output"])
-        for option in ("gold", "predictions"):
-            require_span_data(options[option], option=f"--{option}")
+        require_input_kinds(options, {"gold": SPAN_DATA, "predictions": SPAN_DATA})
         results = write_json_report(
             output,
             lambda: self._evaluate(options),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -99,10 +100,13 @@ class Command(OfflineCommand):
             else:
                 if not options["server"] or not options["token"]:
                     raise GateInputError("--run needs --server and --token")
-                document = self._fetch(options, options["run"])
+                fetch = partial(
+                    fetch_run_metrics, options["server"], token=options["token"], transport=self.transport
+                )
+                document = fetch(options["run"])
                 for run_id in baseline_ids(checks):
                     if run_id not in baselines:
-                        baselines[run_id] = self._fetch(options, run_id)
+                        baselines[run_id] = fetch(run_id)
             unknown = unknown_metrics(checks, document)
             if unknown:
                 raise GateInputError(f"{options['thresholds']}: " + "; ".join(unknown))
@@ -116,9 +120,6 @@ class Command(OfflineCommand):
             raise CommandError(
                 f"gate failed: {failed} of {len(gate.checks)} checks failed", returncode=FAILED
             )
-
-    def _fetch(self, options: dict[str, Any], run_id: str) -> dict[str, Any]:
-        return fetch_run_metrics(options["server"], run_id, options["token"], transport=self.transport)
 
 
 def unknown_metrics(checks: list[Check], document: Mapping[str, Any]) -> list[str]:

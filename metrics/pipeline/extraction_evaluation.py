@@ -31,11 +31,14 @@ from annotations.importers.formats import SNIFF_BYTES, attribute_gold_format
 from annotations.importers.prompts_csv import PromptSet, read_prompts_csv
 from annotations.importers.sources import SourceInput
 from metrics.artefacts.run_records import annotations_run_metadata
-from metrics.engine.attributes import evaluate_extraction, resolve_custom_metrics, validate_settings
+from metrics.engine.attributes import resolve_custom_metrics, validate_settings
+from metrics.engine.attributes.comparison import documents_without_context
+from metrics.engine.attributes.evaluation import evaluation_from_rows
 from metrics.engine.attributes.types import EvaluationSettings, ExtractionEvaluation
 from metrics.engine.uncertainty import Interval
-from metrics.pipeline.attributes import chunked_comparison
+from metrics.pipeline.attributes import compare_attribute_chunk, merge_attribute_partials
 from metrics.pipeline.executors import local_executor
+from metrics.pipeline.extraction_files import document_chunks
 from metrics.pipeline.intervals import (
     IntervalSettings,
 )
@@ -342,20 +345,30 @@ def evaluate_extraction_inputs(
     settings: EvaluationSettings,
     processes: int = 1,
 ) -> ExtractionRun:
-    """The run of inputs read whole, scored in one pass (rows kept) in `processes` local processes."""
+    """The run of inputs read whole, its rows kept: the offline route's chunks (`document_chunks`)
+    compared in `processes` local processes and merged as the server merges them."""
+    attributes, gold = inputs.prompts.attributes, inputs.gold.documents
+    predictions = inputs.predictions.documents
+    resolve_custom_metrics(settings.custom_metrics)  # an unknown name fails before any work
+    chunks = document_chunks(
+        run_id=run_id, attributes=attributes, settings=settings, gold_documents=gold, predictions=predictions
+    )
     with paused_garbage_collection():
-        evaluation = evaluate_extraction(
+        merged = merge_attribute_partials(local_executor(processes).map(compare_attribute_chunk, chunks))
+        evaluation = evaluation_from_rows(
             run_id=run_id,
-            attributes=inputs.prompts.attributes,
-            gold_documents=inputs.gold.documents,
-            predictions=inputs.predictions.documents,
+            attributes=attributes,
+            rows=merged.rows,
+            row_warnings=merged.warnings,
+            unscored=merged.unscored_documents,
+            without_context=documents_without_context(gold, predictions),
+            ignored_note=[],  # the predictions reader refuses a line outside the gold
             settings=settings,
-            compare=chunked_comparison(local_executor(processes)),
         )
     return ExtractionRun(
         evaluation=evaluation,
         inputs=inputs,
         settings=settings,
-        summary=InputSummary.of(inputs.gold.document_ids(), inputs.predictions.documents, inputs.warnings),
+        summary=InputSummary.of(inputs.gold.document_ids(), predictions, inputs.warnings),
         n_rows=len(evaluation.rows),
     )

@@ -17,6 +17,8 @@ out of gold order or outside the gold, a repeated id, JSON that orjson and json 
 makes it answer "not sure" (None), and the caller reads the inputs again with the validating
 readers, which word every problem as they always have. Their documents are then scored by the same
 scorer, in chunks of documents already read (`document_chunks`), into the same partial results.
+Either way a chunk's rows come from `compare_attribute_chunk`, the server's and the paired report's
+chunk comparison.
 """
 
 from __future__ import annotations
@@ -44,11 +46,7 @@ from metrics.artefacts.run_records import (
     metadata_entries,
     metadata_totals,
 )
-from metrics.engine.attributes.comparison import (
-    compare_document_slice,
-    documents_without_context,
-    unscored_document_ids,
-)
+from metrics.engine.attributes.comparison import documents_without_context
 from metrics.engine.attributes.metrics import MetricColumns, metric_columns
 from metrics.engine.attributes.types import (
     AttributeSpec,
@@ -58,6 +56,7 @@ from metrics.engine.attributes.types import (
 )
 from metrics.engine.uncertainty import DocumentCounts
 from metrics.engine.uncertainty.attribute_metrics import counts_of_metric_columns
+from metrics.pipeline.attributes import AttributeChunk, AttributePartial, compare_attribute_chunk
 from metrics.pipeline.jsonl_lines import ByteRange, line_document_ids, line_ends
 from metrics.pipeline.phases import paused_garbage_collection
 
@@ -106,18 +105,12 @@ class ExtractionFileChunk:
         return documents, predictions, predictions, gold_warnings
 
 
-@dataclass(frozen=True)
-class ExtractionDocumentChunk:
-    """A chunk of inputs the validating readers read whole: gold documents with their predictions,
-    and the prediction lines whose records it writes (a slice of the file's, which need not follow
-    the gold's order)."""
+@dataclass
+class ExtractionDocumentChunk(AttributeChunk):
+    """A chunk of inputs the validating readers read whole: an attribute chunk, and the prediction
+    lines whose records it writes (a slice of the file's, which need not follow the gold's order)."""
 
-    run_id: str
-    attributes: Sequence[AttributeSpec]
-    settings: EvaluationSettings
     first_reference: int
-    gold_documents: Sequence[GoldDocument]
-    predictions: Mapping[str, PredictionDocument]  # of these gold documents
     lines: Mapping[str, PredictionDocument]
     parts_folder: str | None = None
 
@@ -156,7 +149,7 @@ def document_chunks(
         }
         own_lines = dict(lines[start : start + CHUNK_DOCUMENTS])
         chunks.append(
-            ExtractionDocumentChunk(run_id, tuple(attributes), settings, start, gold, scored, own_lines)
+            ExtractionDocumentChunk(run_id, tuple(attributes), settings, gold, scored, start, own_lines)
         )
     return chunks
 
@@ -170,9 +163,7 @@ class ExtractionPartial:
     metadata_totals: MetadataTotals
     counts: DocumentCounts
     metric_columns: MetricColumns  # attributes numbered by their position in the chunk's
-    warnings: list[str]
-    unknown_predicted: dict[str, int]
-    unscored_documents: list[str]
+    comparison: AttributePartial  # without its rows, which the fields above hold encoded
     without_context: list[str]
     gold_warnings: list[ImportProblem]  # the export reader's, of these references, in order
 
@@ -329,13 +320,10 @@ def score_extraction_chunk(chunk: ExtractionFileChunk | ExtractionDocumentChunk)
         if read is None:
             return None
         documents, predictions, lines, gold_warnings = read
-        rows, warnings, unknown = compare_document_slice(
-            run_id=chunk.run_id,
-            attributes=chunk.attributes,
-            gold_documents=documents,
-            predictions=predictions,
-            settings=chunk.settings,
+        compared = compare_attribute_chunk(
+            AttributeChunk(chunk.run_id, chunk.attributes, chunk.settings, documents, predictions)
         )
+        rows, compared.rows = compared.rows, []  # they leave the chunk encoded
         comparison = io.StringIO()
         write_comparison_rows(rows, comparison, header=False)
         annotations = ITEM_SEPARATOR.join(llm_annotation_lines(lines, chunk.attributes))
@@ -354,9 +342,7 @@ def score_extraction_chunk(chunk: ExtractionFileChunk | ExtractionDocumentChunk)
                 [(spec.attribute_id, spec.type) for spec in chunk.attributes],
             ),
             metric_columns=columns,
-            warnings=warnings,
-            unknown_predicted=unknown,
-            unscored_documents=unscored_document_ids(documents, chunk.attributes),
+            comparison=compared,
             without_context=documents_without_context(documents, predictions),
             gold_warnings=gold_warnings,
         )

@@ -82,19 +82,10 @@ def compare_attribute_chunk(chunk: AttributeChunk) -> AttributePartial:
     return AttributePartial(rows, warnings, unknown, unscored)
 
 
-@dataclass
-class MergedAttributes:
-    """The chunks of a run joined: what `evaluation_from_rows` builds the run's evaluation from."""
-
-    rows: list[ComparisonRow]
-    warnings: list[str]
-    unscored_documents: list[str]
-
-
-def merge_attribute_partials(partials: Iterable[AttributePartial]) -> MergedAttributes:
-    """Every chunk's rows, warnings and unscored documents, in chunk order; the warnings end with the
-    outside-the-schema ones, counted over every chunk."""
-    merged = MergedAttributes(rows=[], warnings=[], unscored_documents=[])
+def merge_attribute_partials(partials: Iterable[AttributePartial]) -> AttributePartial:
+    """The run's result: every chunk's rows, warnings and unscored documents, in chunk order; the
+    warnings end with the outside-the-schema ones, counted over every chunk (no count is left)."""
+    merged = AttributePartial(rows=[], warnings=[], unknown_predicted={})
     unknown: dict[str, int] = {}
     for chunk_result in partials:
         merged.rows.extend(chunk_result.rows)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import io
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -95,37 +95,40 @@ class ExtractionFileChunk:
     # a pipe, and the evaluating process copy them out of it again.
     parts_folder: str | None = None
 
-    def documents(self) -> ChunkDocuments | None:
-        """What the scorer reads of the chunk's bytes, or None when not sure."""
+    def documents(self) -> ExtractionDocumentChunk | None:
+        """The chunk's bytes read and checked, or None when not sure."""
         gold = _gold_documents(self)
         predictions = None if gold is None else _predictions(self)
         if gold is None or predictions is None:
             return None
         documents, gold_warnings = gold
-        return documents, predictions, predictions, gold_warnings
+        return ExtractionDocumentChunk(
+            self.run_id,
+            self.attributes,
+            self.settings,
+            gold_documents=documents,
+            predictions=predictions,
+            first_reference=self.first_reference,
+            lines=predictions,
+            parts_folder=self.parts_folder,
+            gold_warnings=gold_warnings,
+        )
 
 
 @dataclass
 class ExtractionDocumentChunk(AttributeChunk):
-    """A chunk of inputs the validating readers read whole: an attribute chunk, and the prediction
-    lines whose records it writes (a slice of the file's, which need not follow the gold's order)."""
+    """An attribute chunk read: with the prediction lines whose records it writes (of the chunk's
+    documents when read from the files, a slice of the file's, which need not follow the gold's
+    order, when the validating readers read the inputs whole) and the export reader's warnings
+    about its references."""
 
     first_reference: int
     lines: Mapping[str, PredictionDocument]
     parts_folder: str | None = None
+    gold_warnings: list[ImportProblem] = field(default_factory=list)
 
-    def documents(self) -> ChunkDocuments:
-        return self.gold_documents, self.predictions, self.lines, []
-
-
-# A chunk's gold documents, the predictions they are scored against, the prediction lines whose
-# records it writes, and the export reader's warnings about its references.
-ChunkDocuments = tuple[
-    Sequence[GoldDocument],
-    Mapping[str, PredictionDocument],
-    Mapping[str, PredictionDocument],
-    list[ImportProblem],
-]
+    def documents(self) -> ExtractionDocumentChunk:
+        return self
 
 
 def document_chunks(
@@ -319,21 +322,18 @@ def score_extraction_chunk(chunk: ExtractionFileChunk | ExtractionDocumentChunk)
         read = chunk.documents()
         if read is None:
             return None
-        documents, predictions, lines, gold_warnings = read
-        compared = compare_attribute_chunk(
-            AttributeChunk(chunk.run_id, chunk.attributes, chunk.settings, documents, predictions)
-        )
+        compared = compare_attribute_chunk(read)
         rows, compared.rows = compared.rows, []  # they leave the chunk encoded
         comparison = io.StringIO()
         write_comparison_rows(rows, comparison, header=False)
-        annotations = ITEM_SEPARATOR.join(llm_annotation_lines(lines, chunk.attributes))
-        entries = metadata_entries(lines)
+        annotations = ITEM_SEPARATOR.join(llm_annotation_lines(read.lines, chunk.attributes))
+        entries = metadata_entries(read.lines)
         columns = metric_columns(
             rows, {spec.attribute_id: index for index, spec in enumerate(chunk.attributes)}
         )
         return ExtractionPartial(
-            comparison_csv=_part(chunk, "csv", comparison.getvalue().encode("utf-8")),
-            llm_annotations=_part(chunk, "json", annotations.encode("utf-8")),
+            comparison_csv=_part(read, "csv", comparison.getvalue().encode("utf-8")),
+            llm_annotations=_part(read, "json", annotations.encode("utf-8")),
             metadata=ITEM_SEPARATOR.join(json_items(entries)),
             metadata_totals=metadata_totals(entries),
             counts=counts_of_metric_columns(
@@ -343,12 +343,12 @@ def score_extraction_chunk(chunk: ExtractionFileChunk | ExtractionDocumentChunk)
             ),
             metric_columns=columns,
             comparison=compared,
-            without_context=documents_without_context(documents, predictions),
-            gold_warnings=gold_warnings,
+            without_context=documents_without_context(read.gold_documents, read.predictions),
+            gold_warnings=read.gold_warnings,
         )
 
 
-def _part(chunk: ExtractionFileChunk | ExtractionDocumentChunk, suffix: str, data: bytes) -> bytes | Path:
+def _part(chunk: ExtractionDocumentChunk, suffix: str, data: bytes) -> bytes | Path:
     """`data`, or the file of `chunk.parts_folder` it is written to (an empty part stays bytes)."""
     if chunk.parts_folder is None or not data:
         return data

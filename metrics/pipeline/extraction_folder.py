@@ -142,8 +142,8 @@ def _write_run(
             run_id=run.evaluation.run_id,
             attributes=run.inputs.prompts.attributes,
             columns=joined.metric_columns,
-            row_warnings=joined.warnings,
-            unscored=joined.unscored_documents,
+            row_warnings=joined.comparison.warnings,
+            unscored=joined.comparison.unscored_documents,
             without_context=joined.without_context,
             ignored_note=[],  # both readers refuse a prediction line outside the gold
             settings=run.settings,
@@ -236,8 +236,8 @@ class _JoinedChunks:
     counts: list[DocumentCounts] = field(default_factory=list)
     metadata: list[str] = field(default_factory=list)
     metadata_totals: MetadataTotals = field(default_factory=MetadataTotals)
-    warnings: list[str] = field(default_factory=list)
-    unscored_documents: list[str] = field(default_factory=list)
+    # The chunks' comparisons merged: their warnings and unscored documents (their rows are above).
+    comparison: AttributePartial | None = None
     without_context: list[str] = field(default_factory=list)
     gold_warnings: list[ImportProblem] = field(default_factory=list)
 
@@ -289,8 +289,7 @@ def _score_chunks(
             joined.gold_warnings.extend(partial.gold_warnings)
             del partial
         annotations.write(closing.encode("utf-8"))
-    merged = merge_attribute_partials(comparisons)
-    joined.warnings, joined.unscored_documents = merged.warnings, merged.unscored_documents
+    joined.comparison = merge_attribute_partials(comparisons)
     joined.metric_columns = MetricColumns.joined(columns)
     return joined
 

@@ -3,7 +3,7 @@ and what its log and records say of it (`ExtractionRun`).
 
 The `evaluate_extraction` command runs `extraction_folder`, which reads large inputs in chunks and
 comes here for anything else; the server's scoring reuses the settings, the paired report the
-readers. Plain Python, no Django.
+readers and `compare_extraction_inputs`. Plain Python, no Django.
 
 Order of precedence for settings: command-line flag, then `config.yaml`, then the engine's default
 (threshold 0.90, number format `en`).
@@ -31,11 +31,12 @@ from annotations.importers.formats import SNIFF_BYTES, attribute_gold_format
 from annotations.importers.prompts_csv import PromptSet, read_prompts_csv
 from annotations.importers.sources import SourceInput
 from metrics.artefacts.run_records import annotations_run_metadata
-from metrics.engine.attributes import evaluate_extraction, resolve_custom_metrics, validate_settings
+from metrics.engine.attributes import resolve_custom_metrics, validate_settings
 from metrics.engine.attributes.types import EvaluationSettings, ExtractionEvaluation
 from metrics.engine.uncertainty import Interval
-from metrics.pipeline.attributes import chunked_comparison
+from metrics.pipeline.attributes import AttributePartial, compare_attribute_chunk, merge_attribute_partials
 from metrics.pipeline.executors import local_executor
+from metrics.pipeline.extraction_files import document_chunks
 from metrics.pipeline.intervals import (
     IntervalSettings,
 )
@@ -335,27 +336,18 @@ def attribute_warnings_for_code_sets(
     ]
 
 
-def evaluate_extraction_inputs(
-    inputs: ExtractionInputs,
-    *,
-    run_id: str,
-    settings: EvaluationSettings,
-    processes: int = 1,
-) -> ExtractionRun:
-    """The run of inputs read whole, scored in one pass (rows kept) in `processes` local processes."""
-    with paused_garbage_collection():
-        evaluation = evaluate_extraction(
-            run_id=run_id,
-            attributes=inputs.prompts.attributes,
-            gold_documents=inputs.gold.documents,
-            predictions=inputs.predictions.documents,
-            settings=settings,
-            compare=chunked_comparison(local_executor(processes)),
-        )
-    return ExtractionRun(
-        evaluation=evaluation,
-        inputs=inputs,
+def compare_extraction_inputs(
+    inputs: ExtractionInputs, *, run_id: str, settings: EvaluationSettings, processes: int = 1
+) -> AttributePartial:
+    """The comparison rows and warnings of inputs read whole (the paired report's): the offline
+    route's chunks (`document_chunks`) compared in `processes` local processes, merged."""
+    resolve_custom_metrics(settings.custom_metrics)  # an unknown name fails before any work
+    chunks = document_chunks(
+        run_id=run_id,
+        attributes=inputs.prompts.attributes,
         settings=settings,
-        summary=InputSummary.of(inputs.gold.document_ids(), inputs.predictions.documents, inputs.warnings),
-        n_rows=len(evaluation.rows),
+        gold_documents=inputs.gold.documents,
+        predictions=inputs.predictions.documents,
     )
+    with paused_garbage_collection():
+        return merge_attribute_partials(local_executor(processes).map(compare_attribute_chunk, chunks))

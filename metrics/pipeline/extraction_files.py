@@ -17,6 +17,8 @@ out of gold order or outside the gold, a repeated id, JSON that orjson and json 
 makes it answer "not sure" (None), and the caller reads the inputs again with the validating
 readers, which word every problem as they always have. Their documents are then scored by the same
 scorer, in chunks of documents already read (`document_chunks`), into the same partial results.
+Either way a chunk's rows come from `compare_attribute_chunk`, the server's and the paired report's
+chunk comparison.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from __future__ import annotations
 import io
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -44,11 +46,7 @@ from metrics.artefacts.run_records import (
     metadata_entries,
     metadata_totals,
 )
-from metrics.engine.attributes.comparison import (
-    compare_document_slice,
-    documents_without_context,
-    unscored_document_ids,
-)
+from metrics.engine.attributes.comparison import documents_without_context
 from metrics.engine.attributes.metrics import MetricColumns, metric_columns
 from metrics.engine.attributes.types import (
     AttributeSpec,
@@ -58,6 +56,7 @@ from metrics.engine.attributes.types import (
 )
 from metrics.engine.uncertainty import DocumentCounts
 from metrics.engine.uncertainty.attribute_metrics import counts_of_metric_columns
+from metrics.pipeline.attributes import AttributeChunk, AttributePartial, compare_attribute_chunk
 from metrics.pipeline.jsonl_lines import ByteRange, line_document_ids, line_ends
 from metrics.pipeline.phases import paused_garbage_collection
 
@@ -96,43 +95,40 @@ class ExtractionFileChunk:
     # a pipe, and the evaluating process copy them out of it again.
     parts_folder: str | None = None
 
-    def documents(self) -> ChunkDocuments | None:
-        """What the scorer reads of the chunk's bytes, or None when not sure."""
+    def documents(self) -> ExtractionDocumentChunk | None:
+        """The chunk's bytes read and checked, or None when not sure."""
         gold = _gold_documents(self)
         predictions = None if gold is None else _predictions(self)
         if gold is None or predictions is None:
             return None
         documents, gold_warnings = gold
-        return documents, predictions, predictions, gold_warnings
+        return ExtractionDocumentChunk(
+            self.run_id,
+            self.attributes,
+            self.settings,
+            gold_documents=documents,
+            predictions=predictions,
+            first_reference=self.first_reference,
+            lines=predictions,
+            parts_folder=self.parts_folder,
+            gold_warnings=gold_warnings,
+        )
 
 
-@dataclass(frozen=True)
-class ExtractionDocumentChunk:
-    """A chunk of inputs the validating readers read whole: gold documents with their predictions,
-    and the prediction lines whose records it writes (a slice of the file's, which need not follow
-    the gold's order)."""
+@dataclass
+class ExtractionDocumentChunk(AttributeChunk):
+    """An attribute chunk read: with the prediction lines whose records it writes (of the chunk's
+    documents when read from the files, a slice of the file's, which need not follow the gold's
+    order, when the validating readers read the inputs whole) and the export reader's warnings
+    about its references."""
 
-    run_id: str
-    attributes: Sequence[AttributeSpec]
-    settings: EvaluationSettings
     first_reference: int
-    gold_documents: Sequence[GoldDocument]
-    predictions: Mapping[str, PredictionDocument]  # of these gold documents
     lines: Mapping[str, PredictionDocument]
     parts_folder: str | None = None
+    gold_warnings: list[ImportProblem] = field(default_factory=list)
 
-    def documents(self) -> ChunkDocuments:
-        return self.gold_documents, self.predictions, self.lines, []
-
-
-# A chunk's gold documents, the predictions they are scored against, the prediction lines whose
-# records it writes, and the export reader's warnings about its references.
-ChunkDocuments = tuple[
-    Sequence[GoldDocument],
-    Mapping[str, PredictionDocument],
-    Mapping[str, PredictionDocument],
-    list[ImportProblem],
-]
+    def documents(self) -> ExtractionDocumentChunk:
+        return self
 
 
 def document_chunks(
@@ -156,7 +152,7 @@ def document_chunks(
         }
         own_lines = dict(lines[start : start + CHUNK_DOCUMENTS])
         chunks.append(
-            ExtractionDocumentChunk(run_id, tuple(attributes), settings, start, gold, scored, own_lines)
+            ExtractionDocumentChunk(run_id, tuple(attributes), settings, gold, scored, start, own_lines)
         )
     return chunks
 
@@ -170,9 +166,7 @@ class ExtractionPartial:
     metadata_totals: MetadataTotals
     counts: DocumentCounts
     metric_columns: MetricColumns  # attributes numbered by their position in the chunk's
-    warnings: list[str]
-    unknown_predicted: dict[str, int]
-    unscored_documents: list[str]
+    comparison: AttributePartial  # without its rows, which the fields above hold encoded
     without_context: list[str]
     gold_warnings: list[ImportProblem]  # the export reader's, of these references, in order
 
@@ -328,24 +322,18 @@ def score_extraction_chunk(chunk: ExtractionFileChunk | ExtractionDocumentChunk)
         read = chunk.documents()
         if read is None:
             return None
-        documents, predictions, lines, gold_warnings = read
-        rows, warnings, unknown = compare_document_slice(
-            run_id=chunk.run_id,
-            attributes=chunk.attributes,
-            gold_documents=documents,
-            predictions=predictions,
-            settings=chunk.settings,
-        )
+        compared = compare_attribute_chunk(read)
+        rows, compared.rows = compared.rows, []  # they leave the chunk encoded
         comparison = io.StringIO()
         write_comparison_rows(rows, comparison, header=False)
-        annotations = ITEM_SEPARATOR.join(llm_annotation_lines(lines, chunk.attributes))
-        entries = metadata_entries(lines)
+        annotations = ITEM_SEPARATOR.join(llm_annotation_lines(read.lines, chunk.attributes))
+        entries = metadata_entries(read.lines)
         columns = metric_columns(
             rows, {spec.attribute_id: index for index, spec in enumerate(chunk.attributes)}
         )
         return ExtractionPartial(
-            comparison_csv=_part(chunk, "csv", comparison.getvalue().encode("utf-8")),
-            llm_annotations=_part(chunk, "json", annotations.encode("utf-8")),
+            comparison_csv=_part(read, "csv", comparison.getvalue().encode("utf-8")),
+            llm_annotations=_part(read, "json", annotations.encode("utf-8")),
             metadata=ITEM_SEPARATOR.join(json_items(entries)),
             metadata_totals=metadata_totals(entries),
             counts=counts_of_metric_columns(
@@ -354,15 +342,13 @@ def score_extraction_chunk(chunk: ExtractionFileChunk | ExtractionDocumentChunk)
                 [(spec.attribute_id, spec.type) for spec in chunk.attributes],
             ),
             metric_columns=columns,
-            warnings=warnings,
-            unknown_predicted=unknown,
-            unscored_documents=unscored_document_ids(documents, chunk.attributes),
-            without_context=documents_without_context(documents, predictions),
-            gold_warnings=gold_warnings,
+            comparison=compared,
+            without_context=documents_without_context(read.gold_documents, read.predictions),
+            gold_warnings=read.gold_warnings,
         )
 
 
-def _part(chunk: ExtractionFileChunk | ExtractionDocumentChunk, suffix: str, data: bytes) -> bytes | Path:
+def _part(chunk: ExtractionDocumentChunk, suffix: str, data: bytes) -> bytes | Path:
     """`data`, or the file of `chunk.parts_folder` it is written to (an empty part stays bytes)."""
     if chunk.parts_folder is None or not data:
         return data

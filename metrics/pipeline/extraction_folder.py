@@ -40,11 +40,12 @@ from metrics.artefacts.run_records import (
     write_prompts_used_csv,
 )
 from metrics.engine.attributes import resolve_custom_metrics, validate_settings
-from metrics.engine.attributes.comparison import add_unknown_counts, check_schema, unknown_attribute_warnings
+from metrics.engine.attributes.comparison import check_schema
 from metrics.engine.attributes.evaluation import evaluation_from_columns
 from metrics.engine.attributes.metrics import MetricColumns
 from metrics.engine.attributes.types import EvaluationSettings, ExtractionEvaluation
 from metrics.engine.uncertainty import DocumentCounts
+from metrics.pipeline.attributes import AttributePartial, merge_attribute_partials
 from metrics.pipeline.executors import Executor, ProcessPool, local_executor
 from metrics.pipeline.extraction_evaluation import (
     ExtractionConfig,
@@ -141,8 +142,8 @@ def _write_run(
             run_id=run.evaluation.run_id,
             attributes=run.inputs.prompts.attributes,
             columns=joined.metric_columns,
-            row_warnings=joined.warnings,
-            unscored=joined.unscored_documents,
+            row_warnings=joined.comparison.warnings,
+            unscored=joined.comparison.unscored_documents,
             without_context=joined.without_context,
             ignored_note=[],  # both readers refuse a prediction line outside the gold
             settings=run.settings,
@@ -235,8 +236,8 @@ class _JoinedChunks:
     counts: list[DocumentCounts] = field(default_factory=list)
     metadata: list[str] = field(default_factory=list)
     metadata_totals: MetadataTotals = field(default_factory=MetadataTotals)
-    warnings: list[str] = field(default_factory=list)
-    unscored_documents: list[str] = field(default_factory=list)
+    # The chunks' comparisons merged: their warnings and unscored documents (their rows are above).
+    comparison: AttributePartial | None = None
     without_context: list[str] = field(default_factory=list)
     gold_warnings: list[ImportProblem] = field(default_factory=list)
 
@@ -252,7 +253,7 @@ def _score_chunks(
     come (in chunk order), and keep the rest: the one place where the chunks meet."""
     joined = _JoinedChunks()
     columns: list[MetricColumns] = []
-    unknown: dict[str, int] = {}
+    comparisons: list[AttributePartial] = []
     header = io.StringIO()
     write_comparison_rows([], header)
     opening, closing = json_list_frame(
@@ -283,14 +284,12 @@ def _score_chunks(
             if partial.metadata:
                 joined.metadata.append(partial.metadata)
             joined.metadata_totals.add(partial.metadata_totals)
-            joined.warnings.extend(partial.warnings)
-            joined.unscored_documents.extend(partial.unscored_documents)
+            comparisons.append(partial.comparison)
             joined.without_context.extend(partial.without_context)
             joined.gold_warnings.extend(partial.gold_warnings)
-            add_unknown_counts(unknown, partial.unknown_predicted)
             del partial
         annotations.write(closing.encode("utf-8"))
-    joined.warnings.extend(unknown_attribute_warnings(unknown))
+    joined.comparison = merge_attribute_partials(comparisons)
     joined.metric_columns = MetricColumns.joined(columns)
     return joined
 

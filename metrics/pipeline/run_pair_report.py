@@ -26,7 +26,7 @@ from metrics.engine.uncertainty.attribute_metrics import (
 from metrics.engine.uncertainty.paired import P_BOOTSTRAP, P_MCNEMAR
 from metrics.engine.uncertainty.span_metrics import span_metric_definitions
 from metrics.pipeline.executors import local_executor
-from metrics.pipeline.extraction_evaluation import evaluate_extraction_inputs, read_extraction_inputs
+from metrics.pipeline.extraction_evaluation import compare_extraction_inputs, read_extraction_inputs
 from metrics.pipeline.intervals import DEFAULT_INTERVALS, IntervalSettings, span_count_table
 from metrics.pipeline.span_evaluation import score_span_paths
 
@@ -206,12 +206,12 @@ def compare_attribute_files(
         predictions_b,
     )
     run_a, run_b = (
-        evaluate_extraction_inputs(inputs, run_id=name, settings=evaluation_settings, processes=processes)
+        compare_extraction_inputs(inputs, run_id=name, settings=evaluation_settings, processes=processes)
         for name, inputs in (("a", inputs_a), ("b", inputs_b))
     )
     report = paired_report_attributes(
-        run_a.evaluation.rows,
-        run_b.evaluation.rows,
+        run_a.rows,
+        run_b.rows,
         predicted_a=_not_failed(inputs_a),
         predicted_b=_not_failed(inputs_b),
         settings=settings,
@@ -219,7 +219,7 @@ def compare_attribute_files(
         b=b or RunSide(str(predictions_b)),
     )
     inputs = {"gold": gold, "prompts": prompts, "a": predictions_a, "b": predictions_b}
-    return _with_inputs(report, inputs, [*run_a.inputs.warnings, *run_b.inputs.warnings])
+    return _with_inputs(report, inputs, [*inputs_a.warnings, *inputs_b.warnings])
 
 
 def _with_inputs(

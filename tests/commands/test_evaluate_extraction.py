@@ -23,7 +23,7 @@ from django.core.management.base import CommandError
 from annotations.importers.errors import InputValidationError
 from metrics.artefacts.bundle import ARTEFACT_NAMES
 from metrics.pipeline.extraction_evaluation import (
-    evaluate_extraction_inputs,
+    compare_extraction_inputs,
     load_config,
     read_extraction_inputs,
     resolve_settings,
@@ -277,8 +277,8 @@ def evaluate_in_memory(predictions: bytes):
         predictions=predictions,
         names={"predictions": "llm.jsonl"},
     )
-    run = evaluate_extraction_inputs(inputs, run_id="r", settings=resolve_settings())
-    return {(row.document_id, row.attribute_id): row for row in run.evaluation.rows}
+    run = compare_extraction_inputs(inputs, run_id="r", settings=resolve_settings())
+    return {(row.document_id, row.attribute_id): row for row in run.rows}
 
 
 def test_a_gold_document_without_a_prediction_line_is_a_failed_extraction():

@@ -14,7 +14,7 @@ import pytest
 from django.core.management import call_command
 
 from bench.spans.corpus import write_corpus
-from metrics.pipeline import attributes as attribute_pipeline
+from metrics.pipeline import extraction_files
 from metrics.pipeline import spans as span_pipeline
 
 EXTRACTION = Path(__file__).resolve().parents[1] / "data" / "extraction"
@@ -25,7 +25,7 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
     """Several chunks even on these small inputs."""
     monkeypatch.setattr(span_pipeline, "CHUNK_DOCUMENTS", 9)
-    monkeypatch.setattr(attribute_pipeline, "CHUNK_DOCUMENTS", 1)
+    monkeypatch.setattr(extraction_files, "CHUNK_DOCUMENTS", 1)
 
 
 def command(name: str, *arguments: str) -> None:

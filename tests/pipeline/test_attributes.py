@@ -1,5 +1,5 @@
-"""The attribute chunks merge to one pass: for any run and any chunk size, the chunked comparison's
-rows and warnings are `compare_documents`' over the whole run, field by field, in the same order; in
+"""The attribute chunks merge to one pass: for any run and any chunk size, the merged chunks' rows
+and warnings are `compare_documents`' over the whole run, field by field, in the same order; in
 this process and in a process pool (rows cross it as columns)."""
 
 from __future__ import annotations
@@ -14,11 +14,10 @@ from metrics.engine.attributes import compare_documents
 from metrics.engine.attributes.comparison import unscored_document_ids
 from metrics.pipeline.attributes import (
     AttributeChunk,
-    compare_all_documents,
     compare_attribute_chunk,
     merge_attribute_partials,
 )
-from metrics.pipeline.executors import InProcess, ProcessPool
+from metrics.pipeline.executors import Executor, InProcess, ProcessPool
 from tests.engine.attributes.test_fast_paths import SCHEMA, SETTINGS, random_inputs
 
 
@@ -28,13 +27,24 @@ def run_of(seed: int, documents: int):
     return dict(run_id="r", attributes=SCHEMA, gold_documents=gold, predictions=predictions)
 
 
+def compare_in_chunks(run, evaluation_settings, chunk_documents: int, executor: Executor):
+    """The run's rows and warnings from chunks of `chunk_documents` gold documents, merged."""
+    gold = run["gold_documents"]
+    chunks = [
+        AttributeChunk(
+            "r", SCHEMA, evaluation_settings, gold[start : start + chunk_documents], run["predictions"]
+        )
+        for start in range(0, len(gold), chunk_documents)
+    ]
+    merged = merge_attribute_partials(executor.map(compare_attribute_chunk, chunks))
+    return merged.rows, merged.warnings
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(0, 10_000), st.integers(1, 40), st.integers(1, 45), st.sampled_from(SETTINGS))
 def test_the_merge_of_any_chunking_equals_one_pass(seed, documents, chunk_documents, evaluation_settings):
     run = run_of(seed, documents)
-    rows, warnings = compare_all_documents(
-        **run, settings=evaluation_settings, executor=InProcess(), chunk_documents=chunk_documents
-    )
+    rows, warnings = compare_in_chunks(run, evaluation_settings, chunk_documents, InProcess())
     expected_rows, expected_warnings = compare_documents(**run, settings=evaluation_settings)
     assert rows == expected_rows
     assert warnings == expected_warnings
@@ -59,9 +69,7 @@ def test_a_partial_result_crosses_a_process_boundary_unchanged(seed, documents):
 @given(st.integers(0, 10_000), st.integers(1, 12))
 def test_a_process_pool_gives_the_rows_and_warnings_of_one_pass(seed, chunk_documents):
     run = run_of(seed, 60)
-    pooled = compare_all_documents(
-        **run, settings=SETTINGS[1], executor=ProcessPool(2), chunk_documents=chunk_documents
-    )
+    pooled = compare_in_chunks(run, SETTINGS[1], chunk_documents, ProcessPool(2))
     assert pooled == compare_documents(**run, settings=SETTINGS[1])
 
 

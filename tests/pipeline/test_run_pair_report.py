@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from metrics.pipeline.extraction_evaluation import (
-    evaluate_extraction_inputs,
+    compare_extraction_inputs,
     read_extraction_inputs,
     resolve_settings,
 )
@@ -117,7 +117,7 @@ def extraction(tmp_path: Path):
     def run(name: str, **options):
         predictions = extraction_predictions(tmp_path, name, DOCUMENTS, **options)
         inputs = read_extraction_inputs(gold=gold, prompts=prompts, predictions=predictions)
-        return evaluate_extraction_inputs(inputs, run_id=name, settings=resolve_settings())
+        return compare_extraction_inputs(inputs, run_id=name, settings=resolve_settings())
 
     return run
 
@@ -126,7 +126,7 @@ def test_attribute_accuracy_is_compared_by_mcnemar_and_adjusted_by_holm(extracti
     sloppy = extraction("sloppy", wrong=lambda index, attribute_id: attribute_id == "101" and index % 2 == 0)
     careful = extraction("careful")
 
-    report = paired_report_attributes(sloppy.evaluation.rows, careful.evaluation.rows, settings=FAST)
+    report = paired_report_attributes(sloppy.rows, careful.rows, settings=FAST)
 
     assert [attribute["attribute_id"] for attribute in report["attributes"]] == ["102", "103", "101"]
     randomised = report["attributes"][2]
@@ -152,7 +152,7 @@ def test_identical_attribute_runs_differ_by_nothing(extraction):
     one = extraction("one", wrong=lambda index, attribute_id: index % 3 == 0)
     other = extraction("other", wrong=lambda index, attribute_id: index % 3 == 0)
 
-    report = paired_report_attributes(one.evaluation.rows, other.evaluation.rows, settings=FAST)
+    report = paired_report_attributes(one.rows, other.rows, settings=FAST)
 
     for attribute in report["attributes"]:
         for metric, result in attribute["metrics"].items():
@@ -164,7 +164,7 @@ def test_a_failed_document_is_left_out_of_the_paired_test(extraction):
     gappy = extraction("gappy", skip=[4])
     full = extraction("full")
 
-    report = paired_report_attributes(gappy.evaluation.rows, full.evaluation.rows, settings=FAST)
+    report = paired_report_attributes(gappy.rows, full.rows, settings=FAST)
 
     assert report["only_in_b"] == ["trial-004"] and report["only_in_a"] == []
     assert report["documents_compared"] == DOCUMENTS - 1

@@ -1,9 +1,8 @@
 """The attribute engine's fast paths against their reference forms.
 
-- `compare_documents` (one flat loop with hoisted lookups and caches) against the row builder it
-  replaced, kept below verbatim as `reference_compare_documents`;
-- `evaluate_extraction` with chunks scored by a process pool (rows sent back as columns) against
-  one process.
+`compare_documents` (one flat loop with hoisted lookups and caches) against the row builder it
+replaced, kept below verbatim as `reference_compare_documents`. (Chunks scored by a process pool
+against one process: tests/pipeline/test_extraction_evaluation.py.)
 
 Inputs are random but cover what changes the path a row takes: invalid and null gold, absent
 attributes (type defaults, a null and a list default), failed documents and documents without a
@@ -21,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from metrics.engine.attributes import compare_documents, evaluate_extraction
+from metrics.engine.attributes import compare_documents
 from metrics.engine.attributes.citations import NO_CITATION, Citation, parse_citation
 from metrics.engine.attributes.coercion import CoercionError, coerce_value
 from metrics.engine.attributes.comparison import (
@@ -56,8 +55,6 @@ from metrics.engine.attributes.types import (
     PredictedAnnotation,
     PredictionDocument,
 )
-from metrics.pipeline.attributes import chunked_comparison
-from metrics.pipeline.executors import ProcessPool
 from tests.engine.attributes.test_support import verbatim_fuzzy_pct
 
 # --- the reference: the row builder as it was before the flat loop (unchanged) -----------------
@@ -508,27 +505,6 @@ def test_the_flat_loop_gives_the_reference_rows_and_warnings(seed):
         assert row == reference
         assert type(row.human_extraction) is type(reference.human_extraction)
         assert type(row.llm_extraction) is type(reference.llm_extraction)
-
-
-@pytest.mark.parametrize("processes", [2, 3])
-def test_a_process_pool_gives_the_rows_and_warnings_of_one_process(processes, monkeypatch):
-    from metrics.pipeline import attributes as attribute_pipeline
-
-    monkeypatch.setattr(attribute_pipeline, "CHUNK_DOCUMENTS", 70)
-    rng = random.Random(100 + processes)
-    documents, predictions = random_inputs(rng, 400)
-    settings = SETTINGS[0]
-    common = dict(
-        run_id="r", attributes=SCHEMA, gold_documents=documents, predictions=predictions, settings=settings
-    )
-    one = evaluate_extraction(**common)
-    several = evaluate_extraction(**common, compare=chunked_comparison(ProcessPool(processes)))
-    assert several.rows == one.rows
-    assert several.warnings == one.warnings
-    assert several.attributes == one.attributes
-    assert several.unscored_documents == one.unscored_documents
-    # the same counts of ignored predicted values as one pass (merged, not one warning per chunk)
-    assert sum("is not in the schema" in warning for warning in several.warnings) == 1
 
 
 WHITESPACE_PIECES = [

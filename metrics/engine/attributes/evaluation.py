@@ -2,13 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 
-from metrics.engine.attributes.comparison import (
-    compare_documents,
-    documents_without_context,
-    unscored_document_ids,
-)
 from metrics.engine.attributes.custom_metrics import resolve_custom_metrics
 from metrics.engine.attributes.metrics import MetricColumns, attribute_result, metric_columns
 from metrics.engine.attributes.types import (
@@ -17,8 +12,6 @@ from metrics.engine.attributes.types import (
     ComparisonRow,
     EvaluationSettings,
     ExtractionEvaluation,
-    GoldDocument,
-    PredictionDocument,
 )
 
 # Listing every id in a warning would drown the log on a large import; the full lists are on the result.
@@ -32,46 +25,6 @@ def _listed(ids: Sequence[str], what: str) -> list[str]:
     shown = ", ".join(repr(identifier) for identifier in ids[:_IDS_SHOWN])
     more = f" and {len(ids) - _IDS_SHOWN} more" if len(ids) > _IDS_SHOWN else ""
     return [f"{len(ids)} {what}: {shown}{more}"]
-
-
-def evaluate_extraction(
-    *,
-    run_id: str,
-    attributes: Sequence[AttributeSpec],
-    gold_documents: Sequence[GoldDocument],
-    predictions: Mapping[str, PredictionDocument],
-    settings: EvaluationSettings,
-    compare: Callable[..., tuple[list[ComparisonRow], list[str]]] = compare_documents,
-) -> ExtractionEvaluation:
-    """Score `predictions` against the gold of `gold_documents` for every attribute with a prompt.
-
-    Rows come in gold-document order, then in the order of `attributes`; results in the order of
-    `attributes`. Custom metric names are checked before any work (ValueError on an unknown one).
-    The same inputs give the same result whatever the order of the `predictions` mapping.
-
-    `compare`: what builds the rows and warnings, called with `compare_documents`' arguments; the
-    default is one pass here, `metrics.pipeline.attributes` gives chunked ones with the same result.
-    """
-    resolve_custom_metrics(settings.custom_metrics)  # an unknown name fails before any work
-    rows, warnings = compare(
-        run_id=run_id,
-        attributes=attributes,
-        gold_documents=gold_documents,
-        predictions=predictions,
-        settings=settings,
-    )
-    gold_ids = {document.document_id for document in gold_documents}
-    extra = sorted(document_id for document_id in predictions if document_id not in gold_ids)
-    return evaluation_from_rows(
-        run_id=run_id,
-        attributes=attributes,
-        rows=rows,
-        row_warnings=warnings,
-        unscored=unscored_document_ids(gold_documents, attributes),
-        without_context=documents_without_context(gold_documents, predictions),
-        ignored_note=_listed(extra, "prediction document(s) have no gold document and are ignored"),
-        settings=settings,
-    )
 
 
 def evaluation_from_rows(

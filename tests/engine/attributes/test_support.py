@@ -10,7 +10,13 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
-from metrics.engine.attributes import evaluate_extraction
+from metrics.engine.attributes.comparison import (
+    compare_documents,
+    documents_without_context,
+    unscored_document_ids,
+)
+from metrics.engine.attributes.custom_metrics import resolve_custom_metrics
+from metrics.engine.attributes.evaluation import evaluation_from_rows
 from metrics.engine.attributes.text_search import collapse_whitespace
 from metrics.engine.attributes.types import (
     AttributeSpec,
@@ -89,12 +95,27 @@ def evaluate(
     predictions: Sequence[PredictionDocument],
     **settings: Any,
 ) -> ExtractionEvaluation:
-    return evaluate_extraction(
+    """The whole run's evaluation in one pass, as the pipelines' chunks and merge give it (their
+    tests hold them to this); an unknown custom metric fails before any comparison, as there."""
+    evaluation_settings = EvaluationSettings(**settings)
+    resolve_custom_metrics(evaluation_settings.custom_metrics)
+    by_id = {prediction.document_id: prediction for prediction in predictions}
+    rows, warnings = compare_documents(
         run_id="run-1",
         attributes=attributes,
         gold_documents=gold_documents,
-        predictions={prediction.document_id: prediction for prediction in predictions},
-        settings=EvaluationSettings(**settings),
+        predictions=by_id,
+        settings=evaluation_settings,
+    )
+    return evaluation_from_rows(
+        run_id="run-1",
+        attributes=attributes,
+        rows=rows,
+        row_warnings=warnings,
+        unscored=unscored_document_ids(gold_documents, attributes),
+        without_context=documents_without_context(gold_documents, by_id),
+        ignored_note=[],
+        settings=evaluation_settings,
     )
 
 

@@ -37,8 +37,7 @@ from metrics.pipeline.intervals import (
     span_count_table,
     span_table_intervals,
 )
-from metrics.pipeline.memory import release_free_memory
-from metrics.pipeline.phases import PhaseTimer, paused_garbage_collection
+from metrics.pipeline.phases import PhaseTimer, paused_garbage_collection, release_free_memory
 from metrics.pipeline.span_file_plan import NotSure, SpanFileChunk, plan_span_file_chunks
 from metrics.pipeline.span_file_read import LinesDoNotPair, SpanFileResult, score_span_file_chunk
 from metrics.pipeline.spans import (

@@ -22,7 +22,7 @@ from metrics.engine.spans.columns import SpanColumns
 from metrics.engine.spans.score import N_STORED
 from metrics.engine.spans.score_table import SpanScores
 from metrics.pipeline.executors import Executor
-from metrics.pipeline.memory import release_free_memory
+from metrics.pipeline.phases import release_free_memory
 
 # Documents per chunk: one numpy pass of the batch scorer.
 CHUNK_DOCUMENTS = BATCH_DOCUMENTS

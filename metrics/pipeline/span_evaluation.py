@@ -44,7 +44,8 @@ from metrics.pipeline.spans import (
     ProgressCallback,
     SpanPartial,
     merge_span_partials,
-    score_span_documents,
+    score_span_chunk,
+    span_chunks,
 )
 
 FORMAT_VERSION = 1
@@ -302,13 +303,13 @@ def _read_validate_and_score(reading: _Reading, gold_annotator: str | None) -> S
     # From here on the pairing holds the only references to gold, and frees each document once scored.
     del gold_corpus, gold_documents
     # The merge puts scores back in gold order: results never depend on the order of the predictions.
-    scores = score_span_documents(
+    chunks = span_chunks(
         _until_first_problem(pairing.pair_stream(predicted), problems),
-        executor=reading.executor,
         allowed_predicted_types=allowed_types,
         keep_leaked=reading.keep_leaked,
-        documents=pairing.gold_count,
-        progress=reading.progress,
+    )
+    scores, _ = merge_span_partials(
+        reading.executor.map(score_span_chunk, chunks), pairing.gold_count, reading.progress
     )
     problems.raise_if_errors()
     warnings = [*gold_warnings, *problems.warnings, *labels.warnings()]

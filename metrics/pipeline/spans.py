@@ -21,7 +21,6 @@ from metrics.engine.spans.batch import BATCH_DOCUMENTS, score_span_columns
 from metrics.engine.spans.columns import SpanColumns
 from metrics.engine.spans.score import N_STORED
 from metrics.engine.spans.score_table import SpanScores
-from metrics.pipeline.executors import Executor
 from metrics.pipeline.phases import release_free_memory
 
 # Documents per chunk: one numpy pass of the batch scorer.
@@ -246,18 +245,3 @@ def span_chunks(
             allowed_predicted_types,
             keep_leaked,
         )
-
-
-def score_span_documents(
-    paired: Iterable[tuple[int, DocumentSpans]],
-    *,
-    executor: Executor,
-    allowed_predicted_types: frozenset[str] | None = None,
-    keep_leaked: bool = True,
-    documents: int | None = None,
-    progress: ProgressCallback | None = None,
-) -> SpanScores:
-    """Chunk, score with `executor` and merge: every paired document's score, in gold order."""
-    chunks = span_chunks(paired, allowed_predicted_types=allowed_predicted_types, keep_leaked=keep_leaked)
-    scores, _ = merge_span_partials(executor.map(score_span_chunk, chunks), documents, progress)
-    return scores

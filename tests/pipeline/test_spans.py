@@ -20,7 +20,6 @@ from metrics.pipeline.spans import (
     SpanPartial,
     merge_span_partials,
     score_span_chunk,
-    score_span_documents,
     span_chunks,
 )
 from tests.engine.spans.oracle import document_scores, score_document_batch, span_scores_of
@@ -87,8 +86,12 @@ def test_a_process_pool_gives_the_scores_of_one_pass(case, chunk_documents):
     corpus, _, _, restrict = case
     allowed = allowed_types(corpus, restrict)
     paired = list(enumerate(corpus))[::-1]  # predictions in another order than gold
-    pooled = score_span_documents(paired, executor=ProcessPool(2), allowed_predicted_types=allowed)
-    here = score_span_documents(paired, executor=InProcess(), allowed_predicted_types=allowed)
+
+    def scores(executor):
+        chunks = span_chunks(paired, allowed_predicted_types=allowed)
+        return merge_span_partials(executor.map(score_span_chunk, chunks))[0]
+
+    pooled, here = scores(ProcessPool(2)), scores(InProcess())
     assert document_scores(pooled) == document_scores(here) == one_pass(corpus, allowed)
     chunks = list(span_chunks(paired, allowed_predicted_types=allowed, size=chunk_documents))
     assert [position for chunk in chunks for position in chunk.positions] == list(range(len(corpus)))[::-1]

@@ -13,6 +13,8 @@ from dataclasses import asdict, dataclass
 from functools import partial
 from typing import Any
 
+from metrics.engine.attributes.metrics import metric_column_order
+from metrics.engine.attributes.types import AttributeType
 from metrics.engine.text_table import text_table
 
 ON_VALUES = ("estimate", "lower_bound", "upper_bound")
@@ -155,13 +157,30 @@ def _dotted(document: Mapping[str, Any], path: str) -> Any:
     return node
 
 
-def has_path(document: Mapping[str, Any], path: str) -> bool:
-    """Whether a dotted path (`micro.chars.all.f1`) leads to a value of `document` (null included)."""
-    try:
-        _dotted(document, path)
-    except _Unreadable:
-        return False
-    return True
+def unknown_metrics(checks: list[Check], document: Mapping[str, Any]) -> list[str]:
+    """The checks naming a metric that `document` cannot have, each as a problem naming the check.
+
+    A span check names a dotted path into results.json, which holds every metric (null where it is
+    undefined), so a path that is not there is a typo or the wrong kind of run. An attribute check
+    names a metric of the extraction metrics, which metrics.json omits where null, so it is unknown
+    only when no attribute type has it and no attribute of the document carries it (custom metrics).
+    """
+    attribute_metrics = set(metric_column_order(list(AttributeType), ()))
+    for entry in document.get("attributes") or []:
+        if isinstance(entry, Mapping):
+            attribute_metrics.update(entry.get("metrics") or {})
+    problems = []
+    for check in checks:
+        if check.attribute is None:
+            try:
+                _dotted(document, check.metric)
+                continue
+            except _Unreadable:
+                pass
+        elif check.metric in attribute_metrics:
+            continue
+        problems.append(f"checks[{check.index}].metric: unknown metric {check.metric!r} for this document")
+    return problems
 
 
 def _attribute_entry(document: Mapping[str, Any], attribute: str) -> Mapping[str, Any]:

@@ -5,11 +5,12 @@ from __future__ import annotations
 import pytest
 
 from metrics.engine.gate import (
+    Check,
     ThresholdFileError,
     evaluate_gate,
-    has_path,
     parse_checks,
     render_gate_table,
+    unknown_metrics,
 )
 
 
@@ -271,8 +272,10 @@ def test_every_problem_of_the_file_is_reported_at_once():
 
 def test_a_dotted_path_to_a_null_value_is_there_and_one_past_a_value_is_not():
     document = {"micro": {"chars": {"all": {"f1": None, "recall": 0.9}}}}
+    paths = ["micro.chars.all.f1", "micro.chars", "micro.chars.all.precision", "micro.chars.all.recall.low"]
+    checks = [Check(index=i, metric=path, at_least=True) for i, path in enumerate(paths)]
 
-    assert has_path(document, "micro.chars.all.f1")
-    assert has_path(document, "micro.chars")
-    assert not has_path(document, "micro.chars.all.precision")
-    assert not has_path(document, "micro.chars.all.recall.low")
+    assert unknown_metrics(checks, document) == [
+        "checks[2].metric: unknown metric 'micro.chars.all.precision' for this document",
+        "checks[3].metric: unknown metric 'micro.chars.all.recall.low' for this document",
+    ]

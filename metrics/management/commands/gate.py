@@ -5,7 +5,6 @@ are `metrics.engine.gate` (the same as `POST /api/v1/runs/{id}/gate/`)."""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -13,9 +12,7 @@ from typing import Any
 import httpx
 from django.core.management.base import CommandError
 
-from metrics.engine.attributes.metrics import metric_column_order
-from metrics.engine.attributes.types import AttributeType
-from metrics.engine.gate import Check, evaluate_gate, has_path, render_gate_table
+from metrics.engine.gate import evaluate_gate, render_gate_table, unknown_metrics
 from metrics.management.offline_files import OfflineCommand, bad_input
 from metrics.pipeline.gate_documents import (
     GateInputError,
@@ -120,24 +117,3 @@ class Command(OfflineCommand):
             raise CommandError(
                 f"gate failed: {failed} of {len(gate.checks)} checks failed", returncode=FAILED
             )
-
-
-def unknown_metrics(checks: list[Check], document: Mapping[str, Any]) -> list[str]:
-    """The checks naming a metric that `document` cannot have, each as a problem naming the check.
-
-    A span check names a dotted path into results.json, which holds every metric (null where it is
-    undefined), so a path that is not there is a typo or the wrong kind of run. An attribute check
-    names a metric of the extraction metrics, which metrics.json omits where null, so it is unknown
-    only when no attribute type has it and no attribute of the document carries it (custom metrics).
-    """
-    attribute_metrics = set(metric_column_order(list(AttributeType), ()))
-    for entry in document.get("attributes") or []:
-        if isinstance(entry, Mapping):
-            attribute_metrics.update(entry.get("metrics") or {})
-    return [
-        f"checks[{check.index}].metric: unknown metric {check.metric!r} for this document"
-        for check in checks
-        if not (
-            has_path(document, check.metric) if check.attribute is None else check.metric in attribute_metrics
-        )
-    ]

@@ -63,50 +63,6 @@ def _ratio(numerator: int, denominator: int) -> float | None:
     return numerator / denominator if denominator else None
 
 
-def bool_scores(y_true: np.ndarray, y_pred: np.ndarray) -> dict[str, float | None]:
-    """Binary scores with positive = True, each null when its denominator is 0.
-
-    accuracy = (tp + tn) / n; precision = tp / (tp + fp); recall = tp / (tp + fn);
-    f1_score = 2tp / (2tp + fp + fn) (so 0, not null, when there are errors but no true positive).
-    """
-    tp = int(np.count_nonzero(y_true & y_pred))
-    fp = int(np.count_nonzero(~y_true & y_pred))
-    fn = int(np.count_nonzero(y_true & ~y_pred))
-    n = len(y_true)
-    return {
-        "accuracy": _ratio(n - fp - fn, n),
-        "precision": _ratio(tp, tp + fp),
-        "recall": _ratio(tp, tp + fn),
-        "f1_score": _ratio(2 * tp, 2 * tp + fp + fn),
-    }
-
-
-def string_scores(status: np.ndarray) -> dict[str, float | None]:
-    """accuracy = share of exact_match rows; edit_distance_match_rate = share of exact or near_match
-    rows (normalised Levenshtein similarity >= threshold; exact implies similarity 1). Null when
-    empty. `status`: the rows' match statuses as STATUS_CODES codes."""
-    n = len(status)
-    exact = _count(status == _EXACT)
-    return {
-        "accuracy": _ratio(exact, n),
-        "edit_distance_match_rate": _ratio(exact + _count(status == _NEAR), n),
-    }
-
-
-def numeric_scores(gold: np.ndarray, predicted: np.ndarray, correct: np.ndarray) -> dict[str, float | None]:
-    """accuracy = share of correct rows (FLOAT: equal within the relative tolerance);
-    mean_absolute_error = mean |gold - predicted|; mean_absolute_percentage_error =
-    mean(|gold - predicted| / |gold|) as a fraction, null when any gold value is 0. Rows: at least one."""
-    errors = np.abs(gold - predicted)
-    return {
-        "accuracy": float(np.mean(correct)),
-        "mean_absolute_error": float(np.mean(errors)),
-        "mean_absolute_percentage_error": None
-        if np.any(gold == 0)
-        else float(np.mean(errors / np.abs(gold))),
-    }
-
-
 # A MatchStatus as the `status` column holds it (-1: no status).
 STATUS_CODES: dict[MatchStatus | None, int] = {
     None: -1,
@@ -177,26 +133,72 @@ def _count(mask: np.ndarray) -> int:
     return int(np.count_nonzero(mask))
 
 
+def row_counts(
+    attribute_type: AttributeType, columns: MetricColumns, rows: np.ndarray
+) -> dict[str, np.ndarray]:
+    """Each row's contribution (the rows at positions `rows` of `columns`, scored rows of a scored
+    type) to the counts the metrics of its type are made of: rows, missing (no prediction), correct;
+    BOOL tp, fp, fn (positive = True); STRING edit_match (exact or near); INTEGER and FLOAT abs_error
+    (|gold - predicted|, 0 without a prediction). Summed per document, they are the counts the
+    intervals resample (`uncertainty.attribute_metrics`)."""
+    hit = columns.predicted[rows]
+    counts = {"rows": np.ones(rows.size), "missing": ~hit}
+    if attribute_type is AttributeType.BOOL:
+        # A scored BOOL gold value is True or False, and a prediction True, False or None (NaN).
+        gold, guess = columns.gold_number[rows] == 1.0, columns.predicted_number[rows] == 1.0
+        counts["correct"] = hit & (gold == guess)
+        counts["tp"], counts["fp"], counts["fn"] = (
+            hit & gold & guess,
+            hit & ~gold & guess,
+            hit & gold & ~guess,
+        )
+    elif attribute_type is AttributeType.STRING:
+        status = columns.status[rows]
+        counts["correct"] = status == _EXACT
+        counts["edit_match"] = (status == _EXACT) | (status == _NEAR)
+    else:
+        counts["correct"] = hit & columns.correct[rows]
+        with np.errstate(invalid="ignore"):  # NaN for a missing prediction, which adds 0
+            error = np.abs(columns.gold_number[rows] - columns.predicted_number[rows])
+        counts["abs_error"] = np.where(hit, error, 0.0)
+    return counts
+
+
 def _score_set(
     attribute_type: AttributeType, columns: MetricColumns, rows: np.ndarray, custom: dict[str, CustomMetric]
 ) -> dict[str, float | None]:
-    """Score metrics of the scored rows selected by the mask `rows`: all null when there are none
-    or any prediction is missing."""
+    """Score metrics of the scored rows selected by the mask `rows`, from their `row_counts`: all
+    null when there are none or any prediction is missing.
+
+    accuracy = correct / rows; BOOL precision = tp / (tp + fp), recall = tp / (tp + fn), f1_score =
+    2tp / (2tp + fp + fn) (0, not null, when there are errors but no true positive), each null when
+    its denominator is 0; STRING edit_distance_match_rate = edit_match / rows; INTEGER and FLOAT
+    mean_absolute_error = mean abs_error, mean_absolute_percentage_error = mean(abs_error / |gold|)
+    as a fraction, null when any gold value is 0.
+    """
     names = _SCORE_NAMES[attribute_type] + tuple(custom)
-    n = _count(rows)
-    if not n or not np.all(columns.predicted[rows]):
+    selected = np.flatnonzero(rows)
+    n = selected.size
+    if not n or not np.all(columns.predicted[selected]):
         return dict.fromkeys(names)
+    counts = row_counts(attribute_type, columns, selected)
+    scores: dict[str, float | None] = {"accuracy": _count(counts["correct"]) / n}
     if attribute_type is AttributeType.STRING:
-        return string_scores(columns.status[rows])
-    if attribute_type in NUMERIC_TYPES:
-        return numeric_scores(
-            columns.gold_number[rows], columns.predicted_number[rows], columns.correct[rows]
+        scores["edit_distance_match_rate"] = _count(counts["edit_match"]) / n
+    elif attribute_type in NUMERIC_TYPES:
+        errors, gold = counts["abs_error"], columns.gold_number[selected]
+        scores["mean_absolute_error"] = float(np.mean(errors))
+        scores["mean_absolute_percentage_error"] = (
+            None if np.any(gold == 0) else float(np.mean(errors / np.abs(gold)))
         )
-    y_true = columns.gold_number[rows] != 0
-    y_pred = columns.predicted_number[rows] != 0
-    scores = bool_scores(y_true, y_pred)
-    for name, function in custom.items():
-        scores[name] = custom_metric_value(function, y_true, y_pred)
+    else:
+        tp, fp, fn = (_count(counts[name]) for name in ("tp", "fp", "fn"))
+        scores["precision"] = _ratio(tp, tp + fp)
+        scores["recall"] = _ratio(tp, tp + fn)
+        scores["f1_score"] = _ratio(2 * tp, 2 * tp + fp + fn)
+        y_true, y_pred = columns.gold_number[selected] != 0, columns.predicted_number[selected] != 0
+        for name, function in custom.items():
+            scores[name] = custom_metric_value(function, y_true, y_pred)
     return scores
 
 
@@ -208,7 +210,7 @@ def attribute_result(
     Counts: n_gold_instances (scored rows), n_good_source_instances / n_good_citation_instances
     (scored rows whose gold value is in the context / citation; STRING, INTEGER, FLOAT only),
     n_missing_predictions (scored rows without a prediction), n_invalid_gold.
-    Metrics by type (LIST and DICT have none): see `bool_scores`, `string_scores`, `numeric_scores`;
+    Metrics by type (LIST and DICT have none): see `_score_set`;
     BOOL adds n_labels (gold True count) and the custom metrics; STRING / INTEGER / FLOAT add the two
     source strata. Every score also comes `_given_prediction`. `custom_metrics`: the evaluation's,
     resolved (`resolve_custom_metrics`).

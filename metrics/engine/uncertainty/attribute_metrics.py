@@ -4,9 +4,7 @@ over them.
 Count columns are named `<attribute_id>.<stratum>.<count>`:
     strata: all, given_prediction (the prediction is present), given_good_source / given_bad_source
             (the gold value was / was not in the context the model read; STRING, INTEGER, FLOAT)
-    counts: rows (scored rows: valid, non-null gold), missing (rows without a prediction), correct,
-            tp, fp, fn (BOOL, positive = True), edit_match (STRING exact or near match), abs_error
-            (INTEGER, FLOAT: sum of |gold - predicted|)
+    counts: `attributes.metrics.row_counts` summed per document (rows: scored, valid non-null gold)
 
 Metrics match `attributes.metrics` for each attribute and stratum (names suffixed `_given_prediction`,
 `_given_good_source`, `_given_bad_source`): accuracy = correct / rows; BOOL precision = tp / (tp + fp),
@@ -24,8 +22,8 @@ from typing import TypeVar
 import numpy as np
 
 from ..attributes.comparison import SOURCE_CHECKED_TYPES
-from ..attributes.metrics import SCORED_TYPES, STATUS_CODES, MetricColumns, metric_columns
-from ..attributes.types import AttributeType, ComparisonRow, MatchStatus
+from ..attributes.metrics import SCORED_TYPES, MetricColumns, metric_columns, row_counts
+from ..attributes.types import AttributeType, ComparisonRow
 from .counts import DocumentCounts
 from .measures import MetricDefinition, Ratio, f1, precision, ratio, recall
 
@@ -34,36 +32,6 @@ STRATA = ("all", "given_prediction", "given_good_source", "given_bad_source")
 Value = TypeVar("Value")
 
 
-def _attribute_counts(
-    attribute_type: AttributeType, columns: MetricColumns, rows: np.ndarray
-) -> dict[str, np.ndarray]:
-    """Each scored row's contribution (the rows at positions `rows` of `columns`) to the counts its
-    type has, by the rules of `attributes.metrics`."""
-    hit = columns.predicted[rows]
-    counts = {"rows": np.ones(rows.size), "missing": ~hit}
-    if attribute_type is AttributeType.BOOL:
-        # A scored BOOL gold value is True or False, and a prediction True, False or None (NaN).
-        gold, guess = columns.gold_number[rows] == 1.0, columns.predicted_number[rows] == 1.0
-        counts["correct"] = hit & (gold == guess)
-        counts["tp"], counts["fp"], counts["fn"] = (
-            hit & gold & guess,
-            hit & ~gold & guess,
-            hit & gold & ~guess,
-        )
-    elif attribute_type is AttributeType.STRING:
-        status = columns.status[rows]
-        counts["correct"] = status == _EXACT
-        counts["edit_match"] = (status == _EXACT) | (status == _NEAR)
-    else:
-        counts["correct"] = hit & columns.correct[rows]
-        with np.errstate(invalid="ignore"):  # NaN for a missing prediction, which adds 0
-            error = np.abs(columns.gold_number[rows] - columns.predicted_number[rows])
-        counts["abs_error"] = np.where(hit, error, 0.0)
-    return counts
-
-
-_EXACT = STATUS_CODES[MatchStatus.EXACT_MATCH]
-_NEAR = STATUS_CODES[MatchStatus.NEAR_MATCH]
 _document_id = attrgetter("document_id")
 
 
@@ -106,7 +74,7 @@ def counts_of_metric_columns(
         rows = np.flatnonzero(scored & (columns.attribute == code))
         if attribute_type not in SCORED_TYPES or not rows.size:
             continue
-        counts = _attribute_counts(attribute_type, columns, rows)
+        counts = row_counts(attribute_type, columns, rows)
         strata = {"all": np.ones(rows.size, dtype=bool), "given_prediction": ~counts["missing"]}
         if attribute_type in SOURCE_CHECKED_TYPES:
             # A row without a context (-1) is in neither stratum.

@@ -102,13 +102,11 @@ def interval_settings_problems(level: Any, resamples: Any, seed: Any) -> dict[st
 
 
 def check_settings(level: float, resamples: int, seed: int) -> None:
-    """Raise ValueError on a level outside (0, 1), fewer than one resample, or a negative seed."""
-    if not 0.0 < level < 1.0:
-        raise ValueError(f"level must be between 0 and 1 (exclusive), got {level!r}")
-    if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 1:
-        raise ValueError(f"resamples must be a positive integer, got {resamples!r}")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    """Raise ValueError, worded as `IntervalSettings` words it, on settings it refuses; and on 0
+    resamples, which turn intervals off there but leave a bootstrap nothing to draw."""
+    IntervalSettings(level=level, resamples=resamples, seed=seed)
+    if resamples == 0:
+        raise ValueError("resamples: must be an integer >= 1 for a bootstrap, got 0")
 
 
 def percentile_bounds(values: np.ndarray, level: float) -> tuple[float | None, float | None]:

@@ -6,11 +6,10 @@ Count columns are named `<attribute_id>.<stratum>.<count>`:
             (the gold value was / was not in the context the model read; STRING, INTEGER, FLOAT)
     counts: `attributes.metrics.row_counts` summed per document (rows: scored, valid non-null gold)
 
-Metrics match `attributes.metrics` for each attribute and stratum (names suffixed `_given_prediction`,
-`_given_good_source`, `_given_bad_source`): accuracy = correct / rows; BOOL precision = tp / (tp + fp),
-recall = tp / (tp + fn), f1_score = 2tp / (2tp + fp + fn); STRING edit_distance_match_rate =
-edit_match / rows; INTEGER and FLOAT mean_absolute_error = abs_error / rows. By the seed's rule a set
-holding a missing prediction gives null (`_given_prediction` never does), and so does its interval.
+Metrics are those of `attributes.metrics` over the same counts, for each attribute and stratum (names
+suffixed `_given_prediction`, `_given_good_source`, `_given_bad_source`), but the mean absolute
+percentage error. By the seed's rule a set holding a missing prediction gives null
+(`_given_prediction` never does), and so does its interval.
 """
 
 from __future__ import annotations

@@ -59,7 +59,6 @@ from metrics.pipeline.extraction_evaluation import (
 from metrics.pipeline.extraction_files import (
     ExtractionDocumentChunk,
     ExtractionFileChunk,
-    document_chunks,
     plain_files,
     plan_extraction_file_chunks,
     score_extraction_chunk,
@@ -106,13 +105,7 @@ def evaluate_extraction_to_folder(
         inputs = read_extraction_inputs(gold=gold, prompts=prompts, predictions=predictions)
         summary = InputSummary.of(inputs.gold.document_ids(), inputs.predictions.documents, inputs.warnings)
         run = _new_run(inputs, summary, run_id, settings, config)
-        chunks = document_chunks(
-            run_id=run_id,
-            attributes=inputs.prompts.attributes,
-            settings=settings,
-            gold_documents=inputs.gold.documents,
-            predictions=inputs.predictions.documents,
-        )
+        chunks = inputs.chunks(run_id=run_id, settings=settings)
     return _write_run(run, chunks, output_dir, executor, intervals, phase_seconds)
 
 

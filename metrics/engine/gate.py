@@ -169,18 +169,23 @@ def unknown_metrics(checks: list[Check], document: Mapping[str, Any]) -> list[st
     for entry in document.get("attributes") or []:
         if isinstance(entry, Mapping):
             attribute_metrics.update(entry.get("metrics") or {})
-    problems = []
-    for check in checks:
-        if check.attribute is None:
-            try:
-                _dotted(document, check.metric)
-                continue
-            except _Unreadable:
-                pass
-        elif check.metric in attribute_metrics:
-            continue
-        problems.append(f"checks[{check.index}].metric: unknown metric {check.metric!r} for this document")
-    return problems
+    return [
+        f"checks[{check.index}].metric: unknown metric {check.metric!r} for this document"
+        for check in checks
+        if not (
+            _has_path(document, check.metric)
+            if check.attribute is None
+            else check.metric in attribute_metrics
+        )
+    ]
+
+
+def _has_path(document: Mapping[str, Any], path: str) -> bool:
+    try:
+        _dotted(document, path)
+    except _Unreadable:
+        return False
+    return True
 
 
 def _attribute_entry(document: Mapping[str, Any], attribute: str) -> Mapping[str, Any]:

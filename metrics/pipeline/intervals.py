@@ -124,20 +124,19 @@ def span_count_table(scores: SpanScores) -> DocumentCounts:
     of per-type `char_recall`), restricted to the columns some interval reads, gathered from the
     scores' count columns one float column at a time.
     """
-    table = scores
-    n_documents = len(table)
+    n_documents = len(scores)
     # Documents in id order (DocumentCounts' order), so the columns are built sorted, never copied.
-    document_ids = np.array(table.document_ids, dtype=object)
+    document_ids = np.array(scores.document_ids, dtype=object)
     order = np.argsort(document_ids, kind="stable")
     # Documents scored in id order (as most are) need no gather, only a cast.
     gather = slice(None) if np.array_equal(order, np.arange(n_documents)) else order
 
     def stored(name: str) -> np.ndarray:
-        return table.counts[gather, STORED_FIELDS.index(name)].astype(np.float64)
+        return scores.counts[gather, STORED_FIELDS.index(name)].astype(np.float64)
 
-    present = np.flatnonzero(np.bincount(table.row_type, minlength=len(table.type_names))).tolist()
+    present = np.flatnonzero(np.bincount(scores.row_type, minlength=len(scores.type_names))).tolist()
     typed = {
-        code: [f"chars_typed.{table.type_names[code]}.{name}" for name in _TYPE_COLUMNS] for code in present
+        code: [f"chars_typed.{scores.type_names[code]}.{name}" for name in _TYPE_COLUMNS] for code in present
     }
     leaked = [f"leakage.{condition}.leaked" for condition in LEAKAGE_CONDITIONS]
     definitions = span_metric_definitions(
@@ -165,11 +164,11 @@ def span_count_table(scores: SpanScores) -> DocumentCounts:
         # A type's rows are found once for all its columns, and only one type's are held: the table is
         # built at the process's peak of memory (bench/spans/README.md). A type's column is mostly
         # zeros: only its documents' entries are written.
-        rows = np.flatnonzero(table.row_type == code)
-        at = position[table.row_document[rows]]
+        rows = np.flatnonzero(scores.row_type == code)
+        at = position[scores.row_document[rows]]
         for k, name in names:
             column = columns[name] = matrix[:, len(columns)]
-            column[at] = table.rows[rows, TYPE_STORED_FIELDS.index(f"chars_typed.{_TYPE_COLUMNS[k]}")]
+            column[at] = scores.rows[rows, TYPE_STORED_FIELDS.index(f"chars_typed.{_TYPE_COLUMNS[k]}")]
     del matrix
     columns["document_id"] = document_ids[order]
     return span_document_counts(columns)

@@ -27,6 +27,13 @@ from django.core.management.base import BaseCommand, CommandError, DjangoHelpFor
 
 from annotations.importers.errors import InputValidationError
 from annotations.services.gold_read import detect_format
+from metrics.engine.uncertainty import (
+    DEFAULT_LEVEL,
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    IntervalSettings,
+    interval_settings_problems,
+)
 
 # Exit status for bad input (the convention of argparse and of most Unix tools for usage errors).
 BAD_INPUT = 2
@@ -71,32 +78,74 @@ class OfflineHelpFormatter(DjangoHelpFormatter, argparse.RawDescriptionHelpForma
 
 class OfflineCommand(BaseCommand):
     """A command of files in and files out (gate: a server's answer out), its help laid out by
-    OfflineHelpFormatter."""
+    OfflineHelpFormatter.
+
+    A command that writes an output sets `intervals` (what its interval flags are for, in their help):
+    after its own options it gets --overwrite, the interval flags and, with `processes`, --processes.
+    """
 
     # No database, URL or model checks are needed: skipping them keeps an offline evaluation
     # independent of the server's state (and half a second faster).
     requires_system_checks: list[str] = []
+    intervals: str | None = None
+    zero_resamples_turns_off = True
+    processes = True
 
     def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> argparse.ArgumentParser:
-        return super().create_parser(prog_name, subcommand, formatter_class=OfflineHelpFormatter, **kwargs)
+        parser = super().create_parser(prog_name, subcommand, formatter_class=OfflineHelpFormatter, **kwargs)
+        if self.intervals is not None:
+            parser.add_argument(
+                "--overwrite",
+                action="store_true",
+                help="replace an existing output (without it, an existing output is refused with exit status 2)",
+            )
+            _add_interval_arguments(parser, what=self.intervals, zero_turns_off=self.zero_resamples_turns_off)
+            if self.processes:
+                parser.add_argument(
+                    "--processes",
+                    type=_positive,
+                    default=1,
+                    metavar="N",
+                    help="score the documents' chunks in N local processes (default 1: in this one); "
+                    "the results are the same whatever N",
+                )
+        return parser
+
+    def interval_settings(self, options: dict[str, Any]) -> IntervalSettings:
+        """The settings the interval flags give; CommandError (exit 2) naming each bad flag."""
+        level, resamples, seed = options["confidence_level"], options["resamples"], options["seed"]
+        problems = interval_settings_problems(level, resamples, seed)
+        if problems:
+            raise bad_input("; ".join(f"{_FLAGS[name]}: {message}" for name, message in problems.items()))
+        return IntervalSettings(level=level, resamples=resamples, seed=seed)
 
 
-def add_overwrite_argument(parser: argparse.ArgumentParser) -> None:
+_FLAGS = {"level": "--confidence-level", "resamples": "--resamples", "seed": "--seed"}
+
+
+def _add_interval_arguments(parser: argparse.ArgumentParser, *, what: str, zero_turns_off: bool) -> None:
     parser.add_argument(
-        "--overwrite",
-        action="store_true",
-        help="replace an existing output (without it, an existing output is refused with exit status 2)",
+        "--confidence-level",
+        type=float,
+        default=DEFAULT_LEVEL,
+        metavar="0..1",
+        help=f"level of the {what} (default {DEFAULT_LEVEL})",
     )
-
-
-def add_processes_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--processes",
-        type=_positive,
-        default=1,
+        "--resamples",
+        type=int,
+        default=DEFAULT_RESAMPLES,
         metavar="N",
-        help="score the documents' chunks in N local processes (default 1: in this one); "
-        "the results are the same whatever N",
+        help=f"bootstrap resamples of the documents for the {what} (default {DEFAULT_RESAMPLES}"
+        + ("; 0 turns them off)" if zero_turns_off else "; at least 1)"),
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=DEFAULT_SEED,
+        metavar="N",
+        help=f"seed of the resampling (default {DEFAULT_SEED}): the same input and seed give the same "
+        "intervals",
     )
 
 

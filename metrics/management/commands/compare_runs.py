@@ -7,15 +7,12 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from metrics.management.interval_options import add_interval_arguments, interval_settings_from_options
 from metrics.management.offline_files import (
     ATTRIBUTE_GOLD,
     EXTRACTION_PREDICTIONS,
     PROMPTS,
     SPAN_DATA,
     OfflineCommand,
-    add_overwrite_argument,
-    add_processes_argument,
     bad_input,
     require_input_kinds,
     unreadable_inputs_refused,
@@ -71,6 +68,8 @@ Example:
 
 class Command(OfflineCommand):
     help = DESCRIPTION
+    intervals = "paired comparison"
+    zero_resamples_turns_off = False
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--kind", required=True, choices=("spans", "attributes"))
@@ -89,13 +88,10 @@ class Command(OfflineCommand):
             metavar="0..1",
             help="attributes: STRING near-match threshold",
         )
-        add_overwrite_argument(parser)
-        add_interval_arguments(parser, what="paired comparison", zero_turns_off=False)
-        add_processes_argument(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
         output: Path = options["output"]
-        settings = interval_settings_from_options(options)
+        settings = self.interval_settings(options)
         if settings.resamples < 1:
             raise bad_input("--resamples: a comparison needs at least 1 resample")
         require_input_kinds(options, INPUTS[options["kind"]])

@@ -8,13 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from annotations.models import NumberFormat
-from metrics.management.interval_options import add_interval_arguments, interval_settings_from_options
 from metrics.management.offline_files import (
     ATTRIBUTE_GOLD,
     PROMPTS,
     SPAN_DATA,
     OfflineCommand,
-    add_overwrite_argument,
     bad_input,
     require_input_kinds,
     write_json_report,
@@ -58,6 +56,8 @@ Example:
 
 class Command(OfflineCommand):
     help = DESCRIPTION
+    intervals = "confidence intervals (stored beside each figure as <name>_ci)"
+    processes = False
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--input", metavar="EXPORT", help="span annotations: file, directory or .zip")
@@ -77,8 +77,6 @@ class Command(OfflineCommand):
             help="attributes: how numbers are written (default en: 1,250.5)",
         )
         parser.add_argument("--output", required=True, metavar="AGREEMENT_JSON", help="where to write")
-        add_overwrite_argument(parser)
-        add_interval_arguments(parser, what="confidence intervals (stored beside each figure as <name>_ci)")
 
     def handle(self, *args: Any, **options: Any) -> None:
         output = Path(options["output"])
@@ -101,7 +99,7 @@ class Command(OfflineCommand):
 
     def _evaluate(self, options: dict[str, Any]) -> dict[str, Any]:
         spans, gold, prompts = options["input"], options["gold"], options["prompts"]
-        intervals = interval_settings_from_options(options)
+        intervals = self.interval_settings(options)
         if spans:
             return evaluate_span_agreement_path(
                 spans, label_map_path=options["label_map"], intervals=intervals

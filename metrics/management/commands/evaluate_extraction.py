@@ -9,14 +9,11 @@ from django.core.management.base import CommandParser
 
 from annotations.importers.errors import InputValidationError
 from metrics.artefacts.metrics_files import format_metrics_table
-from metrics.management.interval_options import add_interval_arguments, interval_settings_from_options
 from metrics.management.offline_files import (
     ATTRIBUTE_GOLD,
     EXTRACTION_PREDICTIONS,
     PROMPTS,
     OfflineCommand,
-    add_overwrite_argument,
-    add_processes_argument,
     bad_input,
     output_slot,
     require_input_kinds,
@@ -53,6 +50,7 @@ Example:
 
 class Command(OfflineCommand):
     help = DESCRIPTION
+    intervals = "metrics' confidence intervals (metrics.csv, metrics.json)"
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
@@ -106,9 +104,6 @@ class Command(OfflineCommand):
         parser.add_argument(
             "--run-id", help="the run's id in the artefacts; default: the output folder's name"
         )
-        add_overwrite_argument(parser)
-        add_interval_arguments(parser, what="metrics' confidence intervals (metrics.csv, metrics.json)")
-        add_processes_argument(parser)
 
     # The collector stays off for the whole evaluation, not phase by phase: each time it resumed
     # after a phase it walked the millions of objects the phase had built (measured: 0.35 s on
@@ -117,7 +112,7 @@ class Command(OfflineCommand):
     @paused_garbage_collection()
     def handle(self, *args, **options) -> None:
         output_dir: Path = options["output_dir"]
-        intervals = interval_settings_from_options(options)
+        intervals = self.interval_settings(options)
         require_input_kinds(
             options, {"gold": ATTRIBUTE_GOLD, "prompts": PROMPTS, "predictions": EXTRACTION_PREDICTIONS}
         )

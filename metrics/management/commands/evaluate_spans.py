@@ -14,12 +14,9 @@ from typing import Any
 
 from django.core.management.base import OutputWrapper
 
-from metrics.management.interval_options import add_interval_arguments, interval_settings_from_options
 from metrics.management.offline_files import (
     SPAN_DATA,
     OfflineCommand,
-    add_overwrite_argument,
-    add_processes_argument,
     require_input_kinds,
     write_json_report,
 )
@@ -77,6 +74,7 @@ Example:
 
 class Command(OfflineCommand):
     help = DESCRIPTION
+    intervals = "confidence intervals (stored beside each metric as <metric>_ci)"
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument(
@@ -116,9 +114,6 @@ class Command(OfflineCommand):
             metavar="NAME",
             help="the INCEpTION user whose annotations are gold, when gold holds several annotators",
         )
-        add_overwrite_argument(parser)
-        add_interval_arguments(parser, what="confidence intervals (stored beside each metric as <metric>_ci)")
-        add_processes_argument(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
         output = Path(options["output"])
@@ -135,7 +130,7 @@ class Command(OfflineCommand):
         self.stdout.write(f"Results written to {output}")
 
     def _evaluate(self, options: dict[str, Any]) -> dict[str, Any]:
-        intervals = interval_settings_from_options(options)
+        intervals = self.interval_settings(options)
         progress = _ProgressBar(self.stderr) if self.stderr.isatty() else None
         try:
             return evaluate_span_paths(

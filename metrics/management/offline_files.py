@@ -1,15 +1,4 @@
-"""What every offline command does with its files, the same way in each.
-
-- An existing output (a file, or a folder that is not empty) is refused with exit status 2 and one
-  line, unless `--overwrite` is given; then it is replaced only once the new output is complete.
-- Outputs are written with one mode: files 0644, folders 0755 (readable by the team, like any report).
-- An input of the wrong kind (an EPPI export given as span gold, span JSONL given as extraction gold…)
-  is named in one line, exit status 2, before any work is done. The kind comes from the project's
-  format sniffer (`annotations.services.gold_read.detect_format`) and, for JSON lines, the fields
-  of the first record.
-- `--processes N` scores the documents' chunks in N local processes (metrics.pipeline.executors);
-  the results are the same whatever N.
-"""
+"""What every offline command does with its files (options, input kinds, outputs), the same way in each."""
 
 from __future__ import annotations
 
@@ -272,7 +261,8 @@ def output_slot(path: Path, *, overwrite: bool) -> Iterator[None]:
 
 
 def set_output_modes(path: Path) -> None:
-    """Files 0644, folders 0755, whatever the umask or a temporary file's private mode made them."""
+    """Files 0644, folders 0755 (readable by the team, like any report), whatever the umask or a
+    temporary file's private mode made them."""
     if path.is_dir():
         path.chmod(OUTPUT_DIR_MODE)
         for folder, folders, files in os.walk(path):

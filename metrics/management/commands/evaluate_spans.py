@@ -1,9 +1,5 @@
-"""`manage.py evaluate_spans`: score de-identification spans offline, from files to results.json.
-
-It touches no database: it reads files, calls `metrics.pipeline.span_evaluation` (the same code the server's
-scoring jobs use) and writes one JSON file, atomically, so a failed run never leaves a half-written or
-stale-looking result behind.
-"""
+"""`manage.py evaluate_spans`: score de-identification spans from files to results.json, without a
+database, through `metrics.pipeline.span_evaluation` (the code of the server's scoring jobs)."""
 
 from __future__ import annotations
 

@@ -83,9 +83,7 @@ GOLD_DIFF_EXAMPLE = {
 
 
 class GoldVersionDiffApi(ApiView):
-    class Pagination(KeysetPagination):
-        ordering = "id"
-
+    Pagination = KeysetPagination
     query_serializers = {"get": GoldDiffQuery}
     paginated_methods = ("get",)
 

@@ -228,9 +228,7 @@ class RunComparisonApi(ApiView):
             if kind is not None:
                 self.fields["match_status"].choices = MATCH_STATUSES[kind]
 
-    class Pagination(KeysetPagination):
-        ordering = "id"
-
+    Pagination = KeysetPagination
     renderer_classes = [JSONAnswerRenderer, CSVRenderer]
     query_serializers = {"get": FilterSerializer}
     paginated_methods = ("get",)

@@ -17,7 +17,6 @@ from evalproject.renderers import JSONAnswerRenderer
 from evalproject.validation import BIGINTEGER_MAX, ChoiceField
 from experiments.models import RunKind
 from experiments.selectors import run_get_for_user
-from metrics.api.human_ceiling import GoldStatusOutput
 from metrics.artefacts.exports import comparison_csv_stream, comparison_header
 from metrics.engine.attributes.types import MatchStatus
 from metrics.models import ComparisonRow, MetricValue
@@ -29,6 +28,35 @@ from metrics.selectors import (
     scoring_get,
     scoring_list,
 )
+
+
+# What every answer showing a scoring's numbers carries beside them: the gold status of the scoring
+# (metrics.selectors) and the human ceiling (metrics.services.human_ceiling), docs/agreement.md.
+class GoldStatusOutput(serializers.Serializer):
+    scored_on = serializers.IntegerField(help_text="The gold version the scoring used.")
+    latest = serializers.IntegerField(help_text="The project's newest gold version of the same kind.")
+    is_latest = serializers.BooleanField(help_text="Whether the scoring used the newest gold.")
+    rows_difference = serializers.IntegerField(
+        required=False,
+        help_text="Spans or values the newest version has more (negative: fewer), without held-back "
+        "documents; absent when the scoring used the newest gold.",
+    )
+    text = serializers.CharField(help_text='e.g. "scored on gold v3; v4 has 12 more spans".')
+
+
+class HumanCeilingOutput(serializers.Serializer):
+    gold_version = serializers.IntegerField(help_text="The gold version the model and the humans share.")
+    level = serializers.FloatField(help_text="Confidence level of the intervals.")
+    method = serializers.CharField(help_text="How the paired intervals are computed.")
+    human_runs = serializers.ListField(
+        child=serializers.DictField(), help_text="The human runs compared: run, name, scoring."
+    )
+    metrics = serializers.ListField(
+        child=serializers.DictField(),
+        help_text="Per headline metric: scope, scope_key, name, `model` (value, ci_low, ci_high), "
+        "`annotators` (each human's value as scored, `paired`: human, model, delta, ci_low, ci_high, "
+        "p_value, documents_compared; `model_below`) and `text`.",
+    )
 
 
 def number_field(help_text: str, *, required: bool = False) -> serializers.IntegerField:

@@ -1,6 +1,4 @@
-"""GET /runs/compare/?a=ID&b=ID: metric deltas (b - a), the rows whose outcome changed and the paired
-tests of `manage.py compare_runs` under `paired` (`resamples`, `seed`, `level` as its flags, same
-defaults; `paired=false` leaves them out: `paired` is null)."""
+"""GET /runs/compare/: two runs compared, with the paired tests of `manage.py compare_runs` (its defaults)."""
 
 from __future__ import annotations
 
@@ -17,8 +15,7 @@ from evalproject.api import ApiView
 from evalproject.validation import BIGINTEGER_MAX
 from experiments.models import ExperimentRun
 from experiments.selectors import run_get_for_user
-from metrics.api.human_ceiling import GoldStatusOutput, HumanCeilingOutput
-from metrics.api.results import number_field
+from metrics.api.results import GoldStatusOutput, HumanCeilingOutput, number_field
 from metrics.engine.uncertainty import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
 from metrics.pipeline.intervals import IntervalSettings
 from metrics.selectors import gold_status_for_scoring, human_ceiling_for_run, scoring_get

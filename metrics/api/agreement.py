@@ -1,5 +1,3 @@
-"""POST /projects/{slug}/agreement/ starts an agreement job (202); GET answers with the latest result."""
-
 from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiExample, extend_schema

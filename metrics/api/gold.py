@@ -1,6 +1,3 @@
-"""GET /projects/{slug}/gold/versions/{a}/diff/{b}/: what changed in the gold from version a to b, paged
-by document, with a summary. `?kind=spans|attributes` when the project has gold of both kinds."""
-
 from __future__ import annotations
 
 from collections.abc import Mapping

@@ -14,7 +14,7 @@ from annotations.selectors import attribute_specs
 from annotations.selectors.gold import gold_attribute_documents
 from experiments.models import DocumentStatus, ExperimentRun, RunDocument
 from metrics.artefacts.metrics_files import metrics_report
-from metrics.engine.attributes import resolve_custom_metrics
+from metrics.engine.attributes.custom_metrics import resolve_custom_metrics
 from metrics.engine.attributes.evaluation import evaluation_from_rows
 from metrics.engine.attributes.types import (
     COMPARISON_COLUMNS,

@@ -10,8 +10,7 @@ import random
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from metrics.engine.attributes import compare_documents
-from metrics.engine.attributes.comparison import unscored_document_ids
+from metrics.engine.attributes.comparison import compare_documents, unscored_document_ids
 from metrics.pipeline.attributes import (
     AttributeChunk,
     compare_attribute_chunk,

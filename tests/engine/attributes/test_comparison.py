@@ -4,7 +4,7 @@ import dataclasses
 
 import pytest
 
-from metrics.engine.attributes import compare_documents
+from metrics.engine.attributes.comparison import compare_documents
 from metrics.engine.attributes.types import (
     COMPARISON_COLUMNS,
     AttributeType,

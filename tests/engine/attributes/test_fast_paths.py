@@ -20,7 +20,6 @@ from typing import Any
 
 import pytest
 
-from metrics.engine.attributes import compare_documents
 from metrics.engine.attributes.citations import NO_CITATION, Citation, parse_citation
 from metrics.engine.attributes.coercion import CoercionError, coerce_value
 from metrics.engine.attributes.comparison import (
@@ -28,6 +27,7 @@ from metrics.engine.attributes.comparison import (
     NO_PREDICTION_DOCUMENT,
     NULL_PREDICTION,
     SOURCE_CHECKED_TYPES,
+    compare_documents,
     group_by_attribute,
     raw_text,
     string_similarity,

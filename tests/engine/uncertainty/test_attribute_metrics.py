@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from metrics.engine.attributes import compare_documents
+from metrics.engine.attributes.comparison import compare_documents
 from metrics.engine.attributes.metrics import metric_columns
 from metrics.engine.attributes.types import AttributeType, EvaluationSettings
 from metrics.engine.uncertainty import compare_runs

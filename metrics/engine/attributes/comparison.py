@@ -510,30 +510,6 @@ def unknown_attribute_warnings(unknown_predicted: Mapping[str, int]) -> list[str
     ]
 
 
-def compare_documents(
-    *,
-    run_id: str,
-    attributes: Sequence[AttributeSpec],
-    gold_documents: Sequence[GoldDocument],
-    predictions: Mapping[str, PredictionDocument],
-    settings: EvaluationSettings,
-) -> tuple[list[ComparisonRow], list[str]]:
-    """Rows for these gold documents, in gold-document order then attribute order, and warnings.
-
-    Only attributes with a prompt get rows; a document with no gold for any schema attribute gets none
-    (see `unscored_document_ids`). `predictions` is keyed by document id; only its lookups matter, so
-    its order never changes a result.
-    """
-    rows, warnings, unknown_predicted = compare_document_slice(
-        run_id=run_id,
-        attributes=attributes,
-        gold_documents=gold_documents,
-        predictions=predictions,
-        settings=settings,
-    )
-    return rows, [*warnings, *unknown_attribute_warnings(unknown_predicted)]
-
-
 def compare_document_slice(
     *,
     run_id: str,
@@ -542,8 +518,14 @@ def compare_document_slice(
     predictions: Mapping[str, PredictionDocument],
     settings: EvaluationSettings,
 ) -> tuple[list[ComparisonRow], list[str], dict[str, int]]:
-    """`compare_documents` of one slice of a run's documents, with the counts of predicted values
-    outside the schema per attribute id, to be added to the other slices' before they are worded."""
+    """Rows for one slice of a run's gold documents, in gold-document order then attribute order,
+    their warnings, and the counts of predicted values outside the schema per attribute id, to be
+    added to the other slices' before they are worded (`unknown_attribute_warnings`).
+
+    Only attributes with a prompt get rows; a document with no gold for any schema attribute gets none
+    (see `unscored_document_ids`). `predictions` is keyed by document id; only its lookups matter, so
+    its order never changes a result.
+    """
     validate_settings(settings)
     check_schema(attributes)
     documents = documents_to_compare(gold_documents, attributes)

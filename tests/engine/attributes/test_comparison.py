@@ -4,14 +4,13 @@ import dataclasses
 
 import pytest
 
-from metrics.engine.attributes.comparison import compare_documents
 from metrics.engine.attributes.types import (
     COMPARISON_COLUMNS,
     AttributeType,
     EvaluationSettings,
     MatchStatus,
 )
-from tests.engine.attributes.test_support import evaluate, gold, predicted, spec
+from tests.engine.attributes.test_support import compare_documents, evaluate, gold, predicted, spec
 
 BOOL, STRING, INTEGER, FLOAT = (
     AttributeType.BOOL,

@@ -27,7 +27,6 @@ from metrics.engine.attributes.comparison import (
     NO_PREDICTION_DOCUMENT,
     NULL_PREDICTION,
     SOURCE_CHECKED_TYPES,
-    compare_documents,
     group_by_attribute,
     raw_text,
     string_similarity,
@@ -55,7 +54,7 @@ from metrics.engine.attributes.types import (
     PredictedAnnotation,
     PredictionDocument,
 )
-from tests.engine.attributes.test_support import verbatim_fuzzy_pct
+from tests.engine.attributes.test_support import compare_documents, verbatim_fuzzy_pct
 
 # --- the reference: the row builder as it was before the flat loop (unchanged) -----------------
 

@@ -8,7 +8,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn import metrics as sk
 
-from metrics.engine.attributes.comparison import compare_documents
 from metrics.engine.attributes.evaluation import evaluation_from_columns
 from metrics.engine.attributes.metrics import (
     COUNT_COLUMNS,
@@ -18,7 +17,7 @@ from metrics.engine.attributes.metrics import (
     metric_columns,
 )
 from metrics.engine.attributes.types import AttributeType, EvaluationSettings, MatchStatus
-from tests.engine.attributes.test_support import evaluate, gold, predicted, result_of, spec
+from tests.engine.attributes.test_support import compare_documents, evaluate, gold, predicted, result_of, spec
 
 BOOL, STRING, INTEGER, FLOAT = (
     AttributeType.BOOL,

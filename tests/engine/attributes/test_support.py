@@ -11,8 +11,9 @@ from typing import Any
 from rapidfuzz import fuzz
 
 from metrics.engine.attributes.comparison import (
-    compare_documents,
+    compare_document_slice,
     documents_without_context,
+    unknown_attribute_warnings,
     unscored_document_ids,
 )
 from metrics.engine.attributes.custom_metrics import resolve_custom_metrics
@@ -21,6 +22,7 @@ from metrics.engine.attributes.text_search import collapse_whitespace
 from metrics.engine.attributes.types import (
     AttributeSpec,
     AttributeType,
+    ComparisonRow,
     EvaluationSettings,
     ExtractionEvaluation,
     FullTextDetail,
@@ -87,6 +89,13 @@ def predicted(
     return PredictionDocument(
         document_id=document_id, context=context, status=status, error=error, annotations=annotations
     )
+
+
+def compare_documents(**arguments: Any) -> tuple[list[ComparisonRow], list[str]]:
+    """`compare_document_slice` of a whole run in one pass, with every warning worded: the result the
+    chunked paths are held to."""
+    rows, warnings, unknown_predicted = compare_document_slice(**arguments)
+    return rows, [*warnings, *unknown_attribute_warnings(unknown_predicted)]
 
 
 def evaluate(

@@ -496,12 +496,6 @@ def documents_to_compare(
     return selected
 
 
-def add_unknown_counts(total: dict[str, int], more: Mapping[str, int]) -> None:
-    """Add the counts of predicted values outside the schema of another slice of the run to `total`."""
-    for attribute_id, count in more.items():
-        total[attribute_id] = total.get(attribute_id, 0) + count
-
-
 def unknown_attribute_warnings(unknown_predicted: Mapping[str, int]) -> list[str]:
     return [
         f"predicted attribute {attribute_id!r} is not in the schema; "

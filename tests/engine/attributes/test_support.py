@@ -17,7 +17,7 @@ from metrics.engine.attributes.comparison import (
     unscored_document_ids,
 )
 from metrics.engine.attributes.custom_metrics import resolve_custom_metrics
-from metrics.engine.attributes.evaluation import evaluation_from_rows
+from metrics.engine.attributes.evaluation import evaluation_from_columns
 from metrics.engine.attributes.text_search import collapse_whitespace
 from metrics.engine.attributes.types import (
     AttributeSpec,
@@ -116,7 +116,7 @@ def evaluate(
         predictions=by_id,
         settings=evaluation_settings,
     )
-    return evaluation_from_rows(
+    return evaluation_from_columns(
         run_id="run-1",
         attributes=attributes,
         rows=rows,

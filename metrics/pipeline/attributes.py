@@ -21,7 +21,6 @@ from typing import Any
 from metrics.engine.attributes.comparison import (
     compare_document_slice,
     unknown_attribute_warnings,
-    unscored_document_ids,
 )
 from metrics.engine.attributes.types import (
     AttributeSpec,
@@ -71,15 +70,15 @@ class AttributePartial:
 
 
 def compare_attribute_chunk(chunk: AttributeChunk) -> AttributePartial:
-    rows, warnings, unknown = compare_document_slice(
-        run_id=chunk.run_id,
-        attributes=chunk.attributes,
-        gold_documents=chunk.gold_documents,
-        predictions=chunk.predictions,
-        settings=chunk.settings,
+    return AttributePartial(
+        *compare_document_slice(
+            run_id=chunk.run_id,
+            attributes=chunk.attributes,
+            gold_documents=chunk.gold_documents,
+            predictions=chunk.predictions,
+            settings=chunk.settings,
+        )
     )
-    unscored = unscored_document_ids(chunk.gold_documents, chunk.attributes)
-    return AttributePartial(rows, warnings, unknown, unscored)
 
 
 def merge_attribute_partials(partials: Iterable[AttributePartial]) -> AttributePartial:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import suppress
 from typing import Any
 
@@ -60,14 +60,6 @@ def validate_settings(settings: EvaluationSettings) -> None:
         )
     if not settings.float_relative_tolerance >= 0.0:
         raise ValueError(f"float_relative_tolerance must be >= 0, got {settings.float_relative_tolerance}")
-
-
-def has_gold(document: GoldDocument, schema_ids: Iterable[str]) -> bool:
-    """A document has gold when it is annotated for at least one attribute of the schema.
-
-    An EPPI reference with no codes has none: it is listed as unscored, not scored as all-defaults.
-    """
-    return not document.annotations.keys().isdisjoint(schema_ids)
 
 
 def string_similarity(gold: str, predicted: str) -> float:
@@ -463,25 +455,28 @@ def compare_document_slice(
     gold_documents: Sequence[GoldDocument],
     predictions: Mapping[str, PredictionDocument],
     settings: EvaluationSettings,
-) -> tuple[list[ComparisonRow], list[str], dict[str, int]]:
+) -> tuple[list[ComparisonRow], list[str], dict[str, int], list[str]]:
     """Rows for one slice of a run's gold documents, in gold-document order then attribute order,
-    their warnings, and the counts of predicted values outside the schema per attribute id, to be
-    added to the other slices' before they are worded (`unknown_attribute_warnings`).
+    their warnings, the counts of predicted values outside the schema per attribute id, to be added
+    to the other slices' before they are worded (`unknown_attribute_warnings`), and the documents
+    without gold, in order.
 
-    Only attributes with a prompt get rows; a document with no gold for any schema attribute gets none
-    (see `unscored_document_ids`). `predictions` is keyed by document id; only its lookups matter, so
-    its order never changes a result.
+    Only attributes with a prompt get rows; a document with no gold for any schema attribute gets none:
+    an EPPI reference with no codes is listed as unscored, not scored as all-defaults. `predictions`
+    is keyed by document id; only its lookups matter, so its order never changes a result.
     """
     validate_settings(settings)
     check_schema(attributes)
     schema_ids = {spec.attribute_id for spec in attributes}
-    documents = []
+    documents, unscored = [], []
     seen: set[str] = set()
     for document in gold_documents:
         if document.document_id in seen:
             raise ValueError(f"gold document {document.document_id!r} appears twice")
         seen.add(document.document_id)
-        if has_gold(document, schema_ids):
+        if document.annotations.keys().isdisjoint(schema_ids):
+            unscored.append(document.document_id)
+        else:
             documents.append(document)
     comparison = _Comparison(run_id, settings, FuzzyScores())
     plans = [_AttributePlan(spec, settings, comparison.coercions) for spec in attributes if spec.is_scored]
@@ -496,12 +491,4 @@ def compare_document_slice(
             row.human_verbatim_fuzzy_match_pct = scores[int(-1.0 - row.human_verbatim_fuzzy_match_pct)]
         if row.llm_verbatim_fuzzy_match_pct < 0.0:
             row.llm_verbatim_fuzzy_match_pct = scores[int(-1.0 - row.llm_verbatim_fuzzy_match_pct)]
-    return comparison.rows, comparison.warnings, comparison.unknown_predicted
-
-
-def unscored_document_ids(
-    gold_documents: Sequence[GoldDocument], attributes: Sequence[AttributeSpec]
-) -> list[str]:
-    """Gold documents with no gold for any schema attribute, in input order: listed, not scored."""
-    schema_ids = [spec.attribute_id for spec in attributes]
-    return [document.document_id for document in gold_documents if not has_gold(document, schema_ids)]
+    return comparison.rows, comparison.warnings, comparison.unknown_predicted, unscored

@@ -14,7 +14,6 @@ from metrics.engine.attributes.comparison import (
     compare_document_slice,
     documents_without_context,
     unknown_attribute_warnings,
-    unscored_document_ids,
 )
 from metrics.engine.attributes.custom_metrics import resolve_custom_metrics
 from metrics.engine.attributes.evaluation import evaluation_from_columns
@@ -94,8 +93,20 @@ def predicted(
 def compare_documents(**arguments: Any) -> tuple[list[ComparisonRow], list[str]]:
     """`compare_document_slice` of a whole run in one pass, with every warning worded: the result the
     chunked paths are held to."""
-    rows, warnings, unknown_predicted = compare_document_slice(**arguments)
+    rows, warnings, unknown_predicted, _ = compare_document_slice(**arguments)
     return rows, [*warnings, *unknown_attribute_warnings(unknown_predicted)]
+
+
+def unscored_document_ids(
+    gold_documents: Sequence[GoldDocument], attributes: Sequence[AttributeSpec]
+) -> list[str]:
+    """Gold documents with no gold for any schema attribute, in input order: listed, not scored."""
+    schema_ids = {spec.attribute_id for spec in attributes}
+    return [
+        document.document_id
+        for document in gold_documents
+        if document.annotations.keys().isdisjoint(schema_ids)
+    ]
 
 
 def evaluate(

@@ -41,10 +41,15 @@ from metrics.engine.attributes.types import (
 )
 from metrics.engine.attributes.verbatim import FuzzyScores, settled_pct_of_collapsed
 
-# Types whose gold value is searched in the context and the citation, and which get a match status.
-SOURCE_CHECKED_TYPES: frozenset[AttributeType] = frozenset(
-    {AttributeType.STRING, AttributeType.INTEGER, AttributeType.FLOAT}
-)
+# The types whose gold value is searched in the context and the citation, and which get a match
+# status, by how they are searched (a plan's `kind`: looked up once per call instead of once per row).
+_KIND_STRING, _KIND_NUMBER, _KIND_OTHER = range(3)
+_KINDS = {
+    AttributeType.STRING: _KIND_STRING,
+    AttributeType.INTEGER: _KIND_NUMBER,
+    AttributeType.FLOAT: _KIND_NUMBER,
+}
+SOURCE_CHECKED_TYPES: frozenset[AttributeType] = frozenset(_KINDS)
 
 NO_PREDICTION_DOCUMENT = "no prediction was posted for this document"
 NO_ANNOTATION = "the prediction has no value for this attribute"
@@ -83,15 +88,6 @@ def group_by_attribute(annotations: Sequence[PredictedAnnotation]) -> dict[str, 
 
 def with_model_reasoning(reason: str, model_reasoning: str | None) -> str:
     return f"{reason}. Model reasoning: {model_reasoning}" if model_reasoning else reason
-
-
-# What the row loop needs of an attribute, looked up once per call instead of once per row.
-_KIND_STRING, _KIND_NUMBER, _KIND_OTHER = range(3)
-_KINDS = {
-    AttributeType.STRING: _KIND_STRING,
-    AttributeType.INTEGER: _KIND_NUMBER,
-    AttributeType.FLOAT: _KIND_NUMBER,
-}
 
 
 class _AttributePlan:

@@ -429,10 +429,9 @@ def documents_without_context(
 
 def check_schema(attributes: Sequence[AttributeSpec]) -> None:
     """ValueError when an attribute id appears more than once in the schema."""
-    schema_ids = {spec.attribute_id for spec in attributes}
-    if len(schema_ids) != len(attributes):
-        counts = Counter(spec.attribute_id for spec in attributes)
-        repeated = sorted(attribute_id for attribute_id, count in counts.items() if count > 1)
+    counts = Counter(spec.attribute_id for spec in attributes)
+    repeated = sorted(attribute_id for attribute_id, count in counts.items() if count > 1)
+    if repeated:
         raise ValueError(f"attribute ids appear more than once in the schema: {', '.join(repeated)}")
 
 

@@ -47,9 +47,7 @@ def evaluation_from_columns(
 
     `unscored`: gold documents without gold (in order); `without_context`: gold documents whose
     prediction was extracted with no context (in order); `ignored_note`: the note on predicted
-    documents outside the gold, worded by the caller (which knows where they came from), or none.
-    Notes come in this order: attributes without a prompt, unscored documents, `ignored_note`,
-    custom metrics without a BOOL attribute, documents without a context, then `row_warnings`."""
+    documents outside the gold, worded by the caller (which knows where they came from), or none."""
     custom = resolve_custom_metrics(settings.custom_metrics)
     scored = [spec for spec in attributes if spec.is_scored]
     skipped = [spec.attribute_id for spec in attributes if not spec.is_scored]

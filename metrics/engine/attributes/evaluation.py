@@ -79,5 +79,4 @@ def evaluation_from_columns(
             *row_warnings,
         ],
         unscored_documents=unscored,
-        skipped_attributes=skipped,
     )

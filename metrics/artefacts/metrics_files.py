@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from metrics.artefacts.cells import Destination, cell, csv_writer, is_null, open_destination
-from metrics.engine.attributes import COUNT_COLUMNS, metric_column_order
+from metrics.engine.attributes.metrics import COUNT_COLUMNS, metric_column_order
 from metrics.engine.attributes.types import AttributeResult, ExtractionEvaluation
 from metrics.engine.text_table import text_table
 from metrics.engine.uncertainty import Interval

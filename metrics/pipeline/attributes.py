@@ -12,16 +12,15 @@ pass whatever the chunking.
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
 
 from metrics.engine.attributes.comparison import (
-    add_unknown_counts,
     compare_document_slice,
     unknown_attribute_warnings,
-    unscored_document_ids,
 )
 from metrics.engine.attributes.types import (
     AttributeSpec,
@@ -71,26 +70,26 @@ class AttributePartial:
 
 
 def compare_attribute_chunk(chunk: AttributeChunk) -> AttributePartial:
-    rows, warnings, unknown = compare_document_slice(
-        run_id=chunk.run_id,
-        attributes=chunk.attributes,
-        gold_documents=chunk.gold_documents,
-        predictions=chunk.predictions,
-        settings=chunk.settings,
+    return AttributePartial(
+        *compare_document_slice(
+            run_id=chunk.run_id,
+            attributes=chunk.attributes,
+            gold_documents=chunk.gold_documents,
+            predictions=chunk.predictions,
+            settings=chunk.settings,
+        )
     )
-    unscored = unscored_document_ids(chunk.gold_documents, chunk.attributes)
-    return AttributePartial(rows, warnings, unknown, unscored)
 
 
 def merge_attribute_partials(partials: Iterable[AttributePartial]) -> AttributePartial:
     """The run's result: every chunk's rows, warnings and unscored documents, in chunk order; the
     warnings end with the outside-the-schema ones, counted over every chunk (no count is left)."""
     merged = AttributePartial(rows=[], warnings=[], unknown_predicted={})
-    unknown: dict[str, int] = {}
+    unknown: Counter[str] = Counter()
     for chunk_result in partials:
         merged.rows.extend(chunk_result.rows)
         merged.warnings.extend(chunk_result.warnings)
         merged.unscored_documents.extend(chunk_result.unscored_documents)
-        add_unknown_counts(unknown, chunk_result.unknown_predicted)
+        unknown.update(chunk_result.unknown_predicted)
     merged.warnings.extend(unknown_attribute_warnings(unknown))
     return merged

@@ -31,7 +31,8 @@ from annotations.importers.formats import SNIFF_BYTES, attribute_gold_format
 from annotations.importers.prompts_csv import PromptSet, read_prompts_csv
 from annotations.importers.sources import SourceInput
 from metrics.artefacts.run_records import annotations_run_metadata
-from metrics.engine.attributes import resolve_custom_metrics, validate_settings
+from metrics.engine.attributes.comparison import validate_settings
+from metrics.engine.attributes.custom_metrics import resolve_custom_metrics
 from metrics.engine.attributes.types import EvaluationSettings, ExtractionEvaluation
 from metrics.engine.uncertainty import Interval
 from metrics.pipeline.attributes import AttributePartial, compare_attribute_chunk, merge_attribute_partials

@@ -39,8 +39,8 @@ from metrics.artefacts.run_records import (
     write_metadata_json_lines,
     write_prompts_used_csv,
 )
-from metrics.engine.attributes import resolve_custom_metrics, validate_settings
-from metrics.engine.attributes.comparison import check_schema
+from metrics.engine.attributes.comparison import check_schema, validate_settings
+from metrics.engine.attributes.custom_metrics import resolve_custom_metrics
 from metrics.engine.attributes.evaluation import evaluation_from_columns
 from metrics.engine.attributes.metrics import MetricColumns
 from metrics.engine.attributes.types import EvaluationSettings, ExtractionEvaluation

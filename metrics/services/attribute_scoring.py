@@ -1,5 +1,5 @@
 """Scoring an attribute run in chunks of documents: rows per chunk (they depend on the chunk's documents
-only), then metrics over all rows through `evaluation_from_rows`, the one builder of an
+only), then metrics over all rows through `evaluation_from_columns`, the one builder of an
 ExtractionEvaluation, offline and here.
 """
 
@@ -14,8 +14,8 @@ from annotations.selectors import attribute_specs
 from annotations.selectors.gold import gold_attribute_documents
 from experiments.models import DocumentStatus, ExperimentRun, RunDocument
 from metrics.artefacts.metrics_files import metrics_report
-from metrics.engine.attributes import resolve_custom_metrics
-from metrics.engine.attributes.evaluation import evaluation_from_rows
+from metrics.engine.attributes.custom_metrics import resolve_custom_metrics
+from metrics.engine.attributes.evaluation import evaluation_from_columns
 from metrics.engine.attributes.types import (
     COMPARISON_COLUMNS,
     AttributeSpec,
@@ -100,7 +100,7 @@ class AttributeScoringPlan:
                 "document__external_id", flat=True
             )
         )
-        evaluation = evaluation_from_rows(
+        evaluation = evaluation_from_columns(
             run_id=str(run.pk),
             attributes=self.specs,
             rows=merged.rows,

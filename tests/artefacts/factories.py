@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from metrics.engine.attributes import COUNT_COLUMNS
+from metrics.engine.attributes.metrics import COUNT_COLUMNS
 from metrics.engine.attributes.types import (
     AttributeResult,
     AttributeSpec,

@@ -7,7 +7,7 @@ import io
 import json
 
 from metrics.artefacts.metrics_files import format_metrics_table, write_metrics_csv, write_metrics_json
-from metrics.engine.attributes import COUNT_COLUMNS, metric_column_order
+from metrics.engine.attributes.metrics import COUNT_COLUMNS, metric_column_order
 from metrics.engine.attributes.types import AttributeType
 from tests.artefacts.factories import evaluation, result, spec
 

@@ -10,8 +10,6 @@ import random
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from metrics.engine.attributes import compare_documents
-from metrics.engine.attributes.comparison import unscored_document_ids
 from metrics.pipeline.attributes import (
     AttributeChunk,
     compare_attribute_chunk,
@@ -19,6 +17,7 @@ from metrics.pipeline.attributes import (
 )
 from metrics.pipeline.executors import Executor, InProcess, ProcessPool
 from tests.engine.attributes.test_fast_paths import SCHEMA, SETTINGS, random_inputs
+from tests.engine.attributes.test_support import compare_documents, unscored_document_ids
 
 
 def run_of(seed: int, documents: int):

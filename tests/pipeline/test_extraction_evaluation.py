@@ -11,11 +11,10 @@ import pytest
 from annotations.importers.attribute_jsonl import GoldSet
 from annotations.importers.extraction_predictions import PredictionSet
 from annotations.importers.prompts_csv import PromptSet
-from metrics.engine.attributes import compare_documents
-from metrics.engine.attributes.comparison import unscored_document_ids
 from metrics.pipeline import extraction_files
 from metrics.pipeline.extraction_evaluation import ExtractionInputs, compare_extraction_inputs
 from tests.engine.attributes.test_fast_paths import SCHEMA, SETTINGS, random_inputs
+from tests.engine.attributes.test_support import compare_documents, unscored_document_ids
 
 
 @pytest.mark.parametrize(("processes", "chunk_documents"), [(1, 33), (2, 70), (3, 70)])

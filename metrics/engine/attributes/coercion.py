@@ -72,7 +72,10 @@ def coerce_bool(raw: Any) -> bool:
     raise CoercionError(f"not a boolean (expected true/false/yes/no/1/0): {raw!r}")
 
 
-def _coerce_number(raw: Any, number_format: str) -> int | float:
+def _coerce_number(raw: Any, number_format: str, integer: bool) -> int | float:
+    """INTEGER: a JSON integer, an integral JSON number (12.0), or text read in the number format
+    ("1,250"). FLOAT: a JSON number, or text read in the number format ("1,250.5" under en, "1.250,5"
+    under de)."""
     if isinstance(raw, bool):
         # bool is an int subclass in Python; a True for a number is a type error, not 1.
         raise CoercionError(f"not a number: {raw!r}")
@@ -87,22 +90,13 @@ def _coerce_number(raw: Any, number_format: str) -> int | float:
         raise CoercionError(f"not a number: {raw!r}")
     if isinstance(value, float) and not math.isfinite(value):
         raise CoercionError(f"not a finite number: {raw!r}")
-    return value
-
-
-def coerce_integer(raw: Any, number_format: str) -> int:
-    """A JSON integer, an integral JSON number (12.0), or text read in the number format ("1,250")."""
-    value = _coerce_number(raw, number_format)
+    if not integer:
+        return float(value)
     if isinstance(value, float):
         if not value.is_integer():
             raise CoercionError(f"not an integer: {raw!r}")
         return int(value)
     return value
-
-
-def coerce_float(raw: Any, number_format: str) -> float:
-    """A JSON number, or text read in the number format ("1,250.5" under en, "1.250,5" under de)."""
-    return float(_coerce_number(raw, number_format))
 
 
 def coerce_string(raw: Any) -> str:
@@ -122,10 +116,8 @@ def coerce_value(raw: Any, attribute_type: AttributeType, number_format: str) ->
         return coerce_bool(raw)
     if attribute_type is AttributeType.STRING:
         return coerce_string(raw)
-    if attribute_type is AttributeType.INTEGER:
-        return coerce_integer(raw, number_format)
-    if attribute_type is AttributeType.FLOAT:
-        return coerce_float(raw, number_format)
+    if attribute_type is AttributeType.INTEGER or attribute_type is AttributeType.FLOAT:
+        return _coerce_number(raw, number_format, attribute_type is AttributeType.INTEGER)
     if attribute_type is AttributeType.LIST:
         if isinstance(raw, list | tuple):
             return list(raw)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import suppress
 from typing import Any
 
@@ -41,10 +41,15 @@ from metrics.engine.attributes.types import (
 )
 from metrics.engine.attributes.verbatim import FuzzyScores, settled_pct_of_collapsed
 
-# Types whose gold value is searched in the context and the citation, and which get a match status.
-SOURCE_CHECKED_TYPES: frozenset[AttributeType] = frozenset(
-    {AttributeType.STRING, AttributeType.INTEGER, AttributeType.FLOAT}
-)
+# The types whose gold value is searched in the context and the citation, and which get a match
+# status, by how they are searched (a plan's `kind`: looked up once per call instead of once per row).
+_KIND_STRING, _KIND_NUMBER, _KIND_OTHER = range(3)
+_KINDS = {
+    AttributeType.STRING: _KIND_STRING,
+    AttributeType.INTEGER: _KIND_NUMBER,
+    AttributeType.FLOAT: _KIND_NUMBER,
+}
+SOURCE_CHECKED_TYPES: frozenset[AttributeType] = frozenset(_KINDS)
 
 NO_PREDICTION_DOCUMENT = "no prediction was posted for this document"
 NO_ANNOTATION = "the prediction has no value for this attribute"
@@ -60,14 +65,6 @@ def validate_settings(settings: EvaluationSettings) -> None:
         )
     if not settings.float_relative_tolerance >= 0.0:
         raise ValueError(f"float_relative_tolerance must be >= 0, got {settings.float_relative_tolerance}")
-
-
-def has_gold(document: GoldDocument, schema_ids: Iterable[str]) -> bool:
-    """A document has gold when it is annotated for at least one attribute of the schema.
-
-    An EPPI reference with no codes has none: it is listed as unscored, not scored as all-defaults.
-    """
-    return not document.annotations.keys().isdisjoint(schema_ids)
 
 
 def string_similarity(gold: str, predicted: str) -> float:
@@ -93,15 +90,6 @@ def with_model_reasoning(reason: str, model_reasoning: str | None) -> str:
     return f"{reason}. Model reasoning: {model_reasoning}" if model_reasoning else reason
 
 
-# What the row loop needs of an attribute, looked up once per call instead of once per row.
-_KIND_STRING, _KIND_NUMBER, _KIND_OTHER = range(3)
-_KINDS = {
-    AttributeType.STRING: _KIND_STRING,
-    AttributeType.INTEGER: _KIND_NUMBER,
-    AttributeType.FLOAT: _KIND_NUMBER,
-}
-
-
 class _AttributePlan:
     def __init__(
         self,
@@ -124,40 +112,6 @@ class _AttributePlan:
         # ("yes", True, 12...) recur across thousands of rows. Keyed by the raw value's class too,
         # since 1, 1.0 and True are equal keys in a dict but not the same STRING.
         self.coercions = coercions.setdefault(spec.type, {})
-
-
-class _ChunkState:
-    """What the documents of one call share: caches of pure functions of their (repeating) inputs."""
-
-    def __init__(self, run_id: str, settings: EvaluationSettings) -> None:
-        self.run_id = run_id
-        self.threshold = settings.edit_distance_match_threshold
-        self.number_format = settings.number_format
-        self.citations: dict[str | tuple[str, ...], Citation] = {}
-        self.coercions: dict[AttributeType, dict[tuple[type, Any], tuple[bool, Any]]] = {}
-        # STRING gold value -> its normalised search form (few distinct values, searched per row).
-        self.needles: dict[str, str] = {}
-        # (kind, tolerance, gold value, citation texts) -> gold_value_in_citation: a few small values
-        # and their one-word citations ("4", "Uganda") recur across documents.
-        self.in_citation: dict[tuple[int, float, Any, tuple[str, ...]], bool] = {}
-        # Verbatim snippet -> whitespace-collapsed ("True", "4", "see table 2" recur across documents).
-        self.collapsed_snippets: dict[str, str] = {}
-
-
-def _citation(
-    citations: dict[str | tuple[str, ...], Citation], annotation: GoldAnnotation | None
-) -> Citation:
-    if annotation is None or not annotation.full_text_details:
-        return NO_CITATION
-    # Shared across the documents of one call: identical details (one EPPI passage coded for
-    # several attributes, generated data) are parsed once and their cleaned text stored once.
-    # Keyed by the texts alone, which is all parsing reads, and cheaper to hash than the details.
-    details = annotation.full_text_details
-    key = details[0].text if len(details) == 1 else tuple(detail.text for detail in details)
-    citation = citations.get(key)
-    if citation is None:
-        citation = citations[key] = parse_citation(details)
-    return citation
 
 
 def _string_in_citation(needle: str, texts: Sequence[str], threshold: float) -> bool:
@@ -231,232 +185,234 @@ def _coerced(plan: _AttributePlan, raw: Any) -> tuple[bool, Any]:
     return answer
 
 
-def _gold_value(
-    plan: _AttributePlan,
-    annotation: GoldAnnotation | None,
-    document_id: str,
-    warn: Callable[[str], None],
-) -> tuple[bool, Any]:
-    """(gold_is_valid, the coerced gold value): the attribute's missing default when the document has
-    no annotation for it; an invalid gold value is warned about and kept as its raw text."""
-    if annotation is not None:
-        raw_gold = annotation.output_data
-    else:
-        raw_gold = plan.missing if plan.missing_is_fixed else plan.spec.missing_value()
-    if raw_gold is None:
-        return True, None
-    gold_is_valid, gold = _coerced(plan, raw_gold)
-    if not gold_is_valid:
-        warn(
-            f"{_where(document_id, plan)}: invalid gold value {raw_gold!r} ({gold}); left out of the metrics"
-        )
-        gold = raw_text(raw_gold)
-    return gold_is_valid, gold
+class _Comparison:
+    """The rows of one call's documents as they are built, with what those documents share: caches of
+    pure functions of their (repeating) inputs, and the fuzzy verbatim scores computed meanwhile."""
 
+    def __init__(self, run_id: str, settings: EvaluationSettings, fuzzy: FuzzyScores) -> None:
+        self.run_id = run_id
+        self.threshold = settings.edit_distance_match_threshold
+        self.number_format = settings.number_format
+        self.fuzzy = fuzzy
+        self.rows: list[ComparisonRow] = []
+        # The rows holding a verbatim score left to `fuzzy`, as -1 - its position there.
+        self.waiting: list[ComparisonRow] = []
+        self.warnings: list[str] = []
+        self.unknown_predicted: dict[str, int] = {}
+        self.citations: dict[str | tuple[str, ...], Citation] = {}
+        self.coercions: dict[AttributeType, dict[tuple[type, Any], tuple[bool, Any]]] = {}
+        # STRING gold value -> its normalised search form (few distinct values, searched per row).
+        self.needles: dict[str, str] = {}
+        # (kind, tolerance, gold value, citation texts) -> gold_value_in_citation: a few small values
+        # and their one-word citations ("4", "Uganda") recur across documents.
+        self.in_citation: dict[tuple[int, float, Any, tuple[str, ...]], bool] = {}
+        # Verbatim snippet -> whitespace-collapsed ("True", "4", "see table 2" recur across documents).
+        self.collapsed_snippets: dict[str, str] = {}
 
-def _predicted_value(
-    plan: _AttributePlan,
-    side: _DocumentSide,
-    document_id: str,
-    warn: Callable[[str], None],
-) -> tuple[Any, str | None, str | None]:
-    """(the coerced predicted value or None when missing, llm_reasoning, llm_verbatim_text)."""
-    if side.failure is not None:
-        return None, side.failure, None
-    given = side.predicted.get(plan.attribute_id)
-    if not given:
-        return None, NO_ANNOTATION, None
-    if len(given) > 1:
-        values = ", ".join(repr(entry.output_data) for entry in given)
-        reasoning = f"the model gave {len(given)} values for this attribute ({values}); counted as missing"
-        warn(f"{_where(document_id, plan)}: {reasoning}")
-        return None, reasoning, None
-    given_annotation = given[0]
-    reasoning = given_annotation.reasoning
-    raw = given_annotation.output_data
-    if raw is None:
-        # (A raw value that coerces to None cannot happen: coerce_value maps only None to None.)
-        return None, with_model_reasoning(NULL_PREDICTION, reasoning), given_annotation.additional_text
-    valid, coerced = _coerced(plan, raw)
-    if valid:
-        return coerced, reasoning, given_annotation.additional_text
-    reason = f"invalid predicted value ({coerced}); counted as missing"
-    warn(f"{_where(document_id, plan)}: {reason}")
-    return None, with_model_reasoning(reason, reasoning), given_annotation.additional_text
+    def citation(self, annotation: GoldAnnotation) -> Citation:
+        if not annotation.full_text_details:
+            return NO_CITATION
+        # Shared across the documents of one call: identical details (one EPPI passage coded for
+        # several attributes, generated data) are parsed once and their cleaned text stored once.
+        # Keyed by the texts alone, which is all parsing reads, and cheaper to hash than the details.
+        details = annotation.full_text_details
+        key = details[0].text if len(details) == 1 else tuple(detail.text for detail in details)
+        citation = self.citations.get(key)
+        if citation is None:
+            citation = self.citations[key] = parse_citation(details)
+        return citation
 
-
-def _source_checks(
-    state: _ChunkState,
-    plan: _AttributePlan,
-    side: _DocumentSide,
-    gold: Any,
-    value: Any,
-    citation_texts: Sequence[str],
-) -> tuple[bool | None, bool | None, bool | None, MatchStatus | None]:
-    """(is_correct, gold_value_in_context, gold_value_in_citation, match_status) of a valid, non-null
-    gold value. Only STRING, INTEGER and FLOAT are searched for and get a status; the first rule that
-    holds gives it: missing_prediction, exact_match, near_match (STRING), bad source, good source.
-    Without a context the gold cannot have been found in it: a mismatch is a bad-source error (its
-    source cell stays blank)."""
-    is_correct: bool | None = None
-    if value is not None:
-        if plan.is_float:
-            is_correct = math.isclose(gold, value, rel_tol=plan.tolerance, abs_tol=0.0)
+    def gold_value(
+        self, plan: _AttributePlan, annotation: GoldAnnotation | None, document_id: str
+    ) -> tuple[bool, Any]:
+        """(gold_is_valid, the coerced gold value): the attribute's missing default when the document
+        has no annotation for it; an invalid gold value is warned about and kept as its raw text."""
+        if annotation is not None:
+            raw_gold = annotation.output_data
         else:
-            is_correct = bool(gold == value)
-    kind = plan.kind
-    if kind == _KIND_STRING:
-        needle = state.needles.get(gold)
-        if needle is None:
-            needle = state.needles[gold] = normalise_for_search(gold)
-        in_context = None if side.without_context else side.context.contains_string(needle)
-    elif kind == _KIND_NUMBER:
-        in_context = (
-            None if side.without_context else side.context.contains_number(float(gold), plan.tolerance)
-        )
-    else:
-        return is_correct, None, None, None
-    key = (kind, plan.tolerance, gold, citation_texts)
-    in_citation = state.in_citation.get(key)
-    if in_citation is None:
-        if kind == _KIND_STRING:
-            in_citation = bool(citation_texts) and _string_in_citation(
-                needle, citation_texts, state.threshold
+            raw_gold = plan.missing if plan.missing_is_fixed else plan.spec.missing_value()
+        if raw_gold is None:
+            return True, None
+        gold_is_valid, gold = _coerced(plan, raw_gold)
+        if not gold_is_valid:
+            self.warnings.append(
+                f"{_where(document_id, plan)}: invalid gold value {raw_gold!r} ({gold}); left out of the metrics"
             )
-        else:
-            in_citation = _number_in_texts(float(gold), citation_texts, state.number_format, plan.tolerance)
-        state.in_citation[key] = in_citation
-    if value is None:
-        status = MatchStatus.MISSING_PREDICTION
-    elif is_correct:
-        status = MatchStatus.EXACT_MATCH
-    elif kind == _KIND_STRING and string_similarity(gold, value) >= state.threshold:
-        status = MatchStatus.NEAR_MATCH
-    elif not in_context:
-        status = MatchStatus.EXTRACTION_ERROR_BAD_SOURCE
-    else:
-        status = MatchStatus.EXTRACTION_ERROR_GOOD_SOURCE
-    return is_correct, in_context, in_citation, status
+            gold = raw_text(raw_gold)
+        return gold_is_valid, gold
 
+    def predicted_value(
+        self, plan: _AttributePlan, side: _DocumentSide, document_id: str
+    ) -> tuple[Any, str | None, str | None]:
+        """(the coerced predicted value or None when missing, llm_reasoning, llm_verbatim_text)."""
+        if side.failure is not None:
+            return None, side.failure, None
+        given = side.predicted.get(plan.attribute_id)
+        if not given:
+            return None, NO_ANNOTATION, None
+        if len(given) > 1:
+            values = ", ".join(repr(entry.output_data) for entry in given)
+            reasoning = (
+                f"the model gave {len(given)} values for this attribute ({values}); counted as missing"
+            )
+            self.warnings.append(f"{_where(document_id, plan)}: {reasoning}")
+            return None, reasoning, None
+        given_annotation = given[0]
+        reasoning = given_annotation.reasoning
+        raw = given_annotation.output_data
+        if raw is None:
+            # (A raw value that coerces to None cannot happen: coerce_value maps only None to None.)
+            return None, with_model_reasoning(NULL_PREDICTION, reasoning), given_annotation.additional_text
+        valid, coerced = _coerced(plan, raw)
+        if valid:
+            return coerced, reasoning, given_annotation.additional_text
+        reason = f"invalid predicted value ({coerced}); counted as missing"
+        self.warnings.append(f"{_where(document_id, plan)}: {reason}")
+        return None, with_model_reasoning(reason, reasoning), given_annotation.additional_text
 
-def _verbatim_pct(
-    side: _DocumentSide, snippet: str, collapsed_snippets: dict[str, str], fuzzy: FuzzyScores
-) -> float:
-    """The verbatim score of a snippet (not empty) in the document's context, which there is; a
-    score that needs `partial_ratio` is left to `fuzzy`, and stands as -1 - its position there
-    until the end. Kept in the side's `verbatim_scores`."""
-    collapsed_snippet = collapsed_snippets.get(snippet)
-    if collapsed_snippet is None:
-        collapsed_snippet = collapsed_snippets[snippet] = collapse_whitespace(snippet)
-    collapsed_context = side.context.collapsed
-    pct = settled_pct_of_collapsed(collapsed_snippet, collapsed_context)
-    if pct is None:
-        pct = -1.0 - fuzzy.add(collapsed_snippet, collapsed_context)
-    side.verbatim_scores[snippet] = pct
-    return pct
-
-
-def _verbatim_pcts(
-    side: _DocumentSide,
-    human_text: str | None,
-    llm_text: str | None,
-    collapsed_snippets: dict[str, str],
-    fuzzy: FuzzyScores,
-) -> tuple[float | None, float | None]:
-    """The human and the model verbatim scores of a row (None without a context, 0 without a
-    snippet), the common answers (a snippet scored already for the document) without a call."""
-    if side.without_context:
-        return None, None
-    scored = side.verbatim_scores
-    human_pct = scored.get(human_text) if human_text else 0.0
-    if human_pct is None:
-        human_pct = _verbatim_pct(side, human_text, collapsed_snippets, fuzzy)
-    llm_pct = scored.get(llm_text) if llm_text else 0.0
-    if llm_pct is None:
-        llm_pct = _verbatim_pct(side, llm_text, collapsed_snippets, fuzzy)
-    return human_pct, llm_pct
-
-
-def _compare_rows(
-    state: _ChunkState,
-    plans: Sequence[_AttributePlan],
-    schema_ids: set[str] | frozenset[str],
-    gold_documents: Sequence[GoldDocument],
-    predictions: Mapping[str, PredictionDocument],
-    fuzzy: FuzzyScores,
-) -> tuple[list[ComparisonRow], list[str], dict[str, int], list[ComparisonRow]]:
-    """`compare_document_slice` of documents that all have gold, with each verbatim score that needs
-    `partial_ratio` handed to `fuzzy` and written in its row as -1 - its position there; the last
-    item lists the rows holding one.
-
-    The checks of each row follow the order of the rules in docs/semantics.md section 2: the gold value,
-    the prediction, the searches in the context and the citation with the match status, then the
-    verbatim grounding of both snippets.
-    """
-    rows: list[ComparisonRow] = []
-    waiting: list[ComparisonRow] = []
-    warnings: list[str] = []
-    unknown_predicted: dict[str, int] = {}
-    warn = warnings.append
-    run_id, citations = state.run_id, state.citations
-    collapsed_snippets = state.collapsed_snippets
-    for document in gold_documents:
-        document_id = document.document_id
-        gold_annotations = document.annotations
-        side = _DocumentSide(predictions.get(document_id), schema_ids, unknown_predicted, state.number_format)
-        for plan in plans:
-            attribute_id = plan.attribute_id
-            annotation: GoldAnnotation | None = gold_annotations.get(attribute_id)
-            gold_is_valid, gold = _gold_value(plan, annotation, document_id, warn)
-            value, reasoning, verbatim_text = _predicted_value(plan, side, document_id, warn)
-            human_additional_text = None if annotation is None else annotation.additional_text
-            citation = NO_CITATION if annotation is None else _citation(citations, annotation)
-            if not gold_is_valid:
-                # Every type, BOOL included: an unscored row must say why it is unscored.
-                is_correct, in_context, in_citation = None, None, None
-                status: MatchStatus | None = MatchStatus.INVALID_GOLD
-            elif gold is None:
-                # (A null gold, from a null missing default, is left out: no checks, no status.)
-                is_correct, in_context, in_citation, status = None, None, None, None
+    def source_checks(
+        self, plan: _AttributePlan, side: _DocumentSide, gold: Any, value: Any, citation_texts: Sequence[str]
+    ) -> tuple[bool | None, bool | None, bool | None, MatchStatus | None]:
+        """(is_correct, gold_value_in_context, gold_value_in_citation, match_status) of a valid,
+        non-null gold value. Only STRING, INTEGER and FLOAT are searched for and get a status; the
+        first rule that holds gives it: missing_prediction, exact_match, near_match (STRING), bad
+        source, good source. Without a context the gold cannot have been found in it: a mismatch is a
+        bad-source error (its source cell stays blank)."""
+        is_correct: bool | None = None
+        if value is not None:
+            if plan.is_float:
+                is_correct = math.isclose(gold, value, rel_tol=plan.tolerance, abs_tol=0.0)
             else:
-                texts = citation.highlights
-                if human_additional_text:
-                    texts = (human_additional_text, *texts)
-                is_correct, in_context, in_citation, status = _source_checks(
-                    state, plan, side, gold, value, texts
+                is_correct = bool(gold == value)
+        kind = plan.kind
+        if kind == _KIND_STRING:
+            needle = self.needles.get(gold)
+            if needle is None:
+                needle = self.needles[gold] = normalise_for_search(gold)
+            in_context = None if side.without_context else side.context.contains_string(needle)
+        elif kind == _KIND_NUMBER:
+            in_context = (
+                None if side.without_context else side.context.contains_number(float(gold), plan.tolerance)
+            )
+        else:
+            return is_correct, None, None, None
+        key = (kind, plan.tolerance, gold, citation_texts)
+        in_citation = self.in_citation.get(key)
+        if in_citation is None:
+            if kind == _KIND_STRING:
+                in_citation = bool(citation_texts) and _string_in_citation(
+                    needle, citation_texts, self.threshold
                 )
-            human_pct, llm_pct = _verbatim_pcts(
-                side, human_additional_text, verbatim_text, collapsed_snippets, fuzzy
+            else:
+                in_citation = _number_in_texts(
+                    float(gold), citation_texts, self.number_format, plan.tolerance
+                )
+            self.in_citation[key] = in_citation
+        if value is None:
+            status = MatchStatus.MISSING_PREDICTION
+        elif is_correct:
+            status = MatchStatus.EXACT_MATCH
+        elif kind == _KIND_STRING and string_similarity(gold, value) >= self.threshold:
+            status = MatchStatus.NEAR_MATCH
+        elif not in_context:
+            status = MatchStatus.EXTRACTION_ERROR_BAD_SOURCE
+        else:
+            status = MatchStatus.EXTRACTION_ERROR_GOOD_SOURCE
+        return is_correct, in_context, in_citation, status
+
+    def verbatim_pct(self, side: _DocumentSide, snippet: str) -> float:
+        """The verbatim score of a snippet (not empty) in the document's context, which there is; a
+        score that needs `partial_ratio` is left to `fuzzy`, and stands as -1 - its position there
+        until the end. Kept in the side's `verbatim_scores`."""
+        collapsed_snippet = self.collapsed_snippets.get(snippet)
+        if collapsed_snippet is None:
+            collapsed_snippet = self.collapsed_snippets[snippet] = collapse_whitespace(snippet)
+        collapsed_context = side.context.collapsed
+        pct = settled_pct_of_collapsed(collapsed_snippet, collapsed_context)
+        if pct is None:
+            pct = -1.0 - self.fuzzy.add(collapsed_snippet, collapsed_context)
+        side.verbatim_scores[snippet] = pct
+        return pct
+
+    def add_rows(
+        self,
+        plans: Sequence[_AttributePlan],
+        schema_ids: set[str],
+        gold_documents: Sequence[GoldDocument],
+        predictions: Mapping[str, PredictionDocument],
+    ) -> None:
+        """The rows of documents that all have gold. The checks of each row follow the order of the
+        rules in docs/semantics.md section 2: the gold value, the prediction, the searches in the
+        context and the citation with the match status, then the verbatim grounding of both snippets.
+        """
+        run_id, rows, waiting = self.run_id, self.rows, self.waiting
+        for document in gold_documents:
+            document_id = document.document_id
+            gold_annotations = document.annotations
+            side = _DocumentSide(
+                predictions.get(document_id), schema_ids, self.unknown_predicted, self.number_format
             )
-            row = ComparisonRow(
-                document_id,
-                document.external_id,
-                document.name,
-                attribute_id,
-                plan.label,
-                plan.type,
-                run_id,
-                annotation is not None,
-                human_additional_text,
-                citation.raw_details,
-                citation.page,
-                citation.highlight_text,
-                gold,
-                value,
-                reasoning,
-                verbatim_text,
-                human_pct,
-                llm_pct,
-                in_citation,
-                in_context,
-                status,
-                gold_is_valid,
-                is_correct,
-            )
-            rows.append(row)
-            if human_pct is not None and (human_pct < 0.0 or llm_pct < 0.0):
-                waiting.append(row)
-    return rows, warnings, unknown_predicted, waiting
+            for plan in plans:
+                attribute_id = plan.attribute_id
+                annotation: GoldAnnotation | None = gold_annotations.get(attribute_id)
+                gold_is_valid, gold = self.gold_value(plan, annotation, document_id)
+                value, reasoning, verbatim_text = self.predicted_value(plan, side, document_id)
+                human_additional_text = None if annotation is None else annotation.additional_text
+                citation = NO_CITATION if annotation is None else self.citation(annotation)
+                if not gold_is_valid:
+                    # Every type, BOOL included: an unscored row must say why it is unscored.
+                    is_correct, in_context, in_citation = None, None, None
+                    status: MatchStatus | None = MatchStatus.INVALID_GOLD
+                elif gold is None:
+                    # (A null gold, from a null missing default, is left out: no checks, no status.)
+                    is_correct, in_context, in_citation, status = None, None, None, None
+                else:
+                    texts = citation.highlights
+                    if human_additional_text:
+                        texts = (human_additional_text, *texts)
+                    is_correct, in_context, in_citation, status = self.source_checks(
+                        plan, side, gold, value, texts
+                    )
+                # Without a context: no verbatim scores; without a snippet: 0. A snippet scored
+                # already for the document is not scored again.
+                if side.without_context:
+                    human_pct = llm_pct = None
+                else:
+                    scored = side.verbatim_scores
+                    human_pct = scored.get(human_additional_text) if human_additional_text else 0.0
+                    if human_pct is None:
+                        human_pct = self.verbatim_pct(side, human_additional_text)
+                    llm_pct = scored.get(verbatim_text) if verbatim_text else 0.0
+                    if llm_pct is None:
+                        llm_pct = self.verbatim_pct(side, verbatim_text)
+                row = ComparisonRow(
+                    document_id,
+                    document.external_id,
+                    document.name,
+                    attribute_id,
+                    plan.label,
+                    plan.type,
+                    run_id,
+                    annotation is not None,
+                    human_additional_text,
+                    citation.raw_details,
+                    citation.page,
+                    citation.highlight_text,
+                    gold,
+                    value,
+                    reasoning,
+                    verbatim_text,
+                    human_pct,
+                    llm_pct,
+                    in_citation,
+                    in_context,
+                    status,
+                    gold_is_valid,
+                    is_correct,
+                )
+                rows.append(row)
+                if human_pct is not None and (human_pct < 0.0 or llm_pct < 0.0):
+                    waiting.append(row)
 
 
 def documents_without_context(
@@ -473,33 +429,10 @@ def documents_without_context(
 
 def check_schema(attributes: Sequence[AttributeSpec]) -> None:
     """ValueError when an attribute id appears more than once in the schema."""
-    schema_ids = {spec.attribute_id for spec in attributes}
-    if len(schema_ids) != len(attributes):
-        counts = Counter(spec.attribute_id for spec in attributes)
-        repeated = sorted(attribute_id for attribute_id, count in counts.items() if count > 1)
+    counts = Counter(spec.attribute_id for spec in attributes)
+    repeated = sorted(attribute_id for attribute_id, count in counts.items() if count > 1)
+    if repeated:
         raise ValueError(f"attribute ids appear more than once in the schema: {', '.join(repeated)}")
-
-
-def documents_to_compare(
-    gold_documents: Sequence[GoldDocument], attributes: Sequence[AttributeSpec]
-) -> list[GoldDocument]:
-    """The documents that get rows (those with gold), in order; ValueError on a repeated document id."""
-    schema_ids = [spec.attribute_id for spec in attributes]
-    seen: set[str] = set()
-    selected = []
-    for document in gold_documents:
-        if document.document_id in seen:
-            raise ValueError(f"gold document {document.document_id!r} appears twice")
-        seen.add(document.document_id)
-        if has_gold(document, schema_ids):
-            selected.append(document)
-    return selected
-
-
-def add_unknown_counts(total: dict[str, int], more: Mapping[str, int]) -> None:
-    """Add the counts of predicted values outside the schema of another slice of the run to `total`."""
-    for attribute_id, count in more.items():
-        total[attribute_id] = total.get(attribute_id, 0) + count
 
 
 def unknown_attribute_warnings(unknown_predicted: Mapping[str, int]) -> list[str]:
@@ -510,30 +443,6 @@ def unknown_attribute_warnings(unknown_predicted: Mapping[str, int]) -> list[str
     ]
 
 
-def compare_documents(
-    *,
-    run_id: str,
-    attributes: Sequence[AttributeSpec],
-    gold_documents: Sequence[GoldDocument],
-    predictions: Mapping[str, PredictionDocument],
-    settings: EvaluationSettings,
-) -> tuple[list[ComparisonRow], list[str]]:
-    """Rows for these gold documents, in gold-document order then attribute order, and warnings.
-
-    Only attributes with a prompt get rows; a document with no gold for any schema attribute gets none
-    (see `unscored_document_ids`). `predictions` is keyed by document id; only its lookups matter, so
-    its order never changes a result.
-    """
-    rows, warnings, unknown_predicted = compare_document_slice(
-        run_id=run_id,
-        attributes=attributes,
-        gold_documents=gold_documents,
-        predictions=predictions,
-        settings=settings,
-    )
-    return rows, [*warnings, *unknown_attribute_warnings(unknown_predicted)]
-
-
 def compare_document_slice(
     *,
     run_id: str,
@@ -541,36 +450,40 @@ def compare_document_slice(
     gold_documents: Sequence[GoldDocument],
     predictions: Mapping[str, PredictionDocument],
     settings: EvaluationSettings,
-) -> tuple[list[ComparisonRow], list[str], dict[str, int]]:
-    """`compare_documents` of one slice of a run's documents, with the counts of predicted values
-    outside the schema per attribute id, to be added to the other slices' before they are worded."""
+) -> tuple[list[ComparisonRow], list[str], dict[str, int], list[str]]:
+    """Rows for one slice of a run's gold documents, in gold-document order then attribute order,
+    their warnings, the counts of predicted values outside the schema per attribute id, to be added
+    to the other slices' before they are worded (`unknown_attribute_warnings`), and the documents
+    without gold, in order.
+
+    Only attributes with a prompt get rows; a document with no gold for any schema attribute gets none:
+    an EPPI reference with no codes is listed as unscored, not scored as all-defaults. `predictions`
+    is keyed by document id; only its lookups matter, so its order never changes a result.
+    """
     validate_settings(settings)
     check_schema(attributes)
-    documents = documents_to_compare(gold_documents, attributes)
-    state = _ChunkState(run_id, settings)
-    plans = [_AttributePlan(spec, settings, state.coercions) for spec in attributes if spec.is_scored]
     schema_ids = {spec.attribute_id for spec in attributes}
-    # The fuzzy verbatim scores are computed by a helper thread meanwhile and filled in at the end.
-    fuzzy = FuzzyScores()
+    documents, unscored = [], []
+    seen: set[str] = set()
+    for document in gold_documents:
+        if document.document_id in seen:
+            raise ValueError(f"gold document {document.document_id!r} appears twice")
+        seen.add(document.document_id)
+        if document.annotations.keys().isdisjoint(schema_ids):
+            unscored.append(document.document_id)
+        else:
+            documents.append(document)
+    comparison = _Comparison(run_id, settings, FuzzyScores())
+    plans = [_AttributePlan(spec, settings, comparison.coercions) for spec in attributes if spec.is_scored]
     try:
-        rows, warnings, unknown_predicted, waiting = _compare_rows(
-            state, plans, schema_ids, documents, predictions, fuzzy
-        )
-        scores = fuzzy.scores() if waiting else []
+        comparison.add_rows(plans, schema_ids, documents, predictions)
+        scores = comparison.fuzzy.scores() if comparison.waiting else []
     finally:
-        fuzzy.close()
-    for row in waiting:
+        comparison.fuzzy.close()
+    for row in comparison.waiting:
         # A negative score stands for the fuzzy score at position -1 - score.
         if row.human_verbatim_fuzzy_match_pct < 0.0:
             row.human_verbatim_fuzzy_match_pct = scores[int(-1.0 - row.human_verbatim_fuzzy_match_pct)]
         if row.llm_verbatim_fuzzy_match_pct < 0.0:
             row.llm_verbatim_fuzzy_match_pct = scores[int(-1.0 - row.llm_verbatim_fuzzy_match_pct)]
-    return rows, warnings, unknown_predicted
-
-
-def unscored_document_ids(
-    gold_documents: Sequence[GoldDocument], attributes: Sequence[AttributeSpec]
-) -> list[str]:
-    """Gold documents with no gold for any schema attribute, in input order: listed, not scored."""
-    schema_ids = [spec.attribute_id for spec in attributes]
-    return [document.document_id for document in gold_documents if not has_gold(document, schema_ids)]
+    return comparison.rows, comparison.warnings, comparison.unknown_predicted, unscored

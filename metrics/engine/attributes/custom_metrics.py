@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from numbers import Real
 
 import numpy as np
@@ -73,17 +73,13 @@ def resolve_custom_metrics(names: Iterable[str]) -> dict[str, CustomMetric]:
     return resolved
 
 
-def custom_metric_value(
-    function: CustomMetric, y_true: Sequence[bool], y_pred: Sequence[bool]
-) -> float | None:
-    """`function(y_true, y_pred)`; None when the set is empty, the call fails, or sklearn warns that
-    the metric is undefined (it would otherwise return a misleading 0)."""
-    if len(y_true) == 0:
-        return None
+def custom_metric_value(function: CustomMetric, y_true: np.ndarray, y_pred: np.ndarray) -> float | None:
+    """`function(y_true, y_pred)` of boolean arrays (rows of a set that has some); None when the call
+    fails, or sklearn warns that the metric is undefined (it would otherwise return a misleading 0)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            value = function(np.asarray(y_true, dtype=bool), np.asarray(y_pred, dtype=bool))
+            value = function(y_true, y_pred)
         except (ValueError, ZeroDivisionError):
             return None
     if any(warning.category.__name__ == "UndefinedMetricWarning" for warning in caught):

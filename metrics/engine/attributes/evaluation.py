@@ -27,65 +27,41 @@ def _listed(ids: Sequence[str], what: str) -> list[str]:
     return [f"{len(ids)} {what}: {shown}{more}"]
 
 
-def evaluation_from_rows(
-    *,
-    run_id: str,
-    attributes: Sequence[AttributeSpec],
-    rows: list[ComparisonRow],
-    row_warnings: Sequence[str],
-    unscored: list[str],
-    without_context: Sequence[str],
-    ignored_note: Sequence[str],
-    settings: EvaluationSettings,
-) -> ExtractionEvaluation:
-    """`evaluation_from_columns` of a run's comparison rows (all of them, in order), which it keeps."""
-    evaluation = evaluation_from_columns(
-        run_id=run_id,
-        attributes=attributes,
-        columns=metric_columns(rows, {spec.attribute_id: index for index, spec in enumerate(attributes)}),
-        row_warnings=row_warnings,
-        unscored=unscored,
-        without_context=without_context,
-        ignored_note=ignored_note,
-        settings=settings,
-    )
-    evaluation.rows = rows
-    return evaluation
-
-
 def evaluation_from_columns(
     *,
     run_id: str,
     attributes: Sequence[AttributeSpec],
-    columns: MetricColumns,
     row_warnings: Sequence[str],
     unscored: list[str],
     without_context: Sequence[str],
     ignored_note: Sequence[str],
     settings: EvaluationSettings,
+    rows: list[ComparisonRow] | None = None,
+    columns: MetricColumns | None = None,
 ) -> ExtractionEvaluation:
-    """The evaluation of a run, without its rows, from what the metrics read of them (`metric_columns`,
-    attributes numbered by their position in `attributes`) and their warnings: the metrics of each
-    scored attribute, and the notes on what was left out. The one builder of an ExtractionEvaluation,
+    """The evaluation of a run from its comparison `rows` (all of them, in order), which it keeps, or
+    from `columns`, what the metrics read of them (`metric_columns`, attributes numbered by their
+    position in `attributes`), without the rows; and their warnings: the metrics of each scored
+    attribute, and the notes on what was left out. The one builder of an ExtractionEvaluation,
     offline and on the server.
 
     `unscored`: gold documents without gold (in order); `without_context`: gold documents whose
     prediction was extracted with no context (in order); `ignored_note`: the note on predicted
-    documents outside the gold, worded by the caller (which knows where they came from), or none.
-    Notes come in this order: attributes without a prompt, unscored documents, `ignored_note`,
-    custom metrics without a BOOL attribute, documents without a context, then `row_warnings`."""
+    documents outside the gold, worded by the caller (which knows where they came from), or none."""
     custom = resolve_custom_metrics(settings.custom_metrics)
     scored = [spec for spec in attributes if spec.is_scored]
     skipped = [spec.attribute_id for spec in attributes if not spec.is_scored]
     no_bool = custom and not any(spec.type is AttributeType.BOOL for spec in scored)
     position = {spec.attribute_id: index for index, spec in enumerate(attributes)}
+    if columns is None:
+        columns = metric_columns(rows or [], position)
     return ExtractionEvaluation(
         run_id=run_id,
         attributes=[
             attribute_result(spec, columns.select(columns.attribute == position[spec.attribute_id]), custom)
             for spec in scored
         ],
-        rows=[],
+        rows=rows or [],
         warnings=[
             *_listed(skipped, "attribute(s) have no prompt and are not scored"),
             *_listed(unscored, "gold document(s) have no gold annotations and are not scored"),
@@ -103,5 +79,4 @@ def evaluation_from_columns(
             *row_warnings,
         ],
         unscored_documents=unscored,
-        skipped_attributes=skipped,
     )

@@ -216,32 +216,27 @@ def attribute_result(
     resolved (`resolve_custom_metrics`).
     """
     scored = columns.valid & columns.gold_present
-    source_checked = spec.type in SOURCE_CHECKED_TYPES
+    # Each set of rows scored, by the suffix of its metrics' names.
+    subsets = {"": scored, GIVEN_PREDICTION: scored & columns.predicted}
     counts = {"n_gold_instances": _count(scored)}
-    if source_checked:
-        counts["n_good_source_instances"] = _count(scored & (columns.in_context == 1))
+    if spec.type in SOURCE_CHECKED_TYPES:
+        # A row without a context (gold_value_in_context None) is in neither stratum.
+        subsets[STRATA[0]] = scored & (columns.in_context == 1)
+        subsets[STRATA[1]] = scored & (columns.in_context == 0)
+        counts["n_good_source_instances"] = _count(subsets[STRATA[0]])
         counts["n_good_citation_instances"] = _count(scored & columns.in_citation)
     counts["n_missing_predictions"] = _count(scored & ~columns.predicted)
     counts["n_invalid_gold"] = _count(~columns.valid)
-
-    metrics: dict[str, float | None] = {}
     if spec.type not in SCORED_TYPES:
-        return AttributeResult(spec=spec, counts=counts, metrics=metrics)
+        return AttributeResult(spec=spec, counts=counts, metrics={})
     if spec.type is not AttributeType.BOOL:
         custom_metrics = {}
-
-    metrics.update(_score_set(spec.type, columns, scored, custom_metrics))
-    if source_checked:
-        # A row without a context (gold_value_in_context None) is in neither stratum.
-        strata = (scored & (columns.in_context == 1), scored & (columns.in_context == 0))
-        for suffix, stratum in zip(STRATA, strata, strict=True):
-            for name, value in _score_set(spec.type, columns, stratum, {}).items():
-                metrics[name + suffix] = value
-    if spec.type is AttributeType.BOOL:
-        metrics["n_labels"] = _count(scored & (columns.gold_number == 1))
-    predicted = scored & columns.predicted
-    for name, value in _score_set(spec.type, columns, predicted, custom_metrics).items():
-        metrics[name + GIVEN_PREDICTION] = value
+    # The gold True count; `order` keeps it for BOOL only.
+    metrics: dict[str, float | None] = {"n_labels": _count(scored & (columns.gold_number == 1))}
+    for suffix, subset in subsets.items():
+        custom = custom_metrics if suffix in ("", GIVEN_PREDICTION) else {}
+        for name, value in _score_set(spec.type, columns, subset, custom).items():
+            metrics[name + suffix] = value
     order = metric_column_order([spec.type], custom_metrics)
     return AttributeResult(spec=spec, counts=counts, metrics={name: metrics[name] for name in order})
 

@@ -211,4 +211,3 @@ class ExtractionEvaluation:
     # empty prompt, invalid gold and prediction values, duplicate annotations...
     warnings: list[str] = field(default_factory=list)
     unscored_documents: list[str] = field(default_factory=list)
-    skipped_attributes: list[str] = field(default_factory=list)

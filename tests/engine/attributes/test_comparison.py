@@ -4,14 +4,13 @@ import dataclasses
 
 import pytest
 
-from metrics.engine.attributes import compare_documents
 from metrics.engine.attributes.types import (
     COMPARISON_COLUMNS,
     AttributeType,
     EvaluationSettings,
     MatchStatus,
 )
-from tests.engine.attributes.test_support import evaluate, gold, predicted, spec
+from tests.engine.attributes.test_support import compare_documents, evaluate, gold, predicted, spec
 
 BOOL, STRING, INTEGER, FLOAT = (
     AttributeType.BOOL,
@@ -50,7 +49,7 @@ def test_every_row_carries_the_20_export_columns():
 def test_attributes_without_a_prompt_are_listed_not_scored():
     schema = [*SCHEMA, spec("notes", STRING, prompt="  ")]
     evaluation = evaluate(schema, [gold("d1", {"notes": "x", "city": "Leeds"})], [predicted("d1", {})])
-    assert evaluation.skipped_attributes == ["notes"]
+    assert "1 attribute(s) have no prompt and are not scored: 'notes'" in evaluation.warnings
     assert "notes" not in {r.attribute_id for r in evaluation.rows}
     assert [result.spec.attribute_id for result in evaluation.attributes] == [a.attribute_id for a in SCHEMA]
 

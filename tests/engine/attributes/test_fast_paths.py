@@ -20,7 +20,6 @@ from typing import Any
 
 import pytest
 
-from metrics.engine.attributes import compare_documents
 from metrics.engine.attributes.citations import NO_CITATION, Citation, parse_citation
 from metrics.engine.attributes.coercion import CoercionError, coerce_value
 from metrics.engine.attributes.comparison import (
@@ -55,7 +54,7 @@ from metrics.engine.attributes.types import (
     PredictedAnnotation,
     PredictionDocument,
 )
-from tests.engine.attributes.test_support import verbatim_fuzzy_pct
+from tests.engine.attributes.test_support import compare_documents, verbatim_fuzzy_pct
 
 # --- the reference: the row builder as it was before the flat loop (unchanged) -----------------
 

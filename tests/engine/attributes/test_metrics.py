@@ -8,11 +8,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn import metrics as sk
 
-from metrics.engine.attributes import COUNT_COLUMNS, compare_documents, metric_column_order
 from metrics.engine.attributes.evaluation import evaluation_from_columns
-from metrics.engine.attributes.metrics import MetricColumns, attribute_result, metric_columns
+from metrics.engine.attributes.metrics import (
+    COUNT_COLUMNS,
+    MetricColumns,
+    attribute_result,
+    metric_column_order,
+    metric_columns,
+)
 from metrics.engine.attributes.types import AttributeType, EvaluationSettings, MatchStatus
-from tests.engine.attributes.test_support import evaluate, gold, predicted, result_of, spec
+from tests.engine.attributes.test_support import compare_documents, evaluate, gold, predicted, result_of, spec
 
 BOOL, STRING, INTEGER, FLOAT = (
     AttributeType.BOOL,

@@ -11,16 +11,17 @@ from typing import Any
 from rapidfuzz import fuzz
 
 from metrics.engine.attributes.comparison import (
-    compare_documents,
+    compare_document_slice,
     documents_without_context,
-    unscored_document_ids,
+    unknown_attribute_warnings,
 )
 from metrics.engine.attributes.custom_metrics import resolve_custom_metrics
-from metrics.engine.attributes.evaluation import evaluation_from_rows
+from metrics.engine.attributes.evaluation import evaluation_from_columns
 from metrics.engine.attributes.text_search import collapse_whitespace
 from metrics.engine.attributes.types import (
     AttributeSpec,
     AttributeType,
+    ComparisonRow,
     EvaluationSettings,
     ExtractionEvaluation,
     FullTextDetail,
@@ -89,6 +90,25 @@ def predicted(
     )
 
 
+def compare_documents(**arguments: Any) -> tuple[list[ComparisonRow], list[str]]:
+    """`compare_document_slice` of a whole run in one pass, with every warning worded: the result the
+    chunked paths are held to."""
+    rows, warnings, unknown_predicted, _ = compare_document_slice(**arguments)
+    return rows, [*warnings, *unknown_attribute_warnings(unknown_predicted)]
+
+
+def unscored_document_ids(
+    gold_documents: Sequence[GoldDocument], attributes: Sequence[AttributeSpec]
+) -> list[str]:
+    """Gold documents with no gold for any schema attribute, in input order: listed, not scored."""
+    schema_ids = {spec.attribute_id for spec in attributes}
+    return [
+        document.document_id
+        for document in gold_documents
+        if document.annotations.keys().isdisjoint(schema_ids)
+    ]
+
+
 def evaluate(
     attributes: Sequence[AttributeSpec],
     gold_documents: Sequence[GoldDocument],
@@ -107,7 +127,7 @@ def evaluate(
         predictions=by_id,
         settings=evaluation_settings,
     )
-    return evaluation_from_rows(
+    return evaluation_from_columns(
         run_id="run-1",
         attributes=attributes,
         rows=rows,

@@ -8,7 +8,6 @@ import math
 import numpy as np
 import pytest
 
-from metrics.engine.attributes import compare_documents
 from metrics.engine.attributes.metrics import metric_columns
 from metrics.engine.attributes.types import AttributeType, EvaluationSettings
 from metrics.engine.uncertainty import compare_runs
@@ -19,7 +18,7 @@ from metrics.engine.uncertainty.attribute_metrics import (
     counts_of_metric_columns,
 )
 from metrics.engine.uncertainty.counts import DocumentCounts
-from tests.engine.attributes.test_support import evaluate, gold, predicted, result_of, spec
+from tests.engine.attributes.test_support import compare_documents, evaluate, gold, predicted, result_of, spec
 
 TYPES = {
     "smoker": AttributeType.BOOL,

@@ -27,18 +27,14 @@ from metrics.engine.spans.score import (
     TYPE_STORED_FIELDS,
     derived_count,
 )
-from metrics.engine.uncertainty import (
-    DocumentCounts,
-    Interval,
-    IntervalSettings,
-    clopper_pearson,
-    cluster_bootstrap_intervals,
-)
 from metrics.engine.uncertainty.attribute_metrics import (
     attribute_document_counts,
     attribute_metric_definitions,
     by_attribute,
 )
+from metrics.engine.uncertainty.bootstrap import Interval, IntervalSettings, cluster_bootstrap_intervals
+from metrics.engine.uncertainty.counts import DocumentCounts
+from metrics.engine.uncertainty.exact import clopper_pearson
 from metrics.engine.uncertainty.measures import columns_read
 from metrics.engine.uncertainty.resampling import (
     PackedColumns,

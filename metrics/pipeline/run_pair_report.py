@@ -17,13 +17,12 @@ from annotations.importers.sources import SourceInput
 from metrics.engine.attributes.types import ComparisonRow, EvaluationSettings
 from metrics.engine.spans import SpanScores
 from metrics.engine.text_table import text_table
-from metrics.engine.uncertainty import PairedRuns, compare_runs
 from metrics.engine.uncertainty.attribute_metrics import (
     attribute_document_counts,
     attribute_metric_definitions,
     by_attribute,
 )
-from metrics.engine.uncertainty.paired import P_BOOTSTRAP, P_MCNEMAR
+from metrics.engine.uncertainty.paired import P_BOOTSTRAP, P_MCNEMAR, PairedRuns, compare_runs
 from metrics.engine.uncertainty.span_metrics import span_metric_definitions
 from metrics.pipeline.executors import local_executor
 from metrics.pipeline.extraction_evaluation import compare_extraction_inputs, read_extraction_inputs

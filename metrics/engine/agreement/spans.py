@@ -26,7 +26,8 @@ from metrics.engine.agreement.measures import (
 from metrics.engine.spans import DocumentSpans, Span, score_span_columns
 from metrics.engine.spans.columns import SpanColumns
 from metrics.engine.spans.score import expand_counts
-from metrics.engine.uncertainty import DocumentCounts, IntervalSettings, cluster_bootstrap_intervals
+from metrics.engine.uncertainty.bootstrap import IntervalSettings, cluster_bootstrap_intervals
+from metrics.engine.uncertainty.counts import DocumentCounts
 
 OUTSIDE = "O"
 # The `krippendorff` package holds a units x values x values array (about 1 KB a character for three

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from metrics.engine.uncertainty import DocumentCounts, Interval, MetricDefinition, cluster_bootstrap_intervals
-from metrics.engine.uncertainty.measures import Measure
+from metrics.engine.uncertainty.bootstrap import Interval, cluster_bootstrap_intervals
+from metrics.engine.uncertainty.counts import DocumentCounts
+from metrics.engine.uncertainty.measures import Measure, MetricDefinition
 
 
 def reference_weights(n_documents: int, resamples: int, seed: int) -> np.ndarray:

@@ -11,7 +11,6 @@ import pytest
 from metrics.engine.attributes import compare_documents
 from metrics.engine.attributes.metrics import metric_columns
 from metrics.engine.attributes.types import AttributeType, EvaluationSettings
-from metrics.engine.uncertainty import compare_runs
 from metrics.engine.uncertainty.attribute_metrics import (
     attribute_document_counts,
     attribute_metric_definitions,
@@ -19,6 +18,7 @@ from metrics.engine.uncertainty.attribute_metrics import (
     counts_of_metric_columns,
 )
 from metrics.engine.uncertainty.counts import DocumentCounts
+from metrics.engine.uncertainty.paired import compare_runs
 from tests.engine.attributes.test_support import evaluate, gold, predicted, result_of, spec
 
 TYPES = {

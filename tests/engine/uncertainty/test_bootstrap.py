@@ -8,19 +8,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from metrics.engine.uncertainty import (
+from metrics.engine.uncertainty.bootstrap import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
-    DocumentCounts,
     Interval,
     IntervalSettings,
     cluster_bootstrap_intervals,
-    f1,
-    precision,
-    ratio,
-    recall,
+    resample_columns,
 )
-from metrics.engine.uncertainty.bootstrap import resample_columns
+from metrics.engine.uncertainty.counts import DocumentCounts
+from metrics.engine.uncertainty.measures import f1, precision, ratio, recall
 from tests.engine.uncertainty.reference import cluster_bootstrap_ci
 
 

@@ -8,15 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from metrics.engine.uncertainty import (
-    DocumentCounts,
-    MetricDefinition,
-    bootstrap_p_value,
-    compare_runs,
-    f1,
-    ratio,
-    recall,
-)
+from metrics.engine.uncertainty.counts import DocumentCounts
+from metrics.engine.uncertainty.measures import MetricDefinition, f1, ratio, recall
+from metrics.engine.uncertainty.paired import bootstrap_p_value, compare_runs
 from tests.engine.uncertainty.reference import cluster_bootstrap_ci
 
 

@@ -8,13 +8,13 @@ with numpy's default linear interpolation between order statistics (as `scipy.st
 Null rules: the interval is null (low and high None) when the metric is undefined on the full data (its
 point estimate is null, e.g. a zero denominator, or a missing prediction under the seed's rule), or when
 it is undefined in every resample. Otherwise resamples where the metric is undefined (e.g. a resample
-without any predicted span for precision) are dropped, and `resamples_defined` says how many entered.
+without any predicted span for precision) are dropped.
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import asdict, dataclass
 from typing import Any, TypeVar
 
 import numpy as np
@@ -45,14 +45,9 @@ class Interval:
     method: str
     resamples: int | None = None
     seed: int | None = None
-    resamples_defined: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            field.name: getattr(self, field.name)
-            for field in fields(self)
-            if field.name != "resamples_defined"
-        }
+        return asdict(self)
 
     def stored(self) -> dict[str, Any] | None:
         """`as_dict()`, or null for an undefined interval (its metric is null)."""
@@ -158,14 +153,12 @@ def cluster_bootstrap_intervals(
     for name, metric in metrics.items():
         measure = as_measure(metric)
         if counts.n_documents == 0 or np.isnan(measure(totals)[0]):
-            intervals[name] = Interval(None, None, level, BOOTSTRAP_METHOD, resamples, seed, 0)
+            intervals[name] = Interval(None, None, level, BOOTSTRAP_METHOD, resamples, seed)
             continue
         if resampled is None:
             (resampled,) = resample_columns([counts], resamples, seed, consume=consume, word_sums=word_sums)
-        values = measure(resampled)
-        low, high = percentile_bounds(values, level)
-        defined = int(np.count_nonzero(~np.isnan(values)))
-        intervals[name] = Interval(low, high, level, BOOTSTRAP_METHOD, resamples, seed, defined)
+        low, high = percentile_bounds(measure(resampled), level)
+        intervals[name] = Interval(low, high, level, BOOTSTRAP_METHOD, resamples, seed)
     return intervals
 
 

@@ -1,14 +1,10 @@
 """Confidence intervals by cluster (document) bootstrap, percentile method.
 
-For B resamples of the documents (see `resampling`), each metric is computed from the resample's summed
-counts. The interval is the (alpha/2, 1 - alpha/2) percentile pair of those B values, alpha = 1 - level,
-with numpy's default linear interpolation between order statistics (as `scipy.stats.bootstrap` with
-`method="percentile"` does).
-
-Null rules: the interval is null (low and high None) when the metric is undefined on the full data (its
-point estimate is null, e.g. a zero denominator, or a missing prediction under the seed's rule), or when
-it is undefined in every resample. Otherwise resamples where the metric is undefined (e.g. a resample
-without any predicted span for precision) are dropped.
+Each metric is computed from the summed counts of B resamples of the documents (`resampling`); the
+interval is the (alpha/2, 1 - alpha/2) percentile pair of those values, alpha = 1 - level, with numpy's
+linear interpolation (as `scipy.stats.bootstrap(method="percentile")`). It is null when the metric is
+undefined on the full data (a zero denominator, a missing prediction under the seed's rule) or in every
+resample; otherwise resamples where it is undefined are dropped.
 """
 
 from __future__ import annotations
@@ -33,11 +29,7 @@ Key = TypeVar("Key", bound=Hashable)
 
 @dataclass(frozen=True, slots=True)
 class Interval:
-    """A confidence interval and everything needed to reproduce it.
-
-    `as_dict()` is the stored and served shape: low, high, level, method, resamples, seed. `resamples`
-    and `seed` are None for exact (non-resampling) methods.
-    """
+    """A confidence interval and what reproduces it (`resamples`, `seed`: None for exact methods)."""
 
     low: float | None
     high: float | None
@@ -132,15 +124,11 @@ def cluster_bootstrap_intervals(
     consume: bool = False,
     word_sums: WordSums = resampled_words,
 ) -> dict[Key, Interval]:
-    """Percentile intervals for many metrics from one set of document resamples.
+    """Percentile intervals of many metrics (keyed by any hashable names) from one set of resamples:
+    a metric costs one vectorised evaluation over the B sums, not another bootstrap.
 
-    All metrics share the same B draws (one pass over the weight blocks), so adding a metric costs one
-    vectorised evaluation over B sums, not another bootstrap. Keys are any hashable names (a string, or
-    an `(attribute_id, metric)` pair); the result has the same keys.
-
-    `consume`: `counts` gives up its columns (it is left without any), each as soon as it has been
-    resampled, so that a large table and the matrix the resampling stacks are not held together.
-    `word_sums`: who sums the resamples (`resampling.WordSums`); the sums are the same whoever does.
+    `consume`: `counts` gives up its columns as they are resampled, so that a large table and the
+    resampling's copy are not held together. `word_sums`: who sums the resamples (the same sums).
     """
     check_settings(level, resamples, seed)
     given = counts

@@ -1,17 +1,10 @@
 """Metrics as functions of summed counts, shaped for resampling.
 
-A `Measure` takes `{column: array of sums}` (one entry per resample, or a single entry for the point
-estimate) and returns the metric for each entry, NaN where it is undefined. The metrics of issue 8 are
-ratios of two weighted sums of counts (`Ratio`), or the harmonic mean of two such ratios (`HarmonicMean`):
-
-- precision = tp / (tp + fp), recall = tp / (tp + fn), F1 = 2tp / (2tp + fp + fn): each defined when its
-  denominator is > 0 (docs/semantics.md section 1; F1 of only false positives is 0, not undefined).
-- nervaluate: credit = COR (strict) or COR + 0.5 PAR (partial); precision = credit / actual, recall =
-  credit / possible with actual = COR + INC + PAR + SPU and possible = COR + INC + PAR + MIS;
-  F1 = 2PR / (P + R) (`HarmonicMean`: 0 when P + R = 0, undefined when P or R is).
-- accuracy = correct rows / rows, rate = matched / total, MAE = sum |error| / rows.
-- The seed's missing-prediction rule (docs/semantics.md section 2): a metric over a set that holds a missing
-  prediction is null, expressed with `null_if_any`.
+A `Measure` takes `{column: array of sums}` (one entry per resample, or one for the point estimate)
+and returns the metric of each entry, NaN where it is undefined: a zero denominator, or, by the seed's
+missing-prediction rule, a set holding a missing prediction (`null_if_any`; docs/semantics.md sections
+1-2). The metrics of issue 8 are ratios of weighted sums of counts (`Ratio`), or the harmonic mean of two
+such ratios (`HarmonicMean`: nervaluate's F1).
 """
 
 from __future__ import annotations
@@ -83,10 +76,8 @@ def columns_read(metrics: Iterable[Measure | MetricDefinition]) -> frozenset[str
 
 @dataclass(frozen=True, slots=True)
 class Ratio:
-    """numerator / denominator, NaN where the denominator is 0 or any `null_if_any` column is > 0.
-
-    Numerator and denominator are weighted sums of columns (`{column: weight}`).
-    """
+    """numerator / denominator, weighted sums of columns (`{column: weight}`); NaN where the
+    denominator is 0 or any `null_if_any` column is > 0."""
 
     numerator: Mapping[str, float]
     denominator: Mapping[str, float]

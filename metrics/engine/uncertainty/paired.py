@@ -1,21 +1,16 @@
 """Paired comparison of two runs scored on the same documents and the same gold version.
 
-Only documents both runs predicted are compared; the others are listed (`only_in_a`, `only_in_b`) and
-left out. For every metric: a and b (the metric of each run on the compared documents), delta = b - a,
-and a paired cluster bootstrap: each resample draws the same documents for both runs, so delta* = b* - a*
-keeps the pairing. The interval is the percentile interval of delta*; resamples where either run's metric
-is undefined are dropped.
-
-p-value (two-sided, from the bootstrap distribution of delta*, with D defined resamples):
+Only documents both runs predicted are compared; the others are listed (`only_in_a`, `only_in_b`). For
+every metric: a and b (each run's metric on those documents), delta = b - a, and the percentile interval
+of delta* = b* - a* over a paired cluster bootstrap (each resample draws the same documents for both
+runs), dropping resamples where either run's metric is undefined. Two-sided p-value from the D defined
+delta*:
     p = min(1, 2 * (min(#{delta* <= 0}, #{delta* >= 0}) + 1) / (D + 1))
-i.e. twice the smaller tail beyond 0, with the +1 that keeps a Monte-Carlo p-value above 0 (it can
-not resolve below 1 / (D + 1)). Identical runs give delta* = 0 in every resample, hence p = 1 exactly
-(count columns equal in both runs are summed once, so their sums are bit-identical).
+the +1 keeping a Monte-Carlo p-value above 0 (it can not resolve below 1 / (D + 1)). Identical runs
+give delta* = 0 in every resample, hence p = 1 exactly (a column equal in both runs is summed once).
 
-Metrics with `correctness` (one row per document: attribute accuracy, exact match) are tested with the
-exact McNemar test on the discordant rows instead. p-values are Holm-adjusted within each metric's
-`family` (across attributes, across entity types); a metric without a family is its own family, so its
-adjusted p equals the raw p.
+Metrics with `correctness` (one row per document) take the exact McNemar test on the discordant rows
+instead. p-values are Holm-adjusted within each metric's `family`; a metric without one is its own.
 """
 
 from __future__ import annotations
@@ -123,12 +118,8 @@ def compare_runs(
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
 ) -> PairedRuns[Key]:
-    """Compare run b against run a on their common documents (see the module docstring).
-
-    Give each run's counts for the documents it predicted (leave out a document whose extraction
-    failed or that was never posted); documents in only one of them are listed and not compared.
-    Metric keys are kept: `PairedRuns.metrics` has the keys of `metrics`.
-    """
+    """Compare run b against run a (module docstring), each given the counts of the documents it
+    predicted (not those whose extraction failed or that were never posted)."""
     check_settings(level, resamples, seed)
     ids_a, ids_b = set(counts_a.document_ids), set(counts_b.document_ids)
     common = sorted(ids_a & ids_b)

@@ -1,21 +1,11 @@
-"""The span metrics of issue 8: definitions over the span engine's per-document counts.
+"""The span metrics of issue 8, over the span engine's per-document counts.
 
-Input is a per-document count table (`pipeline.intervals.span_count_table` builds it from the span
-engine's scores): a `document_id` array and, per document, every `spans.score.COUNT_FIELDS` count
-(`chars.all.tp`, `nervaluate.strict.correct`, `spans_overlap.type_agnostic.gt_matched`,
-`document.gold_spans`, ...), `chars_typed.<TYPE>.{tp,fp,fn}` per type, and `leakage.<condition>.leaked`. `span_document_counts` adds `documents` (1 per document)
-and `documents_with_gold` (gold spans > 0) for the document-level rates.
-
-Metric names are results.json paths (`micro.chars.all.f1`), so an interval is stored beside its metric
-at `<path>_ci`. Definitions match `spans.measures`:
-- micro chars (`all`, `scored`): precision, recall, F1 from tp, fp, fn.
-- micro nervaluate (`strict`, `partial`): credit / actual and credit / possible, F1 their harmonic mean.
-- micro spans_overlap.type_agnostic: recall = gt_matched / gt_total (and precision, F1).
-- per type: `per_type.<TYPE>.chars_typed.recall` = tp / (tp + fn) of the type, and, where the table
-  has `chars_typed.<TYPE>.covered_by_any`, `per_type.<TYPE>.char_recall` = covered_by_any / (tp + fn).
-  Each is one Holm family across types.
-- leakage.<condition>.rate_all_documents / rate_documents_with_gold: exact Clopper–Pearson intervals
-  (documents are the trials); compared between runs by McNemar on the documents.
+The count table (`pipeline.intervals.span_count_table`) holds, per document, every
+`spans.score.COUNT_FIELDS` count, `chars_typed.<TYPE>.{tp,fp,fn,covered_by_any}` per type and
+`leakage.<condition>.leaked`. Metric names are results.json paths (`micro.chars.all.f1`), so an
+interval is stored beside its metric at `<path>_ci` (the list: docs/uncertainty.md). Definitions match
+`spans.measures`. Each per-type metric is one Holm family across types. Leakage rates have exact
+Clopper–Pearson intervals (documents are the trials) and are compared between runs by McNemar.
 """
 
 from __future__ import annotations
@@ -36,7 +26,8 @@ LEAKAGE_RATES = {"rate_all_documents": "documents", "rate_documents_with_gold": 
 
 
 def span_document_counts(table: Mapping[str, np.ndarray]) -> DocumentCounts:
-    """DocumentCounts from a per-document count table (its `document_id` entry gives the documents)."""
+    """DocumentCounts from a per-document count table (its `document_id` entry gives the documents),
+    with `documents` (1 each) and `documents_with_gold` (gold spans > 0) for the leakage rates."""
     columns = {
         name: np.asarray(values, dtype=np.float64) for name, values in table.items() if name != "document_id"
     }
@@ -72,7 +63,6 @@ def span_metric_definitions(columns: Iterable[str]) -> dict[str, MetricDefinitio
         for prefix, measures in micro.items()
         for metric, measure in zip(("precision", "recall", "f1"), measures, strict=True)
     }
-    # The entity types with per-type columns (`chars_typed.<TYPE>.tp`).
     entity_types = {
         name.split(".")[1] for name in columns if name.startswith("chars_typed.") and name.count(".") == 2
     }

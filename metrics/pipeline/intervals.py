@@ -201,9 +201,7 @@ def span_table_intervals(
     intervals = cluster_bootstrap_intervals(
         table,
         {name: definition for name, definition in definitions.items() if name not in leakage},
-        level=settings.level,
-        resamples=settings.resamples,
-        seed=settings.seed,
+        settings,
         consume=True,
         word_sums=word_sums_of(executor, _load_exact_quantiles),
     )
@@ -255,9 +253,7 @@ def extraction_intervals_from_counts(
     flat = cluster_bootstrap_intervals(
         counts,
         attribute_metric_definitions(attribute_types),
-        level=settings.level,
-        resamples=settings.resamples,
-        seed=settings.seed,
+        settings,
         word_sums=word_sums_of(executor),
     )
     return {attribute_id: {} for attribute_id in attribute_types} | by_attribute(flat)

@@ -9,7 +9,7 @@ report's shape is in docs/uncertainty.md ("Paired comparison").
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from annotations.importers.errors import ImportProblem, InputValidationError
@@ -84,7 +84,7 @@ def paired_report_spans(
     counts_a = span_count_table(_predicted_scores(scores_a, predicted_a))
     counts_b = span_count_table(_predicted_scores(scores_b, predicted_b))
     definitions = span_metric_definitions(set(counts_a.columns) | set(counts_b.columns))
-    comparison = compare_runs(counts_a, counts_b, definitions, **asdict(settings))
+    comparison = compare_runs(counts_a, counts_b, definitions, settings)
     body = comparison.as_dict()
     return {
         **_header("spans", a, b, comparison),
@@ -126,7 +126,7 @@ def paired_report_attributes(
         _attribute_counts(rows_a, predicted_a),
         _attribute_counts(rows_b, predicted_b),
         attribute_metric_definitions(types),
-        **asdict(settings),
+        settings,
     )
     results = by_attribute(comparison.metrics)
     entries = []

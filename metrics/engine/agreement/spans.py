@@ -57,9 +57,7 @@ def bootstrap_intervals(
     """`{name: interval dict}` of each measure (null where undefined or when intervals are off)."""
     if not settings.enabled:
         return dict.fromkeys(measures)
-    intervals = cluster_bootstrap_intervals(
-        counts, measures, level=settings.level, resamples=settings.resamples, seed=settings.seed
-    )
+    intervals = cluster_bootstrap_intervals(counts, measures, settings)
     return {name: interval.stored() for name, interval in intervals.items()}
 
 

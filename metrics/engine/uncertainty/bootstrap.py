@@ -75,6 +75,11 @@ class IntervalSettings:
             config["leakage_method"] = exact_method if self.enabled else None
         return config
 
+    def check_resampled(self) -> None:
+        """Raise ValueError on 0 resamples: they turn intervals off, but leave a bootstrap nothing to draw."""
+        if not self.enabled:
+            raise ValueError("resamples: must be an integer >= 1 for a bootstrap, got 0")
+
 
 def interval_settings_problems(level: Any, resamples: Any, seed: Any) -> dict[str, str]:
     """`{setting: what is wrong}` for bad values (empty when all are fine), for messages naming a flag."""
@@ -88,12 +93,7 @@ def interval_settings_problems(level: Any, resamples: Any, seed: Any) -> dict[st
     return problems
 
 
-def check_settings(level: float, resamples: int, seed: int) -> None:
-    """Raise ValueError, worded as `IntervalSettings` words it, on settings it refuses; and on 0
-    resamples, which turn intervals off there but leave a bootstrap nothing to draw."""
-    IntervalSettings(level=level, resamples=resamples, seed=seed)
-    if resamples == 0:
-        raise ValueError("resamples: must be an integer >= 1 for a bootstrap, got 0")
+DEFAULT_INTERVALS = IntervalSettings()
 
 
 def percentile_bounds(values: np.ndarray, level: float) -> tuple[float | None, float | None]:
@@ -117,10 +117,8 @@ def only_columns_read(
 def cluster_bootstrap_intervals(
     counts: DocumentCounts,
     metrics: Mapping[Key, Measure | MetricDefinition],
+    settings: IntervalSettings = DEFAULT_INTERVALS,
     *,
-    level: float = DEFAULT_LEVEL,
-    resamples: int = DEFAULT_RESAMPLES,
-    seed: int = DEFAULT_SEED,
     consume: bool = False,
     word_sums: WordSums = resampled_words,
 ) -> dict[Key, Interval]:
@@ -130,7 +128,8 @@ def cluster_bootstrap_intervals(
     `consume`: `counts` gives up its columns as they are resampled, so that a large table and the
     resampling's copy are not held together. `word_sums`: who sums the resamples (the same sums).
     """
-    check_settings(level, resamples, seed)
+    settings.check_resampled()
+    level, resamples, seed = settings.level, settings.resamples, settings.seed
     given = counts
     counts = only_columns_read(counts, metrics.values())
     if consume:

@@ -23,10 +23,8 @@ from typing import Any, Generic, TypeVar
 import numpy as np
 
 from .bootstrap import (
-    DEFAULT_LEVEL,
-    DEFAULT_RESAMPLES,
-    DEFAULT_SEED,
-    check_settings,
+    DEFAULT_INTERVALS,
+    IntervalSettings,
     only_columns_read,
     percentile_bounds,
     resample_columns,
@@ -62,19 +60,17 @@ class PairedResult:
 @dataclass(frozen=True, slots=True)
 class PairedRuns(Generic[Key]):
     metrics: dict[Key, PairedResult]
-    level: float
-    resamples: int
-    seed: int
+    settings: IntervalSettings
     documents_compared: int
     only_in_a: tuple[str, ...]
     only_in_b: tuple[str, ...]
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "level": self.level,
+            "level": self.settings.level,
             "method": PAIRED_METHOD,
-            "resamples": self.resamples,
-            "seed": self.seed,
+            "resamples": self.settings.resamples,
+            "seed": self.settings.seed,
             "documents_compared": self.documents_compared,
             "only_in_a": list(self.only_in_a),
             "only_in_b": list(self.only_in_b),
@@ -113,14 +109,11 @@ def compare_runs(
     counts_a: DocumentCounts,
     counts_b: DocumentCounts,
     metrics: Mapping[Key, Measure | MetricDefinition],
-    *,
-    level: float = DEFAULT_LEVEL,
-    resamples: int = DEFAULT_RESAMPLES,
-    seed: int = DEFAULT_SEED,
+    settings: IntervalSettings = DEFAULT_INTERVALS,
 ) -> PairedRuns[Key]:
     """Compare run b against run a (module docstring), each given the counts of the documents it
     predicted (not those whose extraction failed or that were never posted)."""
-    check_settings(level, resamples, seed)
+    settings.check_resampled()
     ids_a, ids_b = set(counts_a.document_ids), set(counts_b.document_ids)
     common = sorted(ids_a & ids_b)
     a = only_columns_read(counts_a, metrics.values()).restricted_to(common)
@@ -136,9 +129,9 @@ def compare_runs(
             raw[name] = PairedResult(point_a, point_b, None, None, None, None, None)
             continue
         if resampled is None:
-            resampled = resample_columns([a, b], resamples, seed)
+            resampled = resample_columns([a, b], settings.resamples, settings.seed)
         deltas = measure(resampled[1]) - measure(resampled[0])
-        low, high = percentile_bounds(deltas, level)
+        low, high = percentile_bounds(deltas, settings.level)
         correctness = metric.correctness if isinstance(metric, MetricDefinition) else None
         if correctness is not None:
             p_value, p_method = mcnemar_exact(*discordant_rows(a, b, *correctness)), P_MCNEMAR
@@ -147,9 +140,7 @@ def compare_runs(
         raw[name] = PairedResult(point_a, point_b, point_b - point_a, low, high, p_value, None, p_method)
     return PairedRuns(
         metrics=_holm_by_family(raw, metrics),
-        level=level,
-        resamples=resamples,
-        seed=seed,
+        settings=settings,
         documents_compared=len(common),
         only_in_a=tuple(sorted(ids_a - ids_b)),
         only_in_b=tuple(sorted(ids_b - ids_a)),

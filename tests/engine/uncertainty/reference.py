@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from metrics.engine.uncertainty.bootstrap import Interval, cluster_bootstrap_intervals
+from metrics.engine.uncertainty.bootstrap import Interval, IntervalSettings, cluster_bootstrap_intervals
 from metrics.engine.uncertainty.counts import DocumentCounts
 from metrics.engine.uncertainty.measures import Measure, MetricDefinition
 
@@ -22,4 +22,4 @@ def reference_weights(n_documents: int, resamples: int, seed: int) -> np.ndarray
 
 def cluster_bootstrap_ci(counts: DocumentCounts, metric: Measure | MetricDefinition, **settings) -> Interval:
     """The percentile interval of one metric (`cluster_bootstrap_intervals` of it alone)."""
-    return cluster_bootstrap_intervals(counts, {"metric": metric}, **settings)["metric"]
+    return cluster_bootstrap_intervals(counts, {"metric": metric}, IntervalSettings(**settings))["metric"]

@@ -72,16 +72,17 @@ def test_the_interval_records_how_it_was_made():
 def test_many_metrics_from_one_set_of_draws_equal_each_metric_alone():
     counts = span_counts()
     metrics = {"precision": precision("tp", "fp"), "recall": recall("tp", "fn"), "f1": f1("tp", "fp", "fn")}
-    together = cluster_bootstrap_intervals(counts, metrics, resamples=500, seed=11)
+    together = cluster_bootstrap_intervals(counts, metrics, IntervalSettings(resamples=500, seed=11))
     for name, metric in metrics.items():
         assert together[name] == cluster_bootstrap_ci(counts, metric, resamples=500, seed=11)
 
 
 def test_counts_consumed_by_the_bootstrap_give_the_same_intervals_and_are_left_empty():
     metrics = {"precision": precision("tp", "fp"), "recall": recall("tp", "fn")}
-    kept = cluster_bootstrap_intervals(span_counts(), metrics, resamples=300, seed=5)
+    fixed = IntervalSettings(resamples=300, seed=5)
+    kept = cluster_bootstrap_intervals(span_counts(), metrics, fixed)
     counts = span_counts()
-    assert cluster_bootstrap_intervals(counts, metrics, resamples=300, seed=5, consume=True) == kept
+    assert cluster_bootstrap_intervals(counts, metrics, fixed, consume=True) == kept
     assert counts.columns == {}
 
 

@@ -9,7 +9,7 @@ resample; otherwise resamples where it is undefined are dropped.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, TypeVar
 
@@ -106,14 +106,6 @@ def percentile_bounds(values: np.ndarray, level: float) -> tuple[float | None, f
     return float(low), float(high)
 
 
-def only_columns_read(
-    counts: DocumentCounts, metrics: Iterable[Measure | MetricDefinition]
-) -> DocumentCounts:
-    """Drop the columns no metric reads, so wide count tables cost only what is used."""
-    needed = columns_read(metrics)
-    return counts if needed is None else counts.with_columns(needed)
-
-
 def cluster_bootstrap_intervals(
     counts: DocumentCounts,
     metrics: Mapping[Key, Measure | MetricDefinition],
@@ -131,7 +123,7 @@ def cluster_bootstrap_intervals(
     settings.check_resampled()
     level, resamples, seed = settings.level, settings.resamples, settings.seed
     given = counts
-    counts = only_columns_read(counts, metrics.values())
+    counts = counts.with_columns(columns_read(metrics.values()))
     if consume:
         given.columns = {}
     totals = counts.totals()

@@ -9,16 +9,25 @@ such ratios (`HarmonicMean`: nervaluate's F1).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
 from ..spans.measures import harmonic_f1
 
 Sums = Mapping[str, np.ndarray]
-Measure = Callable[[Sums], np.ndarray]
 Terms = str | Mapping[str, float]
+
+
+class Measure(Protocol):
+    """Metric values from summed counts; `columns`: the count columns it reads (the only ones resampled)."""
+
+    @property
+    def columns(self) -> frozenset[str]: ...
+
+    def __call__(self, sums: Sums) -> np.ndarray: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,15 +69,11 @@ def as_measure(metric: Measure | MetricDefinition) -> Measure:
     return metric.measure if isinstance(metric, MetricDefinition) else metric
 
 
-def columns_read(metrics: Iterable[Measure | MetricDefinition]) -> frozenset[str] | None:
-    """The count columns these metrics read, the `correctness` columns a comparison reads among them;
-    None when one of their measures does not declare its own (`Ratio` and `HarmonicMean` do)."""
+def columns_read(metrics: Iterable[Measure | MetricDefinition]) -> frozenset[str]:
+    """The count columns these metrics read, the `correctness` columns a comparison reads among them."""
     needed: frozenset[str] = frozenset()
     for metric in metrics:
-        declared = getattr(as_measure(metric), "columns", None)
-        if declared is None:
-            return None
-        needed |= declared
+        needed |= as_measure(metric).columns
         if isinstance(metric, MetricDefinition) and metric.correctness is not None:
             needed |= frozenset(metric.correctness)
     return needed
@@ -104,7 +109,7 @@ class HarmonicMean:
     second: Measure
 
     @property
-    def columns(self) -> frozenset[str] | None:
+    def columns(self) -> frozenset[str]:
         return columns_read([self.first, self.second])
 
     def __call__(self, sums: Sums) -> np.ndarray:

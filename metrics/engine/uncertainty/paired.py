@@ -25,13 +25,12 @@ import numpy as np
 from .bootstrap import (
     DEFAULT_INTERVALS,
     IntervalSettings,
-    only_columns_read,
     percentile_bounds,
     resample_columns,
 )
 from .counts import DocumentCounts
 from .exact import holm_adjust, mcnemar_exact
-from .measures import Measure, MetricDefinition, as_measure
+from .measures import Measure, MetricDefinition, as_measure, columns_read
 
 PAIRED_METHOD = "paired_cluster_bootstrap_percentile"
 P_BOOTSTRAP = "paired_bootstrap"
@@ -116,8 +115,9 @@ def compare_runs(
     settings.check_resampled()
     ids_a, ids_b = set(counts_a.document_ids), set(counts_b.document_ids)
     common = sorted(ids_a & ids_b)
-    a = only_columns_read(counts_a, metrics.values()).restricted_to(common)
-    b = only_columns_read(counts_b, metrics.values()).restricted_to(common)
+    read = columns_read(metrics.values())
+    a = counts_a.with_columns(read).restricted_to(common)
+    b = counts_b.with_columns(read).restricted_to(common)
     totals_a, totals_b = a.totals(), b.totals()
     resampled: list[dict[str, np.ndarray]] | None = None
     raw: dict[Key, PairedResult] = {}

@@ -45,7 +45,7 @@ from metrics.engine.uncertainty.resampling import (
     tallied_ahead_words,
 )
 from metrics.engine.uncertainty.span_metrics import (
-    leakage_rate_columns,
+    LEAKAGE_RATE_COLUMNS,
     span_document_counts,
     span_metric_definitions,
 )
@@ -191,7 +191,7 @@ def span_table_intervals(
     """
     if not settings.enabled or not table.n_documents:
         return {}
-    leakage = leakage_rate_columns()
+    leakage = LEAKAGE_RATE_COLUMNS
     # Counted before the resampling empties the table.
     trials_of = {
         name: (int(table.column(leaked).sum()), int(table.column(trials).sum()))

@@ -22,7 +22,15 @@ CHAR_VARIANTS = ("all", "scored")
 NERVALUATE_SCHEMAS = ("strict", "partial")
 TYPED_RECALL_FAMILY = "per_type.chars_typed.recall"
 CHAR_RECALL_FAMILY = "per_type.char_recall"
-LEAKAGE_RATES = {"rate_all_documents": "documents", "rate_documents_with_gold": "documents_with_gold"}
+# `{leakage rate path: (leaked documents column, trials column)}` for every condition and rate.
+LEAKAGE_RATE_COLUMNS = {
+    f"leakage.{condition}.{rate}": (f"leakage.{condition}.leaked", trials)
+    for condition in LEAKAGE_CONDITIONS
+    for rate, trials in (
+        ("rate_all_documents", "documents"),
+        ("rate_documents_with_gold", "documents_with_gold"),
+    )
+}
 
 
 def span_document_counts(table: Mapping[str, np.ndarray]) -> DocumentCounts:
@@ -76,15 +84,6 @@ def span_metric_definitions(columns: Iterable[str]) -> dict[str, MetricDefinitio
             definitions[f"per_type.{entity_type}.char_recall"] = MetricDefinition(
                 ratio(f"{prefix}.covered_by_any", gold_chars), family=CHAR_RECALL_FAMILY
             )
-    for name, (leaked, trials) in leakage_rate_columns().items():
+    for name, (leaked, trials) in LEAKAGE_RATE_COLUMNS.items():
         definitions[name] = MetricDefinition(ratio(leaked, trials), correctness=(leaked, trials))
     return definitions
-
-
-def leakage_rate_columns() -> dict[str, tuple[str, str]]:
-    """`{leakage rate path: (leaked documents column, trials column)}` for every condition and rate."""
-    return {
-        f"leakage.{condition}.{rate}": (f"leakage.{condition}.leaked", trials)
-        for condition in LEAKAGE_CONDITIONS
-        for rate, trials in LEAKAGE_RATES.items()
-    }

@@ -18,13 +18,14 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, fields, replace
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic
 
 import numpy as np
 
 from .bootstrap import (
     DEFAULT_INTERVALS,
     IntervalSettings,
+    Key,
     percentile_bounds,
     resample_columns,
 )
@@ -35,8 +36,6 @@ from .measures import Measure, MetricDefinition, as_measure, columns_read
 PAIRED_METHOD = "paired_cluster_bootstrap_percentile"
 P_BOOTSTRAP = "paired_bootstrap"
 P_MCNEMAR = "mcnemar_exact"
-
-Key = TypeVar("Key", bound=Hashable)
 
 
 @dataclass(frozen=True, slots=True)

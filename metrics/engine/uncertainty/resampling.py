@@ -90,8 +90,7 @@ def count_draws(draws: np.ndarray, weights: np.ndarray, tally: np.ndarray) -> No
         np.add.at(weights, draws, 1.0)
 
 
-# A float64 holds every integer below 2**53 exactly, and so does every sum of such integers that stays
-# below it.
+# A float64 holds every integer below 2**53 exactly, and every sum of them that stays below it.
 _EXACT_BITS = 53
 # A product of fractional columns adds in an order that depends on BLAS's kernel, and OpenBLAS takes
 # another kernel for a small product (resamples x documents x words up to 100**3, or a single row or
@@ -158,12 +157,8 @@ def _unpacked(word: np.ndarray, shift: int, packed: list[tuple[int, int]]) -> np
 
 @dataclass(frozen=True, slots=True)
 class PackedColumns:
-    """A count table's distinct non-zero columns packed into float64 words (`words`, n x w), and how
-    every column's resampled sums come back out of the words' (`column_sums`).
-
-    `exact`: every column is a non-negative integer count, so every sum of the product is an exact
-    integer, whatever order it is added in.
-    """
+    """A count table's distinct non-zero columns packed into float64 words (`words`, n x w). `exact`:
+    all are non-negative integer counts, so every sum of the product is exact in any order of addition."""
 
     n_columns: int
     source: np.ndarray  # each column's first equal column (-1: all zero)
@@ -186,10 +181,8 @@ class PackedColumns:
 def pack_columns(
     columns: list[np.ndarray], n_documents: int, *, consume: bool = False, resamples: int = 0
 ) -> PackedColumns:
-    """The packed words of these columns, without stacking them: only the distinct non-zero columns
-    are packed (a 100,000-document table of 60 columns is 48 MB a copy). `resamples`: how many the
-    words will be summed for (0: not known), in weight blocks of `block_rows`.
-
+    """The packed words of these columns, without stacking them (a 100,000-document table of 60
+    columns is 48 MB a copy). `resamples`: how many the words will be summed for (0: not known).
     `consume`: each entry of `columns` is let go (set to None) once it is no longer read, so that the
     columns and their packed copy are not all held at once.
     """
@@ -320,10 +313,9 @@ def _run_bounds(n_blocks: int, parts: int) -> list[int]:
 def resample_run_sums(run: ResampleRun, *, ahead: bool = False) -> np.ndarray:
     """The sums of the packed words in each resample of the run (rows x words), in resample order.
 
-    `ahead`: each weight block is tallied in a thread while the block before it is multiplied: the
-    draws and the product release the GIL, so on two cores the product costs next to no wall time.
-    Two blocks are then held instead of one, so a table whose block is above `_BLOCK_ENTRIES` is
-    tallied in turn all the same. The same blocks meet the same products either way: the same bits.
+    `ahead`: each weight block is tallied in a thread while the one before it is multiplied (both
+    release the GIL), into a second buffer, so not for blocks above `_BLOCK_ENTRIES`. The same blocks
+    meet the same products either way: the same bits.
     """
     n_documents, n_words = run.words.shape
     per_block = block_rows(n_documents)

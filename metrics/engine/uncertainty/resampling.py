@@ -240,7 +240,9 @@ def resample_runs(packed: PackedColumns, resamples: int, seed: int, parts: int =
     n_documents = packed.words.shape[0]
     rng = np.random.default_rng(seed)
     per_block = block_rows(n_documents)
-    for first, last in pairwise(_run_bounds(-(-resamples // per_block), parts)):
+    n_blocks, keep = -(-resamples // per_block), 1.0 - _SKIP_SHARE
+    bounds = sorted({round(n_blocks * (1.0 - keep**k) / (1.0 - keep**parts)) for k in range(parts + 1)})
+    for first, last in pairwise(bounds):
         rows = min(last * per_block, resamples) - first * per_block
         yield ResampleRun(rows, rng.bit_generator.state, packed.words, packed.exact)
         if first * per_block + rows < resamples:
@@ -302,12 +304,6 @@ def skip_accepted_draws(rng: np.random.Generator, draws: int, n_documents: int) 
             "uinteger": int(halves[last | 1]),
         }
         return
-
-
-def _run_bounds(n_blocks: int, parts: int) -> list[int]:
-    """Weight-block bounds of `parts` runs, each run (1 - _SKIP_SHARE) times the one before."""
-    keep = 1.0 - _SKIP_SHARE
-    return sorted({round(n_blocks * (1.0 - keep**k) / (1.0 - keep**parts)) for k in range(parts + 1)})
 
 
 def resample_run_sums(run: ResampleRun, *, ahead: bool = False) -> np.ndarray:

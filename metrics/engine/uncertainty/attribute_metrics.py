@@ -11,7 +11,6 @@ missing prediction gives null (`_given_prediction` never does), and so does its 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from operator import attrgetter
 from typing import TypeVar
 
 import numpy as np
@@ -27,9 +26,6 @@ STRATA = ("all", "given_prediction", "given_good_source", "given_bad_source")
 Value = TypeVar("Value")
 
 
-_document_id = attrgetter("document_id")
-
-
 def attribute_document_counts(
     rows: Iterable[ComparisonRow], document_ids: Iterable[str] = ()
 ) -> DocumentCounts:
@@ -39,7 +35,7 @@ def attribute_document_counts(
     attribute_types = {row.attribute_id: row.attribute_type for row in rows}
     columns = metric_columns(rows, {attribute_id: k for k, attribute_id in enumerate(attribute_types)})
     return counts_of_metric_columns(
-        columns, [*map(_document_id, rows)], list(attribute_types.items()), document_ids
+        columns, [row.document_id for row in rows], list(attribute_types.items()), document_ids
     )
 
 

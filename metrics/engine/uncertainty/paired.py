@@ -33,7 +33,6 @@ from .counts import DocumentCounts
 from .exact import holm_adjust, mcnemar_exact
 from .measures import Measure, MetricDefinition, as_measure, columns_read
 
-PAIRED_METHOD = "paired_cluster_bootstrap_percentile"
 P_BOOTSTRAP = "paired_bootstrap"
 P_MCNEMAR = "mcnemar_exact"
 
@@ -66,7 +65,7 @@ class PairedRuns(Generic[Key]):
     def as_dict(self) -> dict[str, Any]:
         return {
             "level": self.settings.level,
-            "method": PAIRED_METHOD,
+            "method": "paired_cluster_bootstrap_percentile",
             "resamples": self.settings.resamples,
             "seed": self.settings.seed,
             "documents_compared": self.documents_compared,

@@ -18,10 +18,6 @@ from ..spans.score import LEAKAGE_CONDITIONS
 from .counts import DocumentCounts
 from .measures import HarmonicMean, Measure, MetricDefinition, f1, precision, ratio, recall
 
-CHAR_VARIANTS = ("all", "scored")
-NERVALUATE_SCHEMAS = ("strict", "partial")
-TYPED_RECALL_FAMILY = "per_type.chars_typed.recall"
-CHAR_RECALL_FAMILY = "per_type.char_recall"
 # `{leakage rate path: (leaked documents column, trials column)}` for every condition and rate.
 LEAKAGE_RATE_COLUMNS = {
     f"leakage.{condition}.{rate}": (f"leakage.{condition}.leaked", trials)
@@ -50,10 +46,10 @@ def span_metric_definitions(columns: Iterable[str]) -> dict[str, MetricDefinitio
     where `covered_by_any` is there (a missing count must not read as zero)."""
     columns = set(columns)
     micro: dict[str, tuple[Measure, Measure, Measure]] = {}  # precision, recall, F1
-    for variant in CHAR_VARIANTS:
+    for variant in ("all", "scored"):
         tp, fp, fn = (f"chars.{variant}.{count}" for count in ("tp", "fp", "fn"))
         micro[f"chars.{variant}"] = (precision(tp, fp), recall(tp, fn), f1(tp, fp, fn))
-    for schema in NERVALUATE_SCHEMAS:
+    for schema in ("strict", "partial"):
         prefix = f"nervaluate.{schema}"
         cor, inc, par, mis, spu = (
             f"{prefix}.{count}" for count in ("correct", "incorrect", "partial", "missed", "spurious")
@@ -78,11 +74,11 @@ def span_metric_definitions(columns: Iterable[str]) -> dict[str, MetricDefinitio
         prefix = f"chars_typed.{entity_type}"
         gold_chars = {f"{prefix}.tp": 1.0, f"{prefix}.fn": 1.0}
         definitions[f"per_type.{entity_type}.chars_typed.recall"] = MetricDefinition(
-            recall(f"{prefix}.tp", f"{prefix}.fn"), family=TYPED_RECALL_FAMILY
+            recall(f"{prefix}.tp", f"{prefix}.fn"), family="per_type.chars_typed.recall"
         )
         if f"{prefix}.covered_by_any" in columns:
             definitions[f"per_type.{entity_type}.char_recall"] = MetricDefinition(
-                ratio(f"{prefix}.covered_by_any", gold_chars), family=CHAR_RECALL_FAMILY
+                ratio(f"{prefix}.covered_by_any", gold_chars), family="per_type.char_recall"
             )
     for name, (leaked, trials) in LEAKAGE_RATE_COLUMNS.items():
         definitions[name] = MetricDefinition(ratio(leaked, trials), correctness=(leaked, trials))

@@ -138,7 +138,7 @@ def span_count_table(scores: SpanScores) -> DocumentCounts:
     definitions = span_metric_definitions(
         [*COUNT_FIELDS, *(name for names in typed.values() for name in names), *leaked]
     )
-    needed = set(_SPAN_COUNTS_ALWAYS) | (columns_read(definitions.values()) or set())
+    needed = set(_SPAN_COUNTS_ALWAYS) | columns_read(definitions.values())
     overall = [name for name in (*COUNT_FIELDS, *leaked) if name in needed]
     wanted = {
         code: [(k, name) for k, name in enumerate(names) if name in needed] for code, names in typed.items()

@@ -16,7 +16,7 @@ from evalproject.validation import BIGINTEGER_MAX
 from experiments.models import ExperimentRun
 from experiments.selectors import run_get_for_user
 from metrics.api.results import GoldStatusOutput, HumanCeilingOutput, number_field
-from metrics.engine.uncertainty import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
+from metrics.engine.uncertainty.bootstrap import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
 from metrics.pipeline.intervals import IntervalSettings
 from metrics.selectors import gold_status_for_scoring, human_ceiling_for_run, scoring_get
 from metrics.services.run_pair import CHANGED_ROWS_SHOWN, runs_compare

@@ -18,8 +18,8 @@ from metrics.artefacts.cells import Destination, cell, csv_writer, is_null, open
 from metrics.engine.attributes.metrics import COUNT_COLUMNS, metric_column_order
 from metrics.engine.attributes.types import AttributeResult, ExtractionEvaluation
 from metrics.engine.text_table import text_table
-from metrics.engine.uncertainty import Interval
 from metrics.engine.uncertainty.attribute_metrics import attribute_metric_definitions
+from metrics.engine.uncertainty.bootstrap import Interval
 
 AttributeIntervals = Mapping[str, Mapping[str, Interval]]
 

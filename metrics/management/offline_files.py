@@ -16,7 +16,7 @@ from django.core.management.base import BaseCommand, CommandError, DjangoHelpFor
 
 from annotations.importers.errors import InputValidationError
 from annotations.services.gold_read import detect_format
-from metrics.engine.uncertainty import (
+from metrics.engine.uncertainty.bootstrap import (
     DEFAULT_LEVEL,
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,

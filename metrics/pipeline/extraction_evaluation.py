@@ -34,7 +34,7 @@ from metrics.artefacts.run_records import annotations_run_metadata
 from metrics.engine.attributes.comparison import validate_settings
 from metrics.engine.attributes.custom_metrics import resolve_custom_metrics
 from metrics.engine.attributes.types import EvaluationSettings, ExtractionEvaluation
-from metrics.engine.uncertainty import Interval
+from metrics.engine.uncertainty.bootstrap import Interval
 from metrics.pipeline.attributes import AttributePartial, compare_attribute_chunk, merge_attribute_partials
 from metrics.pipeline.executors import local_executor
 from metrics.pipeline.extraction_files import ExtractionDocumentChunk, document_chunks

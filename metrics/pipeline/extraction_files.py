@@ -54,8 +54,8 @@ from metrics.engine.attributes.types import (
     GoldDocument,
     PredictionDocument,
 )
-from metrics.engine.uncertainty import DocumentCounts
 from metrics.engine.uncertainty.attribute_metrics import counts_of_metric_columns
+from metrics.engine.uncertainty.counts import DocumentCounts
 from metrics.pipeline.attributes import AttributeChunk, AttributePartial, compare_attribute_chunk
 from metrics.pipeline.jsonl_lines import ByteRange, line_document_ids, line_ends
 from metrics.pipeline.phases import paused_garbage_collection

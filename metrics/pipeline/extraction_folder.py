@@ -44,7 +44,7 @@ from metrics.engine.attributes.custom_metrics import resolve_custom_metrics
 from metrics.engine.attributes.evaluation import evaluation_from_columns
 from metrics.engine.attributes.metrics import MetricColumns
 from metrics.engine.attributes.types import EvaluationSettings, ExtractionEvaluation
-from metrics.engine.uncertainty import DocumentCounts
+from metrics.engine.uncertainty.counts import DocumentCounts
 from metrics.pipeline.attributes import AttributePartial, merge_attribute_partials
 from metrics.pipeline.executors import Executor, ProcessPool, local_executor
 from metrics.pipeline.extraction_evaluation import (

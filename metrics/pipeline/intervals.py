@@ -27,18 +27,14 @@ from metrics.engine.spans.score import (
     TYPE_STORED_FIELDS,
     derived_count,
 )
-from metrics.engine.uncertainty import (
-    DocumentCounts,
-    Interval,
-    IntervalSettings,
-    clopper_pearson,
-    cluster_bootstrap_intervals,
-)
 from metrics.engine.uncertainty.attribute_metrics import (
     attribute_document_counts,
     attribute_metric_definitions,
     by_attribute,
 )
+from metrics.engine.uncertainty.bootstrap import Interval, IntervalSettings, cluster_bootstrap_intervals
+from metrics.engine.uncertainty.counts import DocumentCounts
+from metrics.engine.uncertainty.exact import clopper_pearson
 from metrics.engine.uncertainty.measures import columns_read
 from metrics.engine.uncertainty.resampling import (
     PackedColumns,
@@ -49,7 +45,7 @@ from metrics.engine.uncertainty.resampling import (
     tallied_ahead_words,
 )
 from metrics.engine.uncertainty.span_metrics import (
-    leakage_rate_columns,
+    LEAKAGE_RATE_COLUMNS,
     span_document_counts,
     span_metric_definitions,
 )
@@ -142,7 +138,7 @@ def span_count_table(scores: SpanScores) -> DocumentCounts:
     definitions = span_metric_definitions(
         [*COUNT_FIELDS, *(name for names in typed.values() for name in names), *leaked]
     )
-    needed = set(_SPAN_COUNTS_ALWAYS) | (columns_read(definitions.values()) or set())
+    needed = set(_SPAN_COUNTS_ALWAYS) | columns_read(definitions.values())
     overall = [name for name in (*COUNT_FIELDS, *leaked) if name in needed]
     wanted = {
         code: [(k, name) for k, name in enumerate(names) if name in needed] for code, names in typed.items()
@@ -195,7 +191,7 @@ def span_table_intervals(
     """
     if not settings.enabled or not table.n_documents:
         return {}
-    leakage = leakage_rate_columns()
+    leakage = LEAKAGE_RATE_COLUMNS
     # Counted before the resampling empties the table.
     trials_of = {
         name: (int(table.column(leaked).sum()), int(table.column(trials).sum()))
@@ -205,9 +201,7 @@ def span_table_intervals(
     intervals = cluster_bootstrap_intervals(
         table,
         {name: definition for name, definition in definitions.items() if name not in leakage},
-        level=settings.level,
-        resamples=settings.resamples,
-        seed=settings.seed,
+        settings,
         consume=True,
         word_sums=word_sums_of(executor, _load_exact_quantiles),
     )
@@ -259,9 +253,7 @@ def extraction_intervals_from_counts(
     flat = cluster_bootstrap_intervals(
         counts,
         attribute_metric_definitions(attribute_types),
-        level=settings.level,
-        resamples=settings.resamples,
-        seed=settings.seed,
+        settings,
         word_sums=word_sums_of(executor),
     )
     return {attribute_id: {} for attribute_id in attribute_types} | by_attribute(flat)

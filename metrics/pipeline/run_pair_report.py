@@ -9,7 +9,7 @@ report's shape is in docs/uncertainty.md ("Paired comparison").
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from annotations.importers.errors import ImportProblem, InputValidationError
@@ -17,13 +17,12 @@ from annotations.importers.sources import SourceInput
 from metrics.engine.attributes.types import ComparisonRow, EvaluationSettings
 from metrics.engine.spans import SpanScores
 from metrics.engine.text_table import text_table
-from metrics.engine.uncertainty import PairedRuns, compare_runs
 from metrics.engine.uncertainty.attribute_metrics import (
     attribute_document_counts,
     attribute_metric_definitions,
     by_attribute,
 )
-from metrics.engine.uncertainty.paired import P_BOOTSTRAP, P_MCNEMAR
+from metrics.engine.uncertainty.paired import P_BOOTSTRAP, P_MCNEMAR, PairedRuns, compare_runs
 from metrics.engine.uncertainty.span_metrics import span_metric_definitions
 from metrics.pipeline.executors import local_executor
 from metrics.pipeline.extraction_evaluation import compare_extraction_inputs, read_extraction_inputs
@@ -85,7 +84,7 @@ def paired_report_spans(
     counts_a = span_count_table(_predicted_scores(scores_a, predicted_a))
     counts_b = span_count_table(_predicted_scores(scores_b, predicted_b))
     definitions = span_metric_definitions(set(counts_a.columns) | set(counts_b.columns))
-    comparison = compare_runs(counts_a, counts_b, definitions, **asdict(settings))
+    comparison = compare_runs(counts_a, counts_b, definitions, settings)
     body = comparison.as_dict()
     return {
         **_header("spans", a, b, comparison),
@@ -127,7 +126,7 @@ def paired_report_attributes(
         _attribute_counts(rows_a, predicted_a),
         _attribute_counts(rows_b, predicted_b),
         attribute_metric_definitions(types),
-        **asdict(settings),
+        settings,
     )
     results = by_attribute(comparison.metrics)
     entries = []

@@ -28,7 +28,7 @@ from annotations.importers.span_jsonl import offsets_problem, text_mismatch_prob
 from annotations.importers.span_types import SpanAnnotation, SpanDocument
 from annotations.importers.spans import iter_span_documents, load_span_corpus, select_annotator
 from metrics.engine.spans import DocumentSpans, Span, SpanScores, aggregate
-from metrics.engine.uncertainty import CLOPPER_PEARSON_METHOD
+from metrics.engine.uncertainty.exact import CLOPPER_PEARSON_METHOD
 from metrics.pipeline.executors import Executor, InProcess, ProcessPool, local_executor
 from metrics.pipeline.intervals import (
     DEFAULT_INTERVALS,

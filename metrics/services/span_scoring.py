@@ -23,7 +23,7 @@ from annotations.models import GoldSpan, GoldVersion
 from annotations.selectors.gold import documents_named, gold_span_documents
 from experiments.models import ExperimentRun
 from metrics.engine.spans import DocumentSpans, aggregate
-from metrics.engine.uncertainty import CLOPPER_PEARSON_METHOD
+from metrics.engine.uncertainty.exact import CLOPPER_PEARSON_METHOD
 from metrics.models import MetricScope
 from metrics.pipeline.intervals import CI_SUFFIX, attach_span_intervals, span_results_intervals
 from metrics.pipeline.span_evaluation import FORMAT_VERSION, pair_span_documents

@@ -28,7 +28,9 @@ from metrics.engine.agreement.measures import (
 )
 from metrics.engine.agreement.spans import bootstrap_intervals
 from metrics.engine.attributes.types import AttributeType
-from metrics.engine.uncertainty import DocumentCounts, IntervalSettings, ratio
+from metrics.engine.uncertainty.bootstrap import IntervalSettings
+from metrics.engine.uncertainty.counts import DocumentCounts
+from metrics.engine.uncertainty.measures import ratio
 
 NUMERIC = (AttributeType.INTEGER, AttributeType.FLOAT)
 

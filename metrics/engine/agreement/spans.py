@@ -26,7 +26,8 @@ from metrics.engine.agreement.measures import (
 from metrics.engine.spans import DocumentSpans, Span, score_span_columns
 from metrics.engine.spans.columns import SpanColumns
 from metrics.engine.spans.score import expand_counts
-from metrics.engine.uncertainty import DocumentCounts, IntervalSettings, cluster_bootstrap_intervals
+from metrics.engine.uncertainty.bootstrap import IntervalSettings, cluster_bootstrap_intervals
+from metrics.engine.uncertainty.counts import DocumentCounts
 
 OUTSIDE = "O"
 # The `krippendorff` package holds a units x values x values array (about 1 KB a character for three
@@ -56,9 +57,7 @@ def bootstrap_intervals(
     """`{name: interval dict}` of each measure (null where undefined or when intervals are off)."""
     if not settings.enabled:
         return dict.fromkeys(measures)
-    intervals = cluster_bootstrap_intervals(
-        counts, measures, level=settings.level, resamples=settings.resamples, seed=settings.seed
-    )
+    intervals = cluster_bootstrap_intervals(counts, measures, settings)
     return {name: interval.stored() for name, interval in intervals.items()}
 
 

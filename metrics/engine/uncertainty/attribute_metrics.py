@@ -1,21 +1,16 @@
-"""The attribute metrics of issue 8: per-document counts from comparison rows, and metric definitions
-over them.
+"""The attribute metrics of issue 8: per-document counts from comparison rows, and definitions over them.
 
-Count columns are named `<attribute_id>.<stratum>.<count>`:
-    strata: all, given_prediction (the prediction is present), given_good_source / given_bad_source
-            (the gold value was / was not in the context the model read; STRING, INTEGER, FLOAT)
-    counts: `attributes.metrics.row_counts` summed per document (rows: scored, valid non-null gold)
-
-Metrics are those of `attributes.metrics` over the same counts, for each attribute and stratum (names
-suffixed `_given_prediction`, `_given_good_source`, `_given_bad_source`), but the mean absolute
-percentage error. By the seed's rule a set holding a missing prediction gives null
-(`_given_prediction` never does), and so does its interval.
+Count columns are `<attribute_id>.<stratum>.<count>`, with the counts of `attributes.metrics.row_counts`
+summed per document, and strata `all`, `given_prediction` (the prediction is present),
+`given_good_source` / `given_bad_source` (the gold value was / was not in the context the model read;
+STRING, INTEGER, FLOAT). The metrics are those of `attributes.metrics` in each stratum (suffixed
+`_given_prediction`, ...) but the mean absolute percentage error. By the seed's rule a set holding a
+missing prediction gives null (`_given_prediction` never does), and so does its interval.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from operator import attrgetter
 from typing import TypeVar
 
 import numpy as np
@@ -31,22 +26,16 @@ STRATA = ("all", "given_prediction", "given_good_source", "given_bad_source")
 Value = TypeVar("Value")
 
 
-_document_id = attrgetter("document_id")
-
-
 def attribute_document_counts(
     rows: Iterable[ComparisonRow], document_ids: Iterable[str] = ()
 ) -> DocumentCounts:
-    """Per-document count columns from comparison rows (names in the module docstring).
-
-    Rows that are not scored (invalid or null gold) and LIST / DICT rows add nothing. `document_ids` adds
-    documents with no row, so they are still drawn in resamples. See `counts_of_metric_columns`.
-    """
+    """Per-document count columns from comparison rows; rows not scored (invalid or null gold, LIST,
+    DICT) add nothing. `document_ids` adds documents with no row, so they are still drawn in resamples."""
     rows = list(rows)
     attribute_types = {row.attribute_id: row.attribute_type for row in rows}
     columns = metric_columns(rows, {attribute_id: k for k, attribute_id in enumerate(attribute_types)})
     return counts_of_metric_columns(
-        columns, [*map(_document_id, rows)], list(attribute_types.items()), document_ids
+        columns, [row.document_id for row in rows], list(attribute_types.items()), document_ids
     )
 
 
@@ -56,16 +45,13 @@ def counts_of_metric_columns(
     attributes: Sequence[tuple[str, AttributeType]],
     document_ids: Iterable[str] = (),
 ) -> DocumentCounts:
-    """`attribute_document_counts` of the rows whose MetricColumns these are, each row of the
-    document `row_document_ids[i]` and of the attribute `attributes[columns.attribute[i]]` (id,
-    type). Vectorised per attribute: its scored rows, its count columns and a weighted bincount per
-    column."""
+    """`attribute_document_counts` of the rows whose MetricColumns these are: row i is of the document
+    `row_document_ids[i]` and of the attribute `attributes[columns.attribute[i]]` (id, type)."""
     ids = sorted({str(document_id) for document_id in document_ids}.union(row_document_ids))
     position = {document_id: i for i, document_id in enumerate(ids)}
     documents = np.fromiter(
         map(position.__getitem__, row_document_ids), dtype=np.intp, count=len(row_document_ids)
     )
-    # The rows that enter counts and metrics: valid, non-null gold of a scored type.
     scored = columns.valid & columns.gold_present
     parts = []
     n_columns = 0
@@ -120,9 +106,8 @@ def attribute_metric_definitions(
 ) -> dict[tuple[str, str], MetricDefinition]:
     """Every attribute metric with an interval or a paired test, keyed by (attribute_id, metric name).
 
-    LIST and DICT attributes have no metrics. Each metric name is one Holm family across attributes
-    (all `accuracy` together, all `mean_absolute_error_given_prediction` together). The plain accuracy
-    (one row per document) is compared by McNemar.
+    Each metric name is one Holm family across attributes (all `accuracy` together). The plain
+    accuracy (one row per document) is compared by McNemar.
     """
     definitions: dict[tuple[str, str], MetricDefinition] = {}
     for attribute_id, attribute_type in attribute_types.items():

@@ -1,20 +1,16 @@
 """Confidence intervals by cluster (document) bootstrap, percentile method.
 
-For B resamples of the documents (see `resampling`), each metric is computed from the resample's summed
-counts. The interval is the (alpha/2, 1 - alpha/2) percentile pair of those B values, alpha = 1 - level,
-with numpy's default linear interpolation between order statistics (as `scipy.stats.bootstrap` with
-`method="percentile"` does).
-
-Null rules: the interval is null (low and high None) when the metric is undefined on the full data (its
-point estimate is null, e.g. a zero denominator, or a missing prediction under the seed's rule), or when
-it is undefined in every resample. Otherwise resamples where the metric is undefined (e.g. a resample
-without any predicted span for precision) are dropped, and `resamples_defined` says how many entered.
+Each metric is computed from the summed counts of B resamples of the documents (`resampling`); the
+interval is the (alpha/2, 1 - alpha/2) percentile pair of those values, alpha = 1 - level, with numpy's
+linear interpolation (as `scipy.stats.bootstrap(method="percentile")`). It is null when the metric is
+undefined on the full data (a zero denominator, a missing prediction under the seed's rule) or in every
+resample; otherwise resamples where it is undefined are dropped.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, fields
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import asdict, dataclass
 from typing import Any, TypeVar
 
 import numpy as np
@@ -33,11 +29,7 @@ Key = TypeVar("Key", bound=Hashable)
 
 @dataclass(frozen=True, slots=True)
 class Interval:
-    """A confidence interval and everything needed to reproduce it.
-
-    `as_dict()` is the stored and served shape: low, high, level, method, resamples, seed. `resamples`
-    and `seed` are None for exact (non-resampling) methods.
-    """
+    """A confidence interval and what reproduces it (`resamples`, `seed`: None for exact methods)."""
 
     low: float | None
     high: float | None
@@ -45,14 +37,9 @@ class Interval:
     method: str
     resamples: int | None = None
     seed: int | None = None
-    resamples_defined: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            field.name: getattr(self, field.name)
-            for field in fields(self)
-            if field.name != "resamples_defined"
-        }
+        return asdict(self)
 
     def stored(self) -> dict[str, Any] | None:
         """`as_dict()`, or null for an undefined interval (its metric is null)."""
@@ -88,6 +75,11 @@ class IntervalSettings:
             config["leakage_method"] = exact_method if self.enabled else None
         return config
 
+    def check_resampled(self) -> None:
+        """Raise ValueError on 0 resamples: they turn intervals off, but leave a bootstrap nothing to draw."""
+        if not self.enabled:
+            raise ValueError("resamples: must be an integer >= 1 for a bootstrap, got 0")
+
 
 def interval_settings_problems(level: Any, resamples: Any, seed: Any) -> dict[str, str]:
     """`{setting: what is wrong}` for bad values (empty when all are fine), for messages naming a flag."""
@@ -101,12 +93,7 @@ def interval_settings_problems(level: Any, resamples: Any, seed: Any) -> dict[st
     return problems
 
 
-def check_settings(level: float, resamples: int, seed: int) -> None:
-    """Raise ValueError, worded as `IntervalSettings` words it, on settings it refuses; and on 0
-    resamples, which turn intervals off there but leave a bootstrap nothing to draw."""
-    IntervalSettings(level=level, resamples=resamples, seed=seed)
-    if resamples == 0:
-        raise ValueError("resamples: must be an integer >= 1 for a bootstrap, got 0")
+DEFAULT_INTERVALS = IntervalSettings()
 
 
 def percentile_bounds(values: np.ndarray, level: float) -> tuple[float | None, float | None]:
@@ -119,37 +106,24 @@ def percentile_bounds(values: np.ndarray, level: float) -> tuple[float | None, f
     return float(low), float(high)
 
 
-def only_columns_read(
-    counts: DocumentCounts, metrics: Iterable[Measure | MetricDefinition]
-) -> DocumentCounts:
-    """Drop the columns no metric reads, so wide count tables cost only what is used."""
-    needed = columns_read(metrics)
-    return counts if needed is None else counts.with_columns(needed)
-
-
 def cluster_bootstrap_intervals(
     counts: DocumentCounts,
     metrics: Mapping[Key, Measure | MetricDefinition],
+    settings: IntervalSettings = DEFAULT_INTERVALS,
     *,
-    level: float = DEFAULT_LEVEL,
-    resamples: int = DEFAULT_RESAMPLES,
-    seed: int = DEFAULT_SEED,
     consume: bool = False,
     word_sums: WordSums = resampled_words,
 ) -> dict[Key, Interval]:
-    """Percentile intervals for many metrics from one set of document resamples.
+    """Percentile intervals of many metrics (keyed by any hashable names) from one set of resamples:
+    a metric costs one vectorised evaluation over the B sums, not another bootstrap.
 
-    All metrics share the same B draws (one pass over the weight blocks), so adding a metric costs one
-    vectorised evaluation over B sums, not another bootstrap. Keys are any hashable names (a string, or
-    an `(attribute_id, metric)` pair); the result has the same keys.
-
-    `consume`: `counts` gives up its columns (it is left without any), each as soon as it has been
-    resampled, so that a large table and the matrix the resampling stacks are not held together.
-    `word_sums`: who sums the resamples (`resampling.WordSums`); the sums are the same whoever does.
+    `consume`: `counts` gives up its columns as they are resampled, so that a large table and the
+    resampling's copy are not held together. `word_sums`: who sums the resamples (the same sums).
     """
-    check_settings(level, resamples, seed)
+    settings.check_resampled()
+    level, resamples, seed = settings.level, settings.resamples, settings.seed
     given = counts
-    counts = only_columns_read(counts, metrics.values())
+    counts = counts.with_columns(columns_read(metrics.values()))
     if consume:
         given.columns = {}
     totals = counts.totals()
@@ -158,14 +132,12 @@ def cluster_bootstrap_intervals(
     for name, metric in metrics.items():
         measure = as_measure(metric)
         if counts.n_documents == 0 or np.isnan(measure(totals)[0]):
-            intervals[name] = Interval(None, None, level, BOOTSTRAP_METHOD, resamples, seed, 0)
+            intervals[name] = Interval(None, None, level, BOOTSTRAP_METHOD, resamples, seed)
             continue
         if resampled is None:
             (resampled,) = resample_columns([counts], resamples, seed, consume=consume, word_sums=word_sums)
-        values = measure(resampled)
-        low, high = percentile_bounds(values, level)
-        defined = int(np.count_nonzero(~np.isnan(values)))
-        intervals[name] = Interval(low, high, level, BOOTSTRAP_METHOD, resamples, seed, defined)
+        low, high = percentile_bounds(measure(resampled), level)
+        intervals[name] = Interval(low, high, level, BOOTSTRAP_METHOD, resamples, seed)
     return intervals
 
 

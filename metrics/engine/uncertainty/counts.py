@@ -62,12 +62,9 @@ class DocumentCounts:
 
     @classmethod
     def joined(cls, parts: Sequence[DocumentCounts], *, consume: bool = False) -> DocumentCounts:
-        """The counts of documents counted in separate parts (no document in two): the same table
-        as counting them all at once, a column absent from a part being zero for its documents.
-
-        `consume`: the parts give up each column as it is joined (they are left empty), so that the
-        parts and the whole are never all held at once.
-        """
+        """The counts of documents counted in separate parts (no document in two), as if counted at
+        once. `consume`: the parts give up each column as it is joined, so that the parts and the
+        whole are never all held at once."""
         ids = [document_id for part in parts for document_id in part.document_ids]
         names = sorted({name for part in parts for name in part.columns})
         columns: dict[str, np.ndarray] = {}

@@ -2,29 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from functools import cache
+from collections.abc import Sequence
 
 from .bootstrap import DEFAULT_LEVEL, Interval
 
 CLOPPER_PEARSON_METHOD = "clopper_pearson"
-
-
-@cache
-def _beta_quantile() -> Callable[[float, float, float], float]:
-    """`scipy.stats.beta.ppf(q, a, b)` for 0 < q < 1 and a, b > 0, imported when first needed.
-
-    scipy.stats costs seconds to import, most of a small evaluation; its `beta.ppf` is, for such
-    arguments, exactly the `_beta_ppf` ufunc of scipy.special (Boost's ibeta_inv) times scale 1 plus
-    loc 0, so that ufunc gives the same numbers for a fraction of the import (tests pin the equality).
-    """
-    try:
-        from scipy.special._ufuncs import _beta_ppf
-    except ImportError:  # a scipy that moved it: the public, slower-to-import route
-        from scipy import stats
-
-        return lambda q, a, b: float(stats.beta.ppf(q, a, b))
-    return lambda q, a, b: float(_beta_ppf(q, a, b))
 
 
 def clopper_pearson(k: int, n: int, level: float = DEFAULT_LEVEL) -> Interval:
@@ -33,16 +15,18 @@ def clopper_pearson(k: int, n: int, level: float = DEFAULT_LEVEL) -> Interval:
     low = Beta(alpha/2; k, n - k + 1) quantile (0 when k = 0), high = Beta(1 - alpha/2; k + 1, n - k)
     quantile (1 when k = n), alpha = 1 - level. Null when n = 0 (no rate to bound).
     """
-    if not 0.0 < level < 1.0:
-        raise ValueError(f"level must be between 0 and 1 (exclusive), got {level!r}")
-    if n < 0 or not 0 <= k <= max(n, 0):
+    if not 0 <= k <= n:
         raise ValueError(f"need 0 <= k <= n, got k={k}, n={n}")
     if n == 0:
         return Interval(None, None, level, CLOPPER_PEARSON_METHOD)
+    # scipy.stats costs seconds to import, most of a small evaluation; for these arguments its
+    # `beta.ppf` is exactly this ufunc (Boost's ibeta_inv), for a fraction of the import (tests pin
+    # the equality).
+    from scipy.special._ufuncs import _beta_ppf
+
     alpha = 1.0 - level
-    beta_quantile = _beta_quantile()
-    low = 0.0 if k == 0 else beta_quantile(alpha / 2, k, n - k + 1)
-    high = 1.0 if k == n else beta_quantile(1 - alpha / 2, k + 1, n - k)
+    low = 0.0 if k == 0 else float(_beta_ppf(alpha / 2, k, n - k + 1))
+    high = 1.0 if k == n else float(_beta_ppf(1 - alpha / 2, k + 1, n - k))
     return Interval(low, high, level, CLOPPER_PEARSON_METHOD)
 
 
@@ -52,8 +36,6 @@ def mcnemar_exact(b: int, c: int) -> float:
     Under the null each discordant pair falls either way with probability 1/2, so p is the two-sided
     binomial test of b successes in b + c trials (`scipy.stats.binomtest`); 1 when b + c = 0.
     """
-    if b < 0 or c < 0:
-        raise ValueError(f"discordant counts must be non-negative, got b={b}, c={c}")
     if b + c == 0:
         return 1.0
     from scipy import stats  # imported here: seconds of start-up that only comparisons need

@@ -1,31 +1,33 @@
 """Metrics as functions of summed counts, shaped for resampling.
 
-A `Measure` takes `{column: array of sums}` (one entry per resample, or a single entry for the point
-estimate) and returns the metric for each entry, NaN where it is undefined. The metrics of issue 8 are
-ratios of two weighted sums of counts (`Ratio`), or the harmonic mean of two such ratios (`HarmonicMean`):
-
-- precision = tp / (tp + fp), recall = tp / (tp + fn), F1 = 2tp / (2tp + fp + fn): each defined when its
-  denominator is > 0 (docs/semantics.md section 1; F1 of only false positives is 0, not undefined).
-- nervaluate: credit = COR (strict) or COR + 0.5 PAR (partial); precision = credit / actual, recall =
-  credit / possible with actual = COR + INC + PAR + SPU and possible = COR + INC + PAR + MIS;
-  F1 = 2PR / (P + R) (`HarmonicMean`: 0 when P + R = 0, undefined when P or R is).
-- accuracy = correct rows / rows, rate = matched / total, MAE = sum |error| / rows.
-- The seed's missing-prediction rule (docs/semantics.md section 2): a metric over a set that holds a missing
-  prediction is null, expressed with `null_if_any`.
+A `Measure` takes `{column: array of sums}` (one entry per resample, or one for the point estimate)
+and returns the metric of each entry, NaN where it is undefined: a zero denominator, or, by the seed's
+missing-prediction rule, a set holding a missing prediction (`null_if_any`; docs/semantics.md sections
+1-2). The metrics of issue 8 are ratios of weighted sums of counts (`Ratio`), or the harmonic mean of two
+such ratios (`HarmonicMean`: nervaluate's F1).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
 from ..spans.measures import harmonic_f1
 
 Sums = Mapping[str, np.ndarray]
-Measure = Callable[[Sums], np.ndarray]
 Terms = str | Mapping[str, float]
+
+
+class Measure(Protocol):
+    """Metric values from summed counts; `columns`: the count columns it reads (the only ones resampled)."""
+
+    @property
+    def columns(self) -> frozenset[str]: ...
+
+    def __call__(self, sums: Sums) -> np.ndarray: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,15 +69,11 @@ def as_measure(metric: Measure | MetricDefinition) -> Measure:
     return metric.measure if isinstance(metric, MetricDefinition) else metric
 
 
-def columns_read(metrics: Iterable[Measure | MetricDefinition]) -> frozenset[str] | None:
-    """The count columns these metrics read, the `correctness` columns a comparison reads among them;
-    None when one of their measures does not declare its own (`Ratio` and `HarmonicMean` do)."""
+def columns_read(metrics: Iterable[Measure | MetricDefinition]) -> frozenset[str]:
+    """The count columns these metrics read, the `correctness` columns a comparison reads among them."""
     needed: frozenset[str] = frozenset()
     for metric in metrics:
-        declared = getattr(as_measure(metric), "columns", None)
-        if declared is None:
-            return None
-        needed |= declared
+        needed |= as_measure(metric).columns
         if isinstance(metric, MetricDefinition) and metric.correctness is not None:
             needed |= frozenset(metric.correctness)
     return needed
@@ -83,10 +81,8 @@ def columns_read(metrics: Iterable[Measure | MetricDefinition]) -> frozenset[str
 
 @dataclass(frozen=True, slots=True)
 class Ratio:
-    """numerator / denominator, NaN where the denominator is 0 or any `null_if_any` column is > 0.
-
-    Numerator and denominator are weighted sums of columns (`{column: weight}`).
-    """
+    """numerator / denominator, weighted sums of columns (`{column: weight}`); NaN where the
+    denominator is 0 or any `null_if_any` column is > 0."""
 
     numerator: Mapping[str, float]
     denominator: Mapping[str, float]
@@ -113,7 +109,7 @@ class HarmonicMean:
     second: Measure
 
     @property
-    def columns(self) -> frozenset[str] | None:
+    def columns(self) -> frozenset[str]:
         return columns_read([self.first, self.second])
 
     def __call__(self, sums: Sums) -> np.ndarray:

@@ -1,21 +1,16 @@
 """Paired comparison of two runs scored on the same documents and the same gold version.
 
-Only documents both runs predicted are compared; the others are listed (`only_in_a`, `only_in_b`) and
-left out. For every metric: a and b (the metric of each run on the compared documents), delta = b - a,
-and a paired cluster bootstrap: each resample draws the same documents for both runs, so delta* = b* - a*
-keeps the pairing. The interval is the percentile interval of delta*; resamples where either run's metric
-is undefined are dropped.
-
-p-value (two-sided, from the bootstrap distribution of delta*, with D defined resamples):
+Only documents both runs predicted are compared; the others are listed (`only_in_a`, `only_in_b`). For
+every metric: a and b (each run's metric on those documents), delta = b - a, and the percentile interval
+of delta* = b* - a* over a paired cluster bootstrap (each resample draws the same documents for both
+runs), dropping resamples where either run's metric is undefined. Two-sided p-value from the D defined
+delta*:
     p = min(1, 2 * (min(#{delta* <= 0}, #{delta* >= 0}) + 1) / (D + 1))
-i.e. twice the smaller tail beyond 0, with the +1 that keeps a Monte-Carlo p-value above 0 (it can
-not resolve below 1 / (D + 1)). Identical runs give delta* = 0 in every resample, hence p = 1 exactly
-(count columns equal in both runs are summed once, so their sums are bit-identical).
+the +1 keeping a Monte-Carlo p-value above 0 (it can not resolve below 1 / (D + 1)). Identical runs
+give delta* = 0 in every resample, hence p = 1 exactly (a column equal in both runs is summed once).
 
-Metrics with `correctness` (one row per document: attribute accuracy, exact match) are tested with the
-exact McNemar test on the discordant rows instead. p-values are Holm-adjusted within each metric's
-`family` (across attributes, across entity types); a metric without a family is its own family, so its
-adjusted p equals the raw p.
+Metrics with `correctness` (one row per document) take the exact McNemar test on the discordant rows
+instead. p-values are Holm-adjusted within each metric's `family`; a metric without one is its own.
 """
 
 from __future__ import annotations
@@ -23,28 +18,23 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, fields, replace
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic
 
 import numpy as np
 
 from .bootstrap import (
-    DEFAULT_LEVEL,
-    DEFAULT_RESAMPLES,
-    DEFAULT_SEED,
-    check_settings,
-    only_columns_read,
+    DEFAULT_INTERVALS,
+    IntervalSettings,
+    Key,
     percentile_bounds,
     resample_columns,
 )
 from .counts import DocumentCounts
 from .exact import holm_adjust, mcnemar_exact
-from .measures import Measure, MetricDefinition, as_measure
+from .measures import Measure, MetricDefinition, as_measure, columns_read
 
-PAIRED_METHOD = "paired_cluster_bootstrap_percentile"
 P_BOOTSTRAP = "paired_bootstrap"
 P_MCNEMAR = "mcnemar_exact"
-
-Key = TypeVar("Key", bound=Hashable)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,19 +57,17 @@ class PairedResult:
 @dataclass(frozen=True, slots=True)
 class PairedRuns(Generic[Key]):
     metrics: dict[Key, PairedResult]
-    level: float
-    resamples: int
-    seed: int
+    settings: IntervalSettings
     documents_compared: int
     only_in_a: tuple[str, ...]
     only_in_b: tuple[str, ...]
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "level": self.level,
-            "method": PAIRED_METHOD,
-            "resamples": self.resamples,
-            "seed": self.seed,
+            "level": self.settings.level,
+            "method": "paired_cluster_bootstrap_percentile",
+            "resamples": self.settings.resamples,
+            "seed": self.settings.seed,
             "documents_compared": self.documents_compared,
             "only_in_a": list(self.only_in_a),
             "only_in_b": list(self.only_in_b),
@@ -118,22 +106,16 @@ def compare_runs(
     counts_a: DocumentCounts,
     counts_b: DocumentCounts,
     metrics: Mapping[Key, Measure | MetricDefinition],
-    *,
-    level: float = DEFAULT_LEVEL,
-    resamples: int = DEFAULT_RESAMPLES,
-    seed: int = DEFAULT_SEED,
+    settings: IntervalSettings = DEFAULT_INTERVALS,
 ) -> PairedRuns[Key]:
-    """Compare run b against run a on their common documents (see the module docstring).
-
-    Give each run's counts for the documents it predicted (leave out a document whose extraction
-    failed or that was never posted); documents in only one of them are listed and not compared.
-    Metric keys are kept: `PairedRuns.metrics` has the keys of `metrics`.
-    """
-    check_settings(level, resamples, seed)
+    """Compare run b against run a (module docstring), each given the counts of the documents it
+    predicted (not those whose extraction failed or that were never posted)."""
+    settings.check_resampled()
     ids_a, ids_b = set(counts_a.document_ids), set(counts_b.document_ids)
     common = sorted(ids_a & ids_b)
-    a = only_columns_read(counts_a, metrics.values()).restricted_to(common)
-    b = only_columns_read(counts_b, metrics.values()).restricted_to(common)
+    read = columns_read(metrics.values())
+    a = counts_a.with_columns(read).restricted_to(common)
+    b = counts_b.with_columns(read).restricted_to(common)
     totals_a, totals_b = a.totals(), b.totals()
     resampled: list[dict[str, np.ndarray]] | None = None
     raw: dict[Key, PairedResult] = {}
@@ -145,9 +127,9 @@ def compare_runs(
             raw[name] = PairedResult(point_a, point_b, None, None, None, None, None)
             continue
         if resampled is None:
-            resampled = resample_columns([a, b], resamples, seed)
+            resampled = resample_columns([a, b], settings.resamples, settings.seed)
         deltas = measure(resampled[1]) - measure(resampled[0])
-        low, high = percentile_bounds(deltas, level)
+        low, high = percentile_bounds(deltas, settings.level)
         correctness = metric.correctness if isinstance(metric, MetricDefinition) else None
         if correctness is not None:
             p_value, p_method = mcnemar_exact(*discordant_rows(a, b, *correctness)), P_MCNEMAR
@@ -156,9 +138,7 @@ def compare_runs(
         raw[name] = PairedResult(point_a, point_b, point_b - point_a, low, high, p_value, None, p_method)
     return PairedRuns(
         metrics=_holm_by_family(raw, metrics),
-        level=level,
-        resamples=resamples,
-        seed=seed,
+        settings=settings,
         documents_compared=len(common),
         only_in_a=tuple(sorted(ids_a - ids_b)),
         only_in_b=tuple(sorted(ids_b - ids_a)),

@@ -1,17 +1,13 @@
 """The resampling core: bootstrap weights for documents, and the count sums they give.
 
-A cluster bootstrap resample draws n documents with replacement from the n documents (documents are
-the clusters: the spans and attribute values of one document are correlated, so they travel together).
-Drawing document i `w_i` times makes every summed count `sum_i w_i * c_i`, so for B resamples the
-summed counts are `W @ C`, with W the B x n matrix of draw counts and C the n x k per-document count
-matrix. Resample r draws its documents as `numpy.random.default_rng(seed).integers(0, n, size=n)`,
-one resample after the other from the one generator, so the same (n, B, seed) always gives the same
-W. W is built a block of rows at a time, so memory stays near `_BLOCK_ENTRIES` floats whatever n and
-B are (n = 100,000 and B = 2,000 would be 1.6 GB as one matrix).
-
-The resamples can be summed in runs (`resample_runs`, `resample_run_sums`), each from the state the
-one generator is in where the run starts, and the runs' sums put back in order are the sums of one pass
-to the last bit: the same draws meet the same counts in the same products.
+A cluster bootstrap resample draws n of the n documents with replacement (a document's spans and values
+are correlated, so they travel together). Drawing document i `w_i` times makes every summed count
+`sum_i w_i * c_i`, so the summed counts of B resamples are `W @ C` (W: B x n draw counts; C: n x k
+per-document counts). Resample r draws `numpy.random.default_rng(seed).integers(0, n, size=n)`, one
+resample after the other from the one generator, so (n, B, seed) fixes W. W is built a block of rows at
+a time (n = 100,000 and B = 2,000 would be 1.6 GB as one matrix). Runs of resamples summed apart, each
+from the generator's state where it starts (`resample_runs`), give in order the sums of one pass to the
+last bit: the same draws meet the same counts in the same products.
 """
 
 from __future__ import annotations
@@ -27,22 +23,18 @@ from typing import Any
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
-# Entries of one weight block: about 8 MB as 64-bit floats (the draws are made a row at a time). The
-# draws do not depend on the block size (one generator, drawn block after block), only memory does;
-# the sums did not either, to the last bit (20,000 documents with float columns; blocks of 4, 2, 1.5,
-# 1 and 0.5 million entries compared). 1 million, not 4: a run scored in several processes
-# (--processes) may resample beside the others' work, and the block is part of their joint peak.
+# Entries of one weight block (8 MB). Neither the draws nor the sums depend on it, only memory does:
+# it is small because a run scored in several processes may resample beside the others' work.
 _BLOCK_ENTRIES = 1_000_000
 # But at least this many resamples a block, up to 4 million entries: each block's product reads the
-# whole count table, and on 100,000 documents blocks of 20 resamples made it 15% slower than 40.
+# whole count table once (bench/spans/README.md).
 _MIN_BLOCK_ROWS = 40
 _MAX_BLOCK_ENTRIES = 4_000_000
 # Above this many documents each resample is tallied on its own (its tally stays in the CPU cache);
 # below it one tally for the whole block avoids a Python loop over thousands of tiny rows.
 _ROW_BY_ROW_FROM = 2_048
-# The part of a resample's work that is skipping its draws (`skip_draws`; the whole work: drawing,
-# tallying and the product), on 100,000 documents: it sizes the runs `resample_runs` plans, never
-# their sums.
+# The share of a resample's work (draws, tally, product) that skipping its draws costs: it sizes the
+# runs `resample_runs` plans, never their sums (bench/spans/README.md).
 _SKIP_SHARE = 0.2
 # 32-bit outputs of the generator looked at a time when draws are skipped (2 MB).
 _SKIPPED_AT_ONCE = 1 << 19
@@ -64,12 +56,9 @@ def block_rows(n_documents: int) -> int:
 
 
 def _tally(rng: np.random.Generator, weights: np.ndarray) -> np.ndarray:
-    """Fill `weights` (resamples x n) with how often each of the n documents is drawn in each resample.
-
-    Drawn in the order the one generator makes them: a resample at a time from `_ROW_BY_ROW_FROM`
-    documents (its n integers stay in the CPU cache while `count_draws` counts them), else the whole
-    block at once, counted by `bincount` with unit weights, straight into float64.
-    """
+    """Fill `weights` (resamples x n) with how often each document is drawn in each resample, drawn in
+    the generator's order: a resample at a time from `_ROW_BY_ROW_FROM` documents, else the whole block
+    at once, counted by `bincount` with unit weights, straight into float64."""
     rows, n_documents = weights.shape
     if n_documents >= _ROW_BY_ROW_FROM:
         tally = np.empty(n_documents, dtype=np.uint8)
@@ -101,8 +90,7 @@ def count_draws(draws: np.ndarray, weights: np.ndarray, tally: np.ndarray) -> No
         np.add.at(weights, draws, 1.0)
 
 
-# A float64 holds every integer below 2**53 exactly, and so does every sum of such integers that stays
-# below it.
+# A float64 holds every integer below 2**53 exactly, and every sum of them that stays below it.
 _EXACT_BITS = 53
 # A product of fractional columns adds in an order that depends on BLAS's kernel, and OpenBLAS takes
 # another kernel for a small product (resamples x documents x words up to 100**3, or a single row or
@@ -169,12 +157,8 @@ def _unpacked(word: np.ndarray, shift: int, packed: list[tuple[int, int]]) -> np
 
 @dataclass(frozen=True, slots=True)
 class PackedColumns:
-    """A count table's distinct non-zero columns packed into float64 words (`words`, n x w), and how
-    every column's resampled sums come back out of the words' (`column_sums`).
-
-    `exact`: every column is a non-negative integer count, so every sum of the product is an exact
-    integer, whatever order it is added in.
-    """
+    """A count table's distinct non-zero columns packed into float64 words (`words`, n x w). `exact`:
+    all are non-negative integer counts, so every sum of the product is exact in any order of addition."""
 
     n_columns: int
     source: np.ndarray  # each column's first equal column (-1: all zero)
@@ -197,10 +181,8 @@ class PackedColumns:
 def pack_columns(
     columns: list[np.ndarray], n_documents: int, *, consume: bool = False, resamples: int = 0
 ) -> PackedColumns:
-    """The packed words of these columns, without stacking them: only the distinct non-zero columns
-    are packed (a 100,000-document table of 60 columns is 48 MB a copy). `resamples`: how many the
-    words will be summed for (0: not known), in weight blocks of `block_rows`.
-
+    """The packed words of these columns, without stacking them (a 100,000-document table of 60
+    columns is 48 MB a copy). `resamples`: how many the words will be summed for (0: not known).
     `consume`: each entry of `columns` is let go (set to None) once it is no longer read, so that the
     columns and their packed copy are not all held at once.
     """
@@ -252,16 +234,15 @@ class ResampleRun:
 
 
 def resample_runs(packed: PackedColumns, resamples: int, seed: int, parts: int = 1) -> Iterator[ResampleRun]:
-    """The resamples cut into at most `parts` runs of whole weight blocks, in order.
-
-    A run's state is known once the draws of every run before it are made: they are skipped here
-    (`skip_draws`) when the next run is asked for, so a consumer can sum the first run meanwhile.
-    The runs shrink by `_SKIP_SHARE` each, so that runs started one after the other end together.
-    """
+    """The resamples cut into at most `parts` runs of whole weight blocks, in order. A run's start is
+    skipped to (`skip_draws`) when it is asked for, so a consumer can sum the runs before it meanwhile;
+    the runs shrink by `_SKIP_SHARE` each, so that runs started one after the other end together."""
     n_documents = packed.words.shape[0]
     rng = np.random.default_rng(seed)
     per_block = block_rows(n_documents)
-    for first, last in pairwise(_run_bounds(-(-resamples // per_block), parts)):
+    n_blocks, keep = -(-resamples // per_block), 1.0 - _SKIP_SHARE
+    bounds = sorted({round(n_blocks * (1.0 - keep**k) / (1.0 - keep**parts)) for k in range(parts + 1)})
+    for first, last in pairwise(bounds):
         rows = min(last * per_block, resamples) - first * per_block
         yield ResampleRun(rows, rng.bit_generator.state, packed.words, packed.exact)
         if first * per_block + rows < resamples:
@@ -325,19 +306,12 @@ def skip_accepted_draws(rng: np.random.Generator, draws: int, n_documents: int) 
         return
 
 
-def _run_bounds(n_blocks: int, parts: int) -> list[int]:
-    """Weight-block bounds of `parts` runs, each run (1 - _SKIP_SHARE) times the one before."""
-    keep = 1.0 - _SKIP_SHARE
-    return sorted({round(n_blocks * (1.0 - keep**k) / (1.0 - keep**parts)) for k in range(parts + 1)})
-
-
 def resample_run_sums(run: ResampleRun, *, ahead: bool = False) -> np.ndarray:
     """The sums of the packed words in each resample of the run (rows x words), in resample order.
 
-    `ahead`: each weight block is tallied in a thread while the block before it is multiplied: the
-    draws and the product release the GIL, so on two cores the product costs next to no wall time.
-    Two blocks are then held instead of one, so a table whose block is above `_BLOCK_ENTRIES` is
-    tallied in turn all the same. The same blocks meet the same products either way: the same bits.
+    `ahead`: each weight block is tallied in a thread while the one before it is multiplied (both
+    release the GIL), into a second buffer, so not for blocks above `_BLOCK_ENTRIES`. The same blocks
+    meet the same products either way: the same bits.
     """
     n_documents, n_words = run.words.shape
     per_block = block_rows(n_documents)
@@ -348,8 +322,7 @@ def resample_run_sums(run: ResampleRun, *, ahead: bool = False) -> np.ndarray:
     sums = np.empty((run.rows, n_words), dtype=np.float64)
     start = 0
     # One BLAS thread: scoring runs beside other work (web, Celery workers), and OpenBLAS threads that
-    # wait for a busy core made this product 50x slower than one thread in a measurement on a shared
-    # two-core machine. threadpoolctl comes with scikit-learn, a dependency of the project.
+    # wait for a busy core made this product many times slower (bench/spans/README.md).
     with _thread_pools().limit(limits=1, user_api="blas"):
         for weights in blocks:
             if run.exact:
@@ -407,14 +380,10 @@ def resampled_column_sums(
     consume: bool = False,
     word_sums: WordSums = resampled_words,
 ) -> np.ndarray:
-    """Summed counts of every resample: the B x k matrix `W @ C` for the n x k count matrix C whose
-    columns these are, without building C (see `pack_columns`, and its `consume`). `word_sums` makes
-    the packed words' sums.
-
-    Only distinct non-zero columns are multiplied: an all-zero column sums to zero in every resample,
-    and equal columns (a count both compared runs share, `rows` of attributes scored on the same
-    documents) are summed once and copied, so their sums are bit-identical. That keeps wide, sparse
-    count tables cheap, and makes identical runs give exactly identical resampled metrics.
+    """Summed counts of every resample: `W @ C` (B x k) for the count matrix C whose columns these are,
+    without building C (`pack_columns`). Only distinct non-zero columns are multiplied: equal columns (a
+    count both compared runs share) are summed once and copied, so identical runs give bit-identical
+    resampled metrics, and wide, sparse count tables stay cheap.
     """
     packed = pack_columns(columns, n_documents, consume=consume, resamples=resamples)
     if not packed.layout:

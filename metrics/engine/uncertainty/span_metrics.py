@@ -1,21 +1,11 @@
-"""The span metrics of issue 8: definitions over the span engine's per-document counts.
+"""The span metrics of issue 8, over the span engine's per-document counts.
 
-Input is a per-document count table (`pipeline.intervals.span_count_table` builds it from the span
-engine's scores): a `document_id` array and, per document, every `spans.score.COUNT_FIELDS` count
-(`chars.all.tp`, `nervaluate.strict.correct`, `spans_overlap.type_agnostic.gt_matched`,
-`document.gold_spans`, ...), `chars_typed.<TYPE>.{tp,fp,fn}` per type, and `leakage.<condition>.leaked`. `span_document_counts` adds `documents` (1 per document)
-and `documents_with_gold` (gold spans > 0) for the document-level rates.
-
-Metric names are results.json paths (`micro.chars.all.f1`), so an interval is stored beside its metric
-at `<path>_ci`. Definitions match `spans.measures`:
-- micro chars (`all`, `scored`): precision, recall, F1 from tp, fp, fn.
-- micro nervaluate (`strict`, `partial`): credit / actual and credit / possible, F1 their harmonic mean.
-- micro spans_overlap.type_agnostic: recall = gt_matched / gt_total (and precision, F1).
-- per type: `per_type.<TYPE>.chars_typed.recall` = tp / (tp + fn) of the type, and, where the table
-  has `chars_typed.<TYPE>.covered_by_any`, `per_type.<TYPE>.char_recall` = covered_by_any / (tp + fn).
-  Each is one Holm family across types.
-- leakage.<condition>.rate_all_documents / rate_documents_with_gold: exact Clopper–Pearson intervals
-  (documents are the trials); compared between runs by McNemar on the documents.
+The count table (`pipeline.intervals.span_count_table`) holds, per document, every
+`spans.score.COUNT_FIELDS` count, `chars_typed.<TYPE>.{tp,fp,fn,covered_by_any}` per type and
+`leakage.<condition>.leaked`. Metric names are results.json paths (`micro.chars.all.f1`), so an
+interval is stored beside its metric at `<path>_ci` (the list: docs/uncertainty.md). Definitions match
+`spans.measures`. Each per-type metric is one Holm family across types. Leakage rates have exact
+Clopper–Pearson intervals (documents are the trials) and are compared between runs by McNemar.
 """
 
 from __future__ import annotations
@@ -28,15 +18,20 @@ from ..spans.score import LEAKAGE_CONDITIONS
 from .counts import DocumentCounts
 from .measures import HarmonicMean, Measure, MetricDefinition, f1, precision, ratio, recall
 
-CHAR_VARIANTS = ("all", "scored")
-NERVALUATE_SCHEMAS = ("strict", "partial")
-TYPED_RECALL_FAMILY = "per_type.chars_typed.recall"
-CHAR_RECALL_FAMILY = "per_type.char_recall"
-LEAKAGE_RATES = {"rate_all_documents": "documents", "rate_documents_with_gold": "documents_with_gold"}
+# `{leakage rate path: (leaked documents column, trials column)}` for every condition and rate.
+LEAKAGE_RATE_COLUMNS = {
+    f"leakage.{condition}.{rate}": (f"leakage.{condition}.leaked", trials)
+    for condition in LEAKAGE_CONDITIONS
+    for rate, trials in (
+        ("rate_all_documents", "documents"),
+        ("rate_documents_with_gold", "documents_with_gold"),
+    )
+}
 
 
 def span_document_counts(table: Mapping[str, np.ndarray]) -> DocumentCounts:
-    """DocumentCounts from a per-document count table (its `document_id` entry gives the documents)."""
+    """DocumentCounts from a per-document count table (its `document_id` entry gives the documents),
+    with `documents` (1 each) and `documents_with_gold` (gold spans > 0) for the leakage rates."""
     columns = {
         name: np.asarray(values, dtype=np.float64) for name, values in table.items() if name != "document_id"
     }
@@ -51,10 +46,10 @@ def span_metric_definitions(columns: Iterable[str]) -> dict[str, MetricDefinitio
     where `covered_by_any` is there (a missing count must not read as zero)."""
     columns = set(columns)
     micro: dict[str, tuple[Measure, Measure, Measure]] = {}  # precision, recall, F1
-    for variant in CHAR_VARIANTS:
+    for variant in ("all", "scored"):
         tp, fp, fn = (f"chars.{variant}.{count}" for count in ("tp", "fp", "fn"))
         micro[f"chars.{variant}"] = (precision(tp, fp), recall(tp, fn), f1(tp, fp, fn))
-    for schema in NERVALUATE_SCHEMAS:
+    for schema in ("strict", "partial"):
         prefix = f"nervaluate.{schema}"
         cor, inc, par, mis, spu = (
             f"{prefix}.{count}" for count in ("correct", "incorrect", "partial", "missed", "spurious")
@@ -72,7 +67,6 @@ def span_metric_definitions(columns: Iterable[str]) -> dict[str, MetricDefinitio
         for prefix, measures in micro.items()
         for metric, measure in zip(("precision", "recall", "f1"), measures, strict=True)
     }
-    # The entity types with per-type columns (`chars_typed.<TYPE>.tp`).
     entity_types = {
         name.split(".")[1] for name in columns if name.startswith("chars_typed.") and name.count(".") == 2
     }
@@ -80,21 +74,12 @@ def span_metric_definitions(columns: Iterable[str]) -> dict[str, MetricDefinitio
         prefix = f"chars_typed.{entity_type}"
         gold_chars = {f"{prefix}.tp": 1.0, f"{prefix}.fn": 1.0}
         definitions[f"per_type.{entity_type}.chars_typed.recall"] = MetricDefinition(
-            recall(f"{prefix}.tp", f"{prefix}.fn"), family=TYPED_RECALL_FAMILY
+            recall(f"{prefix}.tp", f"{prefix}.fn"), family="per_type.chars_typed.recall"
         )
         if f"{prefix}.covered_by_any" in columns:
             definitions[f"per_type.{entity_type}.char_recall"] = MetricDefinition(
-                ratio(f"{prefix}.covered_by_any", gold_chars), family=CHAR_RECALL_FAMILY
+                ratio(f"{prefix}.covered_by_any", gold_chars), family="per_type.char_recall"
             )
-    for name, (leaked, trials) in leakage_rate_columns().items():
+    for name, (leaked, trials) in LEAKAGE_RATE_COLUMNS.items():
         definitions[name] = MetricDefinition(ratio(leaked, trials), correctness=(leaked, trials))
     return definitions
-
-
-def leakage_rate_columns() -> dict[str, tuple[str, str]]:
-    """`{leakage rate path: (leaked documents column, trials column)}` for every condition and rate."""
-    return {
-        f"leakage.{condition}.{rate}": (f"leakage.{condition}.leaked", trials)
-        for condition in LEAKAGE_CONDITIONS
-        for rate, trials in LEAKAGE_RATES.items()
-    }

@@ -9,7 +9,7 @@ from sklearn.metrics import cohen_kappa_score
 
 from metrics.engine.agreement import AttributeRatings, attribute_agreement
 from metrics.engine.attributes.types import AttributeType
-from metrics.engine.uncertainty import IntervalSettings
+from metrics.engine.uncertainty.bootstrap import IntervalSettings
 
 SETTINGS = IntervalSettings(resamples=200)
 

@@ -11,7 +11,7 @@ from sklearn.metrics import cohen_kappa_score
 
 from metrics.engine.agreement import AnnotatedDocument, character_labels, span_agreement
 from metrics.engine.agreement.spans import label_set
-from metrics.engine.uncertainty import IntervalSettings
+from metrics.engine.uncertainty.bootstrap import IntervalSettings
 
 TYPES = ["PERSON_NAME", "DATE_OF_BIRTH", "PHONE"]
 NO_INTERVALS = IntervalSettings(resamples=0)

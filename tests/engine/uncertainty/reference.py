@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from metrics.engine.uncertainty import DocumentCounts, Interval, MetricDefinition, cluster_bootstrap_intervals
-from metrics.engine.uncertainty.measures import Measure
+from metrics.engine.uncertainty.bootstrap import Interval, IntervalSettings, cluster_bootstrap_intervals
+from metrics.engine.uncertainty.counts import DocumentCounts
+from metrics.engine.uncertainty.measures import Measure, MetricDefinition
 
 
 def reference_weights(n_documents: int, resamples: int, seed: int) -> np.ndarray:
@@ -21,4 +22,4 @@ def reference_weights(n_documents: int, resamples: int, seed: int) -> np.ndarray
 
 def cluster_bootstrap_ci(counts: DocumentCounts, metric: Measure | MetricDefinition, **settings) -> Interval:
     """The percentile interval of one metric (`cluster_bootstrap_intervals` of it alone)."""
-    return cluster_bootstrap_intervals(counts, {"metric": metric}, **settings)["metric"]
+    return cluster_bootstrap_intervals(counts, {"metric": metric}, IntervalSettings(**settings))["metric"]

@@ -10,14 +10,15 @@ import pytest
 
 from metrics.engine.attributes.metrics import metric_columns
 from metrics.engine.attributes.types import AttributeType, EvaluationSettings
-from metrics.engine.uncertainty import compare_runs
 from metrics.engine.uncertainty.attribute_metrics import (
     attribute_document_counts,
     attribute_metric_definitions,
     by_attribute,
     counts_of_metric_columns,
 )
+from metrics.engine.uncertainty.bootstrap import IntervalSettings
 from metrics.engine.uncertainty.counts import DocumentCounts
+from metrics.engine.uncertainty.paired import compare_runs
 from tests.engine.attributes.test_support import compare_documents, evaluate, gold, predicted, result_of, spec
 
 TYPES = {
@@ -105,7 +106,7 @@ def test_accuracy_comparisons_use_mcnemar_and_holm_across_attributes():
     a = attribute_document_counts(rows_of(attributes, documents, predictions))
     b = attribute_document_counts(rows_of(attributes, documents, other_predictions))
     definitions = attribute_metric_definitions(TYPES)
-    comparison = compare_runs(a, b, definitions, resamples=400)
+    comparison = compare_runs(a, b, definitions, IntervalSettings(resamples=400))
     methods = comparison.as_dict()["p_value_methods"]
     assert methods[("smoker", "accuracy")] == "mcnemar_exact"
     assert methods[("site", "accuracy_given_prediction")] == "paired_bootstrap"
@@ -119,7 +120,9 @@ def test_accuracy_comparisons_use_mcnemar_and_holm_across_attributes():
 def test_identical_runs_compare_as_equal_on_every_attribute_metric():
     attributes, documents, predictions = study(seed=6)
     counts = attribute_document_counts(rows_of(attributes, documents, predictions))
-    comparison = compare_runs(counts, counts, attribute_metric_definitions(TYPES), resamples=200)
+    comparison = compare_runs(
+        counts, counts, attribute_metric_definitions(TYPES), IntervalSettings(resamples=200)
+    )
     for key, result in comparison.metrics.items():
         if result.a is not None:
             assert (result.delta, result.p_value) == (0.0, 1.0), key

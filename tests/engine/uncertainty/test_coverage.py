@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from metrics.engine.uncertainty import DocumentCounts, f1, ratio
+from metrics.engine.uncertainty.counts import DocumentCounts
+from metrics.engine.uncertainty.measures import f1, ratio
 from tests.engine.uncertainty.reference import cluster_bootstrap_ci
 
 DATA_SETS = 1_000

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from scipy import stats
 
-from metrics.engine.uncertainty import clopper_pearson, holm_adjust, mcnemar_exact
+from metrics.engine.uncertainty.exact import clopper_pearson, holm_adjust, mcnemar_exact
 
 
 @pytest.mark.parametrize(("k", "n"), [(0, 1), (0, 20), (3, 20), (10, 20), (19, 20), (20, 20), (7, 1000)])

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from metrics.engine.uncertainty import clopper_pearson
+from metrics.engine.uncertainty.exact import clopper_pearson
 
 
 @settings(max_examples=300, deadline=None)

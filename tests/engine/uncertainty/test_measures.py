@@ -1,4 +1,4 @@
-"""The columns a set of metrics reads (`columns_read`): what `only_columns_read` keeps of a count table,
+"""The columns a set of metrics reads (`columns_read`): what the bootstrap keeps of a count table,
 and what a comparison's McNemar test needs beside the measures."""
 
 from __future__ import annotations
@@ -37,10 +37,5 @@ def test_a_comparisons_correctness_columns_are_read_beside_its_measure():
     }
 
 
-def test_a_measure_that_does_not_declare_its_columns_makes_every_column_read():
-    def undeclared(sums):
-        return sums["tp"]
-
-    assert columns_read([recall("tp", "fn"), undeclared]) is None
-    assert HarmonicMean(recall("tp", "fn"), undeclared).columns is None
+def test_a_harmonic_mean_reads_the_columns_of_both_its_measures():
     assert HarmonicMean(recall("tp", "fn"), precision("tp", "fp")).columns == {"tp", "fn", "fp"}

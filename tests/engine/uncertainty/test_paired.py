@@ -8,15 +8,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from metrics.engine.uncertainty import (
-    DocumentCounts,
-    MetricDefinition,
-    bootstrap_p_value,
-    compare_runs,
-    f1,
-    ratio,
-    recall,
-)
+from metrics.engine.uncertainty.bootstrap import IntervalSettings
+from metrics.engine.uncertainty.counts import DocumentCounts
+from metrics.engine.uncertainty.measures import MetricDefinition, f1, ratio, recall
+from metrics.engine.uncertainty.paired import bootstrap_p_value, compare_runs
 from tests.engine.uncertainty.reference import cluster_bootstrap_ci
 
 
@@ -56,7 +51,9 @@ def test_identical_runs_with_non_integer_counts_still_give_p_one():
 
 def test_delta_is_b_minus_a_and_a_clearly_better_run_is_significant():
     worse, better = run(2, hit_rate=0.6), run(2, hit_rate=0.9)
-    result = compare_runs(worse, better, {"recall": recall("tp", "fn")}, seed=3).metrics["recall"]
+    result = compare_runs(worse, better, {"recall": recall("tp", "fn")}, IntervalSettings(seed=3)).metrics[
+        "recall"
+    ]
     assert result.delta == pytest.approx(result.b - result.a)
     assert result.delta > 0.2
     assert 0 < result.ci_low < result.delta < result.ci_high
@@ -81,8 +78,9 @@ def test_documents_only_one_run_predicted_are_listed_and_left_out():
 
 
 def test_the_same_seed_gives_the_same_comparison_and_records_its_settings():
-    first = compare_runs(run(6), run(7), METRICS, seed=12, resamples=800)
-    assert first == compare_runs(run(6), run(7), METRICS, seed=12, resamples=800)
+    settings = IntervalSettings(seed=12, resamples=800)
+    first = compare_runs(run(6), run(7), METRICS, settings)
+    assert first == compare_runs(run(6), run(7), METRICS, settings)
     stored = first.as_dict()
     assert (stored["level"], stored["resamples"], stored["seed"]) == (0.95, 800, 12)
     assert stored["method"] == "paired_cluster_bootstrap_percentile"
@@ -173,6 +171,6 @@ def test_any_run_compared_with_itself_has_delta_zero_and_p_one(rows):
     columns = dict(zip(("tp", "fp", "fn", "abs_error"), map(list, zip(*rows, strict=True)), strict=True))
     counts = DocumentCounts([f"d{i}" for i in range(len(rows))], {**columns, "rows": [1] * len(rows)})
     metrics = {**METRICS, "mae": ratio("abs_error", "rows")}
-    for result in compare_runs(counts, counts, metrics, resamples=100).metrics.values():
+    for result in compare_runs(counts, counts, metrics, IntervalSettings(resamples=100)).metrics.values():
         if result.a is not None:
             assert (result.delta, result.ci_low, result.ci_high, result.p_value) == (0.0, 0.0, 0.0, 1.0)

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from metrics.engine.spans import DocumentSpans, Span
-from metrics.engine.uncertainty import DocumentCounts, compare_runs
+from metrics.engine.uncertainty.counts import DocumentCounts
+from metrics.engine.uncertainty.paired import compare_runs
 from metrics.engine.uncertainty.span_metrics import (
     span_document_counts,
     span_metric_definitions,

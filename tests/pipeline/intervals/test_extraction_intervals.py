@@ -16,8 +16,8 @@ from django.core.management.base import CommandError
 
 from metrics.artefacts.metrics_files import metrics_report, write_metrics_csv
 from metrics.engine.attributes.types import AttributeType
-from metrics.engine.uncertainty import Interval
 from metrics.engine.uncertainty.attribute_metrics import attribute_document_counts
+from metrics.engine.uncertainty.bootstrap import Interval
 from metrics.pipeline.extraction_evaluation import resolve_settings
 from metrics.pipeline.extraction_folder import evaluate_extraction_to_folder
 from metrics.pipeline.intervals import (

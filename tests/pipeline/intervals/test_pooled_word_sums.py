@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from metrics.engine.attributes.types import AttributeType
-from metrics.engine.uncertainty import DocumentCounts
 from metrics.engine.uncertainty.attribute_metrics import attribute_metric_definitions
+from metrics.engine.uncertainty.counts import DocumentCounts
 from metrics.engine.uncertainty.measures import columns_read
 from metrics.engine.uncertainty.resampling import pack_columns, resampled_words, tallied_ahead_words
 from metrics.pipeline import intervals as intervals_module

@@ -1,14 +1,6 @@
-"""Confidence intervals for a run's results, from what the engines already produced (issue 8).
-
-The glue between the engines' per-document outputs and `metrics.engine.uncertainty`. Plain Python, no
-Django: the offline commands, the server's scoring jobs and the benchmarks call the same functions.
-
-Processes: given the run's executor, a run of several processes sums its resamples in them
-(`word_sums_of`: one run of consecutive resamples a process, each from where the one generator is at
-its start); the intervals are the same to the last bit in one process or several.
-
-Where each interval lands (`<metric>_ci` in results.json, `intervals` in metrics.json, `_ci_low` /
-`_ci_high` in metrics.csv) and the settings recorded beside it: docs/uncertainty.md.
+"""Confidence intervals for a run's results, from what the engines already produced (issue 8): the
+glue between the engines' per-document outputs and `metrics.engine.uncertainty`. Where each interval
+lands and the settings recorded beside it: docs/uncertainty.md.
 """
 
 from __future__ import annotations
@@ -283,17 +275,3 @@ def intervals_from_metrics_report(report: Mapping[str, Any]) -> dict[str, dict[s
         }
         for entry in report["attributes"]
     }
-
-
-__all__ = [
-    "CI_SUFFIX",
-    "DEFAULT_INTERVALS",
-    "IntervalSettings",
-    "attach_span_intervals",
-    "extraction_intervals",
-    "intervals_from_metrics_report",
-    "span_count_table",
-    "span_results_intervals",
-    "span_table_intervals",
-    "word_sums_of",
-]

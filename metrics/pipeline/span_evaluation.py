@@ -1,8 +1,5 @@
 """Span evaluation from files: read gold and predictions, pair them, score them, build results.json.
 
-Plain Python (no Django): the offline `evaluate_spans` command, the server's scoring jobs and the
-benchmark run the same code.
-
 Two readers, one pipeline. Two plain JSONL files take the fast path (`span_file_plan`,
 `span_file_read`): each chunk is read by whoever scores it, so no process holds the whole gold text.
 Any other input, and any the fast path is not sure of, takes the validating path, which words every
@@ -67,12 +64,7 @@ def evaluate_span_paths(
     """Score predictions against gold and return the results body (docs/semantics.md section 1).
 
     Raises InputValidationError listing every problem in either input; nothing is scored then.
-    The body is the engine's (micro, macro, leakage, per_type, per_document,
-    restricted_predictions_dropped) plus `format_version`, `documents`, `config` and `warnings`.
-    Confidence intervals sit beside their metrics as `<metric>_ci` (`metrics.pipeline.intervals`), computed by
-    default; their settings are recorded at `config.intervals` (`intervals.resamples == 0`: none).
-    `phase_seconds`, when given, receives the wall time of "load and score", "aggregate" and
-    "intervals".
+    `phase_seconds`, when given, receives the wall time of each phase.
     """
     timer = PhaseTimer(phase_seconds)
     executor = local_executor(processes)
@@ -104,7 +96,7 @@ def evaluate_span_paths(
         attach_span_intervals(results, span_intervals)
         return {
             "format_version": FORMAT_VERSION,
-            "documents": scored.gold_count,
+            "documents": len(scored.scores),
             "config": {
                 "input": str(gold_path),
                 "predictions": str(predictions_path),
@@ -142,7 +134,6 @@ class ScoredSpanDocuments:
     """Every gold document scored against one prediction set, before aggregation."""
 
     scores: SpanScores  # one per gold document, in gold order
-    gold_count: int
     predicted_ids: frozenset[str]  # the documents the prediction set holds (the others predicted nothing)
     warnings: list[ImportProblem]
 
@@ -232,7 +223,6 @@ def _score_plain_files(reading: _Reading) -> ScoredSpanDocuments:
         )
     return ScoredSpanDocuments(
         scores=scored.scores,
-        gold_count=total,
         predicted_ids=frozenset(document_ids.difference(scored.unpredicted_ids)),
         warnings=[],
     )
@@ -313,7 +303,7 @@ def _read_validate_and_score(reading: _Reading, gold_annotator: str | None) -> S
     )
     problems.raise_if_errors()
     warnings = [*gold_warnings, *problems.warnings, *labels.warnings()]
-    if pairing.predicted_count == 0:
+    if not pairing.predicted_ids:
         warnings.append(
             ImportProblem(
                 "predictions hold no documents: every gold span counts as missed", file=str(predictions_path)
@@ -321,7 +311,6 @@ def _read_validate_and_score(reading: _Reading, gold_annotator: str | None) -> S
         )
     return ScoredSpanDocuments(
         scores=scores,
-        gold_count=pairing.gold_count,
         predicted_ids=frozenset(pairing.predicted_ids),
         warnings=warnings,
     )
@@ -353,7 +342,6 @@ class SpanPairing:
 
     def __init__(self, gold_documents: Iterable[SpanDocument], problems: ProblemCollector):
         self.problems = problems
-        self.predicted_count = 0
         self._pending: dict[str, tuple[int, SpanDocument]] = {}
         self._predicted_at: dict[str, tuple[str, int | None]] = {}
         for position, document in enumerate(gold_documents):
@@ -376,7 +364,6 @@ class SpanPairing:
     def pair_stream(self, predicted_documents: Iterable[SpanDocument]) -> Iterator[tuple[int, DocumentSpans]]:
         """Yield (gold position, paired document) for every prediction, then for unpredicted gold."""
         for predicted in predicted_documents:
-            self.predicted_count += 1
             paired = self._pair(predicted)
             if paired is not None:
                 yield paired

@@ -16,6 +16,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
+from itertools import islice
 from typing import Any, Protocol, TypeVar
 
 Chunk = TypeVar("Chunk")
@@ -87,15 +88,10 @@ class ProcessPool:
     ) -> Iterator[Partial]:
         pending: deque[Future[Partial]] = deque()
         chunk_iterator = iter(chunks)
-        exhausted = False
         try:
             while True:
-                while not exhausted and len(pending) < 2 * self.processes:
-                    chunk = next(chunk_iterator, _END)
-                    if chunk is _END:
-                        exhausted = True
-                        break
-                    pending.append(pool.submit(score, chunk))
+                in_flight = islice(chunk_iterator, 2 * self.processes - len(pending))
+                pending.extend(pool.submit(score, chunk) for chunk in in_flight)
                 if not pending:
                     return
                 yield pending.popleft().result()
@@ -106,7 +102,6 @@ class ProcessPool:
                 future.cancel()
 
 
-_END: Any = object()
 _FORK_SERVER = "forkserver" in multiprocessing.get_all_start_methods()
 
 

@@ -303,7 +303,7 @@ def _read_validate_and_score(reading: _Reading, gold_annotator: str | None) -> S
     )
     problems.raise_if_errors()
     warnings = [*gold_warnings, *problems.warnings, *labels.warnings()]
-    if not pairing.predicted_ids:
+    if not pairing.predicted_at:
         warnings.append(
             ImportProblem(
                 "predictions hold no documents: every gold span counts as missed", file=str(predictions_path)
@@ -311,7 +311,7 @@ def _read_validate_and_score(reading: _Reading, gold_annotator: str | None) -> S
         )
     return ScoredSpanDocuments(
         scores=scores,
-        predicted_ids=frozenset(pairing.predicted_ids),
+        predicted_ids=frozenset(pairing.predicted_at),
         warnings=warnings,
     )
 
@@ -343,7 +343,8 @@ class SpanPairing:
     def __init__(self, gold_documents: Iterable[SpanDocument], problems: ProblemCollector):
         self.problems = problems
         self._pending: dict[str, tuple[int, SpanDocument]] = {}
-        self._predicted_at: dict[str, tuple[str, int | None]] = {}
+        # Where each predicted document read so far (paired or not) was first seen.
+        self.predicted_at: dict[str, str] = {}
         for position, document in enumerate(gold_documents):
             first = self._pending.setdefault(document.document_id, (position, document))
             if first[1] is not document:
@@ -355,11 +356,6 @@ class SpanPairing:
                     field="document_id",
                 )
         self.gold_count = len(self._pending)
-
-    @property
-    def predicted_ids(self) -> Iterable[str]:
-        """The ids of the predicted documents read so far (paired or not)."""
-        return self._predicted_at.keys()
 
     def pair_stream(self, predicted_documents: Iterable[SpanDocument]) -> Iterator[tuple[int, DocumentSpans]]:
         """Yield (gold position, paired document) for every prediction, then for unpredicted gold."""
@@ -374,14 +370,13 @@ class SpanPairing:
     def _pair(self, predicted: SpanDocument) -> tuple[int, DocumentSpans] | None:
         document_id = predicted.document_id
         where = {"file": predicted.source, "line": predicted.line, "document_id": document_id}
-        earlier = self._predicted_at.get(document_id)
+        earlier = self.predicted_at.get(document_id)
         if earlier is not None:
-            first_seen = earlier[0] if earlier[1] is None else f"{earlier[0]}:{earlier[1]}"
             self.problems.error(
-                f"duplicate document id (first seen at {first_seen})", field="document_id", **where
+                f"duplicate document id (first seen at {earlier})", field="document_id", **where
             )
             return None
-        self._predicted_at[document_id] = (predicted.source, predicted.line)
+        self.predicted_at[document_id] = predicted.location()
         entry = self._pending.pop(document_id, None)
         if entry is None:
             self.problems.error(

@@ -74,20 +74,20 @@ def score_span_chunk(chunk: SpanChunk) -> SpanPartial:
 
 
 def merge_span_partials(
-    partials: Iterable[SpanPartial], documents: int | None = None, progress: ProgressCallback | None = None
+    partials: Iterable[SpanPartial], documents: int, progress: ProgressCallback | None = None
 ) -> tuple[SpanScores, list[Any]]:
     """Every document's score in gold order, and the comparison rows in the same document order.
 
     Each partial is copied into the merged columns as it comes and let go at once, so the partials and
-    the merged result are never all held together; `documents` (how many are coming, when known) sizes
-    the columns from the start, and `progress` hears of each partial merged.
+    the merged result are never all held together; `documents` (how many gold holds: every position
+    is below it) sizes the columns from the start, and `progress` hears of each partial merged.
     """
     merged = _MergedScores(documents)
     rows_by_document: dict[str, list[Any]] = {}
     for count, partial in enumerate(partials, 1):
         merged.add(partial)
         if progress is not None:
-            progress(merged.added, documents or 0)
+            progress(merged.added, documents)
         for row in partial.rows:
             rows_by_document.setdefault(row.document_id, []).append(row)
         del partial
@@ -141,8 +141,8 @@ class _MergedScores:
     the other columns appended (by gold position and type code in arrival order, put in order at
     the end)."""
 
-    def __init__(self, documents: int | None) -> None:
-        self.documents = documents or 0
+    def __init__(self, documents: int) -> None:
+        self.documents = documents
         self.counts = np.zeros((self.documents, N_STORED), dtype=np.int32)
         self.seen = np.zeros(self.documents, dtype=bool)
         self.ids: list[str | None] = [None] * self.documents
@@ -158,7 +158,6 @@ class _MergedScores:
         positions, scores = partial.positions, partial.scores
         if not len(positions):
             return
-        self._make_room(int(positions.max()) + 1)
         first, last = int(positions[0]), int(positions[-1])
         increasing = bool(np.all(np.diff(positions) > 0))
         self.in_order = self.in_order and first > self.last and increasing
@@ -183,17 +182,6 @@ class _MergedScores:
             expected = (column.used + len(values)) * self.documents // self.added * 21 // 20
             column.append(values, expected)
         self.leaked_text.extend(scores.leaked_text)
-
-    def _make_room(self, documents: int) -> None:
-        if documents <= len(self.counts):
-            return
-        size = max(documents, len(self.counts) * 2)
-        counts = np.zeros((size, N_STORED), dtype=np.int32)
-        counts[: len(self.counts)] = self.counts
-        seen = np.zeros(size, dtype=bool)
-        seen[: len(self.seen)] = self.seen
-        self.counts, self.seen = counts, seen
-        self.ids.extend([None] * (size - len(self.ids)))
 
     def scores(self) -> SpanScores:
         """The merged columns, documents in gold order (positions ranked: a missing one leaves no gap)."""

@@ -58,7 +58,7 @@ def test_the_merge_of_any_chunking_equals_one_pass(case):
         score_span_chunk(SpanChunk.of_documents(positions, [corpus[i] for i in positions], allowed))
         for positions in chunks
     ]
-    merged, rows = merge_span_partials(partials[k] for k in order)
+    merged, rows = merge_span_partials((partials[k] for k in order), len(corpus))
     assert merged == score_span_batches(corpus, allowed_predicted_types=allowed)  # column by column
     expected = one_pass(corpus, allowed)
     assert document_scores(merged) == expected  # document by document: counts, types, leaked, dropped
@@ -89,7 +89,7 @@ def test_a_process_pool_gives_the_scores_of_one_pass(case, chunk_documents):
 
     def scores(executor):
         chunks = span_chunks(paired, allowed_predicted_types=allowed)
-        return merge_span_partials(executor.map(score_span_chunk, chunks))[0]
+        return merge_span_partials(executor.map(score_span_chunk, chunks), len(corpus))[0]
 
     pooled, here = scores(ProcessPool(2)), scores(InProcess())
     assert document_scores(pooled) == document_scores(here) == one_pass(corpus, allowed)

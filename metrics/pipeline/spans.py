@@ -220,16 +220,10 @@ def span_chunks(
     paired: Iterable[tuple[int, DocumentSpans]],
     *,
     allowed_predicted_types: frozenset[str] | None,
-    size: int | None = None,
     keep_leaked: bool = True,
 ) -> Iterator[SpanChunk]:
-    """Paired documents (gold position, document) in chunks of `size` (default CHUNK_DOCUMENTS)."""
-    size = size or CHUNK_DOCUMENTS
+    """Paired documents (gold position, document) in chunks of CHUNK_DOCUMENTS."""
     stream = iter(paired)
-    while batch := list(islice(stream, size)):
-        yield SpanChunk.of_documents(
-            [position for position, _ in batch],
-            [document for _, document in batch],
-            allowed_predicted_types,
-            keep_leaked,
-        )
+    while batch := list(islice(stream, CHUNK_DOCUMENTS)):
+        positions, documents = zip(*batch, strict=True)
+        yield SpanChunk.of_documents(list(positions), documents, allowed_predicted_types, keep_leaked)

@@ -8,12 +8,14 @@ from __future__ import annotations
 import pickle
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from metrics.engine.spans import DocumentSpans, aggregate
 from metrics.engine.spans.score import N_STORED, N_TYPE_STORED
 from metrics.engine.spans.types import Span
+from metrics.pipeline import spans as span_pipeline
 from metrics.pipeline.executors import InProcess, ProcessPool
 from metrics.pipeline.spans import (
     SpanChunk,
@@ -93,7 +95,9 @@ def test_a_process_pool_gives_the_scores_of_one_pass(case, chunk_documents):
 
     pooled, here = scores(ProcessPool(2)), scores(InProcess())
     assert document_scores(pooled) == document_scores(here) == one_pass(corpus, allowed)
-    chunks = list(span_chunks(paired, allowed_predicted_types=allowed, size=chunk_documents))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(span_pipeline, "CHUNK_DOCUMENTS", chunk_documents)
+        chunks = list(span_chunks(paired, allowed_predicted_types=allowed))
     assert [position for chunk in chunks for position in chunk.positions] == list(range(len(corpus)))[::-1]
 
 

@@ -333,7 +333,8 @@ def pair_span_documents(
 
 
 class SpanPairing:
-    """Pairs a stream of predicted documents with gold documents (one annotation per document).
+    """Pairs a stream of predicted documents with gold documents (one annotation per document, each
+    id once: `select_annotator` keeps one document per id, the database one per gold version).
 
     Gold documents are held by id and released once paired, so memory shrinks as predictions stream
     (provided the caller drops its own references to them). Problems go to `problems`; a document
@@ -342,20 +343,12 @@ class SpanPairing:
 
     def __init__(self, gold_documents: Iterable[SpanDocument], problems: ProblemCollector):
         self.problems = problems
-        self._pending: dict[str, tuple[int, SpanDocument]] = {}
+        self._pending = {
+            document.document_id: (position, document) for position, document in enumerate(gold_documents)
+        }
+        self.gold_count = len(self._pending)
         # Where each predicted document read so far (paired or not) was first seen.
         self.predicted_at: dict[str, str] = {}
-        for position, document in enumerate(gold_documents):
-            first = self._pending.setdefault(document.document_id, (position, document))
-            if first[1] is not document:
-                problems.error(
-                    f"duplicate document id (first seen at {first[1].location()})",
-                    file=document.source,
-                    line=document.line,
-                    document_id=document.document_id,
-                    field="document_id",
-                )
-        self.gold_count = len(self._pending)
 
     def pair_stream(self, predicted_documents: Iterable[SpanDocument]) -> Iterator[tuple[int, DocumentSpans]]:
         """Yield (gold position, paired document) for every prediction, then for unpredicted gold."""

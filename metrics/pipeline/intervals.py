@@ -183,10 +183,9 @@ def span_table_intervals(
     processes.
 
     Every metric is bootstrapped but the leakage rates: their intervals are exact (Clopper–Pearson)
-    for k leaked documents out of n (all documents, or documents with gold).
+    for k leaked documents out of n (all documents, or documents with gold). Its callers build no
+    table when intervals are off or no document was scored.
     """
-    if not settings.enabled or not table.n_documents:
-        return {}
     leakage = leakage_rate_columns()
     # Counted before the resampling empties the table.
     trials_of = {

@@ -14,9 +14,11 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import nullcontext
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any, cast
+
+import numpy as np
 
 from annotations.importers.errors import ImportProblem, InputValidationError, ProblemCollector
 from annotations.importers.labels import LabelMap, LabelResolver, load_label_map
@@ -36,7 +38,7 @@ from metrics.pipeline.intervals import (
 )
 from metrics.pipeline.phases import PhaseTimer, paused_garbage_collection, release_free_memory
 from metrics.pipeline.span_file_plan import NotSure, SpanFileChunk, plan_span_file_chunks
-from metrics.pipeline.span_file_read import LinesDoNotPair, SpanFileResult, score_span_file_chunk
+from metrics.pipeline.span_file_read import LinesDoNotPair, score_span_file_chunk
 from metrics.pipeline.spans import (
     ProgressCallback,
     SpanPartial,
@@ -203,60 +205,46 @@ def _score_plain_files(reading: _Reading) -> ScoredSpanDocuments:
     )
     chunks = plan()
     try:
-        scored: _FileScores | None = _score_file_chunks(chunks, executor, reading.progress)
+        scored = _score_file_chunks(chunks, executor, reading.progress)
     except LinesDoNotPair:  # line k of the predictions was not the document of gold's line k
         scored = None
     if scored is None:  # out of the handler: the first pass's merge, held by its traceback, is let go
         chunks = plan(by_document_id=True)
         scored = _score_file_chunks(chunks, executor, reading.progress)
-    total = sum(chunk.documents for chunk in chunks)
-    document_ids = set(scored.scores.document_ids)
-    if len(document_ids) != total:
+    scores, unpredicted_ids = scored
+    document_ids = set(scores.document_ids)
+    if len(document_ids) != sum(chunk.documents for chunk in chunks):
         raise NotSure  # a duplicate document id: the validating reader names both lines
-    if reading.restrict_to_gt_types and not scored.predicted_types <= scored.gold_types:
-        # Scored unrestricted, as if every predicted type were in gold; some were not: score again
+    if reading.restrict_to_gt_types:
+        # Scored unrestricted, as if every predicted type were in gold; if some were not, score again
         # knowing gold's types (restricting to types that every prediction has changes nothing).
-        allowed = frozenset(scored.gold_types)
-        del scored  # its scores, before the second pass's
-        scored = _score_file_chunks(
-            [replace(chunk, allowed_predicted_types=allowed) for chunk in chunks], executor, None
-        )
+        present, totals = scores.type_totals()
+        gold, predicted = totals[:, 0] > 0, totals[:, 1] > 0  # TYPE_STORED_FIELDS starts "gold", "predicted"
+        if np.any(predicted & ~gold):
+            allowed = frozenset(scores.type_names[code] for code in present[gold].tolist())
+            del scores, scored  # before the second pass's
+            restricted = [replace(chunk, allowed_predicted_types=allowed) for chunk in chunks]
+            scores, _ = _score_file_chunks(restricted, executor, None)
     return ScoredSpanDocuments(
-        scores=scored.scores,
-        predicted_ids=frozenset(document_ids.difference(scored.unpredicted_ids)),
-        warnings=[],
+        scores=scores, predicted_ids=frozenset(document_ids.difference(unpredicted_ids)), warnings=[]
     )
-
-
-@dataclass
-class _FileScores:
-    """The fast path's chunks, scored and merged: the scores, and what the chunks' results add up to."""
-
-    scores: SpanScores = field(default_factory=SpanScores.empty)
-    unpredicted_ids: set[str] = field(default_factory=set)  # documents without a prediction line
-    gold_types: set[str] = field(default_factory=set)
-    predicted_types: set[str] = field(default_factory=set)
-
-    def partials(self, results: Iterable[SpanFileResult]) -> Iterator[SpanPartial]:
-        """Each result's partial result, as it comes, for the merge."""
-        for result in results:
-            self.unpredicted_ids.update(result.unpredicted_ids)
-            self.gold_types |= result.gold_types
-            self.predicted_types |= result.predicted_types
-            yield cast(SpanPartial, result.partial)
 
 
 def _score_file_chunks(
     chunks: list[SpanFileChunk], executor: Executor, progress: ProgressCallback | None
-) -> _FileScores:
-    """Every chunk scored and merged; NotSure from the first chunk that was not sure (the chunks after
-    it are then not read). The partial results go to the merge as they come, so it frees each chunk's
-    leftovers as it goes."""
-    scored = _FileScores()
-    total = sum(chunk.documents for chunk in chunks)
-    results = executor.map(score_span_file_chunk, chunks)
-    scored.scores, _ = merge_span_partials(scored.partials(results), total, progress)
-    return scored
+) -> tuple[SpanScores, set[str]]:
+    """Every chunk scored and merged, and the documents without a prediction line; NotSure from the
+    first chunk that was not sure (the chunks after it are then not read). The partial results go to
+    the merge as they come, so it frees each chunk's leftovers as it goes."""
+    unpredicted_ids: set[str] = set()
+
+    def partials() -> Iterator[SpanPartial]:
+        for result in executor.map(score_span_file_chunk, chunks):
+            unpredicted_ids.update(result.unpredicted_ids)
+            yield cast(SpanPartial, result.partial)
+
+    scores, _ = merge_span_partials(partials(), sum(chunk.documents for chunk in chunks), progress)
+    return scores, unpredicted_ids
 
 
 def _read_validate_and_score(reading: _Reading, gold_annotator: str | None) -> ScoredSpanDocuments:

@@ -34,13 +34,10 @@ class LinesDoNotPair(NotSure):
 @dataclass
 class SpanFileResult:
     """A chunk as read (`chunk`: its columns) until scored (`partial`, which goes back in their stead),
-    and what the merge adds up beside: its documents without a prediction line, the types each side
-    named."""
+    and its documents without a prediction line, which the merge adds up beside."""
 
     chunk: SpanChunk | None
     unpredicted_ids: Sequence[str]
-    gold_types: frozenset[str]
-    predicted_types: frozenset[str]
     partial: SpanPartial | None = None
 
 
@@ -80,22 +77,18 @@ def read_span_file_chunk(chunk: SpanFileChunk) -> SpanFileResult:
     if not _same_texts(list(map(_TEXT, predicted)), texts):
         raise NotSure
     labels = _Labels(chunk.label_map)
-    gold_spans = _spans(gold, texts, labels)
-    predicted_spans = _spans(predicted, texts, labels)
     columns = SpanColumns(
         document_ids=document_ids,
         texts=texts,
         type_names=labels.type_names,
-        gold=gold_spans,
-        predicted=predicted_spans,
+        gold=_spans(gold, texts, labels),
+        predicted=_spans(predicted, texts, labels),
     )
     positions = list(range(chunk.first_position, chunk.first_position + chunk.documents))
     return SpanFileResult(
         SpanChunk(positions, columns, chunk.allowed_predicted_types, chunk.keep_leaked),
         # Most chunks predict every document: none of their ids crosses again, nor is hashed again.
         [] if len(predicted_ids) == len(document_ids) else sorted(set(document_ids) - set(predicted_ids)),
-        _types_of(gold_spans, labels.type_names),
-        _types_of(predicted_spans, labels.type_names),
     )
 
 
@@ -233,8 +226,3 @@ def _entity_texts_match(
         entity_text is None or texts[documents[k]][starts[k] : ends[k]] == entity_text
         for k, entity_text in enumerate(entity_texts)
     )
-
-
-def _types_of(side: SpanSide, type_names: Sequence[str]) -> frozenset[str]:
-    present = np.bincount(side.type_code, minlength=len(type_names))
-    return frozenset(type_names[code] for code in np.flatnonzero(present).tolist())

@@ -250,27 +250,21 @@ def _score_file_chunks(
 def _read_validate_and_score(reading: _Reading, gold_annotator: str | None) -> ScoredSpanDocuments:
     """The validating path: every input the importers read, every problem worded."""
     gold_path, predictions_path, label_map = reading.gold_path, reading.predictions_path, reading.label_map
-    gold_problems: list[ImportProblem] = []
     limits = ArchiveLimits()
+    problems = ProblemCollector()
+    labels = LabelResolver(label_map, input_name=str(predictions_path))
+    predicted = iter_span_documents(  # read after gold: a generator
+        predictions_path, role="predictions", labels=labels, limits=limits, problems=problems
+    )
     try:
         gold_corpus = load_span_corpus(gold_path, label_map=label_map, limits=limits, role="gold")
         gold_documents = select_annotator(gold_corpus, gold_annotator, source=str(gold_path))
     except InputValidationError as error:
-        gold_problems = error.problems
-        gold_documents = []
-
-    problems = ProblemCollector()
-    labels = LabelResolver(label_map, input_name=str(predictions_path))
-    predicted = iter_span_documents(
-        predictions_path, role="predictions", labels=labels, limits=limits, problems=problems
-    )
-    if gold_problems:
         # Pairing against broken gold would only add noise, but the predictions' own problems
         # (malformed lines, bad offsets) are worth reporting in the same pass.
         for _ in predicted:
             pass
-        raise InputValidationError([*gold_problems, *problems.errors])
-
+        raise InputValidationError([*error.problems, *problems.errors]) from None
     allowed_types = (
         frozenset(span.entity_type for document in gold_documents for span in document.spans)
         if reading.restrict_to_gt_types

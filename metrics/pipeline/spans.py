@@ -145,7 +145,7 @@ class _MergedScores:
         self.documents = documents
         self.counts = np.zeros((self.documents, N_STORED), dtype=np.int32)
         self.seen = np.zeros(self.documents, dtype=bool)
-        self.ids: list[str | None] = [None] * self.documents
+        self.ids = np.empty(self.documents, dtype=object)
         empty = SpanScores.empty()
         self.columns = {name: _Growing(getattr(empty, name)) for name in _GROWN}
         self.leaked_text: list[str] = []
@@ -158,17 +158,12 @@ class _MergedScores:
         positions, scores = partial.positions, partial.scores
         if not len(positions):
             return
-        first, last = int(positions[0]), int(positions[-1])
         increasing = bool(np.all(np.diff(positions) > 0))
-        self.in_order = self.in_order and first > self.last and increasing
+        self.in_order = self.in_order and int(positions[0]) > self.last and increasing
         self.last = max(self.last, int(positions.max()))
         self.counts[positions] = scores.counts
         self.seen[positions] = True
-        if increasing and last - first == len(positions) - 1 == len(scores.document_ids) - 1:
-            self.ids[first : last + 1] = scores.document_ids
-        else:
-            for position, document_id in zip(positions.tolist(), scores.document_ids, strict=True):
-                self.ids[position] = document_id
+        self.ids[positions] = scores.document_ids
         self.added += len(positions)
         codes = np.array([self.names.setdefault(name, len(self.names)) for name in scores.type_names] or [0])
         for name in _GROWN:
@@ -208,7 +203,7 @@ class _MergedScores:
                     leaked_text = [leaked_text[k] for k in order.tolist()]
         dense = len(kept) == len(self.counts)
         return SpanScores(
-            document_ids=self.ids if dense else [self.ids[k] for k in kept.tolist()],  # type: ignore[misc]
+            document_ids=(self.ids if dense else self.ids[kept]).tolist(),
             counts=self.counts if dense else self.counts[kept],
             type_names=tuple(names),
             leaked_text=leaked_text,

@@ -2,11 +2,10 @@
 chunk reads its byte ranges, decodes each line with msgspec (a transient struct per entity) and builds
 its `SpanColumns`, with none of the importers' objects. Reading then runs in every worker of a pool.
 
-It accepts only what the validating reader (`annotations.importers.spans`) accepts without a word:
-anything else (a malformed or blank line, a bad offset, a differing text, an unknown label, an
-annotator, a duplicate or unpaired document...) makes it raise NotSure, and the caller
-reads both inputs again with the validating reader, which words every problem. Its results are those
-of the validating path, document by document.
+It accepts only what the validating reader (`annotations.importers.spans`) accepts without a word,
+and raises NotSure on anything else (a malformed or blank line, a bad offset, a differing text, an
+unknown label, an annotator, a duplicate or unpaired document...). Its results are those of the
+validating path, document by document.
 """
 
 from __future__ import annotations
@@ -53,8 +52,7 @@ def score_span_file_chunk(chunk: SpanFileChunk) -> SpanFileResult:
 
 
 def read_span_file_chunk(chunk: SpanFileChunk) -> SpanFileResult:
-    """The chunk as columns. Raises NotSure, or LinesDoNotPair when a prediction line names another
-    document than its gold line."""
+    """The chunk as columns. Raises NotSure (LinesDoNotPair: its lines did not pair)."""
     gold = _documents(chunk.gold.line_views())
     document_ids = _document_ids(gold)
     texts = list(map(_TEXT, gold))

@@ -1,10 +1,5 @@
-"""The span task's chunk, partial result and merge.
-
-A chunk is paired documents as columns (`SpanColumns`) with their positions in gold order; its partial
-result holds the chunk's scores as columns (`SpanScores`: an int32 matrix of per-document counts, one
-of per-(document, type) counts, the leaked spans and dropped predictions as columns), and the
-comparison rows a server chunk adds. `merge_span_partials` is the one place where chunks meet:
-it puts the documents back in gold order, whatever order the chunks were scored in.
+"""The span task's chunk, partial result and merge. `merge_span_partials` is the one place where
+chunks meet: it puts the documents back in gold order, whatever order the chunks were scored in.
 """
 
 from __future__ import annotations

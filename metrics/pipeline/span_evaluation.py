@@ -239,9 +239,9 @@ def _score_file_chunks(
     unpredicted_ids: set[str] = set()
 
     def partials() -> Iterator[SpanPartial]:
-        for result in executor.map(score_span_file_chunk, chunks):
-            unpredicted_ids.update(result.unpredicted_ids)
-            yield cast(SpanPartial, result.partial)
+        for scored, unpredicted in executor.map(score_span_file_chunk, chunks):
+            unpredicted_ids.update(unpredicted)
+            yield scored
 
     scores, _ = merge_span_partials(partials(), sum(chunk.documents for chunk in chunks), progress)
     return scores, unpredicted_ids

@@ -11,10 +11,9 @@ validating path, document by document.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from itertools import chain
 from operator import attrgetter, itemgetter
-from typing import Any, cast
+from typing import Any, NamedTuple
 
 import msgspec
 import numpy as np
@@ -30,28 +29,24 @@ class LinesDoNotPair(NotSure):
     """A prediction line names another document than the gold line it was paired with."""
 
 
-@dataclass
-class SpanFileResult:
-    """A chunk as read (`chunk`: its columns) until scored (`partial`, which goes back in their stead),
-    and its documents without a prediction line, which the merge adds up beside."""
+class SpanFileRead(NamedTuple):
+    """A chunk as read: its columns, and its documents without a prediction line."""
 
-    chunk: SpanChunk | None
+    chunk: SpanChunk
     unpredicted_ids: Sequence[str]
-    partial: SpanPartial | None = None
 
 
-def score_span_file_chunk(chunk: SpanFileChunk) -> SpanFileResult:
-    """Read, check and score one chunk. Raises NotSure (LinesDoNotPair: its lines did not pair); an
-    exception crosses back from a pool's worker as it is."""
+def score_span_file_chunk(chunk: SpanFileChunk) -> tuple[SpanPartial, Sequence[str]]:
+    """Read, check and score one chunk: its partial result (its columns stay behind), and its
+    documents without a prediction line, which the merge adds up beside. Raises NotSure
+    (LinesDoNotPair: its lines did not pair); an exception crosses back from a pool's worker as it is."""
     # A pool's worker runs with the collector on; a chunk's parsed lines are thousands of containers.
     with paused_garbage_collection():
-        result = read_span_file_chunk(chunk)
-        result.partial = score_span_chunk(cast(SpanChunk, result.chunk))
-        result.chunk = None
-        return result
+        read = read_span_file_chunk(chunk)
+        return score_span_chunk(read.chunk), read.unpredicted_ids
 
 
-def read_span_file_chunk(chunk: SpanFileChunk) -> SpanFileResult:
+def read_span_file_chunk(chunk: SpanFileChunk) -> SpanFileRead:
     """The chunk as columns. Raises NotSure (LinesDoNotPair: its lines did not pair)."""
     gold = _documents(chunk.gold.line_views())
     document_ids = _document_ids(gold)
@@ -83,7 +78,7 @@ def read_span_file_chunk(chunk: SpanFileChunk) -> SpanFileResult:
         predicted=_spans(predicted, texts, labels),
     )
     positions = list(range(chunk.first_position, chunk.first_position + chunk.documents))
-    return SpanFileResult(
+    return SpanFileRead(
         SpanChunk(positions, columns, chunk.allowed_predicted_types, chunk.keep_leaked),
         # Most chunks predict every document: none of their ids crosses again, nor is hashed again.
         [] if len(predicted_ids) == len(document_ids) else sorted(set(document_ids) - set(predicted_ids)),

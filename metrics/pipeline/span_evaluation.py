@@ -274,12 +274,10 @@ def _read_validate_and_score(reading: _Reading, gold_annotator: str | None) -> S
     gold_warnings = gold_corpus.warnings
     # From here on the pairing holds the only references to gold, and frees each document once scored.
     del gold_corpus, gold_documents
-    # The merge puts scores back in gold order: results never depend on the order of the predictions.
-    chunks = span_chunks(
-        _until_first_problem(pairing.pair_stream(predicted), problems),
-        allowed_predicted_types=allowed_types,
-        keep_leaked=reading.keep_leaked,
-    )
+    # After the first problem the pairs are still read (to report every problem) but no longer scored:
+    # the run will fail. The merge puts scores back in gold order, whatever the predictions' order.
+    paired = (item for item in pairing.pair_stream(predicted) if not problems.errors)
+    chunks = span_chunks(paired, allowed_predicted_types=allowed_types, keep_leaked=reading.keep_leaked)
     scores, _ = merge_span_partials(
         reading.executor.map(score_span_chunk, chunks), pairing.gold_count, reading.progress
     )
@@ -410,13 +408,3 @@ def _document_spans(gold: SpanDocument, predicted: Sequence[SpanAnnotation]) -> 
     return DocumentSpans(
         gold.document_id, gold.text or "", cast(Sequence[Span], gold.spans), cast(Sequence[Span], predicted)
     )
-
-
-def _until_first_problem(
-    paired: Iterator[tuple[int, DocumentSpans]], problems: ProblemCollector
-) -> Iterator[tuple[int, DocumentSpans]]:
-    """The paired documents while the inputs hold no problem; after the first, the pairs are still
-    read (to report every problem) but no longer scored: the run will fail."""
-    for item in paired:
-        if not problems.errors:
-            yield item

@@ -99,12 +99,6 @@ def _then(runs: Iterator[ResampleRun], meanwhile: Callable[[], object]) -> Itera
     meanwhile()
 
 
-def _load_exact_quantiles() -> None:
-    """One throwaway exact interval: its first call loads scipy's beta quantile (0.15 s of CPU), which
-    the leakage intervals then find loaded."""
-    clopper_pearson(1, 2)
-
-
 # Spans ------------------------------------------------------------------------------------------
 
 
@@ -200,7 +194,9 @@ def span_table_intervals(
         resamples=settings.resamples,
         seed=settings.seed,
         consume=True,
-        word_sums=word_sums_of(executor, _load_exact_quantiles),
+        # Meanwhile, one throwaway exact interval loads scipy's beta quantile (0.15 s of CPU), which
+        # the leakage intervals then find loaded.
+        word_sums=word_sums_of(executor, partial(clopper_pearson, 1, 2)),
     )
     for name, (k, n) in trials_of.items():
         intervals[name] = clopper_pearson(k, n, settings.level)

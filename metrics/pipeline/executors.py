@@ -1,14 +1,7 @@
 """Executors: who scores the chunks of a run. The only module of the project that starts processes.
 
 One interface, `Executor.map(score, chunks)`: `score` is a module-level function from a chunk to its
-partial result, and the partial results come back in chunk order, whoever computed them. Three
-executors:
-- `InProcess` (the default): this process, one chunk after the other;
-- `ProcessPool(n)`: n local worker processes (`--processes N` of the offline commands); chunks and
-  partial results travel as pickles, so both are plain data (tuples, strings, numpy columns). Inside
-  `kept()`, every map runs on the same workers (a span run's scoring, then its resamples' sums);
-- `CeleryChord`: every running Celery worker (`metrics.pipeline.celery`); chunks name their documents
-  by id and each task reads them from the database itself, so nothing large crosses the broker.
+partial result, and the partial results come back in chunk order, whoever computed them.
 
 Workers of the pool come from a fork server where the platform has one, else are spawned: a forked
 child would inherit this process's database and broker connections (kombu's after-fork hook can hang
@@ -23,6 +16,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
+from itertools import islice
 from typing import Any, Protocol, TypeVar
 
 Chunk = TypeVar("Chunk")
@@ -47,11 +41,10 @@ class InProcess:
 
 
 class ProcessPool:
-    """Chunks scored by `processes` local worker processes, results in chunk order.
+    """Chunks scored by `processes` local worker processes (`--processes N` of the offline commands).
 
-    At most two chunks per process are in flight: chunks are read lazily from `chunks`, so a large
-    run streams through in bounded memory. A chunk may be a description of its documents (the byte
-    ranges of the span files' fast path), so that each worker reads its own.
+    Chunks and partial results travel as pickles, so both are plain data. At most two chunks per
+    process are in flight: chunks are read lazily, so a large run streams through in bounded memory.
     """
 
     def __init__(self, processes: int) -> None:
@@ -95,15 +88,10 @@ class ProcessPool:
     ) -> Iterator[Partial]:
         pending: deque[Future[Partial]] = deque()
         chunk_iterator = iter(chunks)
-        exhausted = False
         try:
             while True:
-                while not exhausted and len(pending) < 2 * self.processes:
-                    chunk = next(chunk_iterator, _END)
-                    if chunk is _END:
-                        exhausted = True
-                        break
-                    pending.append(pool.submit(score, chunk))
+                in_flight = islice(chunk_iterator, 2 * self.processes - len(pending))
+                pending.extend(pool.submit(score, chunk) for chunk in in_flight)
                 if not pending:
                     return
                 yield pending.popleft().result()
@@ -114,17 +102,15 @@ class ProcessPool:
                 future.cancel()
 
 
-_END: Any = object()
 _FORK_SERVER = "forkserver" in multiprocessing.get_all_start_methods()
 
 
 class CeleryChord(InProcess):
     """Chunks as Celery tasks over every running worker, merged by one final task (a chord).
 
-    Unlike the local executors it does not wait: `dispatch` queues the chord and returns. A chunk
-    task stores its partial result in the database and the final task merges them, so the partial
-    results never travel through the broker; a lost chunk task is redelivered alone (acks late).
-    `map` (InProcess's) runs the same tasks in this process, for the eager mode of tests and of the
+    `dispatch` queues the chord and returns. A chunk task reads its documents from the database and
+    stores its partial result there, so nothing large travels through the broker; a lost chunk task
+    is redelivered alone (acks late). `map` (InProcess's) serves the eager mode of tests and of the
     embedded default.
     """
 

@@ -1,14 +1,6 @@
-"""Confidence intervals for a run's results, from what the engines already produced (issue 8).
-
-The glue between the engines' per-document outputs and `metrics.engine.uncertainty`. Plain Python, no
-Django: the offline commands, the server's scoring jobs and the benchmarks call the same functions.
-
-Processes: given the run's executor, a run of several processes sums its resamples in them
-(`word_sums_of`: one run of consecutive resamples a process, each from where the one generator is at
-its start); the intervals are the same to the last bit in one process or several.
-
-Where each interval lands (`<metric>_ci` in results.json, `intervals` in metrics.json, `_ci_low` /
-`_ci_high` in metrics.csv) and the settings recorded beside it: docs/uncertainty.md.
+"""Confidence intervals for a run's results, from what the engines already produced (issue 8): the
+glue between the engines' per-document outputs and `metrics.engine.uncertainty`. Where each interval
+lands and the settings recorded beside it: docs/uncertainty.md.
 """
 
 from __future__ import annotations
@@ -103,12 +95,6 @@ def _then(runs: Iterator[ResampleRun], meanwhile: Callable[[], object]) -> Itera
     meanwhile()
 
 
-def _load_exact_quantiles() -> None:
-    """One throwaway exact interval: its first call loads scipy's beta quantile (0.15 s of CPU), which
-    the leakage intervals then find loaded."""
-    clopper_pearson(1, 2)
-
-
 # Spans ------------------------------------------------------------------------------------------
 
 
@@ -187,10 +173,9 @@ def span_table_intervals(
     processes.
 
     Every metric is bootstrapped but the leakage rates: their intervals are exact (Clopper–Pearson)
-    for k leaked documents out of n (all documents, or documents with gold).
+    for k leaked documents out of n (all documents, or documents with gold). Its callers build no
+    table when intervals are off or no document was scored.
     """
-    if not settings.enabled or not table.n_documents:
-        return {}
     leakage = LEAKAGE_RATE_COLUMNS
     # Counted before the resampling empties the table.
     trials_of = {
@@ -203,7 +188,9 @@ def span_table_intervals(
         {name: definition for name, definition in definitions.items() if name not in leakage},
         settings,
         consume=True,
-        word_sums=word_sums_of(executor, _load_exact_quantiles),
+        # Meanwhile, one throwaway exact interval loads scipy's beta quantile (0.15 s of CPU), which
+        # the leakage intervals then find loaded.
+        word_sums=word_sums_of(executor, partial(clopper_pearson, 1, 2)),
     )
     for name, (k, n) in trials_of.items():
         intervals[name] = clopper_pearson(k, n, settings.level)
@@ -275,17 +262,3 @@ def intervals_from_metrics_report(report: Mapping[str, Any]) -> dict[str, dict[s
         }
         for entry in report["attributes"]
     }
-
-
-__all__ = [
-    "CI_SUFFIX",
-    "DEFAULT_INTERVALS",
-    "IntervalSettings",
-    "attach_span_intervals",
-    "extraction_intervals",
-    "intervals_from_metrics_report",
-    "span_count_table",
-    "span_results_intervals",
-    "span_table_intervals",
-    "word_sums_of",
-]

@@ -7,7 +7,7 @@ import ctypes
 import gc
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 
 
@@ -57,13 +57,7 @@ def release_free_memory() -> None:
         _MALLOC_TRIM(0)
 
 
-def _find_malloc_trim() -> Callable[[int], int] | None:
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        return ctypes.CDLL("libc.so.6").malloc_trim
-    except (OSError, AttributeError):  # another C library (musl), or none by that name
-        return None
-
-
-_MALLOC_TRIM = _find_malloc_trim()
+try:
+    _MALLOC_TRIM = ctypes.CDLL("libc.so.6").malloc_trim if sys.platform.startswith("linux") else None
+except (OSError, AttributeError):  # another C library (musl), or none by that name
+    _MALLOC_TRIM = None

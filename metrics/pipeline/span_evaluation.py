@@ -1,8 +1,5 @@
 """Span evaluation from files: read gold and predictions, pair them, score them, build results.json.
 
-Plain Python (no Django): the offline `evaluate_spans` command, the server's scoring jobs and the
-benchmark run the same code.
-
 Two readers, one pipeline. Two plain JSONL files take the fast path (`span_file_plan`,
 `span_file_read`): each chunk is read by whoever scores it, so no process holds the whole gold text.
 Any other input, and any the fast path is not sure of, takes the validating path, which words every
@@ -17,9 +14,11 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import nullcontext
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any, cast
+
+import numpy as np
 
 from annotations.importers.errors import ImportProblem, InputValidationError, ProblemCollector
 from annotations.importers.labels import LabelMap, LabelResolver, load_label_map
@@ -39,7 +38,7 @@ from metrics.pipeline.intervals import (
 )
 from metrics.pipeline.phases import PhaseTimer, paused_garbage_collection, release_free_memory
 from metrics.pipeline.span_file_plan import NotSure, SpanFileChunk, plan_span_file_chunks
-from metrics.pipeline.span_file_read import LinesDoNotPair, SpanFileResult, score_span_file_chunk
+from metrics.pipeline.span_file_read import LinesDoNotPair, score_span_file_chunk
 from metrics.pipeline.spans import (
     ProgressCallback,
     SpanPartial,
@@ -67,12 +66,7 @@ def evaluate_span_paths(
     """Score predictions against gold and return the results body (docs/semantics.md section 1).
 
     Raises InputValidationError listing every problem in either input; nothing is scored then.
-    The body is the engine's (micro, macro, leakage, per_type, per_document,
-    restricted_predictions_dropped) plus `format_version`, `documents`, `config` and `warnings`.
-    Confidence intervals sit beside their metrics as `<metric>_ci` (`metrics.pipeline.intervals`), computed by
-    default; their settings are recorded at `config.intervals` (`intervals.resamples == 0`: none).
-    `phase_seconds`, when given, receives the wall time of "load and score", "aggregate" and
-    "intervals".
+    `phase_seconds`, when given, receives the wall time of each phase.
     """
     timer = PhaseTimer(phase_seconds)
     executor = local_executor(processes)
@@ -104,7 +98,7 @@ def evaluate_span_paths(
         attach_span_intervals(results, span_intervals)
         return {
             "format_version": FORMAT_VERSION,
-            "documents": scored.gold_count,
+            "documents": len(scored.scores),
             "config": {
                 "input": str(gold_path),
                 "predictions": str(predictions_path),
@@ -142,7 +136,6 @@ class ScoredSpanDocuments:
     """Every gold document scored against one prediction set, before aggregation."""
 
     scores: SpanScores  # one per gold document, in gold order
-    gold_count: int
     predicted_ids: frozenset[str]  # the documents the prediction set holds (the others predicted nothing)
     warnings: list[ImportProblem]
 
@@ -212,87 +205,66 @@ def _score_plain_files(reading: _Reading) -> ScoredSpanDocuments:
     )
     chunks = plan()
     try:
-        scored: _FileScores | None = _score_file_chunks(chunks, executor, reading.progress)
+        scored = _score_file_chunks(chunks, executor, reading.progress)
     except LinesDoNotPair:  # line k of the predictions was not the document of gold's line k
         scored = None
     if scored is None:  # out of the handler: the first pass's merge, held by its traceback, is let go
         chunks = plan(by_document_id=True)
         scored = _score_file_chunks(chunks, executor, reading.progress)
-    total = sum(chunk.documents for chunk in chunks)
-    document_ids = set(scored.scores.document_ids)
-    if len(document_ids) != total:
+    scores, unpredicted_ids = scored
+    document_ids = set(scores.document_ids)
+    if len(document_ids) != sum(chunk.documents for chunk in chunks):
         raise NotSure  # a duplicate document id: the validating reader names both lines
-    if reading.restrict_to_gt_types and not scored.predicted_types <= scored.gold_types:
-        # Scored unrestricted, as if every predicted type were in gold; some were not: score again
+    if reading.restrict_to_gt_types:
+        # Scored unrestricted, as if every predicted type were in gold; if some were not, score again
         # knowing gold's types (restricting to types that every prediction has changes nothing).
-        allowed = frozenset(scored.gold_types)
-        del scored  # its scores, before the second pass's
-        scored = _score_file_chunks(
-            [replace(chunk, allowed_predicted_types=allowed) for chunk in chunks], executor, None
-        )
+        present, totals = scores.type_totals()
+        gold, predicted = totals[:, 0] > 0, totals[:, 1] > 0  # TYPE_STORED_FIELDS starts "gold", "predicted"
+        if np.any(predicted & ~gold):
+            allowed = frozenset(scores.type_names[code] for code in present[gold].tolist())
+            del scores, scored  # before the second pass's
+            restricted = [replace(chunk, allowed_predicted_types=allowed) for chunk in chunks]
+            scores, _ = _score_file_chunks(restricted, executor, None)
     return ScoredSpanDocuments(
-        scores=scored.scores,
-        gold_count=total,
-        predicted_ids=frozenset(document_ids.difference(scored.unpredicted_ids)),
-        warnings=[],
+        scores=scores, predicted_ids=frozenset(document_ids.difference(unpredicted_ids)), warnings=[]
     )
-
-
-@dataclass
-class _FileScores:
-    """The fast path's chunks, scored and merged: the scores, and what the chunks' results add up to."""
-
-    scores: SpanScores = field(default_factory=SpanScores.empty)
-    unpredicted_ids: set[str] = field(default_factory=set)  # documents without a prediction line
-    gold_types: set[str] = field(default_factory=set)
-    predicted_types: set[str] = field(default_factory=set)
-
-    def partials(self, results: Iterable[SpanFileResult]) -> Iterator[SpanPartial]:
-        """Each result's partial result, as it comes, for the merge."""
-        for result in results:
-            self.unpredicted_ids.update(result.unpredicted_ids)
-            self.gold_types |= result.gold_types
-            self.predicted_types |= result.predicted_types
-            yield cast(SpanPartial, result.partial)
 
 
 def _score_file_chunks(
     chunks: list[SpanFileChunk], executor: Executor, progress: ProgressCallback | None
-) -> _FileScores:
-    """Every chunk scored and merged; NotSure from the first chunk that was not sure (the chunks after
-    it are then not read). The partial results go to the merge as they come, so it frees each chunk's
-    leftovers as it goes."""
-    scored = _FileScores()
-    total = sum(chunk.documents for chunk in chunks)
-    results = executor.map(score_span_file_chunk, chunks)
-    scored.scores, _ = merge_span_partials(scored.partials(results), total, progress)
-    return scored
+) -> tuple[SpanScores, set[str]]:
+    """Every chunk scored and merged, and the documents without a prediction line; NotSure from the
+    first chunk that was not sure (the chunks after it are then not read). The partial results go to
+    the merge as they come, so it frees each chunk's leftovers as it goes."""
+    unpredicted_ids: set[str] = set()
+
+    def partials() -> Iterator[SpanPartial]:
+        for scored, unpredicted in executor.map(score_span_file_chunk, chunks):
+            unpredicted_ids.update(unpredicted)
+            yield scored
+
+    scores, _ = merge_span_partials(partials(), sum(chunk.documents for chunk in chunks), progress)
+    return scores, unpredicted_ids
 
 
 def _read_validate_and_score(reading: _Reading, gold_annotator: str | None) -> ScoredSpanDocuments:
     """The validating path: every input the importers read, every problem worded."""
     gold_path, predictions_path, label_map = reading.gold_path, reading.predictions_path, reading.label_map
-    gold_problems: list[ImportProblem] = []
     limits = ArchiveLimits()
+    problems = ProblemCollector()
+    labels = LabelResolver(label_map, input_name=str(predictions_path))
+    predicted = iter_span_documents(  # read after gold: a generator
+        predictions_path, role="predictions", labels=labels, limits=limits, problems=problems
+    )
     try:
         gold_corpus = load_span_corpus(gold_path, label_map=label_map, limits=limits, role="gold")
         gold_documents = select_annotator(gold_corpus, gold_annotator, source=str(gold_path))
     except InputValidationError as error:
-        gold_problems = error.problems
-        gold_documents = []
-
-    problems = ProblemCollector()
-    labels = LabelResolver(label_map, input_name=str(predictions_path))
-    predicted = iter_span_documents(
-        predictions_path, role="predictions", labels=labels, limits=limits, problems=problems
-    )
-    if gold_problems:
         # Pairing against broken gold would only add noise, but the predictions' own problems
         # (malformed lines, bad offsets) are worth reporting in the same pass.
         for _ in predicted:
             pass
-        raise InputValidationError([*gold_problems, *problems.errors])
-
+        raise InputValidationError([*error.problems, *problems.errors]) from None
     allowed_types = (
         frozenset(span.entity_type for document in gold_documents for span in document.spans)
         if reading.restrict_to_gt_types
@@ -302,18 +274,16 @@ def _read_validate_and_score(reading: _Reading, gold_annotator: str | None) -> S
     gold_warnings = gold_corpus.warnings
     # From here on the pairing holds the only references to gold, and frees each document once scored.
     del gold_corpus, gold_documents
-    # The merge puts scores back in gold order: results never depend on the order of the predictions.
-    chunks = span_chunks(
-        _until_first_problem(pairing.pair_stream(predicted), problems),
-        allowed_predicted_types=allowed_types,
-        keep_leaked=reading.keep_leaked,
-    )
+    # After the first problem the pairs are still read (to report every problem) but no longer scored:
+    # the run will fail. The merge puts scores back in gold order, whatever the predictions' order.
+    paired = (item for item in pairing.pair_stream(predicted) if not problems.errors)
+    chunks = span_chunks(paired, allowed_predicted_types=allowed_types, keep_leaked=reading.keep_leaked)
     scores, _ = merge_span_partials(
         reading.executor.map(score_span_chunk, chunks), pairing.gold_count, reading.progress
     )
     problems.raise_if_errors()
     warnings = [*gold_warnings, *problems.warnings, *labels.warnings()]
-    if pairing.predicted_count == 0:
+    if not pairing.predicted_at:
         warnings.append(
             ImportProblem(
                 "predictions hold no documents: every gold span counts as missed", file=str(predictions_path)
@@ -321,8 +291,7 @@ def _read_validate_and_score(reading: _Reading, gold_annotator: str | None) -> S
         )
     return ScoredSpanDocuments(
         scores=scores,
-        gold_count=pairing.gold_count,
-        predicted_ids=frozenset(pairing.predicted_ids),
+        predicted_ids=frozenset(pairing.predicted_at),
         warnings=warnings,
     )
 
@@ -344,7 +313,8 @@ def pair_span_documents(
 
 
 class SpanPairing:
-    """Pairs a stream of predicted documents with gold documents (one annotation per document).
+    """Pairs a stream of predicted documents with gold documents (one annotation per document, each
+    id once: `select_annotator` keeps one document per id, the database one per gold version).
 
     Gold documents are held by id and released once paired, so memory shrinks as predictions stream
     (provided the caller drops its own references to them). Problems go to `problems`; a document
@@ -353,30 +323,16 @@ class SpanPairing:
 
     def __init__(self, gold_documents: Iterable[SpanDocument], problems: ProblemCollector):
         self.problems = problems
-        self.predicted_count = 0
-        self._pending: dict[str, tuple[int, SpanDocument]] = {}
-        self._predicted_at: dict[str, tuple[str, int | None]] = {}
-        for position, document in enumerate(gold_documents):
-            first = self._pending.setdefault(document.document_id, (position, document))
-            if first[1] is not document:
-                problems.error(
-                    f"duplicate document id (first seen at {first[1].location()})",
-                    file=document.source,
-                    line=document.line,
-                    document_id=document.document_id,
-                    field="document_id",
-                )
+        self._pending = {
+            document.document_id: (position, document) for position, document in enumerate(gold_documents)
+        }
         self.gold_count = len(self._pending)
-
-    @property
-    def predicted_ids(self) -> Iterable[str]:
-        """The ids of the predicted documents read so far (paired or not)."""
-        return self._predicted_at.keys()
+        # Where each predicted document read so far (paired or not) was first seen.
+        self.predicted_at: dict[str, str] = {}
 
     def pair_stream(self, predicted_documents: Iterable[SpanDocument]) -> Iterator[tuple[int, DocumentSpans]]:
         """Yield (gold position, paired document) for every prediction, then for unpredicted gold."""
         for predicted in predicted_documents:
-            self.predicted_count += 1
             paired = self._pair(predicted)
             if paired is not None:
                 yield paired
@@ -387,14 +343,13 @@ class SpanPairing:
     def _pair(self, predicted: SpanDocument) -> tuple[int, DocumentSpans] | None:
         document_id = predicted.document_id
         where = {"file": predicted.source, "line": predicted.line, "document_id": document_id}
-        earlier = self._predicted_at.get(document_id)
+        earlier = self.predicted_at.get(document_id)
         if earlier is not None:
-            first_seen = earlier[0] if earlier[1] is None else f"{earlier[0]}:{earlier[1]}"
             self.problems.error(
-                f"duplicate document id (first seen at {first_seen})", field="document_id", **where
+                f"duplicate document id (first seen at {earlier})", field="document_id", **where
             )
             return None
-        self._predicted_at[document_id] = (predicted.source, predicted.line)
+        self.predicted_at[document_id] = predicted.location()
         entry = self._pending.pop(document_id, None)
         if entry is None:
             self.problems.error(
@@ -453,13 +408,3 @@ def _document_spans(gold: SpanDocument, predicted: Sequence[SpanAnnotation]) -> 
     return DocumentSpans(
         gold.document_id, gold.text or "", cast(Sequence[Span], gold.spans), cast(Sequence[Span], predicted)
     )
-
-
-def _until_first_problem(
-    paired: Iterator[tuple[int, DocumentSpans]], problems: ProblemCollector
-) -> Iterator[tuple[int, DocumentSpans]]:
-    """The paired documents while the inputs hold no problem; after the first, the pairs are still
-    read (to report every problem) but no longer scored: the run will fail."""
-    for item in paired:
-        if not problems.errors:
-            yield item

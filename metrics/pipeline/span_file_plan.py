@@ -34,8 +34,7 @@ class NotSure(Exception):
 
 @dataclass(frozen=True)
 class SpanFileChunk:
-    """Documents `first_position ...` of gold and the predictions' lines that pair with them: the same
-    lines of the predictions, or each document's line wherever it is."""
+    """Documents `first_position ...` of gold and the predictions' lines that pair with them."""
 
     first_position: int
     documents: int
@@ -54,12 +53,8 @@ def plan_span_file_chunks(
     by_document_id: bool = False,
     keep_leaked: bool = True,
 ) -> list[SpanFileChunk]:
-    """The chunks of two plain JSONL files; NotSure for any other input.
-
-    Line k of the predictions goes with line k of gold when both have as many lines (the readers
-    check that the ids agree) unless `by_document_id`; else each prediction line goes with the gold
-    line its `document_id` names (NotSure when some line names no document, an unknown or a repeated one).
-    """
+    """The chunks of two plain JSONL files; NotSure for any other input, or (`by_document_id`, or
+    files of unequal lengths) when a prediction line names no document, an unknown or a repeated one."""
     if not (_plain_jsonl(gold_path) and _plain_jsonl(predictions_path)):
         raise NotSure
     gold_ends = _without_trailing_blank_lines(str(gold_path), line_ends(str(gold_path)))

@@ -2,20 +2,18 @@
 chunk reads its byte ranges, decodes each line with msgspec (a transient struct per entity) and builds
 its `SpanColumns`, with none of the importers' objects. Reading then runs in every worker of a pool.
 
-It accepts only what the validating reader (`annotations.importers.spans`) accepts without a word:
-anything else (a malformed or blank line, a bad offset, a differing text, an unknown label, an
-annotator, a duplicate or unpaired document...) makes it raise NotSure, and the caller
-reads both inputs again with the validating reader, which words every problem. Its results are those
-of the validating path, document by document.
+It accepts only what the validating reader (`annotations.importers.spans`) accepts without a word,
+and raises NotSure on anything else (a malformed or blank line, a bad offset, a differing text, an
+unknown label, an annotator, a duplicate or unpaired document...). Its results are those of the
+validating path, document by document.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from itertools import chain
 from operator import attrgetter, itemgetter
-from typing import Any, cast
+from typing import Any, NamedTuple
 
 import msgspec
 import numpy as np
@@ -31,33 +29,25 @@ class LinesDoNotPair(NotSure):
     """A prediction line names another document than the gold line it was paired with."""
 
 
-@dataclass
-class SpanFileResult:
-    """A chunk as read (`chunk`: its columns) until scored (`partial`, which goes back in their stead),
-    and what the merge adds up beside: its documents without a prediction line, the types each side
-    named."""
+class SpanFileRead(NamedTuple):
+    """A chunk as read: its columns, and its documents without a prediction line."""
 
-    chunk: SpanChunk | None
+    chunk: SpanChunk
     unpredicted_ids: Sequence[str]
-    gold_types: frozenset[str]
-    predicted_types: frozenset[str]
-    partial: SpanPartial | None = None
 
 
-def score_span_file_chunk(chunk: SpanFileChunk) -> SpanFileResult:
-    """Read, check and score one chunk. Raises NotSure (LinesDoNotPair: its lines did not pair); an
-    exception crosses back from a pool's worker as it is."""
+def score_span_file_chunk(chunk: SpanFileChunk) -> tuple[SpanPartial, Sequence[str]]:
+    """Read, check and score one chunk: its partial result (its columns stay behind), and its
+    documents without a prediction line, which the merge adds up beside. Raises NotSure
+    (LinesDoNotPair: its lines did not pair); an exception crosses back from a pool's worker as it is."""
     # A pool's worker runs with the collector on; a chunk's parsed lines are thousands of containers.
     with paused_garbage_collection():
-        result = read_span_file_chunk(chunk)
-        result.partial = score_span_chunk(cast(SpanChunk, result.chunk))
-        result.chunk = None
-        return result
+        read = read_span_file_chunk(chunk)
+        return score_span_chunk(read.chunk), read.unpredicted_ids
 
 
-def read_span_file_chunk(chunk: SpanFileChunk) -> SpanFileResult:
-    """The chunk as columns. Raises NotSure, or LinesDoNotPair when a prediction line names another
-    document than its gold line."""
+def read_span_file_chunk(chunk: SpanFileChunk) -> SpanFileRead:
+    """The chunk as columns. Raises NotSure (LinesDoNotPair: its lines did not pair)."""
     gold = _documents(chunk.gold.line_views())
     document_ids = _document_ids(gold)
     texts = list(map(_TEXT, gold))
@@ -80,22 +70,18 @@ def read_span_file_chunk(chunk: SpanFileChunk) -> SpanFileResult:
     if not _same_texts(list(map(_TEXT, predicted)), texts):
         raise NotSure
     labels = _Labels(chunk.label_map)
-    gold_spans = _spans(gold, texts, labels)
-    predicted_spans = _spans(predicted, texts, labels)
     columns = SpanColumns(
         document_ids=document_ids,
         texts=texts,
         type_names=labels.type_names,
-        gold=gold_spans,
-        predicted=predicted_spans,
+        gold=_spans(gold, texts, labels),
+        predicted=_spans(predicted, texts, labels),
     )
     positions = list(range(chunk.first_position, chunk.first_position + chunk.documents))
-    return SpanFileResult(
+    return SpanFileRead(
         SpanChunk(positions, columns, chunk.allowed_predicted_types, chunk.keep_leaked),
         # Most chunks predict every document: none of their ids crosses again, nor is hashed again.
         [] if len(predicted_ids) == len(document_ids) else sorted(set(document_ids) - set(predicted_ids)),
-        _types_of(gold_spans, labels.type_names),
-        _types_of(predicted_spans, labels.type_names),
     )
 
 
@@ -233,8 +219,3 @@ def _entity_texts_match(
         entity_text is None or texts[documents[k]][starts[k] : ends[k]] == entity_text
         for k, entity_text in enumerate(entity_texts)
     )
-
-
-def _types_of(side: SpanSide, type_names: Sequence[str]) -> frozenset[str]:
-    present = np.bincount(side.type_code, minlength=len(type_names))
-    return frozenset(type_names[code] for code in np.flatnonzero(present).tolist())

@@ -1,10 +1,5 @@
-"""The span task's chunk, partial result and merge.
-
-A chunk is paired documents as columns (`SpanColumns`) with their positions in gold order; its partial
-result holds the chunk's scores as columns (`SpanScores`: an int32 matrix of per-document counts, one
-of per-(document, type) counts, the leaked spans and dropped predictions as columns), and the
-comparison rows a server chunk adds. `merge_span_partials` is the one place where chunks meet:
-it puts the documents back in gold order, whatever order the chunks were scored in.
+"""The span task's chunk, partial result and merge. `merge_span_partials` is the one place where
+chunks meet: it puts the documents back in gold order, whatever order the chunks were scored in.
 """
 
 from __future__ import annotations
@@ -74,20 +69,20 @@ def score_span_chunk(chunk: SpanChunk) -> SpanPartial:
 
 
 def merge_span_partials(
-    partials: Iterable[SpanPartial], documents: int | None = None, progress: ProgressCallback | None = None
+    partials: Iterable[SpanPartial], documents: int, progress: ProgressCallback | None = None
 ) -> tuple[SpanScores, list[Any]]:
     """Every document's score in gold order, and the comparison rows in the same document order.
 
     Each partial is copied into the merged columns as it comes and let go at once, so the partials and
-    the merged result are never all held together; `documents` (how many are coming, when known) sizes
-    the columns from the start, and `progress` hears of each partial merged.
+    the merged result are never all held together; `documents` (how many gold holds: every position
+    is below it) sizes the columns from the start, and `progress` hears of each partial merged.
     """
     merged = _MergedScores(documents)
     rows_by_document: dict[str, list[Any]] = {}
     for count, partial in enumerate(partials, 1):
         merged.add(partial)
         if progress is not None:
-            progress(merged.added, documents or 0)
+            progress(merged.added, documents)
         for row in partial.rows:
             rows_by_document.setdefault(row.document_id, []).append(row)
         del partial
@@ -141,11 +136,11 @@ class _MergedScores:
     the other columns appended (by gold position and type code in arrival order, put in order at
     the end)."""
 
-    def __init__(self, documents: int | None) -> None:
-        self.documents = documents or 0
+    def __init__(self, documents: int) -> None:
+        self.documents = documents
         self.counts = np.zeros((self.documents, N_STORED), dtype=np.int32)
         self.seen = np.zeros(self.documents, dtype=bool)
-        self.ids: list[str | None] = [None] * self.documents
+        self.ids = np.empty(self.documents, dtype=object)
         empty = SpanScores.empty()
         self.columns = {name: _Growing(getattr(empty, name)) for name in _GROWN}
         self.leaked_text: list[str] = []
@@ -158,18 +153,12 @@ class _MergedScores:
         positions, scores = partial.positions, partial.scores
         if not len(positions):
             return
-        self._make_room(int(positions.max()) + 1)
-        first, last = int(positions[0]), int(positions[-1])
         increasing = bool(np.all(np.diff(positions) > 0))
-        self.in_order = self.in_order and first > self.last and increasing
+        self.in_order = self.in_order and int(positions[0]) > self.last and increasing
         self.last = max(self.last, int(positions.max()))
         self.counts[positions] = scores.counts
         self.seen[positions] = True
-        if increasing and last - first == len(positions) - 1 == len(scores.document_ids) - 1:
-            self.ids[first : last + 1] = scores.document_ids
-        else:
-            for position, document_id in zip(positions.tolist(), scores.document_ids, strict=True):
-                self.ids[position] = document_id
+        self.ids[positions] = scores.document_ids
         self.added += len(positions)
         codes = np.array([self.names.setdefault(name, len(self.names)) for name in scores.type_names] or [0])
         for name in _GROWN:
@@ -183,17 +172,6 @@ class _MergedScores:
             expected = (column.used + len(values)) * self.documents // self.added * 21 // 20
             column.append(values, expected)
         self.leaked_text.extend(scores.leaked_text)
-
-    def _make_room(self, documents: int) -> None:
-        if documents <= len(self.counts):
-            return
-        size = max(documents, len(self.counts) * 2)
-        counts = np.zeros((size, N_STORED), dtype=np.int32)
-        counts[: len(self.counts)] = self.counts
-        seen = np.zeros(size, dtype=bool)
-        seen[: len(self.seen)] = self.seen
-        self.counts, self.seen = counts, seen
-        self.ids.extend([None] * (size - len(self.ids)))
 
     def scores(self) -> SpanScores:
         """The merged columns, documents in gold order (positions ranked: a missing one leaves no gap)."""
@@ -220,7 +198,7 @@ class _MergedScores:
                     leaked_text = [leaked_text[k] for k in order.tolist()]
         dense = len(kept) == len(self.counts)
         return SpanScores(
-            document_ids=self.ids if dense else [self.ids[k] for k in kept.tolist()],  # type: ignore[misc]
+            document_ids=(self.ids if dense else self.ids[kept]).tolist(),
             counts=self.counts if dense else self.counts[kept],
             type_names=tuple(names),
             leaked_text=leaked_text,
@@ -232,16 +210,10 @@ def span_chunks(
     paired: Iterable[tuple[int, DocumentSpans]],
     *,
     allowed_predicted_types: frozenset[str] | None,
-    size: int | None = None,
     keep_leaked: bool = True,
 ) -> Iterator[SpanChunk]:
-    """Paired documents (gold position, document) in chunks of `size` (default CHUNK_DOCUMENTS)."""
-    size = size or CHUNK_DOCUMENTS
+    """Paired documents (gold position, document) in chunks of CHUNK_DOCUMENTS."""
     stream = iter(paired)
-    while batch := list(islice(stream, size)):
-        yield SpanChunk.of_documents(
-            [position for position, _ in batch],
-            [document for _, document in batch],
-            allowed_predicted_types,
-            keep_leaked,
-        )
+    while batch := list(islice(stream, CHUNK_DOCUMENTS)):
+        positions, documents = zip(*batch, strict=True)
+        yield SpanChunk.of_documents(list(positions), documents, allowed_predicted_types, keep_leaked)

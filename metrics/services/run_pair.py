@@ -193,7 +193,9 @@ def _scored_again(run: ExperimentRun, scoring: Scoring) -> tuple[SpanScores | li
         plan = span_scoring_plan(
             run=run, gold_version=gold_version, document_ids=set(document_ids), restrict=restrict, rows=False
         )
-        scored, _ = merge_span_partials(scoring_partials(plan, run=run, gold_version=gold_version))
+        scored, _ = merge_span_partials(
+            scoring_partials(plan, run=run, gold_version=gold_version), len(plan.document_ids)
+        )
     else:
         plan = attribute_chunk_plan(
             run=run, document_ids=document_ids, settings=_evaluation_settings(run, scoring)

@@ -103,7 +103,7 @@ class SpanScoringPlan:
     ) -> ScoringResult:
         """The scoring of the whole run from the partial results of its chunks (in any order); a chunk
         that wrote its rows left none in its partial result, whatever `with_rows`."""
-        scores, rows = merge_span_partials(partials)
+        scores, rows = merge_span_partials(partials, len(self.document_ids))
         results = aggregate(scores)
         intervals = run_interval_settings(run.config)
         attach_span_intervals(results, span_results_intervals(scores, intervals))

@@ -8,12 +8,14 @@ from __future__ import annotations
 import pickle
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from metrics.engine.spans import DocumentSpans, aggregate
 from metrics.engine.spans.score import N_STORED, N_TYPE_STORED
 from metrics.engine.spans.types import Span
+from metrics.pipeline import spans as span_pipeline
 from metrics.pipeline.executors import InProcess, ProcessPool
 from metrics.pipeline.spans import (
     SpanChunk,
@@ -58,7 +60,7 @@ def test_the_merge_of_any_chunking_equals_one_pass(case):
         score_span_chunk(SpanChunk.of_documents(positions, [corpus[i] for i in positions], allowed))
         for positions in chunks
     ]
-    merged, rows = merge_span_partials(partials[k] for k in order)
+    merged, rows = merge_span_partials((partials[k] for k in order), len(corpus))
     assert merged == score_span_batches(corpus, allowed_predicted_types=allowed)  # column by column
     expected = one_pass(corpus, allowed)
     assert document_scores(merged) == expected  # document by document: counts, types, leaked, dropped
@@ -89,11 +91,13 @@ def test_a_process_pool_gives_the_scores_of_one_pass(case, chunk_documents):
 
     def scores(executor):
         chunks = span_chunks(paired, allowed_predicted_types=allowed)
-        return merge_span_partials(executor.map(score_span_chunk, chunks))[0]
+        return merge_span_partials(executor.map(score_span_chunk, chunks), len(corpus))[0]
 
     pooled, here = scores(ProcessPool(2)), scores(InProcess())
     assert document_scores(pooled) == document_scores(here) == one_pass(corpus, allowed)
-    chunks = list(span_chunks(paired, allowed_predicted_types=allowed, size=chunk_documents))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(span_pipeline, "CHUNK_DOCUMENTS", chunk_documents)
+        chunks = list(span_chunks(paired, allowed_predicted_types=allowed))
     assert [position for chunk in chunks for position in chunk.positions] == list(range(len(corpus)))[::-1]
 
 

@@ -19,7 +19,7 @@ from annotations.selectors import attribute_specs
 from experiments.models import ExperimentRun, RunKind
 from metrics.artefacts import bundle
 from metrics.artefacts.cells import cell, csv_writer
-from metrics.artefacts.comparison import comparison_cells, write_comparison_rows
+from metrics.artefacts.comparison import comparison_csv
 from metrics.artefacts.metrics_files import write_metrics_csv
 from metrics.artefacts.run_records import (
     annotations_run_metadata,
@@ -65,28 +65,22 @@ def comparison_header(kind: str) -> tuple[str, ...]:
     return COMPARISON_COLUMNS if kind == RunKind.ATTRIBUTES else SPAN_COLUMNS
 
 
-def comparison_csv_cells(kind: str, rows: Iterable[StoredRow]) -> Iterator[list]:
-    """Cells of stored rows; attribute rows through the artefact writer's own cell function."""
-    if kind == RunKind.ATTRIBUTES:
-        for row in rows:
-            yield comparison_cells(engine_row(row.columns, row.attribute.type))
-        return
-    for row in rows:
-        yield [cell(row.columns.get(name)) for name in SPAN_COLUMNS]
-
-
 class _Echo:
     def write(self, value: str) -> str:
         return value
 
 
 def comparison_csv_stream(kind: str, rows: Iterable[StoredRow]) -> Iterator[str]:
-    """The CSV text, a few hundred rows at a time (for a StreamingHttpResponse)."""
+    """The CSV text of stored rows, a few hundred rows at a time (for a StreamingHttpResponse);
+    attribute rows as the offline command writes them."""
+    if kind == RunKind.ATTRIBUTES:
+        yield from comparison_csv(engine_row(row.columns, row.attribute.type) for row in rows)
+        return
     writer = csv_writer(_Echo())
-    yield writer.writerow(comparison_header(kind))
+    yield writer.writerow(SPAN_COLUMNS)
     buffer: list[str] = []
-    for cells in comparison_csv_cells(kind, rows):
-        buffer.append(writer.writerow(cells))
+    for row in rows:
+        buffer.append(writer.writerow([cell(row.columns.get(name)) for name in SPAN_COLUMNS]))
         if len(buffer) >= 500:
             yield "".join(buffer)
             buffer = []
@@ -190,9 +184,7 @@ def _attribute_artefacts(archive: zipfile.ZipFile, run: ExperimentRun, scoring: 
         json.dump(scoring.report, entry, indent=2, ensure_ascii=False)
         entry.write("\n")
     with _text_entry(archive, bundle.COMPARISON_CSV) as entry:
-        write_comparison_rows(
-            (engine_row(row.columns, row.attribute.type) for row in _stored_rows(scoring)), entry
-        )
+        entry.writelines(comparison_csv_stream(run.kind, _stored_rows(scoring)))
     with _text_entry(archive, bundle.LLM_ANNOTATIONS_JSON) as entry:
         write_llm_annotations_json(
             run_id=run_id,

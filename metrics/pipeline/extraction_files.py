@@ -23,7 +23,6 @@ chunk comparison.
 
 from __future__ import annotations
 
-import io
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -37,7 +36,7 @@ from annotations.importers.eppi import read_code_set_names, read_eppi_references
 from annotations.importers.errors import ImportProblem
 from annotations.importers.extraction_predictions import KNOWN_FIELDS, read_prediction_record
 from annotations.importers.json_lines import NOT_PARSED, parse_json_bytes
-from metrics.artefacts.comparison import write_comparison_rows
+from metrics.artefacts.comparison import comparison_csv
 from metrics.artefacts.run_records import (
     ITEM_SEPARATOR,
     MetadataTotals,
@@ -324,15 +323,13 @@ def score_extraction_chunk(chunk: ExtractionFileChunk | ExtractionDocumentChunk)
             return None
         compared = compare_attribute_chunk(read)
         rows, compared.rows = compared.rows, []  # they leave the chunk encoded
-        comparison = io.StringIO()
-        write_comparison_rows(rows, comparison, header=False)
         annotations = ITEM_SEPARATOR.join(llm_annotation_lines(read.lines, chunk.attributes))
         entries = metadata_entries(read.lines)
         columns = metric_columns(
             rows, {spec.attribute_id: index for index, spec in enumerate(chunk.attributes)}
         )
         return ExtractionPartial(
-            comparison_csv=_part(read, "csv", comparison.getvalue().encode("utf-8")),
+            comparison_csv=_part(read, "csv", "".join(comparison_csv(rows, header=False)).encode("utf-8")),
             llm_annotations=_part(read, "json", annotations.encode("utf-8")),
             metadata=ITEM_SEPARATOR.join(json_items(entries)),
             metadata_totals=metadata_totals(entries),

@@ -11,7 +11,6 @@ intervals and the small artefacts need.
 
 from __future__ import annotations
 
-import io
 import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -25,7 +24,7 @@ from annotations.importers.prompts_csv import read_prompts_csv
 from annotations.importers.sources import SourceInput
 from metrics.artefacts import bundle
 from metrics.artefacts.bundle import atomic_directory
-from metrics.artefacts.comparison import write_comparison_rows
+from metrics.artefacts.comparison import comparison_csv
 from metrics.artefacts.metrics_files import write_metrics_csv, write_metrics_json
 from metrics.artefacts.run_records import (
     FIRST_ITEM_SEPARATOR,
@@ -247,8 +246,6 @@ def _score_chunks(
     joined = _JoinedChunks()
     columns: list[MetricColumns] = []
     comparisons: list[AttributePartial] = []
-    header = io.StringIO()
-    write_comparison_rows([], header)
     opening, closing = json_list_frame(
         llm_annotations_head(run.evaluation.run_id, run.annotations_metadata()), "documents"
     )
@@ -257,7 +254,7 @@ def _score_chunks(
         open(staging / bundle.COMPARISON_CSV, "wb") as comparison,
         open(staging / bundle.LLM_ANNOTATIONS_JSON, "wb") as annotations,
     ):
-        comparison.write(header.getvalue().encode("utf-8"))
+        comparison.write("".join(comparison_csv([])).encode("utf-8"))
         annotations.write(opening.encode("utf-8"))
         separator = FIRST_ITEM_SEPARATOR.encode("utf-8")
         if executor.processes > 1:

@@ -86,6 +86,13 @@ def cell(value: Any) -> str | int | float:
     return escape_formula(str(value))
 
 
+def write_json(value: Any, destination: Destination) -> None:
+    """A JSON artefact as people read it: indented, non-ASCII as is, ending with a line break."""
+    with open_destination(destination) as handle:
+        json.dump(value, handle, indent=2, ensure_ascii=False)
+        handle.write("\n")
+
+
 @contextmanager
 def open_destination(destination: Destination) -> Iterator[IO[str]]:
     """Open a path for writing UTF-8 text (newline translation off, as the csv module wants), or

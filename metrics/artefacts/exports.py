@@ -11,14 +11,14 @@ import io
 import json
 import tempfile
 import zipfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any
 
 from annotations.models import Job
 from annotations.selectors import attribute_specs
 from experiments.models import ExperimentRun, RunKind
 from metrics.artefacts import bundle
-from metrics.artefacts.cells import cell, csv_writer
+from metrics.artefacts.cells import cell, csv_writer, write_json
 from metrics.artefacts.comparison import comparison_csv
 from metrics.artefacts.metrics_files import write_metrics_csv
 from metrics.artefacts.run_records import (
@@ -118,19 +118,15 @@ def evaluation_from_report(report: dict[str, Any]) -> ExtractionEvaluation:
     )
 
 
-def _text_entry(archive: zipfile.ZipFile, name: str) -> IO[str]:
-    return io.TextIOWrapper(archive.open(name, "w"), encoding="utf-8", newline="")
-
-
 def artefacts_zip(*, run: ExperimentRun, scoring: Scoring) -> IO[bytes]:
     """Every artefact of docs/semantics.md section 4 for this scoring, in a zip in a temporary file."""
     # Returned open: the caller (a FileResponse) closes it once sent.
     handle = tempfile.SpooledTemporaryFile(max_size=32 * 1024**2)  # noqa: SIM115
+    writers = _span_writers if run.kind == RunKind.SPANS else _attribute_writers
     with zipfile.ZipFile(handle, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-        if run.kind == RunKind.SPANS:
-            _span_artefacts(archive, run, scoring)
-        else:
-            _attribute_artefacts(archive, run, scoring)
+        for name, write in writers(run, scoring):
+            with io.TextIOWrapper(archive.open(name, "w"), encoding="utf-8", newline="") as entry:
+                write(entry)
     handle.seek(0)
     return handle
 
@@ -157,54 +153,63 @@ def _log_lines(run: ExperimentRun, scoring: Scoring) -> list[str]:
     return lines
 
 
-def _span_artefacts(archive: zipfile.ZipFile, run: ExperimentRun, scoring: Scoring) -> None:
-    with _text_entry(archive, RESULTS_JSON) as entry:
-        json.dump(scoring.report, entry, indent=2, ensure_ascii=False)
-        entry.write("\n")
-    with _text_entry(archive, SPAN_COMPARISON_CSV) as entry:
-        entry.writelines(comparison_csv_stream(run.kind, _stored_rows(scoring)))
-    with _text_entry(archive, bundle.CONFIG_YAML) as entry:
-        write_config_yaml(_config_snapshot(run, scoring), entry)
-    with _text_entry(archive, bundle.EVALUATION_LOG) as entry:
-        write_evaluation_log(_log_lines(run, scoring), entry)
+def _span_writers(run: ExperimentRun, scoring: Scoring) -> list[tuple[str, Callable[[IO[str]], None]]]:
+    return [
+        (RESULTS_JSON, lambda entry: write_json(scoring.report, entry)),
+        (
+            SPAN_COMPARISON_CSV,
+            lambda entry: entry.writelines(comparison_csv_stream(run.kind, _stored_rows(scoring))),
+        ),
+        (bundle.CONFIG_YAML, lambda entry: write_config_yaml(_config_snapshot(run, scoring), entry)),
+        (bundle.EVALUATION_LOG, lambda entry: write_evaluation_log(_log_lines(run, scoring), entry)),
+    ]
 
 
-def _attribute_artefacts(archive: zipfile.ZipFile, run: ExperimentRun, scoring: Scoring) -> None:
+def _attribute_writers(run: ExperimentRun, scoring: Scoring) -> list[tuple[str, Callable[[IO[str]], None]]]:
+    """The writers of the offline command's eight artefacts, in its order, on the stored scoring."""
     evaluation = evaluation_from_report(scoring.report)
     custom = scoring.settings.get("custom_metrics", [])
     specs = run_attribute_specs(attribute_specs(project=run.project), run.prompts)
     scored = [spec for spec in specs if spec.is_scored]
     predictions = prediction_documents(list(run_document_index(run).values()))
     run_id = str(run.pk)
-    with _text_entry(archive, bundle.METRICS_CSV) as entry:
-        write_metrics_csv(
-            evaluation, entry, custom_metrics=custom, intervals=intervals_from_metrics_report(scoring.report)
-        )
-    with _text_entry(archive, bundle.METRICS_JSON) as entry:
-        json.dump(scoring.report, entry, indent=2, ensure_ascii=False)
-        entry.write("\n")
-    with _text_entry(archive, bundle.COMPARISON_CSV) as entry:
-        entry.writelines(comparison_csv_stream(run.kind, _stored_rows(scoring)))
-    with _text_entry(archive, bundle.LLM_ANNOTATIONS_JSON) as entry:
-        write_llm_annotations_json(
-            run_id=run_id,
-            predictions=predictions,
-            attributes=specs,
-            run_metadata=annotations_run_metadata(
-                {"model": run.model, "provider": run.provider, "config_hash": run.config_hash},
-                n_gold_documents=len(scoring.document_ids),
-                n_prediction_lines=len(predictions),
-                attributes=scored,
+    run_metadata = annotations_run_metadata(
+        {"model": run.model, "provider": run.provider, "config_hash": run.config_hash},
+        n_gold_documents=len(scoring.document_ids),
+        n_prediction_lines=len(predictions),
+        attributes=scored,
+    )
+    intervals = intervals_from_metrics_report(scoring.report)
+    return [
+        (
+            bundle.METRICS_CSV,
+            lambda entry: write_metrics_csv(evaluation, entry, custom_metrics=custom, intervals=intervals),
+        ),
+        (bundle.METRICS_JSON, lambda entry: write_json(scoring.report, entry)),
+        (
+            bundle.COMPARISON_CSV,
+            lambda entry: entry.writelines(comparison_csv_stream(run.kind, _stored_rows(scoring))),
+        ),
+        (
+            bundle.LLM_ANNOTATIONS_JSON,
+            lambda entry: write_llm_annotations_json(
+                run_id=run_id,
+                predictions=predictions,
+                attributes=specs,
+                run_metadata=run_metadata,
+                destination=entry,
             ),
-            destination=entry,
-        )
-    with _text_entry(archive, bundle.EXTRACTION_METADATA_JSON) as entry:
-        write_extraction_metadata_json(
-            run_id=run_id, predictions=predictions, gold_document_ids=scoring.document_ids, destination=entry
-        )
-    with _text_entry(archive, bundle.CONFIG_YAML) as entry:
-        write_config_yaml(_config_snapshot(run, scoring), entry)
-    with _text_entry(archive, bundle.PROMPTS_USED_CSV) as entry:
-        write_prompts_used_csv(scored, entry)
-    with _text_entry(archive, bundle.EVALUATION_LOG) as entry:
-        write_evaluation_log(_log_lines(run, scoring), entry)
+        ),
+        (
+            bundle.EXTRACTION_METADATA_JSON,
+            lambda entry: write_extraction_metadata_json(
+                run_id=run_id,
+                predictions=predictions,
+                gold_document_ids=scoring.document_ids,
+                destination=entry,
+            ),
+        ),
+        (bundle.CONFIG_YAML, lambda entry: write_config_yaml(_config_snapshot(run, scoring), entry)),
+        (bundle.PROMPTS_USED_CSV, lambda entry: write_prompts_used_csv(scored, entry)),
+        (bundle.EVALUATION_LOG, lambda entry: write_evaluation_log(_log_lines(run, scoring), entry)),
+    ]

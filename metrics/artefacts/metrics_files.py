@@ -10,7 +10,6 @@ when the caller passes them, are written as docs/uncertainty.md ("Attribute runs
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -140,22 +139,6 @@ def _interval_entries(per_metric: Mapping[str, Interval], metrics: Sequence[str]
         for name in names
         if per_metric[name].low is not None and per_metric[name].high is not None
     }
-
-
-def write_metrics_json(
-    evaluation: ExtractionEvaluation,
-    destination: Destination,
-    *,
-    custom_metrics: Sequence[str] = (),
-    intervals: AttributeIntervals | None = None,
-    intervals_config: Mapping[str, Any] | None = None,
-) -> None:
-    report = metrics_report(
-        evaluation, custom_metrics, intervals=intervals, intervals_config=intervals_config
-    )
-    with open_destination(destination) as handle:
-        json.dump(report, handle, indent=2, ensure_ascii=False)
-        handle.write("\n")
 
 
 def format_metrics_table(evaluation: ExtractionEvaluation, custom_metrics: Sequence[str] = ()) -> str:

@@ -18,7 +18,7 @@ import json
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import Any
 
 import orjson
 import yaml
@@ -37,12 +37,11 @@ _ENCODE_ITEM = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def json_items(items: Iterable[Any]) -> Iterator[str]:
-    """The items of a JSON artefact's list, each encoded as `_write_json_lines_in_list` writes it
-    (`json.dumps(item, ensure_ascii=False)`)."""
+    """The items of a JSON artefact's list, each as `json.dumps(item, ensure_ascii=False)`."""
     return map(_ENCODE_ITEM, items)
 
 
-# How the list of a JSON artefact holds its items: one a line, indented (`_write_json_lines_in_list`).
+# How the list of a JSON artefact holds its items: one a line, indented (`write_json_list`).
 FIRST_ITEM_SEPARATOR = "\n    "
 ITEM_SEPARATOR = ",\n    "
 
@@ -55,19 +54,20 @@ def json_list_frame(head: Mapping[str, Any], list_key: str) -> tuple[str, str]:
     return head_text[: -len("[]\n}")] + "[", "\n  ]\n}\n"
 
 
-def _write_json_lines_in_list(
-    handle: IO[str], head: Mapping[str, Any], list_key: str, item_texts: Iterable[str]
+def write_json_list(
+    head: Mapping[str, Any], list_key: str, item_texts: Iterable[str], destination: Destination
 ) -> None:
     """Write `{**head, list_key: [items]}` with the head indented and one item per line, the items
-    already encoded (each as `json.dumps(item, ensure_ascii=False)`)."""
+    already encoded (`json_items`); a text may hold several, joined by ITEM_SEPARATOR."""
     opening, closing = json_list_frame(head, list_key)
-    handle.write(opening)
-    separator = FIRST_ITEM_SEPARATOR
-    for text in item_texts:
-        handle.write(separator)
-        handle.write(text)
-        separator = ITEM_SEPARATOR
-    handle.write(closing)
+    with open_destination(destination) as handle:
+        handle.write(opening)
+        separator = FIRST_ITEM_SEPARATOR
+        for text in item_texts:
+            handle.write(separator)
+            handle.write(text)
+            separator = ITEM_SEPARATOR
+        handle.write(closing)
 
 
 def json_value(value: Any) -> str:
@@ -174,13 +174,12 @@ def write_llm_annotations_json(
     run_metadata: Mapping[str, Any],
     destination: Destination,
 ) -> None:
-    with open_destination(destination) as handle:
-        _write_json_lines_in_list(
-            handle,
-            llm_annotations_head(run_id, run_metadata),
-            "documents",
-            llm_annotation_lines(predictions, attributes),
-        )
+    write_json_list(
+        llm_annotations_head(run_id, run_metadata),
+        "documents",
+        llm_annotation_lines(predictions, attributes),
+        destination,
+    )
 
 
 def metadata_entries(predictions: Mapping[str, PredictionDocument]) -> list[dict[str, Any]]:
@@ -282,16 +281,7 @@ def write_extraction_metadata_json(
         n_gold_documents=len(gold_document_ids),
         without_line=[document_id for document_id in gold_document_ids if document_id not in predictions],
     )
-    write_metadata_json_lines(head, json_items(entries), destination)
-
-
-def write_metadata_json_lines(
-    head: Mapping[str, Any], item_texts: Iterable[str], destination: Destination
-) -> None:
-    """extraction_metadata.json from its head and its entries already encoded (`json_items`); a
-    text may hold several, joined by ITEM_SEPARATOR."""
-    with open_destination(destination) as handle:
-        _write_json_lines_in_list(handle, head, "per_document", item_texts)
+    write_json_list(head, "per_document", json_items(entries), destination)
 
 
 def write_config_yaml(config: Mapping[str, Any], destination: Destination) -> None:

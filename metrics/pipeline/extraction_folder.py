@@ -24,8 +24,9 @@ from annotations.importers.prompts_csv import read_prompts_csv
 from annotations.importers.sources import SourceInput
 from metrics.artefacts import bundle
 from metrics.artefacts.bundle import atomic_directory
+from metrics.artefacts.cells import write_json
 from metrics.artefacts.comparison import comparison_csv
-from metrics.artefacts.metrics_files import write_metrics_csv, write_metrics_json
+from metrics.artefacts.metrics_files import metrics_report, write_metrics_csv
 from metrics.artefacts.run_records import (
     FIRST_ITEM_SEPARATOR,
     ITEM_SEPARATOR,
@@ -35,7 +36,7 @@ from metrics.artefacts.run_records import (
     metadata_head,
     write_config_yaml,
     write_evaluation_log,
-    write_metadata_json_lines,
+    write_json_list,
     write_prompts_used_csv,
 )
 from metrics.engine.attributes import resolve_custom_metrics, validate_settings
@@ -311,17 +312,16 @@ def _small_writers(run: ExtractionRun, joined: _JoinedChunks) -> list[tuple[str,
         ),
         (
             bundle.METRICS_JSON,
-            lambda path: write_metrics_json(
-                evaluation,
+            lambda path: write_json(
+                metrics_report(
+                    evaluation, custom, intervals=run.intervals, intervals_config=intervals_config
+                ),
                 path,
-                custom_metrics=custom,
-                intervals=run.intervals,
-                intervals_config=intervals_config,
             ),
         ),
         (
             bundle.EXTRACTION_METADATA_JSON,
-            lambda path: write_metadata_json_lines(head, joined.metadata, path),
+            lambda path: write_json_list(head, "per_document", joined.metadata, path),
         ),
         (bundle.CONFIG_YAML, lambda path: write_config_yaml(run.config_snapshot(), path)),
         (

@@ -36,7 +36,7 @@ from metrics.engine.attributes.types import EvaluationSettings, ExtractionEvalua
 from metrics.engine.uncertainty import Interval
 from metrics.pipeline.attributes import AttributePartial, compare_attribute_chunk, merge_attribute_partials
 from metrics.pipeline.executors import local_executor
-from metrics.pipeline.extraction_files import ExtractionDocumentChunk, document_chunks
+from metrics.pipeline.extraction_files import document_chunks
 from metrics.pipeline.intervals import (
     IntervalSettings,
 )
@@ -59,16 +59,6 @@ class ExtractionInputs:
     @property
     def warnings(self) -> list[ImportProblem]:
         return [*self.prompts.warnings, *self.gold.warnings, *self.predictions.warnings]
-
-    def chunks(self, *, run_id: str, settings: EvaluationSettings) -> list[ExtractionDocumentChunk]:
-        """The documents read, in the offline route's chunks (`document_chunks`)."""
-        return document_chunks(
-            run_id=run_id,
-            attributes=self.prompts.attributes,
-            settings=settings,
-            gold_documents=self.gold.documents,
-            predictions=self.predictions.documents,
-        )
 
 
 @dataclass
@@ -352,6 +342,6 @@ def compare_extraction_inputs(
     """The comparison rows and warnings of inputs read whole (the paired report's): the offline
     route's chunks (`document_chunks`) compared in `processes` local processes, merged."""
     resolve_custom_metrics(settings.custom_metrics)  # an unknown name fails before any work
-    chunks = inputs.chunks(run_id=run_id, settings=settings)
+    chunks = document_chunks(inputs, run_id=run_id, settings=settings)
     with paused_garbage_collection():
         return merge_attribute_partials(local_executor(processes).map(compare_attribute_chunk, chunks))

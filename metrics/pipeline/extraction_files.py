@@ -27,7 +27,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 import numpy as np
@@ -55,9 +55,17 @@ from metrics.engine.attributes.types import (
 )
 from metrics.engine.uncertainty import DocumentCounts
 from metrics.engine.uncertainty.attribute_metrics import counts_of_metric_columns
-from metrics.pipeline.attributes import AttributeChunk, AttributePartial, compare_attribute_chunk
+from metrics.pipeline.attributes import (
+    AttributeChunk,
+    AttributePartial,
+    compare_attribute_chunk,
+    merge_attribute_partials,
+)
 from metrics.pipeline.jsonl_lines import ByteRange, line_document_ids, line_ends
 from metrics.pipeline.phases import paused_garbage_collection
+
+if TYPE_CHECKING:
+    from metrics.pipeline.extraction_evaluation import ExtractionInputs
 
 # References per chunk at most, and input bytes (the references' and their lines') per chunk at most
 # (beyond a chunk's first reference): a chunk's inputs, rows and encoded parts stay a few tens of MB
@@ -131,15 +139,12 @@ class ExtractionDocumentChunk(AttributeChunk):
 
 
 def document_chunks(
-    *,
-    run_id: str,
-    attributes: Sequence[AttributeSpec],
-    settings: EvaluationSettings,
-    gold_documents: Sequence[GoldDocument],
-    predictions: Mapping[str, PredictionDocument],
+    inputs: ExtractionInputs, *, run_id: str, settings: EvaluationSettings
 ) -> list[ExtractionDocumentChunk]:
-    """The validating readers' documents in chunks of CHUNK_DOCUMENTS gold documents and as many
-    prediction lines (at least one chunk, so that the schema is checked)."""
+    """The documents the validating readers read, in chunks of CHUNK_DOCUMENTS gold documents and
+    as many prediction lines (at least one chunk, so that the schema is checked)."""
+    gold_documents, predictions = inputs.gold.documents, inputs.predictions.documents
+    attributes = tuple(inputs.prompts.attributes)
     lines = list(predictions.items())
     chunks = []
     for start in range(0, max(len(gold_documents), len(lines), 1), CHUNK_DOCUMENTS):
@@ -150,9 +155,7 @@ def document_chunks(
             if document.document_id in predictions
         }
         own_lines = dict(lines[start : start + CHUNK_DOCUMENTS])
-        chunks.append(
-            ExtractionDocumentChunk(run_id, tuple(attributes), settings, gold, scored, start, own_lines)
-        )
+        chunks.append(ExtractionDocumentChunk(run_id, attributes, settings, gold, scored, start, own_lines))
     return chunks
 
 
@@ -168,6 +171,25 @@ class ExtractionPartial:
     comparison: AttributePartial  # without its rows, which the fields above hold encoded
     without_context: list[str]
     gold_warnings: list[ImportProblem]  # the export reader's, of these references, in order
+
+
+def merge_extraction_partials(partials: Sequence[ExtractionPartial]) -> ExtractionPartial:
+    """The run's result: every chunk's parts in chunk order, but the two large ones (written as
+    the chunks came)."""
+    totals = MetadataTotals()
+    for partial in partials:
+        totals.add(partial.metadata_totals)
+    return ExtractionPartial(
+        comparison_csv=b"",
+        llm_annotations=b"",
+        metadata=ITEM_SEPARATOR.join(partial.metadata for partial in partials if partial.metadata),
+        metadata_totals=totals,
+        counts=DocumentCounts.joined([partial.counts for partial in partials], consume=True),
+        metric_columns=MetricColumns.joined([partial.metric_columns for partial in partials]),
+        comparison=merge_attribute_partials(partial.comparison for partial in partials),
+        without_context=[document for partial in partials for document in partial.without_context],
+        gold_warnings=[warning for partial in partials for warning in partial.gold_warnings],
+    )
 
 
 @dataclass
@@ -187,11 +209,8 @@ def plan_extraction_file_chunks(
     run_id: str,
     attributes: Sequence[AttributeSpec],
     settings: EvaluationSettings,
-    size: int | None = None,
 ) -> ExtractionFilePlan | None:
-    """The chunks (of `size` references, default CHUNK_DOCUMENTS) of an EPPI export and its
-    predictions, or None when the fast path is not sure."""
-    size = size or CHUNK_DOCUMENTS
+    """The chunks of an EPPI export and its predictions, or None when the fast path is not sure."""
     references = _reference_ranges(str(gold))
     if references is None:
         return None
@@ -204,7 +223,7 @@ def plan_extraction_file_chunks(
         return None
     predicted_ids, line_starts, line_stops, gold_positions = lines
     chunks = []
-    for first, last in _chunk_bounds(offsets, ends, gold_positions, line_starts, line_stops, size):
+    for first, last in _chunk_bounds(offsets, ends, gold_positions, line_starts, line_stops):
         line_first, line_last = np.searchsorted(gold_positions, [first, last]).tolist()
         chunks.append(
             ExtractionFileChunk(
@@ -233,9 +252,9 @@ def _chunk_bounds(
     gold_positions: np.ndarray,
     line_starts: list[int],
     line_stops: list[int],
-    size: int,
 ) -> list[tuple[int, int]]:
-    """[first, last) references of each chunk: `size` at most, and CHUNK_BYTES of input at most."""
+    """[first, last) references of each chunk: CHUNK_DOCUMENTS at most, and CHUNK_BYTES of input at
+    most."""
     sizes = np.asarray(ends, dtype=np.int64) - np.asarray(offsets, dtype=np.int64)
     np.add.at(
         sizes,
@@ -248,7 +267,7 @@ def _chunk_bounds(
     while first < len(sizes):
         before = total[first - 1] if first else 0
         fitting = int(np.searchsorted(total, before + CHUNK_BYTES, side="right"))
-        last = min(first + size, max(fitting, first + 1), len(sizes))
+        last = min(first + CHUNK_DOCUMENTS, max(fitting, first + 1), len(sizes))
         bounds.append((first, last))
         first = last
     return bounds

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import BinaryIO
 
 from annotations.importers.attribute_jsonl import GoldSet, source_name
-from annotations.importers.errors import ImportProblem, InputValidationError
+from annotations.importers.errors import InputValidationError
 from annotations.importers.extraction_predictions import PredictionSet
 from annotations.importers.prompts_csv import read_prompts_csv
 from annotations.importers.sources import SourceInput
@@ -30,7 +30,6 @@ from metrics.artefacts.metrics_files import metrics_report, write_metrics_csv
 from metrics.artefacts.run_records import (
     FIRST_ITEM_SEPARATOR,
     ITEM_SEPARATOR,
-    MetadataTotals,
     json_list_frame,
     llm_annotations_head,
     metadata_head,
@@ -42,10 +41,7 @@ from metrics.artefacts.run_records import (
 from metrics.engine.attributes import resolve_custom_metrics, validate_settings
 from metrics.engine.attributes.comparison import check_schema
 from metrics.engine.attributes.evaluation import evaluation_from_columns
-from metrics.engine.attributes.metrics import MetricColumns
 from metrics.engine.attributes.types import EvaluationSettings, ExtractionEvaluation
-from metrics.engine.uncertainty import DocumentCounts
-from metrics.pipeline.attributes import AttributePartial, merge_attribute_partials
 from metrics.pipeline.executors import Executor, ProcessPool, local_executor
 from metrics.pipeline.extraction_evaluation import (
     ExtractionConfig,
@@ -59,6 +55,9 @@ from metrics.pipeline.extraction_evaluation import (
 from metrics.pipeline.extraction_files import (
     ExtractionDocumentChunk,
     ExtractionFileChunk,
+    ExtractionPartial,
+    document_chunks,
+    merge_extraction_partials,
     plain_files,
     plan_extraction_file_chunks,
     score_extraction_chunk,
@@ -105,7 +104,7 @@ def evaluate_extraction_to_folder(
         inputs = read_extraction_inputs(gold=gold, prompts=prompts, predictions=predictions)
         summary = InputSummary.of(inputs.gold.document_ids(), inputs.predictions.documents, inputs.warnings)
         run = _new_run(inputs, summary, run_id, settings, config)
-        chunks = inputs.chunks(run_id=run_id, settings=settings)
+        chunks = document_chunks(inputs, run_id=run_id, settings=settings)
     return _write_run(run, chunks, output_dir, executor, intervals, phase_seconds)
 
 
@@ -143,10 +142,8 @@ def _write_run(
         )
         with timer("intervals"):
             types = {result.spec.attribute_id: result.spec.type for result in run.evaluation.attributes}
-            counts = DocumentCounts.joined(joined.counts, consume=True)
-            run.intervals = extraction_intervals_from_counts(counts, types, intervals, executor)
+            run.intervals = extraction_intervals_from_counts(joined.counts, types, intervals, executor)
             run.interval_settings = intervals
-            del counts
         for file_name, write in _small_writers(run, joined):
             with timer(f"write {file_name}"):
                 write(staging / file_name)
@@ -221,32 +218,16 @@ def _new_run(
     )
 
 
-@dataclass
-class _JoinedChunks:
-    """What the run keeps of its chunks once their parts of the two large artefacts are written."""
-
-    metric_columns: MetricColumns | None = None
-    counts: list[DocumentCounts] = field(default_factory=list)
-    metadata: list[str] = field(default_factory=list)
-    metadata_totals: MetadataTotals = field(default_factory=MetadataTotals)
-    # The chunks' comparisons merged: their warnings and unscored documents (their rows are above).
-    comparison: AttributePartial | None = None
-    without_context: list[str] = field(default_factory=list)
-    gold_warnings: list[ImportProblem] = field(default_factory=list)
-
-
 def _score_chunks(
     run: ExtractionRun,
     chunks: Sequence[ExtractionFileChunk | ExtractionDocumentChunk],
     staging: Path,
     executor: Executor,
     phase_seconds: dict[str, float] | None,
-) -> _JoinedChunks:
+) -> ExtractionPartial:
     """Score the chunks, write their parts of the comparison CSV and llm_annotations.json as they
-    come (in chunk order), and keep the rest: the one place where the chunks meet."""
-    joined = _JoinedChunks()
-    columns: list[MetricColumns] = []
-    comparisons: list[AttributePartial] = []
+    come (in chunk order), and merge the rest."""
+    kept: list[ExtractionPartial] = []
     opening, closing = json_list_frame(
         llm_annotations_head(run.evaluation.run_id, run.annotations_metadata()), "documents"
     )
@@ -270,19 +251,10 @@ def _score_chunks(
                     annotations.write(separator)
                     _append(annotations, partial.llm_annotations)
                     separator = ITEM_SEPARATOR.encode("utf-8")
-            columns.append(partial.metric_columns)
-            joined.counts.append(partial.counts)
-            if partial.metadata:
-                joined.metadata.append(partial.metadata)
-            joined.metadata_totals.add(partial.metadata_totals)
-            comparisons.append(partial.comparison)
-            joined.without_context.extend(partial.without_context)
-            joined.gold_warnings.extend(partial.gold_warnings)
-            del partial
+            partial.comparison_csv = partial.llm_annotations = b""
+            kept.append(partial)
         annotations.write(closing.encode("utf-8"))
-    joined.comparison = merge_attribute_partials(comparisons)
-    joined.metric_columns = MetricColumns.joined(columns)
-    return joined
+    return merge_extraction_partials(kept)
 
 
 def _append(handle: BinaryIO, part: bytes | Path) -> None:
@@ -295,7 +267,7 @@ def _append(handle: BinaryIO, part: bytes | Path) -> None:
     part.unlink()
 
 
-def _small_writers(run: ExtractionRun, joined: _JoinedChunks) -> list[tuple[str, Callable[[Path], None]]]:
+def _small_writers(run: ExtractionRun, joined: ExtractionPartial) -> list[tuple[str, Callable[[Path], None]]]:
     """The writers of every artefact but the two written chunk by chunk, in the order they run."""
     evaluation, custom, summary = run.evaluation, run.settings.custom_metrics, run.summary
     intervals_config = None if run.interval_settings is None else run.interval_settings.as_config()
@@ -321,7 +293,9 @@ def _small_writers(run: ExtractionRun, joined: _JoinedChunks) -> list[tuple[str,
         ),
         (
             bundle.EXTRACTION_METADATA_JSON,
-            lambda path: write_json_list(head, "per_document", joined.metadata, path),
+            lambda path: write_json_list(
+                head, "per_document", [joined.metadata] if joined.metadata else [], path
+            ),
         ),
         (bundle.CONFIG_YAML, lambda path: write_config_yaml(run.config_snapshot(), path)),
         (

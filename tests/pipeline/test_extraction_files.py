@@ -135,13 +135,7 @@ def test_documents_read_whole_are_chunked_in_order_each_with_the_predictions_of_
         gold=workload / "gold_eppi.json", prompts=workload / "prompts.csv", predictions=workload / "llm.jsonl"
     )
     predictions = inputs.predictions.documents
-    chunks = extraction_files.document_chunks(
-        run_id="r",
-        attributes=inputs.prompts.attributes,
-        settings=resolve_settings(),
-        gold_documents=inputs.gold.documents,
-        predictions=predictions,
-    )
+    chunks = extraction_files.document_chunks(inputs, run_id="r", settings=resolve_settings())
     assert len(chunks) > 1
     assert [document for chunk in chunks for document in chunk.gold_documents] == inputs.gold.documents
     assert [document_id for chunk in chunks for document_id in chunk.lines] == list(predictions)

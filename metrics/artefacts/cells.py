@@ -1,4 +1,4 @@
-"""How values become CSV cells, and where the artefact files are opened.
+"""How values become CSV cells.
 
 Formula injection (docs/semantics.md section 4): a spreadsheet runs a cell that begins with `=`, `+`, `-`,
 `@`, a tab or a carriage return as a formula, and gold text, prompts and model output are all
@@ -27,16 +27,9 @@ import csv
 import json
 import math
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
 from typing import IO, Any
 
 FORMULA_TRIGGERS = frozenset("=+-@\t\r")
-
-# A path to create, or an open text file (the caller keeps ownership and closes it).
-Destination = str | Path | IO[str]
-
 
 # A line break (CRLF as one) that a formula trigger follows; the quote goes between the two.
 _LINE_START_TRIGGER = re.compile(r"(\r\n|\r|\n)(?=[=+\-@\t\r])")
@@ -86,19 +79,7 @@ def cell(value: Any) -> str | int | float:
     return escape_formula(str(value))
 
 
-def write_json(value: Any, destination: Destination) -> None:
+def write_json(value: Any, handle: IO[str]) -> None:
     """A JSON artefact as people read it: indented, non-ASCII as is, ending with a line break."""
-    with open_destination(destination) as handle:
-        json.dump(value, handle, indent=2, ensure_ascii=False)
-        handle.write("\n")
-
-
-@contextmanager
-def open_destination(destination: Destination) -> Iterator[IO[str]]:
-    """Open a path for writing UTF-8 text (newline translation off, as the csv module wants), or
-    pass an already open file through without closing it."""
-    if isinstance(destination, (str, Path)):
-        with open(destination, "w", encoding="utf-8", newline="") as handle:
-            yield handle
-    else:
-        yield destination
+    json.dump(value, handle, indent=2, ensure_ascii=False)
+    handle.write("\n")

@@ -22,11 +22,12 @@ from metrics.artefacts.cells import cell, csv_writer, write_json
 from metrics.artefacts.comparison import comparison_csv
 from metrics.artefacts.metrics_files import write_metrics_csv
 from metrics.artefacts.run_records import (
-    annotations_run_metadata,
+    llm_annotation_lines,
+    llm_annotations_head,
     write_config_yaml,
     write_evaluation_log,
     write_extraction_metadata_json,
-    write_llm_annotations_json,
+    write_json_list,
     write_prompts_used_csv,
 )
 from metrics.engine.attributes.types import (
@@ -173,7 +174,8 @@ def _attribute_writers(run: ExperimentRun, scoring: Scoring) -> list[tuple[str, 
     scored = [spec for spec in specs if spec.is_scored]
     predictions = prediction_documents(list(run_document_index(run).values()))
     run_id = str(run.pk)
-    run_metadata = annotations_run_metadata(
+    annotations_head = llm_annotations_head(
+        run_id,
         {"model": run.model, "provider": run.provider, "config_hash": run.config_hash},
         n_gold_documents=len(scoring.document_ids),
         n_prediction_lines=len(predictions),
@@ -192,12 +194,8 @@ def _attribute_writers(run: ExperimentRun, scoring: Scoring) -> list[tuple[str, 
         ),
         (
             bundle.LLM_ANNOTATIONS_JSON,
-            lambda entry: write_llm_annotations_json(
-                run_id=run_id,
-                predictions=predictions,
-                attributes=specs,
-                run_metadata=run_metadata,
-                destination=entry,
+            lambda entry: write_json_list(
+                annotations_head, "documents", llm_annotation_lines(predictions, specs), entry
             ),
         ),
         (
@@ -206,7 +204,7 @@ def _attribute_writers(run: ExperimentRun, scoring: Scoring) -> list[tuple[str, 
                 run_id=run_id,
                 predictions=predictions,
                 gold_document_ids=scoring.document_ids,
-                destination=entry,
+                handle=entry,
             ),
         ),
         (bundle.CONFIG_YAML, lambda entry: write_config_yaml(_config_snapshot(run, scoring), entry)),

@@ -11,9 +11,9 @@ when the caller passes them, are written as docs/uncertainty.md ("Attribute runs
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import IO, Any
 
-from metrics.artefacts.cells import Destination, cell, csv_writer, is_null, open_destination
+from metrics.artefacts.cells import cell, csv_writer, is_null
 from metrics.engine.attributes import COUNT_COLUMNS, metric_column_order
 from metrics.engine.attributes.types import AttributeResult, ExtractionEvaluation
 from metrics.engine.text_table import text_table
@@ -59,7 +59,7 @@ def _bounds(intervals: AttributeIntervals | None, attribute_id: str, metric: str
 
 def write_metrics_csv(
     evaluation: ExtractionEvaluation,
-    destination: Destination,
+    handle: IO[str],
     *,
     custom_metrics: Sequence[str] = (),
     intervals: AttributeIntervals | None = None,
@@ -71,23 +71,22 @@ def write_metrics_csv(
         header.append(name)
         if name in with_interval:
             header += [f"{name}_ci_low", f"{name}_ci_high"]
-    with open_destination(destination) as handle:
-        writer = csv_writer(handle)
-        writer.writerow(header)
-        for result in sorted_results(evaluation):
-            spec = result.spec
-            row = [
-                cell(evaluation.run_id),
-                cell(spec.attribute_id),
-                cell(spec.label),
-                spec.type.value,
-                *(cell(result.counts.get(name)) for name in COUNT_COLUMNS),
-            ]
-            for name in metrics:
-                row.append(cell(result.metrics.get(name)))
-                if name in with_interval:
-                    row.extend(cell(bound) for bound in _bounds(intervals, spec.attribute_id, name))
-            writer.writerow(row)
+    writer = csv_writer(handle)
+    writer.writerow(header)
+    for result in sorted_results(evaluation):
+        spec = result.spec
+        row = [
+            cell(evaluation.run_id),
+            cell(spec.attribute_id),
+            cell(spec.label),
+            spec.type.value,
+            *(cell(result.counts.get(name)) for name in COUNT_COLUMNS),
+        ]
+        for name in metrics:
+            row.append(cell(result.metrics.get(name)))
+            if name in with_interval:
+                row.extend(cell(bound) for bound in _bounds(intervals, spec.attribute_id, name))
+        writer.writerow(row)
 
 
 def metrics_report(

@@ -18,12 +18,12 @@ import json
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import IO, Any
 
 import orjson
 import yaml
 
-from metrics.artefacts.cells import Destination, csv_writer, escape_formula, open_destination
+from metrics.artefacts.cells import csv_writer, escape_formula
 from metrics.engine.attributes.types import AttributeSpec, PredictedAnnotation, PredictionDocument
 
 ANNOTATIONS_FORMAT_VERSION = 1
@@ -55,19 +55,18 @@ def json_list_frame(head: Mapping[str, Any], list_key: str) -> tuple[str, str]:
 
 
 def write_json_list(
-    head: Mapping[str, Any], list_key: str, item_texts: Iterable[str], destination: Destination
+    head: Mapping[str, Any], list_key: str, item_texts: Iterable[str], handle: IO[str]
 ) -> None:
     """Write `{**head, list_key: [items]}` with the head indented and one item per line, the items
     already encoded (`json_items`); a text may hold several, joined by ITEM_SEPARATOR."""
     opening, closing = json_list_frame(head, list_key)
-    with open_destination(destination) as handle:
-        handle.write(opening)
-        separator = FIRST_ITEM_SEPARATOR
-        for text in item_texts:
-            handle.write(separator)
-            handle.write(text)
-            separator = ITEM_SEPARATOR
-        handle.write(closing)
+    handle.write(opening)
+    separator = FIRST_ITEM_SEPARATOR
+    for text in item_texts:
+        handle.write(separator)
+        handle.write(text)
+        separator = ITEM_SEPARATOR
+    handle.write(closing)
 
 
 def json_value(value: Any) -> str:
@@ -134,24 +133,17 @@ def llm_annotation_lines(
         )
 
 
-def llm_annotations_head(run_id: str, run_metadata: Mapping[str, Any]) -> dict[str, Any]:
-    return {
-        "extraction_run_id": run_id,
-        "format_version": ANNOTATIONS_FORMAT_VERSION,
-        "run": dict(run_metadata),
-    }
-
-
-def annotations_run_metadata(
+def llm_annotations_head(
+    run_id: str,
     settings: Mapping[str, Any],
     *,
     n_gold_documents: int,
     n_prediction_lines: int,
     attributes: Sequence[AttributeSpec],
 ) -> dict[str, Any]:
-    """The `run` object of llm_annotations.json: the run's `settings` (model, provider...) as the
-    caller holds them, its counts, and the scored attributes."""
-    return {
+    """llm_annotations.json but its documents; its `run` object holds the run's `settings` (model,
+    provider...) as the caller holds them, its counts, and the scored attributes."""
+    run = {
         **settings,
         "n_gold_documents": n_gold_documents,
         "n_prediction_lines": n_prediction_lines,
@@ -164,22 +156,7 @@ def annotations_run_metadata(
             for spec in attributes
         ],
     }
-
-
-def write_llm_annotations_json(
-    *,
-    run_id: str,
-    predictions: Mapping[str, PredictionDocument],
-    attributes: Sequence[AttributeSpec],
-    run_metadata: Mapping[str, Any],
-    destination: Destination,
-) -> None:
-    write_json_list(
-        llm_annotations_head(run_id, run_metadata),
-        "documents",
-        llm_annotation_lines(predictions, attributes),
-        destination,
-    )
+    return {"extraction_run_id": run_id, "format_version": ANNOTATIONS_FORMAT_VERSION, "run": run}
 
 
 def metadata_entries(predictions: Mapping[str, PredictionDocument]) -> list[dict[str, Any]]:
@@ -272,7 +249,7 @@ def write_extraction_metadata_json(
     run_id: str,
     predictions: Mapping[str, PredictionDocument],
     gold_document_ids: Sequence[str],
-    destination: Destination,
+    handle: IO[str],
 ) -> None:
     entries = metadata_entries(predictions)
     head = metadata_head(
@@ -281,32 +258,28 @@ def write_extraction_metadata_json(
         n_gold_documents=len(gold_document_ids),
         without_line=[document_id for document_id in gold_document_ids if document_id not in predictions],
     )
-    write_json_list(head, "per_document", json_items(entries), destination)
+    write_json_list(head, "per_document", json_items(entries), handle)
 
 
-def write_config_yaml(config: Mapping[str, Any], destination: Destination) -> None:
+def write_config_yaml(config: Mapping[str, Any], handle: IO[str]) -> None:
     """The configuration snapshot, keys in the order given (the effective settings first)."""
-    with open_destination(destination) as handle:
-        yaml.safe_dump(dict(config), handle, sort_keys=False, allow_unicode=True, default_flow_style=False)
+    yaml.safe_dump(dict(config), handle, sort_keys=False, allow_unicode=True, default_flow_style=False)
 
 
-def write_prompts_used_csv(attributes: Sequence[AttributeSpec], destination: Destination) -> None:
+def write_prompts_used_csv(attributes: Sequence[AttributeSpec], handle: IO[str]) -> None:
     """The attributes and prompts the run scored, in the prompt CSV's own column layout."""
-    with open_destination(destination) as handle:
-        writer = csv_writer(handle)
-        writer.writerow(PROMPT_COLUMNS)
-        writer.writerows(
-            [
-                escape_formula(spec.prompt),
-                spec.type.value.lower(),
-                escape_formula(spec.attribute_id),
-                escape_formula(spec.label),
-            ]
-            for spec in attributes
-        )
+    writer = csv_writer(handle)
+    writer.writerow(PROMPT_COLUMNS)
+    writer.writerows(
+        [
+            escape_formula(spec.prompt),
+            spec.type.value.lower(),
+            escape_formula(spec.attribute_id),
+            escape_formula(spec.label),
+        ]
+        for spec in attributes
+    )
 
 
-def write_evaluation_log(lines: Iterable[str], destination: Destination) -> None:
-    with open_destination(destination) as handle:
-        for line in lines:
-            handle.write(line.rstrip("\n") + "\n")
+def write_evaluation_log(lines: Iterable[str], handle: IO[str]) -> None:
+    handle.writelines(line.rstrip("\n") + "\n" for line in lines)

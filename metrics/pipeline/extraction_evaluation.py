@@ -30,7 +30,7 @@ from annotations.importers.extraction_predictions import PredictionSet, read_pre
 from annotations.importers.formats import SNIFF_BYTES, attribute_gold_format
 from annotations.importers.prompts_csv import PromptSet, read_prompts_csv
 from annotations.importers.sources import SourceInput
-from metrics.artefacts.run_records import annotations_run_metadata
+from metrics.artefacts.run_records import llm_annotations_head
 from metrics.engine.attributes import resolve_custom_metrics, validate_settings
 from metrics.engine.attributes.types import EvaluationSettings, ExtractionEvaluation
 from metrics.engine.uncertainty import Interval
@@ -112,10 +112,11 @@ class ExtractionRun:
             effective["intervals"] = self.interval_settings.as_config()
         return {**effective, **{key: value for key, value in self.config.items() if key not in effective}}
 
-    def annotations_metadata(self) -> dict[str, Any]:
-        """The `run` object of llm_annotations.json: the model and provider when the config names them."""
+    def annotations_head(self) -> dict[str, Any]:
+        """llm_annotations.json but its documents: the model and provider when the config names them."""
         summary = self.summary
-        return annotations_run_metadata(
+        return llm_annotations_head(
+            self.evaluation.run_id,
             {key: self.config[key] for key in ("model", "provider", "temperature") if key in self.config},
             n_gold_documents=summary.n_gold_documents,
             n_prediction_lines=summary.n_prediction_lines,

@@ -15,7 +15,7 @@ import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO, BinaryIO
 
 from annotations.importers.attribute_jsonl import GoldSet, source_name
 from annotations.importers.errors import InputValidationError
@@ -31,7 +31,6 @@ from metrics.artefacts.run_records import (
     FIRST_ITEM_SEPARATOR,
     ITEM_SEPARATOR,
     json_list_frame,
-    llm_annotations_head,
     metadata_head,
     write_config_yaml,
     write_evaluation_log,
@@ -145,8 +144,11 @@ def _write_run(
             run.intervals = extraction_intervals_from_counts(joined.counts, types, intervals, executor)
             run.interval_settings = intervals
         for file_name, write in _small_writers(run, joined):
-            with timer(f"write {file_name}"):
-                write(staging / file_name)
+            with (
+                timer(f"write {file_name}"),
+                open(staging / file_name, "w", encoding="utf-8", newline="") as handle,
+            ):
+                write(handle)
     return run
 
 
@@ -228,9 +230,7 @@ def _score_chunks(
     """Score the chunks, write their parts of the comparison CSV and llm_annotations.json as they
     come (in chunk order), and merge the rest."""
     kept: list[ExtractionPartial] = []
-    opening, closing = json_list_frame(
-        llm_annotations_head(run.evaluation.run_id, run.annotations_metadata()), "documents"
-    )
+    opening, closing = json_list_frame(run.annotations_head(), "documents")
     timer = PhaseTimer(phase_seconds)
     with (
         open(staging / bundle.COMPARISON_CSV, "wb") as comparison,
@@ -267,10 +267,13 @@ def _append(handle: BinaryIO, part: bytes | Path) -> None:
     part.unlink()
 
 
-def _small_writers(run: ExtractionRun, joined: ExtractionPartial) -> list[tuple[str, Callable[[Path], None]]]:
+def _small_writers(
+    run: ExtractionRun, joined: ExtractionPartial
+) -> list[tuple[str, Callable[[IO[str]], None]]]:
     """The writers of every artefact but the two written chunk by chunk, in the order they run."""
     evaluation, custom, summary = run.evaluation, run.settings.custom_metrics, run.summary
     intervals_config = None if run.interval_settings is None else run.interval_settings.as_config()
+    metadata = [joined.metadata] if joined.metadata else []
     head = metadata_head(
         run_id=evaluation.run_id,
         totals=joined.metadata_totals,
@@ -280,27 +283,27 @@ def _small_writers(run: ExtractionRun, joined: ExtractionPartial) -> list[tuple[
     return [
         (
             bundle.METRICS_CSV,
-            lambda path: write_metrics_csv(evaluation, path, custom_metrics=custom, intervals=run.intervals),
+            lambda handle: write_metrics_csv(
+                evaluation, handle, custom_metrics=custom, intervals=run.intervals
+            ),
         ),
         (
             bundle.METRICS_JSON,
-            lambda path: write_json(
+            lambda handle: write_json(
                 metrics_report(
                     evaluation, custom, intervals=run.intervals, intervals_config=intervals_config
                 ),
-                path,
+                handle,
             ),
         ),
         (
             bundle.EXTRACTION_METADATA_JSON,
-            lambda path: write_json_list(
-                head, "per_document", [joined.metadata] if joined.metadata else [], path
-            ),
+            lambda handle: write_json_list(head, "per_document", metadata, handle),
         ),
-        (bundle.CONFIG_YAML, lambda path: write_config_yaml(run.config_snapshot(), path)),
+        (bundle.CONFIG_YAML, lambda handle: write_config_yaml(run.config_snapshot(), handle)),
         (
             bundle.PROMPTS_USED_CSV,
-            lambda path: write_prompts_used_csv(run.inputs.prompts.scored, path),
+            lambda handle: write_prompts_used_csv(run.inputs.prompts.scored, handle),
         ),
-        (bundle.EVALUATION_LOG, lambda path: write_evaluation_log(run.log_lines(), path)),
+        (bundle.EVALUATION_LOG, lambda handle: write_evaluation_log(run.log_lines(), handle)),
     ]

@@ -11,7 +11,7 @@ Order of precedence for settings: command-line flag, then `config.yaml`, then th
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,36 +62,16 @@ class ExtractionInputs:
 
 
 @dataclass
-class InputSummary:
-    """What the run's log and records say about its inputs."""
-
-    n_gold_documents: int
-    n_prediction_lines: int
-    gold_without_line: list[str]  # gold document ids with no prediction line, in gold order
-    warnings: list[ImportProblem]
-
-    @classmethod
-    def of(
-        cls, gold_ids: Sequence[str], predicted_ids: Collection[str], warnings: list[ImportProblem]
-    ) -> InputSummary:
-        predicted = set(predicted_ids)
-        return cls(
-            n_gold_documents=len(gold_ids),
-            n_prediction_lines=len(predicted_ids),
-            gold_without_line=[document_id for document_id in gold_ids if document_id not in predicted],
-            warnings=warnings,
-        )
-
-
-@dataclass
 class ExtractionRun:
     """An evaluated run with everything its artefacts are written from."""
 
     evaluation: ExtractionEvaluation
     inputs: ExtractionInputs  # without documents when they were read in chunks
     settings: EvaluationSettings
-    summary: InputSummary
-    n_rows: int
+    n_gold_documents: int
+    n_prediction_lines: int
+    gold_without_line: list[str]  # gold document ids with no prediction line, in gold order
+    n_rows: int = 0
     config: dict[str, Any] = field(default_factory=dict)  # as loaded from config.yaml
     # Confidence intervals ({attribute_id: {metric: Interval}}) and their settings, once computed;
     # None: the artefacts carry no intervals.
@@ -114,23 +94,22 @@ class ExtractionRun:
 
     def annotations_head(self) -> dict[str, Any]:
         """llm_annotations.json but its documents: the model and provider when the config names them."""
-        summary = self.summary
         return llm_annotations_head(
             self.evaluation.run_id,
             {key: self.config[key] for key in ("model", "provider", "temperature") if key in self.config},
-            n_gold_documents=summary.n_gold_documents,
-            n_prediction_lines=summary.n_prediction_lines,
+            n_gold_documents=self.n_gold_documents,
+            n_prediction_lines=self.n_prediction_lines,
             attributes=self.inputs.prompts.scored,
         )
 
     def log_lines(self) -> list[str]:
         """evaluation.log: what was read, the settings, every warning, skipped and unscored items."""
-        evaluation, inputs, summary, n_rows = self.evaluation, self.inputs, self.summary, self.n_rows
+        evaluation, inputs, n_rows = self.evaluation, self.inputs, self.n_rows
         unscored = set(evaluation.unscored_documents)
-        without_line = sum(document_id not in unscored for document_id in summary.gold_without_line)
+        without_line = sum(document_id not in unscored for document_id in self.gold_without_line)
         lines = [
-            f"INFO run {evaluation.run_id}: {summary.n_gold_documents} gold document(s) ({inputs.gold_format}), "
-            f"{summary.n_prediction_lines} prediction line(s), "
+            f"INFO run {evaluation.run_id}: {self.n_gold_documents} gold document(s) ({inputs.gold_format}), "
+            f"{self.n_prediction_lines} prediction line(s), "
             f"{len(inputs.prompts.scored)} scored attribute(s), {n_rows} comparison row(s)",
             f"INFO settings: {THRESHOLD_KEY}={self.settings.edit_distance_match_threshold} "
             f"{NUMBER_FORMAT_KEY}={self.settings.number_format} "
@@ -140,7 +119,7 @@ class ExtractionRun:
             lines.append(
                 f"WARNING {without_line} gold document(s) have no prediction line: failed extraction"
             )
-        lines.extend(f"WARNING {problem}" for problem in summary.warnings)
+        lines.extend(f"WARNING {problem}" for problem in inputs.warnings)
         lines.extend(f"WARNING {warning}" for warning in evaluation.warnings)
         lines.extend(
             f"INFO unscored document (no gold): {document_id}"

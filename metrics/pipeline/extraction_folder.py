@@ -12,7 +12,7 @@ intervals and the small artefacts need.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import IO, BinaryIO
@@ -46,7 +46,6 @@ from metrics.pipeline.extraction_evaluation import (
     ExtractionConfig,
     ExtractionInputs,
     ExtractionRun,
-    InputSummary,
     attribute_warnings_for_code_sets,
     gold_file_format,
     read_extraction_inputs,
@@ -101,8 +100,9 @@ def evaluate_extraction_to_folder(
             pass  # the validating readers word what the files path was not sure of, before any write
     with timer("load"):
         inputs = read_extraction_inputs(gold=gold, prompts=prompts, predictions=predictions)
-        summary = InputSummary.of(inputs.gold.document_ids(), inputs.predictions.documents, inputs.warnings)
-        run = _new_run(inputs, summary, run_id, settings, config)
+        run = _new_run(
+            inputs, inputs.gold.document_ids(), inputs.predictions.documents, run_id, settings, config
+        )
         chunks = document_chunks(inputs, run_id=run_id, settings=settings)
     return _write_run(run, chunks, output_dir, executor, intervals, phase_seconds)
 
@@ -127,7 +127,6 @@ def _write_run(
             joined = _score_chunks(run, chunks, staging, executor, phase_seconds)
         # As the export reader words them: the references' warnings, then the code sets'.
         run.inputs.gold.warnings[:0] = joined.gold_warnings
-        run.summary.warnings = run.inputs.warnings
         run.n_rows = len(joined.metric_columns.attribute)
         run.evaluation = evaluation_from_columns(
             run_id=run.evaluation.run_id,
@@ -160,7 +159,7 @@ def _files_run(
     settings: EvaluationSettings,
     config: ExtractionConfig | None,
 ) -> tuple[ExtractionRun | None, list[ExtractionFileChunk]]:
-    """The run (its inputs without documents, its summary) and the chunks of the files path; (None,
+    """The run (its inputs without documents) and the chunks of the files path; (None,
     []) when that path is not sure."""
     if not plain_files(gold, prompts, predictions) or gold_file_format(gold) != "eppi":
         return None, []
@@ -198,24 +197,26 @@ def _files_run(
         gold_format="eppi",
         names=names,
     )
-    summary = InputSummary.of(plan.gold_ids, plan.predicted_ids, inputs.warnings)
-    return _new_run(inputs, summary, run_id, settings, config), plan.chunks
+    return _new_run(inputs, plan.gold_ids, plan.predicted_ids, run_id, settings, config), plan.chunks
 
 
 def _new_run(
     inputs: ExtractionInputs,
-    summary: InputSummary,
+    gold_ids: Sequence[str],
+    predicted_ids: Collection[str],
     run_id: str,
     settings: EvaluationSettings,
     config: ExtractionConfig | None,
 ) -> ExtractionRun:
     """A run before its chunks are scored (its evaluation is built from them)."""
+    predicted = set(predicted_ids)
     return ExtractionRun(
         evaluation=ExtractionEvaluation(run_id=run_id, attributes=[], rows=[]),
         inputs=inputs,
         settings=settings,
-        summary=summary,
-        n_rows=0,
+        n_gold_documents=len(gold_ids),
+        n_prediction_lines=len(predicted_ids),
+        gold_without_line=[document_id for document_id in gold_ids if document_id not in predicted],
         config=dict(config.values) if config else {},
     )
 
@@ -271,14 +272,14 @@ def _small_writers(
     run: ExtractionRun, joined: ExtractionPartial
 ) -> list[tuple[str, Callable[[IO[str]], None]]]:
     """The writers of every artefact but the two written chunk by chunk, in the order they run."""
-    evaluation, custom, summary = run.evaluation, run.settings.custom_metrics, run.summary
+    evaluation, custom = run.evaluation, run.settings.custom_metrics
     intervals_config = None if run.interval_settings is None else run.interval_settings.as_config()
     metadata = [joined.metadata] if joined.metadata else []
     head = metadata_head(
         run_id=evaluation.run_id,
         totals=joined.metadata_totals,
-        n_gold_documents=summary.n_gold_documents,
-        without_line=summary.gold_without_line,
+        n_gold_documents=run.n_gold_documents,
+        without_line=run.gold_without_line,
     )
     return [
         (

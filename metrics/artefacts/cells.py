@@ -16,9 +16,6 @@ new physical line after each, and reads what follows as the start of a cell. So 
 puts the quote after every CR, LF or CRLF that a trigger follows, and every CSV writer is made by
 `csv_writer`: RFC 4180, rows end with CRLF, which makes the csv module quote any cell holding a CR or
 an LF (with a plain LF terminator it leaves a lone CR bare, and readers split the row there).
-
-Other conventions: None (null) is an empty cell, booleans are `True`/`False`, LIST/DICT values are
-compact JSON, floats are written with Python's shortest round-trip representation.
 """
 
 from __future__ import annotations

@@ -1,16 +1,14 @@
 """`goldstandard_llm_comparison.csv`: gold beside prediction for every gold document x attribute.
 
-Exactly the 20 COMPARISON_COLUMNS of the seed, in its order, one row per ComparisonRow in the order
-the engine made them (documents first, then attributes). Cells follow `cells.py`: booleans `True` /
-`False`, null empty, text escaped against formula injection; the two verbatim percentages are written
-with two decimals.
+The 20 COMPARISON_COLUMNS of the seed, one row per ComparisonRow in the engine's order; cells as
+`cells.py` makes them, the two verbatim percentages with two decimals.
 
 This is the largest artefact (documents x attributes rows), so rows are built by one flat function
 with no per-cell call in the common cases. A row none of whose cells holds a comma, a double quote,
 a carriage return or a line feed is written as its cells joined by commas, which is exactly what the
-csv module writes for it (nothing to quote), the citation details cell quoted as the csv module quotes
-(in double quotes, inner quotes doubled) when it needs it; any other row goes through `csv.writer`. The lines are
-written in blocks. (The csv module's per-row work was two thirds of this writer's time.)
+csv module writes for it, the citation details cell quoted as the csv module quotes when it needs
+it; any other row goes through `csv.writer`. (The csv module's per-row work was two thirds of this
+writer's time.)
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
-"""The records of a run beside its scores: what the model returned, what it cost, how it was set up.
+"""The records of a run beside its scores: what the model returned (`llm_annotations.json`), what
+it cost (`extraction_metadata.json`), how it was set up (`config.yaml`, `prompts_used.csv`) and its
+`evaluation.log`.
 
-- `llm_annotations.json`: every prediction line (context, status, per-attribute annotations) and
-  the run's metadata.
-- `extraction_metadata.json`: totals of cost, tokens and time, stage durations summed over
-  documents, and one entry per prediction line. A total is null when no document reported that
-  figure (a sum of nothing is not 0 dollars); `n_documents_reporting` says how many entered each.
-  `total_pipeline_duration_seconds` is the sum of every stage timing of every document.
-- `config.yaml`, `prompts_used.csv`, `evaluation.log`.
+In extraction_metadata.json a total is null when no document reported that figure (a sum of nothing
+is not 0 dollars); `n_documents_reporting` says how many entered each.
 
 The two JSON files hold one document per line inside their list: the C JSON encoder does the work
 (an indented dump falls back to the pure-Python one) and the file still diffs line by line.
@@ -70,15 +67,9 @@ def write_json_list(
 
 
 def json_value(value: Any) -> str:
-    """`json.dumps(value, ensure_ascii=False)`, the common cases without its per-call overhead.
-
-    - str: encoded by orjson (several times faster on long texts such as the contexts), which
-      escapes exactly what json does with ensure_ascii=False (the quote, the backslash and the
-      control characters, spelled the same: checked on every code point); it refuses a lone
-      surrogate, which then goes to json as before;
-    - None, True, False: null, true, false;
-    - int and finite float (exact classes): their repr, which is what json writes;
-    - anything else (NaN, infinities, subclasses, lists, dicts): json itself.
+    """`json.dumps(value, ensure_ascii=False)`, the common cases without its per-call overhead. A
+    str goes to orjson (several times faster on long contexts), which escapes exactly what json does
+    with ensure_ascii=False (checked on every code point) and refuses a lone surrogate, left to json.
     """
     kind = value.__class__
     if kind is str:
@@ -98,10 +89,9 @@ def json_value(value: Any) -> str:
 def llm_annotation_lines(
     predictions: Mapping[str, PredictionDocument], attributes: Sequence[AttributeSpec]
 ) -> Iterator[str]:
-    """The items of llm_annotations.json's `documents` list, one encoded document per prediction
-    line, in order: `json.dumps(record, ensure_ascii=False)` of each record (keys document_id,
-    status, error, context, annotations), spelled out. Its values are encoded one by one
-    (`json_value`), the context, the bulk of the file, by orjson. No item holds a line break."""
+    """The items of llm_annotations.json's `documents` list, one per prediction line, in order: the
+    `json.dumps(record, ensure_ascii=False)` of each record, spelled out so that its values, the
+    context above all, go through `json_value`."""
     labels = {spec.attribute_id: spec.label for spec in attributes}
     # attribute_id -> the start of its annotations' text, up to the output_data value: a few ids
     # recur on every document.

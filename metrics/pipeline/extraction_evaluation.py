@@ -4,9 +4,6 @@ and what its log and records say of it (`ExtractionRun`).
 The `evaluate_extraction` command runs `extraction_folder`, which reads large inputs in chunks and
 comes here for anything else; the server's scoring reuses the settings, the paired report the
 readers and `compare_extraction_inputs`. Plain Python, no Django.
-
-Order of precedence for settings: command-line flag, then `config.yaml`, then the engine's default
-(threshold 0.90, number format `en`).
 """
 
 from __future__ import annotations

@@ -1,24 +1,18 @@
-"""Extraction chunks read straight from an EPPI export and a predictions JSONL file by whoever scores them.
+"""The offline extraction evaluation's chunks and their scorer: the fast path reads each chunk
+straight from an EPPI export and a predictions JSONL file, in the process that scores it.
 
-The fast path of the offline extraction evaluation. A chunk is a run of the export's References
-(one byte range of the gold file) and the prediction lines of those references (one byte range of
-the predictions file, the lines being in gold order). The process that scores a chunk reads those
-bytes itself, checks and scores them, and returns what the run needs of them, already encoded: its
-part of `goldstandard_llm_comparison.csv` and of `llm_annotations.json` (a pool's worker leaves
-those two in files of the run's staging folder), its metadata entries, its per-document counts (the
-intervals' input) and what the metrics read of its rows (`MetricColumns`). No process holds the
-whole of either input, and the chunks' parts are joined in chunk order.
+A file chunk is a run of the export's References and the prediction lines of those references (one
+byte range of each file, the lines in gold order), so no process holds either input whole. Its
+scorer returns its parts of the two large artefacts already encoded, and the rest as an
+`ExtractionPartial`; `merge_extraction_partials` joins them in chunk order.
 
-It goes only where the validating readers (`annotations.importers.eppi`,
-`extraction_predictions`) would raise no error and word the same warnings: the export reader's
-warnings are each about one reference, and come back in order. Anything it is not sure of (a
-reference with an error, a prediction line with a problem or warning, a field outside the known ones, ids that differ from what the plan read, lines
-out of gold order or outside the gold, a repeated id, JSON that orjson and json might read apart...)
-makes it answer "not sure" (None), and the caller reads the inputs again with the validating
-readers, which word every problem as they always have. Their documents are then scored by the same
-scorer, in chunks of documents already read (`document_chunks`), into the same partial results.
-Either way a chunk's rows come from `compare_attribute_chunk`, the server's and the paired report's
-chunk comparison.
+It goes only where the validating readers would raise no error and word the same warnings (the
+export reader's are each about one reference, and come back in order). Anything it is not sure of
+(a reference with an error, a prediction line with a problem, warning or unknown field, ids that
+differ from the plan's, lines out of gold order or outside the gold, a repeated id, JSON that orjson
+and json might read apart...) makes it answer None, and the caller reads the inputs again with the
+validating readers, which word every problem; their documents are cut into chunks
+(`document_chunks`) for the same scorer.
 """
 
 from __future__ import annotations
@@ -124,10 +118,8 @@ class ExtractionFileChunk:
 
 @dataclass
 class ExtractionDocumentChunk(AttributeChunk):
-    """An attribute chunk read: with the prediction lines whose records it writes (of the chunk's
-    documents when read from the files, a slice of the file's, which need not follow the gold's
-    order, when the validating readers read the inputs whole) and the export reader's warnings
-    about its references."""
+    """An attribute chunk read, with the prediction lines whose records it writes (when read whole, a
+    slice of the file's, which need not follow the gold's order) and the export reader's warnings."""
 
     first_reference: int
     lines: Mapping[str, PredictionDocument]

@@ -79,12 +79,7 @@ def evaluate_extraction_to_folder(
 ) -> ExtractionRun:
     """All of an offline evaluation: read, score (in `processes` local processes), compute the
     intervals and write the artefact folder (atomically). Raises InputValidationError on bad input,
-    with nothing written.
-
-    An EPPI export and a predictions file on disk are read in chunks, each by the process that
-    scores it (`extraction_files`); when that path is not sure of the inputs, they are read whole by
-    the validating readers, which word every problem, and scored in chunks of their documents. Both
-    go through one assembly and one set of writers."""
+    with nothing written."""
     timer = PhaseTimer(phase_seconds)
     executor = local_executor(processes)
     intervals = intervals or IntervalSettings()

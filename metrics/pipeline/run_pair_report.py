@@ -300,25 +300,20 @@ def _table_row(name: str, result: Mapping[str, Any], p_method: str | None) -> li
         if result["ci_low"] is None or result["ci_high"] is None
         else f"[{result['ci_low']:+.4f}, {result['ci_high']:+.4f}]"
     )
-    delta = "-" if result["delta"] is None else f"{result['delta']:+.4f}"
     return [
         name,
-        _value(result["a"]),
-        _value(result["b"]),
-        delta,
+        _number(result["a"], ".4f"),
+        _number(result["b"], ".4f"),
+        _number(result["delta"], "+.4f"),
         interval,
-        _p(result["p_value"]),
-        _p(result["p_adjusted"]),
+        _number(result["p_value"], ".3g"),
+        _number(result["p_adjusted"], ".3g"),
         "-" if result["p_value"] is None or p_method is None else P_VALUE_TESTS.get(p_method, p_method),
     ]
 
 
-def _value(value: float | None) -> str:
-    return "-" if value is None else f"{value:.4f}"
-
-
-def _p(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3g}"
+def _number(value: float | None, spec: str) -> str:
+    return "-" if value is None else format(value, spec)
 
 
 def _some(ids: Sequence[str], shown: int = 10) -> str:

@@ -271,16 +271,13 @@ def _reference_ranges(path: str) -> tuple[list[str], list[int], list[int], Any] 
         data = file.read()
     try:
         export = msgspec.json.decode(data, type=_Export)
-        references = [msgspec.json.decode(raw, type=_ReferenceId) for raw in export.References]
+        item_ids = [msgspec.json.decode(raw, type=_ReferenceId).ItemId for raw in export.References]
     except (msgspec.DecodeError, msgspec.ValidationError):
         return None
     code_sets = parse_json_bytes(bytes(export.CodeSets))
-    if code_sets is NOT_PARSED or not references:
+    if code_sets is NOT_PARSED or not item_ids:
         return None
-    ids = []
-    for reference in references:
-        item_id = reference.ItemId
-        ids.append(str(item_id) if item_id.__class__ is int else item_id.strip())
+    ids = [str(item_id) if item_id.__class__ is int else item_id.strip() for item_id in item_ids]
     if not all(ids) or len(set(ids)) != len(ids):
         return None
     offsets, ends = [], []

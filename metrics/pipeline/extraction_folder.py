@@ -1,12 +1,10 @@
 """An offline extraction evaluation from files to an artefact folder: the `evaluate_extraction`
 command's whole run.
 
-The run is scored in chunks: read from the files by the process that scores each (an EPPI export
-and a predictions file on disk, `extraction_files`), or, when that path is not sure of the inputs
-or they are in another form, slices of the documents the validating readers read whole
-(`extraction_evaluation`), which word every problem. Either way the chunks' parts of the two large
-artefacts are written as they come, in chunk order, and the run keeps only what the metrics, the
-intervals and the small artefacts need.
+The run is scored in chunks (`extraction_files`): read from the files by the process that scores
+each, or, when that path is not sure of the inputs, cut from what the validating readers read whole.
+Either way the chunks' parts of the two large artefacts are written as they come, in chunk order,
+and the run keeps only what the metrics, the intervals and the small artefacts need.
 """
 
 from __future__ import annotations
@@ -73,7 +71,7 @@ def evaluate_extraction_to_folder(
     run_id: str,
     settings: EvaluationSettings,
     config: ExtractionConfig | None = None,
-    intervals: IntervalSettings | None = None,
+    intervals: IntervalSettings,
     phase_seconds: dict[str, float] | None = None,
     processes: int = 1,
 ) -> ExtractionRun:
@@ -82,7 +80,6 @@ def evaluate_extraction_to_folder(
     with nothing written."""
     timer = PhaseTimer(phase_seconds)
     executor = local_executor(processes)
-    intervals = intervals or IntervalSettings()
     if isinstance(executor, ProcessPool) and plain_files(gold, prompts, predictions):
         # The workers' imports (about half a second) then overlap the plan instead of following it.
         executor.start(score_extraction_chunk)

@@ -61,14 +61,10 @@ def paired_report(
     a: RunSide = RunSide("a"),
     b: RunSide = RunSide("b"),
 ) -> dict[str, Any]:
-    """The paired report of two runs from what scoring made of them: their per-document scores
-    (`kind` "spans") or their comparison rows ("attributes").
-
-    `predicted_a` / `predicted_b`: the documents each run predicted (posted and, of an attribute run,
-    not failed), when its scores also hold gold documents it never posted (scored as predicting
-    nothing). None: every scored document of a span run, the documents where an attribute run has
-    at least one predicted value. `settings.resamples` must be >= 1.
-    """
+    """The paired report of two runs from their per-document scores (`kind` "spans") or their
+    comparison rows ("attributes"). `predicted_a` / `predicted_b`: the documents each run predicted
+    (posted and, of an attribute run, not failed); None: every scored document of a span run, the
+    documents where an attribute run has a predicted value. `settings.resamples` must be >= 1."""
     if kind == "spans":
         counts_a = span_count_table(_predicted_scores(scored_a, predicted_a))
         counts_b = span_count_table(_predicted_scores(scored_b, predicted_b))
@@ -178,9 +174,7 @@ def compare_attribute_files(
     b: RunSide | None = None,
     processes: int = 1,
 ) -> dict[str, Any]:
-    """Score both prediction files against gold for the prompt file's attributes (in `processes`
-    local processes) and compare them. InputValidationError lists every problem of both runs (file,
-    line, field)."""
+    """`compare_span_files` for the prompt file's attributes."""
     inputs_a, inputs_b = _score_both(
         lambda predictions: read_extraction_inputs(gold=gold, prompts=prompts, predictions=predictions),
         predictions_a,

@@ -22,11 +22,14 @@ from metrics.artefacts.cells import cell, csv_writer, write_json
 from metrics.artefacts.comparison import comparison_csv
 from metrics.artefacts.metrics_files import write_metrics_csv
 from metrics.artefacts.run_records import (
+    json_items,
     llm_annotation_lines,
     llm_annotations_head,
+    metadata_entries,
+    metadata_head,
+    metadata_totals,
     write_config_yaml,
     write_evaluation_log,
-    write_extraction_metadata_json,
     write_json_list,
     write_prompts_used_csv,
 )
@@ -182,6 +185,13 @@ def _attribute_writers(run: ExperimentRun, scoring: Scoring) -> list[tuple[str, 
         attributes=scored,
     )
     intervals = intervals_from_metrics_report(scoring.report)
+    entries = metadata_entries(predictions)
+    metadata = metadata_head(
+        run_id=run_id,
+        totals=metadata_totals(entries),
+        n_gold_documents=len(scoring.document_ids),
+        without_line=[document_id for document_id in scoring.document_ids if document_id not in predictions],
+    )
     return [
         (
             bundle.METRICS_CSV,
@@ -200,12 +210,7 @@ def _attribute_writers(run: ExperimentRun, scoring: Scoring) -> list[tuple[str, 
         ),
         (
             bundle.EXTRACTION_METADATA_JSON,
-            lambda entry: write_extraction_metadata_json(
-                run_id=run_id,
-                predictions=predictions,
-                gold_document_ids=scoring.document_ids,
-                handle=entry,
-            ),
+            lambda entry: write_json_list(metadata, "per_document", json_items(entries), entry),
         ),
         (bundle.CONFIG_YAML, lambda entry: write_config_yaml(_config_snapshot(run, scoring), entry)),
         (bundle.PROMPTS_USED_CSV, lambda entry: write_prompts_used_csv(scored, entry)),

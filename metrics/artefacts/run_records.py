@@ -234,23 +234,6 @@ def metadata_head(
     }
 
 
-def write_extraction_metadata_json(
-    *,
-    run_id: str,
-    predictions: Mapping[str, PredictionDocument],
-    gold_document_ids: Sequence[str],
-    handle: IO[str],
-) -> None:
-    entries = metadata_entries(predictions)
-    head = metadata_head(
-        run_id=run_id,
-        totals=metadata_totals(entries),
-        n_gold_documents=len(gold_document_ids),
-        without_line=[document_id for document_id in gold_document_ids if document_id not in predictions],
-    )
-    write_json_list(head, "per_document", json_items(entries), handle)
-
-
 def write_config_yaml(config: Mapping[str, Any], handle: IO[str]) -> None:
     """The configuration snapshot, keys in the order given (the effective settings first)."""
     yaml.safe_dump(dict(config), handle, sort_keys=False, allow_unicode=True, default_flow_style=False)

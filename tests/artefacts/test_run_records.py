@@ -12,12 +12,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from metrics.artefacts.run_records import (
+    json_items,
     json_value,
     llm_annotation_lines,
     llm_annotations_head,
+    metadata_entries,
+    metadata_head,
+    metadata_totals,
     write_config_yaml,
     write_evaluation_log,
-    write_extraction_metadata_json,
     write_json_list,
     write_prompts_used_csv,
 )
@@ -47,6 +50,19 @@ PREDICTIONS = {
         timings={"llm_call_seconds": 60.0},
     ),
 }
+
+
+def extraction_metadata(run_id, predictions, gold_document_ids) -> str:
+    entries = metadata_entries(predictions)
+    head = metadata_head(
+        run_id=run_id,
+        totals=metadata_totals(entries),
+        n_gold_documents=len(gold_document_ids),
+        without_line=[document_id for document_id in gold_document_ids if document_id not in predictions],
+    )
+    destination = io.StringIO()
+    write_json_list(head, "per_document", json_items(entries), destination)
+    return destination.getvalue()
 
 
 def llm_annotations(run_id, predictions, attributes, settings) -> str:
@@ -101,13 +117,7 @@ def test_an_empty_run_is_still_valid_json():
 
 
 def test_metadata_sums_cost_tokens_and_stage_times_and_lists_each_document():
-    destination = io.StringIO()
-
-    write_extraction_metadata_json(
-        run_id="run-1", predictions=PREDICTIONS, gold_document_ids=["d1", "d2", "d3"], handle=destination
-    )
-
-    metadata = json.loads(destination.getvalue())
+    metadata = json.loads(extraction_metadata("run-1", PREDICTIONS, ["d1", "d2", "d3"]))
     assert metadata["total_cost_usd"] == pytest.approx(0.3)
     assert (metadata["total_input_tokens"], metadata["total_output_tokens"]) == (1000, 40)
     assert metadata["stage_durations_seconds"] == {"llm_call_seconds": 61.25, "parsing_seconds": 0.5}
@@ -134,14 +144,9 @@ def test_metadata_sums_cost_tokens_and_stage_times_and_lists_each_document():
 
 
 def test_a_total_nobody_reported_is_null_not_zero():
-    destination = io.StringIO()
     silent = {"d1": PredictionDocument(document_id="d1", context="x")}
 
-    write_extraction_metadata_json(
-        run_id="r", predictions=silent, gold_document_ids=["d1"], handle=destination
-    )
-
-    metadata = json.loads(destination.getvalue())
+    metadata = json.loads(extraction_metadata("r", silent, ["d1"]))
     assert metadata["total_cost_usd"] is None
     assert metadata["total_input_tokens"] is None
     assert metadata["total_pipeline_duration_seconds"] is None

@@ -50,13 +50,6 @@ def interval_metric_names(
     return frozenset(name for _, name in attribute_metric_definitions(types))
 
 
-def _bounds(intervals: AttributeIntervals | None, attribute_id: str, metric: str) -> tuple[Any, Any]:
-    interval = (intervals or {}).get(attribute_id, {}).get(metric)
-    if interval is None:
-        return None, None
-    return interval.low, interval.high
-
-
 def write_metrics_csv(
     evaluation: ExtractionEvaluation,
     handle: IO[str],
@@ -85,7 +78,8 @@ def write_metrics_csv(
         for name in metrics:
             row.append(cell(result.metrics.get(name)))
             if name in with_interval:
-                row.extend(cell(bound) for bound in _bounds(intervals, spec.attribute_id, name))
+                interval = (intervals or {}).get(spec.attribute_id, {}).get(name)
+                row += ["", ""] if interval is None else [cell(interval.low), cell(interval.high)]
         writer.writerow(row)
 
 

@@ -30,7 +30,6 @@ from metrics.engine.attributes.types import (
 
 _BOOL = {None: "", True: "True", False: "False"}
 _STATUS: dict[MatchStatus | None, str] = {None: "", **{status: status.value for status in MatchStatus}}
-_TRIGGERS = FORMULA_TRIGGERS
 # A cell holding a double quote, a carriage return or a line feed is quoted by the csv module
 # (QUOTE_MINIMAL, "," delimiter, CRLF); the rows test for them with three `in` (memchr scans: a
 # character-class search walks the line in the regex engine, six times slower).
@@ -57,7 +56,7 @@ def _value_cell(value: object) -> str | int | float:
 def _text_cells(row: ComparisonRow, percentages: dict[float, str]) -> list[str]:
     """The 20 cells of one row as the text the csv module writes for them (numbers turned into text
     as csv.writer does: `str`), the start of each text escaped, not the lines within it."""
-    t = _TRIGGERS
+    t = FORMULA_TRIGGERS
     document_id, external_id, name = row.document_id, row.external_id, row.document_name
     attribute_id, label, run_id = row.attribute_id, row.attribute_label, row.extraction_run_id
     human_text, details = row.human_additional_text, row.item_attribute_full_text_details

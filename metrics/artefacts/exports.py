@@ -69,27 +69,22 @@ def comparison_header(kind: str) -> tuple[str, ...]:
     return COMPARISON_COLUMNS if kind == RunKind.ATTRIBUTES else SPAN_COLUMNS
 
 
-class _Echo:
-    def write(self, value: str) -> str:
-        return value
-
-
 def comparison_csv_stream(kind: str, rows: Iterable[StoredRow]) -> Iterator[str]:
     """The CSV text of stored rows, a few hundred rows at a time (for a StreamingHttpResponse);
     attribute rows as the offline command writes them."""
     if kind == RunKind.ATTRIBUTES:
         yield from comparison_csv(engine_row(row.columns, row.attribute.type) for row in rows)
         return
-    writer = csv_writer(_Echo())
-    yield writer.writerow(SPAN_COLUMNS)
-    buffer: list[str] = []
-    for row in rows:
-        buffer.append(writer.writerow([cell(row.columns.get(name)) for name in SPAN_COLUMNS]))
-        if len(buffer) >= 500:
-            yield "".join(buffer)
-            buffer = []
-    if buffer:
-        yield "".join(buffer)
+    text = io.StringIO()
+    writer = csv_writer(text)
+    writer.writerow(SPAN_COLUMNS)
+    for number, row in enumerate(rows, start=1):
+        writer.writerow([cell(row.columns.get(name)) for name in SPAN_COLUMNS])
+        if number % 500 == 0:
+            yield text.getvalue()
+            text.seek(0)
+            text.truncate()
+    yield text.getvalue()
 
 
 def _stored_rows(scoring: Scoring) -> Iterator[StoredRow]:

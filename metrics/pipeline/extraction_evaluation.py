@@ -126,7 +126,6 @@ class ExtractionRun:
 
 
 def gold_file_format(gold: SourceInput) -> str:
-    """`attribute_gold_format` of the start of a gold file or upload."""
     with open_binary(gold) as stream:
         return attribute_gold_format(stream.read(SNIFF_BYTES))
 

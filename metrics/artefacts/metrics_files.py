@@ -34,8 +34,7 @@ def metric_column_names(evaluation: ExtractionEvaluation, custom_metrics: Sequen
     """The metric columns of metrics.csv, in order."""
     types_present = sorted({result.spec.type for result in evaluation.attributes})
     ordered = list(metric_column_order(types_present, list(custom_metrics)))
-    known = set(ordered)
-    extra = sorted({name for result in evaluation.attributes for name in result.metrics} - known)
+    extra = sorted({name for result in evaluation.attributes for name in result.metrics} - set(ordered))
     return ordered + extra
 
 

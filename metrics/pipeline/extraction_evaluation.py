@@ -295,9 +295,8 @@ def read_extraction_inputs(
 def attribute_warnings_for_code_sets(
     prompt_set: PromptSet, attribute_names: Mapping[str, str], gold_file: str
 ) -> list[ImportProblem]:
-    """A warning for each scored attribute that the gold's code sets do not define (none when the
-    gold defines no attributes). Usually a mistyped id: every document would silently get the
-    attribute's default."""
+    """A warning for each scored attribute that the gold's code sets do not define. Usually a
+    mistyped id: every document would silently get the attribute's default."""
     if not attribute_names:
         return []
     return [

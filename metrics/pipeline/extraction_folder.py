@@ -87,7 +87,7 @@ def evaluate_extraction_to_folder(
         run, chunks = _files_run(gold, prompts, predictions, run_id, settings, config)
     if run is not None:
         try:
-            return _write_run(run, chunks, output_dir, executor, intervals, phase_seconds)
+            return _write_run(run, chunks, output_dir, executor, intervals, timer)
         except (_NotSure, FileExistsError):
             pass  # the validating readers word what the files path was not sure of, before any write
     with timer("load"):
@@ -96,7 +96,7 @@ def evaluate_extraction_to_folder(
             inputs, inputs.gold.document_ids(), inputs.predictions.documents, run_id, settings, config
         )
         chunks = document_chunks(inputs, run_id=run_id, settings=settings)
-    return _write_run(run, chunks, output_dir, executor, intervals, phase_seconds)
+    return _write_run(run, chunks, output_dir, executor, intervals, timer)
 
 
 class _NotSure(Exception):
@@ -109,14 +109,13 @@ def _write_run(
     output_dir: str | Path,
     executor: Executor,
     intervals: IntervalSettings,
-    phase_seconds: dict[str, float] | None,
+    timer: PhaseTimer,
 ) -> ExtractionRun:
     """Score the chunks and write the run's artefact folder: the one assembly of both routes.
     Raises _NotSure (nothing written) when a chunk of the files path is not sure."""
-    timer = PhaseTimer(phase_seconds)
     with paused_garbage_collection(), atomic_directory(output_dir) as staging:
         with timer("score"):
-            joined = _score_chunks(run, chunks, staging, executor, phase_seconds)
+            joined = _score_chunks(run, chunks, staging, executor, timer)
         # As the export reader words them: the references' warnings, then the code sets'.
         run.inputs.gold.warnings[:0] = joined.gold_warnings
         run.n_rows = len(joined.metric_columns.attribute)
@@ -218,13 +217,12 @@ def _score_chunks(
     chunks: Sequence[ExtractionFileChunk | ExtractionDocumentChunk],
     staging: Path,
     executor: Executor,
-    phase_seconds: dict[str, float] | None,
+    timer: PhaseTimer,
 ) -> ExtractionPartial:
     """Score the chunks, write their parts of the comparison CSV and llm_annotations.json as they
     come (in chunk order), and merge the rest."""
     kept: list[ExtractionPartial] = []
     opening, closing = json_list_frame(run.annotations_head(), "documents")
-    timer = PhaseTimer(phase_seconds)
     with (
         open(staging / bundle.COMPARISON_CSV, "wb") as comparison,
         open(staging / bundle.LLM_ANNOTATIONS_JSON, "wb") as annotations,

@@ -33,7 +33,7 @@ from metrics.engine.attributes.types import EvaluationSettings, ExtractionEvalua
 from metrics.engine.uncertainty import Interval
 from metrics.pipeline.attributes import AttributePartial, compare_attribute_chunk, merge_attribute_partials
 from metrics.pipeline.executors import local_executor
-from metrics.pipeline.extraction_files import document_chunks
+from metrics.pipeline.extraction_files import ExtractionInputs, document_chunks
 from metrics.pipeline.intervals import (
     IntervalSettings,
 )
@@ -43,19 +43,6 @@ from metrics.pipeline.phases import paused_garbage_collection
 THRESHOLD_KEY = "edit_distance_match_threshold"
 NUMBER_FORMAT_KEY = "number_format"
 CUSTOM_METRICS_KEY = "custom_evaluation_metrics"
-
-
-@dataclass
-class ExtractionInputs:
-    prompts: PromptSet
-    gold: GoldSet
-    predictions: PredictionSet
-    gold_format: str
-    names: dict[str, str]  # "gold" / "prompts" / "predictions" -> the file name used in messages
-
-    @property
-    def warnings(self) -> list[ImportProblem]:
-        return [*self.prompts.warnings, *self.gold.warnings, *self.predictions.warnings]
 
 
 @dataclass

@@ -21,15 +21,17 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 import numpy as np
 
+from annotations.importers.attribute_jsonl import GoldSet
 from annotations.importers.eppi import read_code_set_names, read_eppi_references
 from annotations.importers.errors import ImportProblem
-from annotations.importers.extraction_predictions import KNOWN_FIELDS, read_prediction_record
+from annotations.importers.extraction_predictions import KNOWN_FIELDS, PredictionSet, read_prediction_record
 from annotations.importers.json_lines import NOT_PARSED, parse_json_bytes
+from annotations.importers.prompts_csv import PromptSet
 from metrics.artefacts.comparison import comparison_csv
 from metrics.artefacts.run_records import (
     ITEM_SEPARATOR,
@@ -57,9 +59,6 @@ from metrics.pipeline.attributes import (
 )
 from metrics.pipeline.jsonl_lines import ByteRange, line_document_ids, line_ends
 from metrics.pipeline.phases import paused_garbage_collection
-
-if TYPE_CHECKING:
-    from metrics.pipeline.extraction_evaluation import ExtractionInputs
 
 # References per chunk at most, and input bytes (the references' and their lines') per chunk at most
 # (beyond a chunk's first reference): a chunk's inputs, rows and encoded parts stay a few tens of MB
@@ -128,6 +127,21 @@ class ExtractionDocumentChunk(AttributeChunk):
 
     def documents(self) -> ExtractionDocumentChunk:
         return self
+
+
+@dataclass
+class ExtractionInputs:
+    """A run's three inputs read whole by the validating readers (`read_extraction_inputs`)."""
+
+    prompts: PromptSet
+    gold: GoldSet
+    predictions: PredictionSet
+    gold_format: str
+    names: dict[str, str]  # "gold" / "prompts" / "predictions" -> the file name used in messages
+
+    @property
+    def warnings(self) -> list[ImportProblem]:
+        return [*self.prompts.warnings, *self.gold.warnings, *self.predictions.warnings]
 
 
 def document_chunks(

@@ -42,7 +42,6 @@ from metrics.engine.attributes.types import EvaluationSettings, ExtractionEvalua
 from metrics.pipeline.executors import Executor, ProcessPool, local_executor
 from metrics.pipeline.extraction_evaluation import (
     ExtractionConfig,
-    ExtractionInputs,
     ExtractionRun,
     attribute_warnings_for_code_sets,
     gold_file_format,
@@ -51,6 +50,7 @@ from metrics.pipeline.extraction_evaluation import (
 from metrics.pipeline.extraction_files import (
     ExtractionDocumentChunk,
     ExtractionFileChunk,
+    ExtractionInputs,
     ExtractionPartial,
     document_chunks,
     merge_extraction_partials,

@@ -14,7 +14,8 @@ from annotations.importers.prompts_csv import PromptSet
 from metrics.engine.attributes import compare_documents
 from metrics.engine.attributes.comparison import unscored_document_ids
 from metrics.pipeline import extraction_files
-from metrics.pipeline.extraction_evaluation import ExtractionInputs, compare_extraction_inputs
+from metrics.pipeline.extraction_evaluation import compare_extraction_inputs
+from metrics.pipeline.extraction_files import ExtractionInputs
 from tests.engine.attributes.test_fast_paths import SCHEMA, SETTINGS, random_inputs
 
 

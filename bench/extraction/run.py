@@ -89,7 +89,7 @@ def child(workdir: Path, output_dir: Path, *, processes: int = 1) -> None:
         json.dumps(
             {
                 "phases": phases,
-                "rows": run.summary.n_gold_documents * len(run.inputs.prompts.scored),
+                "rows": run.n_gold_documents * len(run.inputs.prompts.scored),
                 "own_peak_mb": own.ru_maxrss / 1024,
                 "worker_peak_mb": workers.ru_maxrss / 1024,
             }

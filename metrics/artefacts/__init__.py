@@ -1,6 +1,6 @@
 """Writers for the artefacts of an extraction run (docs/semantics.md section 4).
 
-Framework-free: plain results in (metrics.engine.attributes.types), files out. The offline command
-writes a whole folder with `metrics.pipeline.extraction_folder`; the server's artefact download
-(`exports`) calls the same writers on an open file or a path.
+Each writes to a text file its caller opened (UTF-8, `newline=""`: the csv module ends its rows
+itself), so the offline folder (`metrics.pipeline.extraction_folder`) and the server's download
+(`exports`, the only writer here that reads the database) share them.
 """

@@ -23,29 +23,14 @@ CONFIG_YAML = "config.yaml"
 PROMPTS_USED_CSV = "prompts_used.csv"
 EVALUATION_LOG = "evaluation.log"
 
-ARTEFACT_NAMES = (
-    METRICS_CSV,
-    METRICS_JSON,
-    COMPARISON_CSV,
-    LLM_ANNOTATIONS_JSON,
-    EXTRACTION_METADATA_JSON,
-    CONFIG_YAML,
-    PROMPTS_USED_CSV,
-    EVALUATION_LOG,
-)
-
-
-def check_output_dir(target: Path) -> None:
-    """Raise FileExistsError unless `target` is absent or an empty folder (never overwrite a run)."""
-    if target.exists() and (not target.is_dir() or any(target.iterdir())):
-        raise FileExistsError(f"{target} already exists and is not an empty folder; choose a new one")
-
 
 @contextmanager
 def atomic_directory(target: str | Path) -> Iterator[Path]:
-    """Yield a temporary folder to fill; on success it becomes `target`, on failure it disappears."""
+    """Yield a temporary folder to fill; on success it becomes `target`, on failure it disappears.
+    FileExistsError unless `target` is absent or an empty folder (a run is never overwritten)."""
     target = Path(target)
-    check_output_dir(target)
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise FileExistsError(f"{target} already exists and is not an empty folder; choose a new one")
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent))
     try:

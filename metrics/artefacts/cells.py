@@ -1,4 +1,4 @@
-"""How values become CSV cells, and where the artefact files are opened.
+"""How values become CSV cells.
 
 Formula injection (docs/semantics.md section 4): a spreadsheet runs a cell that begins with `=`, `+`, `-`,
 `@`, a tab or a carriage return as a formula, and gold text, prompts and model output are all
@@ -16,9 +16,6 @@ new physical line after each, and reads what follows as the start of a cell. So 
 puts the quote after every CR, LF or CRLF that a trigger follows, and every CSV writer is made by
 `csv_writer`: RFC 4180, rows end with CRLF, which makes the csv module quote any cell holding a CR or
 an LF (with a plain LF terminator it leaves a lone CR bare, and readers split the row there).
-
-Other conventions: None (null) is an empty cell, booleans are `True`/`False`, LIST/DICT values are
-compact JSON, floats are written with Python's shortest round-trip representation.
 """
 
 from __future__ import annotations
@@ -27,16 +24,9 @@ import csv
 import json
 import math
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
 from typing import IO, Any
 
 FORMULA_TRIGGERS = frozenset("=+-@\t\r")
-
-# A path to create, or an open text file (the caller keeps ownership and closes it).
-Destination = str | Path | IO[str]
-
 
 # A line break (CRLF as one) that a formula trigger follows; the quote goes between the two.
 _LINE_START_TRIGGER = re.compile(r"(\r\n|\r|\n)(?=[=+\-@\t\r])")
@@ -86,12 +76,7 @@ def cell(value: Any) -> str | int | float:
     return escape_formula(str(value))
 
 
-@contextmanager
-def open_destination(destination: Destination) -> Iterator[IO[str]]:
-    """Open a path for writing UTF-8 text (newline translation off, as the csv module wants), or
-    pass an already open file through without closing it."""
-    if isinstance(destination, (str, Path)):
-        with open(destination, "w", encoding="utf-8", newline="") as handle:
-            yield handle
-    else:
-        yield destination
+def write_json(value: Any, handle: IO[str]) -> None:
+    """A JSON artefact as people read it: indented, non-ASCII as is, ending with a line break."""
+    json.dump(value, handle, indent=2, ensure_ascii=False)
+    handle.write("\n")

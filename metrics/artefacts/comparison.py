@@ -1,30 +1,26 @@
 """`goldstandard_llm_comparison.csv`: gold beside prediction for every gold document x attribute.
 
-Exactly the 20 COMPARISON_COLUMNS of the seed, in its order, one row per ComparisonRow in the order
-the engine made them (documents first, then attributes). Cells follow `cells.py`: booleans `True` /
-`False`, null empty, text escaped against formula injection; the two verbatim percentages are written
-with two decimals.
+The 20 COMPARISON_COLUMNS of the seed, one row per ComparisonRow in the engine's order; cells as
+`cells.py` makes them, the two verbatim percentages with two decimals.
 
 This is the largest artefact (documents x attributes rows), so rows are built by one flat function
 with no per-cell call in the common cases. A row none of whose cells holds a comma, a double quote,
 a carriage return or a line feed is written as its cells joined by commas, which is exactly what the
-csv module writes for it (nothing to quote), the citation details cell quoted as the csv module quotes
-(in double quotes, inner quotes doubled) when it needs it; any other row goes through `csv.writer`. The lines are
-written in blocks. (The csv module's per-row work was two thirds of this writer's time.)
+csv module writes for it, the citation details cell quoted as the csv module quotes when it needs
+it; any other row goes through `csv.writer`. (The csv module's per-row work was two thirds of this
+writer's time.)
 """
 
 from __future__ import annotations
 
 import io
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from metrics.artefacts.cells import (
     FORMULA_TRIGGERS,
-    Destination,
     cell,
     csv_writer,
     escape_line_starts,
-    open_destination,
 )
 from metrics.engine.attributes.types import (
     COMPARISON_COLUMNS,
@@ -34,19 +30,12 @@ from metrics.engine.attributes.types import (
 
 _BOOL = {None: "", True: "True", False: "False"}
 _STATUS: dict[MatchStatus | None, str] = {None: "", **{status: status.value for status in MatchStatus}}
-_TRIGGERS = FORMULA_TRIGGERS
 # A cell holding a double quote, a carriage return or a line feed is quoted by the csv module
 # (QUOTE_MINIMAL, "," delimiter, CRLF); the rows test for them with three `in` (memchr scans: a
 # character-class search walks the line in the regex engine, six times slower).
 _SEPARATORS_IN_A_ROW = len(COMPARISON_COLUMNS) - 1
 _LINES_PER_WRITE = 2_000
 _DETAILS = COMPARISON_COLUMNS.index("item_attribute_full_text_details")
-
-
-def comparison_cells(row: ComparisonRow) -> list[str]:
-    """The 20 cells of one row, in COMPARISON_COLUMNS order, as the csv module is given them (the
-    server streams stored rows so): `_text_cells`, with every line of a text cell escaped."""
-    return [escape_line_starts(text) for text in _text_cells(row, {})]
 
 
 def _percentage(value: float | None) -> str:
@@ -65,9 +54,9 @@ def _value_cell(value: object) -> str | int | float:
 
 
 def _text_cells(row: ComparisonRow, percentages: dict[float, str]) -> list[str]:
-    """The 20 cells of one row as the text the csv module writes for them (`comparison_cells`, with
-    numbers turned into text as csv.writer does: `str`)."""
-    t = _TRIGGERS
+    """The 20 cells of one row as the text the csv module writes for them (numbers turned into text
+    as csv.writer does: `str`), the start of each text escaped, not the lines within it."""
+    t = FORMULA_TRIGGERS
     document_id, external_id, name = row.document_id, row.external_id, row.document_name
     attribute_id, label, run_id = row.attribute_id, row.attribute_label, row.extraction_run_id
     human_text, details = row.human_additional_text, row.item_attribute_full_text_details
@@ -129,61 +118,42 @@ def _details_cell(details: str) -> str:
     return details
 
 
-def write_comparison_rows(
-    rows: Iterable[ComparisonRow], destination: Destination, *, header: bool = True
-) -> None:
-    """Write comparison rows with their header (or without: a part of the file); the server streams
-    stored rows through this."""
-    with open_destination(destination) as handle:
-        if header:
-            csv_writer(handle).writerow(COMPARISON_COLUMNS)
-        # Rows with something to quote go through the csv module, into this buffer, in order.
-        quoted = io.StringIO()
-        quoting_writer = csv_writer(quoted)
-        percentages: dict[float, str] = {}
-        separators = _SEPARATORS_IN_A_ROW
-        # A citation backs the rows of several attributes: its cell is escaped and quoted once.
-        details_cells: dict[str, str] = {}
-        lines: list[str] = []
-        for row in rows:
-            cells = _text_cells(row, percentages)
-            # EPPI citation details hold a line break and quotes ('Page 3:\n[¬s]"..."[¬e]'): that
-            # cell is quoted on its own, and the rest of the row checked without it.
-            details = cells[_DETAILS]
+def comparison_csv(rows: Iterable[ComparisonRow], *, header: bool = True) -> Iterator[str]:
+    """goldstandard_llm_comparison.csv (or, without its header, a part of it) in blocks of
+    _LINES_PER_WRITE rows: the offline writers and the server's download stream it alike."""
+    if header:
+        yield ",".join(COMPARISON_COLUMNS) + "\r\n"  # no name needs quoting
+    # Rows with something to quote go through the csv module, into this buffer, in order.
+    quoted = io.StringIO()
+    quoting_writer = csv_writer(quoted)
+    percentages: dict[float, str] = {}
+    separators = _SEPARATORS_IN_A_ROW
+    # A citation backs the rows of several attributes: its cell is escaped and quoted once.
+    details_cells: dict[str, str] = {}
+    lines: list[str] = []
+    for row in rows:
+        cells = _text_cells(row, percentages)
+        # EPPI citation details hold a line break and quotes ('Page 3:\n[¬s]"..."[¬e]'): that
+        # cell is quoted on its own, and the rest of the row checked without it.
+        details = cells[_DETAILS]
+        cells[_DETAILS] = ""
+        line = ",".join(cells)
+        if line.count(",") == separators and '"' not in line and "\n" not in line and "\r" not in line:
             if details:
-                cells[_DETAILS] = ""
+                details_cell = details_cells.get(details)
+                if details_cell is None:
+                    details_cell = details_cells[details] = _details_cell(details)
+                cells[_DETAILS] = details_cell
                 line = ",".join(cells)
-                plain = (
-                    line.count(",") == separators
-                    and '"' not in line
-                    and "\n" not in line
-                    and "\r" not in line
-                )
-                if plain:
-                    details_cell = details_cells.get(details)
-                    if details_cell is None:
-                        details_cell = details_cells[details] = _details_cell(details)
-                    cells[_DETAILS] = details_cell
-                    line = ",".join(cells)
-                else:
-                    cells[_DETAILS] = details
-            else:
-                line = ",".join(cells)
-                plain = (
-                    line.count(",") == separators
-                    and '"' not in line
-                    and "\n" not in line
-                    and "\r" not in line
-                )
-            if plain:
-                lines.append(line + "\r\n")
-            else:
-                # Only here can a cell hold a line break: the lines inside it are escaped too.
-                quoting_writer.writerow([escape_line_starts(text) for text in cells])
-                lines.append(quoted.getvalue())
-                quoted.seek(0)
-                quoted.truncate()
-            if len(lines) >= _LINES_PER_WRITE:
-                handle.write("".join(lines))
-                lines.clear()
-        handle.write("".join(lines))
+            lines.append(line + "\r\n")
+        else:
+            # Only here can a cell hold a line break: the lines inside it are escaped too.
+            cells[_DETAILS] = details
+            quoting_writer.writerow([escape_line_starts(text) for text in cells])
+            lines.append(quoted.getvalue())
+            quoted.seek(0)
+            quoted.truncate()
+        if len(lines) >= _LINES_PER_WRITE:
+            yield "".join(lines)
+            lines.clear()
+    yield "".join(lines)

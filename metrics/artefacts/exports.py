@@ -11,22 +11,26 @@ import io
 import json
 import tempfile
 import zipfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any
 
 from annotations.models import Job
 from annotations.selectors import attribute_specs
 from experiments.models import ExperimentRun, RunKind
 from metrics.artefacts import bundle
-from metrics.artefacts.cells import cell, csv_writer
-from metrics.artefacts.comparison import comparison_cells, write_comparison_rows
+from metrics.artefacts.cells import cell, csv_writer, write_json
+from metrics.artefacts.comparison import comparison_csv
 from metrics.artefacts.metrics_files import write_metrics_csv
 from metrics.artefacts.run_records import (
-    annotations_run_metadata,
+    json_items,
+    llm_annotation_lines,
+    llm_annotations_head,
+    metadata_entries,
+    metadata_head,
+    metadata_totals,
     write_config_yaml,
     write_evaluation_log,
-    write_extraction_metadata_json,
-    write_llm_annotations_json,
+    write_json_list,
     write_prompts_used_csv,
 )
 from metrics.engine.attributes.types import (
@@ -65,33 +69,22 @@ def comparison_header(kind: str) -> tuple[str, ...]:
     return COMPARISON_COLUMNS if kind == RunKind.ATTRIBUTES else SPAN_COLUMNS
 
 
-def comparison_csv_cells(kind: str, rows: Iterable[StoredRow]) -> Iterator[list]:
-    """Cells of stored rows; attribute rows through the artefact writer's own cell function."""
-    if kind == RunKind.ATTRIBUTES:
-        for row in rows:
-            yield comparison_cells(engine_row(row.columns, row.attribute.type))
-        return
-    for row in rows:
-        yield [cell(row.columns.get(name)) for name in SPAN_COLUMNS]
-
-
-class _Echo:
-    def write(self, value: str) -> str:
-        return value
-
-
 def comparison_csv_stream(kind: str, rows: Iterable[StoredRow]) -> Iterator[str]:
-    """The CSV text, a few hundred rows at a time (for a StreamingHttpResponse)."""
-    writer = csv_writer(_Echo())
-    yield writer.writerow(comparison_header(kind))
-    buffer: list[str] = []
-    for cells in comparison_csv_cells(kind, rows):
-        buffer.append(writer.writerow(cells))
-        if len(buffer) >= 500:
-            yield "".join(buffer)
-            buffer = []
-    if buffer:
-        yield "".join(buffer)
+    """The CSV text of stored rows, a few hundred rows at a time (for a StreamingHttpResponse);
+    attribute rows as the offline command writes them."""
+    if kind == RunKind.ATTRIBUTES:
+        yield from comparison_csv(engine_row(row.columns, row.attribute.type) for row in rows)
+        return
+    text = io.StringIO()
+    writer = csv_writer(text)
+    writer.writerow(SPAN_COLUMNS)
+    for number, row in enumerate(rows, start=1):
+        writer.writerow([cell(row.columns.get(name)) for name in SPAN_COLUMNS])
+        if number % 500 == 0:
+            yield text.getvalue()
+            text.seek(0)
+            text.truncate()
+    yield text.getvalue()
 
 
 def _stored_rows(scoring: Scoring) -> Iterator[StoredRow]:
@@ -124,19 +117,15 @@ def evaluation_from_report(report: dict[str, Any]) -> ExtractionEvaluation:
     )
 
 
-def _text_entry(archive: zipfile.ZipFile, name: str) -> IO[str]:
-    return io.TextIOWrapper(archive.open(name, "w"), encoding="utf-8", newline="")
-
-
 def artefacts_zip(*, run: ExperimentRun, scoring: Scoring) -> IO[bytes]:
     """Every artefact of docs/semantics.md section 4 for this scoring, in a zip in a temporary file."""
     # Returned open: the caller (a FileResponse) closes it once sent.
     handle = tempfile.SpooledTemporaryFile(max_size=32 * 1024**2)  # noqa: SIM115
+    writers = _span_writers if run.kind == RunKind.SPANS else _attribute_writers
     with zipfile.ZipFile(handle, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-        if run.kind == RunKind.SPANS:
-            _span_artefacts(archive, run, scoring)
-        else:
-            _attribute_artefacts(archive, run, scoring)
+        for name, write in writers(run, scoring):
+            with io.TextIOWrapper(archive.open(name, "w"), encoding="utf-8", newline="") as entry:
+                write(entry)
     handle.seek(0)
     return handle
 
@@ -163,56 +152,62 @@ def _log_lines(run: ExperimentRun, scoring: Scoring) -> list[str]:
     return lines
 
 
-def _span_artefacts(archive: zipfile.ZipFile, run: ExperimentRun, scoring: Scoring) -> None:
-    with _text_entry(archive, RESULTS_JSON) as entry:
-        json.dump(scoring.report, entry, indent=2, ensure_ascii=False)
-        entry.write("\n")
-    with _text_entry(archive, SPAN_COMPARISON_CSV) as entry:
-        entry.writelines(comparison_csv_stream(run.kind, _stored_rows(scoring)))
-    with _text_entry(archive, bundle.CONFIG_YAML) as entry:
-        write_config_yaml(_config_snapshot(run, scoring), entry)
-    with _text_entry(archive, bundle.EVALUATION_LOG) as entry:
-        write_evaluation_log(_log_lines(run, scoring), entry)
+def _span_writers(run: ExperimentRun, scoring: Scoring) -> list[tuple[str, Callable[[IO[str]], None]]]:
+    return [
+        (RESULTS_JSON, lambda entry: write_json(scoring.report, entry)),
+        (
+            SPAN_COMPARISON_CSV,
+            lambda entry: entry.writelines(comparison_csv_stream(run.kind, _stored_rows(scoring))),
+        ),
+        (bundle.CONFIG_YAML, lambda entry: write_config_yaml(_config_snapshot(run, scoring), entry)),
+        (bundle.EVALUATION_LOG, lambda entry: write_evaluation_log(_log_lines(run, scoring), entry)),
+    ]
 
 
-def _attribute_artefacts(archive: zipfile.ZipFile, run: ExperimentRun, scoring: Scoring) -> None:
+def _attribute_writers(run: ExperimentRun, scoring: Scoring) -> list[tuple[str, Callable[[IO[str]], None]]]:
+    """The writers of the offline command's eight artefacts, in its order, on the stored scoring."""
     evaluation = evaluation_from_report(scoring.report)
     custom = scoring.settings.get("custom_metrics", [])
     specs = run_attribute_specs(attribute_specs(project=run.project), run.prompts)
     scored = [spec for spec in specs if spec.is_scored]
     predictions = prediction_documents(list(run_document_index(run).values()))
     run_id = str(run.pk)
-    with _text_entry(archive, bundle.METRICS_CSV) as entry:
-        write_metrics_csv(
-            evaluation, entry, custom_metrics=custom, intervals=intervals_from_metrics_report(scoring.report)
-        )
-    with _text_entry(archive, bundle.METRICS_JSON) as entry:
-        json.dump(scoring.report, entry, indent=2, ensure_ascii=False)
-        entry.write("\n")
-    with _text_entry(archive, bundle.COMPARISON_CSV) as entry:
-        write_comparison_rows(
-            (engine_row(row.columns, row.attribute.type) for row in _stored_rows(scoring)), entry
-        )
-    with _text_entry(archive, bundle.LLM_ANNOTATIONS_JSON) as entry:
-        write_llm_annotations_json(
-            run_id=run_id,
-            predictions=predictions,
-            attributes=specs,
-            run_metadata=annotations_run_metadata(
-                {"model": run.model, "provider": run.provider, "config_hash": run.config_hash},
-                n_gold_documents=len(scoring.document_ids),
-                n_prediction_lines=len(predictions),
-                attributes=scored,
+    annotations_head = llm_annotations_head(
+        run_id,
+        {"model": run.model, "provider": run.provider, "config_hash": run.config_hash},
+        n_gold_documents=len(scoring.document_ids),
+        n_prediction_lines=len(predictions),
+        attributes=scored,
+    )
+    intervals = intervals_from_metrics_report(scoring.report)
+    entries = metadata_entries(predictions)
+    metadata = metadata_head(
+        run_id=run_id,
+        totals=metadata_totals(entries),
+        n_gold_documents=len(scoring.document_ids),
+        without_line=[document_id for document_id in scoring.document_ids if document_id not in predictions],
+    )
+    return [
+        (
+            bundle.METRICS_CSV,
+            lambda entry: write_metrics_csv(evaluation, entry, custom_metrics=custom, intervals=intervals),
+        ),
+        (bundle.METRICS_JSON, lambda entry: write_json(scoring.report, entry)),
+        (
+            bundle.COMPARISON_CSV,
+            lambda entry: entry.writelines(comparison_csv_stream(run.kind, _stored_rows(scoring))),
+        ),
+        (
+            bundle.LLM_ANNOTATIONS_JSON,
+            lambda entry: write_json_list(
+                annotations_head, "documents", llm_annotation_lines(predictions, specs), entry
             ),
-            destination=entry,
-        )
-    with _text_entry(archive, bundle.EXTRACTION_METADATA_JSON) as entry:
-        write_extraction_metadata_json(
-            run_id=run_id, predictions=predictions, gold_document_ids=scoring.document_ids, destination=entry
-        )
-    with _text_entry(archive, bundle.CONFIG_YAML) as entry:
-        write_config_yaml(_config_snapshot(run, scoring), entry)
-    with _text_entry(archive, bundle.PROMPTS_USED_CSV) as entry:
-        write_prompts_used_csv(scored, entry)
-    with _text_entry(archive, bundle.EVALUATION_LOG) as entry:
-        write_evaluation_log(_log_lines(run, scoring), entry)
+        ),
+        (
+            bundle.EXTRACTION_METADATA_JSON,
+            lambda entry: write_json_list(metadata, "per_document", json_items(entries), entry),
+        ),
+        (bundle.CONFIG_YAML, lambda entry: write_config_yaml(_config_snapshot(run, scoring), entry)),
+        (bundle.PROMPTS_USED_CSV, lambda entry: write_prompts_used_csv(scored, entry)),
+        (bundle.EVALUATION_LOG, lambda entry: write_evaluation_log(_log_lines(run, scoring), entry)),
+    ]

@@ -10,11 +10,10 @@ when the caller passes them, are written as docs/uncertainty.md ("Attribute runs
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import IO, Any
 
-from metrics.artefacts.cells import Destination, cell, csv_writer, is_null, open_destination
+from metrics.artefacts.cells import cell, csv_writer, is_null
 from metrics.engine.attributes.metrics import COUNT_COLUMNS, metric_column_order
 from metrics.engine.attributes.types import AttributeResult, ExtractionEvaluation
 from metrics.engine.text_table import text_table
@@ -35,8 +34,7 @@ def metric_column_names(evaluation: ExtractionEvaluation, custom_metrics: Sequen
     """The metric columns of metrics.csv, in order."""
     types_present = sorted({result.spec.type for result in evaluation.attributes})
     ordered = list(metric_column_order(types_present, list(custom_metrics)))
-    known = set(ordered)
-    extra = sorted({name for result in evaluation.attributes for name in result.metrics} - known)
+    extra = sorted({name for result in evaluation.attributes for name in result.metrics} - set(ordered))
     return ordered + extra
 
 
@@ -51,16 +49,9 @@ def interval_metric_names(
     return frozenset(name for _, name in attribute_metric_definitions(types))
 
 
-def _bounds(intervals: AttributeIntervals | None, attribute_id: str, metric: str) -> tuple[Any, Any]:
-    interval = (intervals or {}).get(attribute_id, {}).get(metric)
-    if interval is None:
-        return None, None
-    return interval.low, interval.high
-
-
 def write_metrics_csv(
     evaluation: ExtractionEvaluation,
-    destination: Destination,
+    handle: IO[str],
     *,
     custom_metrics: Sequence[str] = (),
     intervals: AttributeIntervals | None = None,
@@ -72,23 +63,23 @@ def write_metrics_csv(
         header.append(name)
         if name in with_interval:
             header += [f"{name}_ci_low", f"{name}_ci_high"]
-    with open_destination(destination) as handle:
-        writer = csv_writer(handle)
-        writer.writerow(header)
-        for result in sorted_results(evaluation):
-            spec = result.spec
-            row = [
-                cell(evaluation.run_id),
-                cell(spec.attribute_id),
-                cell(spec.label),
-                spec.type.value,
-                *(cell(result.counts.get(name)) for name in COUNT_COLUMNS),
-            ]
-            for name in metrics:
-                row.append(cell(result.metrics.get(name)))
-                if name in with_interval:
-                    row.extend(cell(bound) for bound in _bounds(intervals, spec.attribute_id, name))
-            writer.writerow(row)
+    writer = csv_writer(handle)
+    writer.writerow(header)
+    for result in sorted_results(evaluation):
+        spec = result.spec
+        row = [
+            cell(evaluation.run_id),
+            cell(spec.attribute_id),
+            cell(spec.label),
+            spec.type.value,
+            *(cell(result.counts.get(name)) for name in COUNT_COLUMNS),
+        ]
+        for name in metrics:
+            row.append(cell(result.metrics.get(name)))
+            if name in with_interval:
+                interval = (intervals or {}).get(spec.attribute_id, {}).get(name)
+                row += ["", ""] if interval is None else [cell(interval.low), cell(interval.high)]
+        writer.writerow(row)
 
 
 def metrics_report(
@@ -140,22 +131,6 @@ def _interval_entries(per_metric: Mapping[str, Interval], metrics: Sequence[str]
         for name in names
         if per_metric[name].low is not None and per_metric[name].high is not None
     }
-
-
-def write_metrics_json(
-    evaluation: ExtractionEvaluation,
-    destination: Destination,
-    *,
-    custom_metrics: Sequence[str] = (),
-    intervals: AttributeIntervals | None = None,
-    intervals_config: Mapping[str, Any] | None = None,
-) -> None:
-    report = metrics_report(
-        evaluation, custom_metrics, intervals=intervals, intervals_config=intervals_config
-    )
-    with open_destination(destination) as handle:
-        json.dump(report, handle, indent=2, ensure_ascii=False)
-        handle.write("\n")
 
 
 def format_metrics_table(evaluation: ExtractionEvaluation, custom_metrics: Sequence[str] = ()) -> str:

@@ -1,12 +1,9 @@
-"""The records of a run beside its scores: what the model returned, what it cost, how it was set up.
+"""The records of a run beside its scores: what the model returned (`llm_annotations.json`), what
+it cost (`extraction_metadata.json`), how it was set up (`config.yaml`, `prompts_used.csv`) and its
+`evaluation.log`.
 
-- `llm_annotations.json`: every prediction line (context, status, per-attribute annotations) and
-  the run's metadata.
-- `extraction_metadata.json`: totals of cost, tokens and time, stage durations summed over
-  documents, and one entry per prediction line. A total is null when no document reported that
-  figure (a sum of nothing is not 0 dollars); `n_documents_reporting` says how many entered each.
-  `total_pipeline_duration_seconds` is the sum of every stage timing of every document.
-- `config.yaml`, `prompts_used.csv`, `evaluation.log`.
+In extraction_metadata.json a total is null when no document reported that figure (a sum of nothing
+is not 0 dollars); `n_documents_reporting` says how many entered each.
 
 The two JSON files hold one document per line inside their list: the C JSON encoder does the work
 (an indented dump falls back to the pure-Python one) and the file still diffs line by line.
@@ -23,7 +20,7 @@ from typing import IO, Any
 import orjson
 import yaml
 
-from metrics.artefacts.cells import Destination, csv_writer, escape_formula, open_destination
+from metrics.artefacts.cells import csv_writer, escape_formula
 from metrics.engine.attributes.types import AttributeSpec, PredictedAnnotation, PredictionDocument
 
 ANNOTATIONS_FORMAT_VERSION = 1
@@ -37,12 +34,11 @@ _ENCODE_ITEM = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def json_items(items: Iterable[Any]) -> Iterator[str]:
-    """The items of a JSON artefact's list, each encoded as `_write_json_lines_in_list` writes it
-    (`json.dumps(item, ensure_ascii=False)`)."""
+    """The items of a JSON artefact's list, each as `json.dumps(item, ensure_ascii=False)`."""
     return map(_ENCODE_ITEM, items)
 
 
-# How the list of a JSON artefact holds its items: one a line, indented (`_write_json_lines_in_list`).
+# How the list of a JSON artefact holds its items: one a line, indented (`write_json_list`).
 FIRST_ITEM_SEPARATOR = "\n    "
 ITEM_SEPARATOR = ",\n    "
 
@@ -55,11 +51,11 @@ def json_list_frame(head: Mapping[str, Any], list_key: str) -> tuple[str, str]:
     return head_text[: -len("[]\n}")] + "[", "\n  ]\n}\n"
 
 
-def _write_json_lines_in_list(
-    handle: IO[str], head: Mapping[str, Any], list_key: str, item_texts: Iterable[str]
+def write_json_list(
+    head: Mapping[str, Any], list_key: str, item_texts: Iterable[str], handle: IO[str]
 ) -> None:
     """Write `{**head, list_key: [items]}` with the head indented and one item per line, the items
-    already encoded (each as `json.dumps(item, ensure_ascii=False)`)."""
+    already encoded (`json_items`); a text may hold several, joined by ITEM_SEPARATOR."""
     opening, closing = json_list_frame(head, list_key)
     handle.write(opening)
     separator = FIRST_ITEM_SEPARATOR
@@ -71,15 +67,9 @@ def _write_json_lines_in_list(
 
 
 def json_value(value: Any) -> str:
-    """`json.dumps(value, ensure_ascii=False)`, the common cases without its per-call overhead.
-
-    - str: encoded by orjson (several times faster on long texts such as the contexts), which
-      escapes exactly what json does with ensure_ascii=False (the quote, the backslash and the
-      control characters, spelled the same: checked on every code point); it refuses a lone
-      surrogate, which then goes to json as before;
-    - None, True, False: null, true, false;
-    - int and finite float (exact classes): their repr, which is what json writes;
-    - anything else (NaN, infinities, subclasses, lists, dicts): json itself.
+    """`json.dumps(value, ensure_ascii=False)`, the common cases without its per-call overhead. A
+    str goes to orjson (several times faster on long contexts), which escapes exactly what json does
+    with ensure_ascii=False (checked on every code point) and refuses a lone surrogate, left to json.
     """
     kind = value.__class__
     if kind is str:
@@ -99,10 +89,9 @@ def json_value(value: Any) -> str:
 def llm_annotation_lines(
     predictions: Mapping[str, PredictionDocument], attributes: Sequence[AttributeSpec]
 ) -> Iterator[str]:
-    """The items of llm_annotations.json's `documents` list, one encoded document per prediction
-    line, in order: `json.dumps(record, ensure_ascii=False)` of each record (keys document_id,
-    status, error, context, annotations), spelled out. Its values are encoded one by one
-    (`json_value`), the context, the bulk of the file, by orjson. No item holds a line break."""
+    """The items of llm_annotations.json's `documents` list, one per prediction line, in order: the
+    `json.dumps(record, ensure_ascii=False)` of each record, spelled out so that its values, the
+    context above all, go through `json_value`."""
     labels = {spec.attribute_id: spec.label for spec in attributes}
     # attribute_id -> the start of its annotations' text, up to the output_data value: a few ids
     # recur on every document.
@@ -134,24 +123,17 @@ def llm_annotation_lines(
         )
 
 
-def llm_annotations_head(run_id: str, run_metadata: Mapping[str, Any]) -> dict[str, Any]:
-    return {
-        "extraction_run_id": run_id,
-        "format_version": ANNOTATIONS_FORMAT_VERSION,
-        "run": dict(run_metadata),
-    }
-
-
-def annotations_run_metadata(
+def llm_annotations_head(
+    run_id: str,
     settings: Mapping[str, Any],
     *,
     n_gold_documents: int,
     n_prediction_lines: int,
     attributes: Sequence[AttributeSpec],
 ) -> dict[str, Any]:
-    """The `run` object of llm_annotations.json: the run's `settings` (model, provider...) as the
-    caller holds them, its counts, and the scored attributes."""
-    return {
+    """llm_annotations.json but its documents; its `run` object holds the run's `settings` (model,
+    provider...) as the caller holds them, its counts, and the scored attributes."""
+    run = {
         **settings,
         "n_gold_documents": n_gold_documents,
         "n_prediction_lines": n_prediction_lines,
@@ -164,23 +146,7 @@ def annotations_run_metadata(
             for spec in attributes
         ],
     }
-
-
-def write_llm_annotations_json(
-    *,
-    run_id: str,
-    predictions: Mapping[str, PredictionDocument],
-    attributes: Sequence[AttributeSpec],
-    run_metadata: Mapping[str, Any],
-    destination: Destination,
-) -> None:
-    with open_destination(destination) as handle:
-        _write_json_lines_in_list(
-            handle,
-            llm_annotations_head(run_id, run_metadata),
-            "documents",
-            llm_annotation_lines(predictions, attributes),
-        )
+    return {"extraction_run_id": run_id, "format_version": ANNOTATIONS_FORMAT_VERSION, "run": run}
 
 
 def metadata_entries(predictions: Mapping[str, PredictionDocument]) -> list[dict[str, Any]]:
@@ -268,55 +234,25 @@ def metadata_head(
     }
 
 
-def write_extraction_metadata_json(
-    *,
-    run_id: str,
-    predictions: Mapping[str, PredictionDocument],
-    gold_document_ids: Sequence[str],
-    destination: Destination,
-) -> None:
-    entries = metadata_entries(predictions)
-    head = metadata_head(
-        run_id=run_id,
-        totals=metadata_totals(entries),
-        n_gold_documents=len(gold_document_ids),
-        without_line=[document_id for document_id in gold_document_ids if document_id not in predictions],
-    )
-    write_metadata_json_lines(head, json_items(entries), destination)
-
-
-def write_metadata_json_lines(
-    head: Mapping[str, Any], item_texts: Iterable[str], destination: Destination
-) -> None:
-    """extraction_metadata.json from its head and its entries already encoded (`json_items`); a
-    text may hold several, joined by ITEM_SEPARATOR."""
-    with open_destination(destination) as handle:
-        _write_json_lines_in_list(handle, head, "per_document", item_texts)
-
-
-def write_config_yaml(config: Mapping[str, Any], destination: Destination) -> None:
+def write_config_yaml(config: Mapping[str, Any], handle: IO[str]) -> None:
     """The configuration snapshot, keys in the order given (the effective settings first)."""
-    with open_destination(destination) as handle:
-        yaml.safe_dump(dict(config), handle, sort_keys=False, allow_unicode=True, default_flow_style=False)
+    yaml.safe_dump(dict(config), handle, sort_keys=False, allow_unicode=True, default_flow_style=False)
 
 
-def write_prompts_used_csv(attributes: Sequence[AttributeSpec], destination: Destination) -> None:
+def write_prompts_used_csv(attributes: Sequence[AttributeSpec], handle: IO[str]) -> None:
     """The attributes and prompts the run scored, in the prompt CSV's own column layout."""
-    with open_destination(destination) as handle:
-        writer = csv_writer(handle)
-        writer.writerow(PROMPT_COLUMNS)
-        writer.writerows(
-            [
-                escape_formula(spec.prompt),
-                spec.type.value.lower(),
-                escape_formula(spec.attribute_id),
-                escape_formula(spec.label),
-            ]
-            for spec in attributes
-        )
+    writer = csv_writer(handle)
+    writer.writerow(PROMPT_COLUMNS)
+    writer.writerows(
+        [
+            escape_formula(spec.prompt),
+            spec.type.value.lower(),
+            escape_formula(spec.attribute_id),
+            escape_formula(spec.label),
+        ]
+        for spec in attributes
+    )
 
 
-def write_evaluation_log(lines: Iterable[str], destination: Destination) -> None:
-    with open_destination(destination) as handle:
-        for line in lines:
-            handle.write(line.rstrip("\n") + "\n")
+def write_evaluation_log(lines: Iterable[str], handle: IO[str]) -> None:
+    handle.writelines(line.rstrip("\n") + "\n" for line in lines)

@@ -1,12 +1,9 @@
 """The attribute (extraction) task's chunk, partial result and merge: the one chunked comparison,
 of the server's scoring, the offline route (`extraction_files`) and the paired report.
 
-A chunk is a contiguous slice of the run's gold documents, in gold order, with the predictions of
-those documents; its partial result holds the chunk's comparison rows as columns (one tuple of
-values per ComparisonRow field), its warnings, and its counts of predicted values outside the
-schema. `merge_attribute_partials` is the one place where chunks meet: rows and warnings in chunk
-order, the outside-the-schema counts added before they are worded, so the result is that of one
-pass whatever the chunking.
+A chunk is a contiguous slice of the run's gold documents, in gold order, with their predictions.
+`merge_attribute_partials` is the one place where chunks meet; it adds the outside-the-schema
+counts before it words them, so the result is that of one pass whatever the chunking.
 """
 
 from __future__ import annotations

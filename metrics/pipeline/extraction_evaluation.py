@@ -4,14 +4,11 @@ and what its log and records say of it (`ExtractionRun`).
 The `evaluate_extraction` command runs `extraction_folder`, which reads large inputs in chunks and
 comes here for anything else; the server's scoring reuses the settings, the paired report the
 readers and `compare_extraction_inputs`. Plain Python, no Django.
-
-Order of precedence for settings: command-line flag, then `config.yaml`, then the engine's default
-(threshold 0.90, number format `en`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,14 +27,14 @@ from annotations.importers.extraction_predictions import PredictionSet, read_pre
 from annotations.importers.formats import SNIFF_BYTES, attribute_gold_format
 from annotations.importers.prompts_csv import PromptSet, read_prompts_csv
 from annotations.importers.sources import SourceInput
-from metrics.artefacts.run_records import annotations_run_metadata
+from metrics.artefacts.run_records import llm_annotations_head
 from metrics.engine.attributes.comparison import validate_settings
 from metrics.engine.attributes.custom_metrics import resolve_custom_metrics
 from metrics.engine.attributes.types import EvaluationSettings, ExtractionEvaluation
 from metrics.engine.uncertainty.bootstrap import Interval
 from metrics.pipeline.attributes import AttributePartial, compare_attribute_chunk, merge_attribute_partials
 from metrics.pipeline.executors import local_executor
-from metrics.pipeline.extraction_files import ExtractionDocumentChunk, document_chunks
+from metrics.pipeline.extraction_files import ExtractionInputs, document_chunks
 from metrics.pipeline.intervals import (
     IntervalSettings,
 )
@@ -50,59 +47,16 @@ CUSTOM_METRICS_KEY = "custom_evaluation_metrics"
 
 
 @dataclass
-class ExtractionInputs:
-    prompts: PromptSet
-    gold: GoldSet
-    predictions: PredictionSet
-    gold_format: str
-    names: dict[str, str]  # "gold" / "prompts" / "predictions" -> the file name used in messages
-
-    @property
-    def warnings(self) -> list[ImportProblem]:
-        return [*self.prompts.warnings, *self.gold.warnings, *self.predictions.warnings]
-
-    def chunks(self, *, run_id: str, settings: EvaluationSettings) -> list[ExtractionDocumentChunk]:
-        """The documents read, in the offline route's chunks (`document_chunks`)."""
-        return document_chunks(
-            run_id=run_id,
-            attributes=self.prompts.attributes,
-            settings=settings,
-            gold_documents=self.gold.documents,
-            predictions=self.predictions.documents,
-        )
-
-
-@dataclass
-class InputSummary:
-    """What the run's log and records say about its inputs."""
-
-    n_gold_documents: int
-    n_prediction_lines: int
-    gold_without_line: list[str]  # gold document ids with no prediction line, in gold order
-    warnings: list[ImportProblem]
-
-    @classmethod
-    def of(
-        cls, gold_ids: Sequence[str], predicted_ids: Collection[str], warnings: list[ImportProblem]
-    ) -> InputSummary:
-        predicted = set(predicted_ids)
-        return cls(
-            n_gold_documents=len(gold_ids),
-            n_prediction_lines=len(predicted_ids),
-            gold_without_line=[document_id for document_id in gold_ids if document_id not in predicted],
-            warnings=warnings,
-        )
-
-
-@dataclass
 class ExtractionRun:
     """An evaluated run with everything its artefacts are written from."""
 
     evaluation: ExtractionEvaluation
     inputs: ExtractionInputs  # without documents when they were read in chunks
     settings: EvaluationSettings
-    summary: InputSummary
-    n_rows: int
+    n_gold_documents: int
+    n_prediction_lines: int
+    gold_without_line: list[str]  # gold document ids with no prediction line, in gold order
+    n_rows: int = 0
     config: dict[str, Any] = field(default_factory=dict)  # as loaded from config.yaml
     # Confidence intervals ({attribute_id: {metric: Interval}}) and their settings, once computed;
     # None: the artefacts carry no intervals.
@@ -123,24 +77,24 @@ class ExtractionRun:
             effective["intervals"] = self.interval_settings.as_config()
         return {**effective, **{key: value for key, value in self.config.items() if key not in effective}}
 
-    def annotations_metadata(self) -> dict[str, Any]:
-        """The `run` object of llm_annotations.json: the model and provider when the config names them."""
-        summary = self.summary
-        return annotations_run_metadata(
+    def annotations_head(self) -> dict[str, Any]:
+        """llm_annotations.json but its documents: the model and provider when the config names them."""
+        return llm_annotations_head(
+            self.evaluation.run_id,
             {key: self.config[key] for key in ("model", "provider", "temperature") if key in self.config},
-            n_gold_documents=summary.n_gold_documents,
-            n_prediction_lines=summary.n_prediction_lines,
+            n_gold_documents=self.n_gold_documents,
+            n_prediction_lines=self.n_prediction_lines,
             attributes=self.inputs.prompts.scored,
         )
 
     def log_lines(self) -> list[str]:
         """evaluation.log: what was read, the settings, every warning, skipped and unscored items."""
-        evaluation, inputs, summary, n_rows = self.evaluation, self.inputs, self.summary, self.n_rows
+        evaluation, inputs, n_rows = self.evaluation, self.inputs, self.n_rows
         unscored = set(evaluation.unscored_documents)
-        without_line = sum(document_id not in unscored for document_id in summary.gold_without_line)
+        without_line = sum(document_id not in unscored for document_id in self.gold_without_line)
         lines = [
-            f"INFO run {evaluation.run_id}: {summary.n_gold_documents} gold document(s) ({inputs.gold_format}), "
-            f"{summary.n_prediction_lines} prediction line(s), "
+            f"INFO run {evaluation.run_id}: {self.n_gold_documents} gold document(s) ({inputs.gold_format}), "
+            f"{self.n_prediction_lines} prediction line(s), "
             f"{len(inputs.prompts.scored)} scored attribute(s), {n_rows} comparison row(s)",
             f"INFO settings: {THRESHOLD_KEY}={self.settings.edit_distance_match_threshold} "
             f"{NUMBER_FORMAT_KEY}={self.settings.number_format} "
@@ -150,7 +104,7 @@ class ExtractionRun:
             lines.append(
                 f"WARNING {without_line} gold document(s) have no prediction line: failed extraction"
             )
-        lines.extend(f"WARNING {problem}" for problem in summary.warnings)
+        lines.extend(f"WARNING {problem}" for problem in inputs.warnings)
         lines.extend(f"WARNING {warning}" for warning in evaluation.warnings)
         lines.extend(
             f"INFO unscored document (no gold): {document_id}"
@@ -160,7 +114,6 @@ class ExtractionRun:
 
 
 def gold_file_format(gold: SourceInput) -> str:
-    """`attribute_gold_format` of the start of a gold file or upload."""
     with open_binary(gold) as stream:
         return attribute_gold_format(stream.read(SNIFF_BYTES))
 
@@ -330,9 +283,8 @@ def read_extraction_inputs(
 def attribute_warnings_for_code_sets(
     prompt_set: PromptSet, attribute_names: Mapping[str, str], gold_file: str
 ) -> list[ImportProblem]:
-    """A warning for each scored attribute that the gold's code sets do not define (none when the
-    gold defines no attributes). Usually a mistyped id: every document would silently get the
-    attribute's default."""
+    """A warning for each scored attribute that the gold's code sets do not define. Usually a
+    mistyped id: every document would silently get the attribute's default."""
     if not attribute_names:
         return []
     return [
@@ -353,6 +305,6 @@ def compare_extraction_inputs(
     """The comparison rows and warnings of inputs read whole (the paired report's): the offline
     route's chunks (`document_chunks`) compared in `processes` local processes, merged."""
     resolve_custom_metrics(settings.custom_metrics)  # an unknown name fails before any work
-    chunks = inputs.chunks(run_id=run_id, settings=settings)
+    chunks = document_chunks(inputs, run_id=run_id, settings=settings)
     with paused_garbage_collection():
         return merge_attribute_partials(local_executor(processes).map(compare_attribute_chunk, chunks))

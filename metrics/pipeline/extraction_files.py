@@ -1,29 +1,22 @@
-"""Extraction chunks read straight from an EPPI export and a predictions JSONL file by whoever scores them.
+"""The offline extraction evaluation's chunks and their scorer: the fast path reads each chunk
+straight from an EPPI export and a predictions JSONL file, in the process that scores it.
 
-The fast path of the offline extraction evaluation. A chunk is a run of the export's References
-(one byte range of the gold file) and the prediction lines of those references (one byte range of
-the predictions file, the lines being in gold order). The process that scores a chunk reads those
-bytes itself, checks and scores them, and returns what the run needs of them, already encoded: its
-part of `goldstandard_llm_comparison.csv` and of `llm_annotations.json` (a pool's worker leaves
-those two in files of the run's staging folder), its metadata entries, its per-document counts (the
-intervals' input) and what the metrics read of its rows (`MetricColumns`). No process holds the
-whole of either input, and the chunks' parts are joined in chunk order.
+A file chunk is a run of the export's References and the prediction lines of those references (one
+byte range of each file, the lines in gold order), so no process holds either input whole. Its
+scorer returns its parts of the two large artefacts already encoded, and the rest as an
+`ExtractionPartial`; `merge_extraction_partials` joins them in chunk order.
 
-It goes only where the validating readers (`annotations.importers.eppi`,
-`extraction_predictions`) would raise no error and word the same warnings: the export reader's
-warnings are each about one reference, and come back in order. Anything it is not sure of (a
-reference with an error, a prediction line with a problem or warning, a field outside the known ones, ids that differ from what the plan read, lines
-out of gold order or outside the gold, a repeated id, JSON that orjson and json might read apart...)
-makes it answer "not sure" (None), and the caller reads the inputs again with the validating
-readers, which word every problem as they always have. Their documents are then scored by the same
-scorer, in chunks of documents already read (`document_chunks`), into the same partial results.
-Either way a chunk's rows come from `compare_attribute_chunk`, the server's and the paired report's
-chunk comparison.
+It goes only where the validating readers would raise no error and word the same warnings (the
+export reader's are each about one reference, and come back in order). Anything it is not sure of
+(a reference with an error, a prediction line with a problem, warning or unknown field, ids that
+differ from the plan's, lines out of gold order or outside the gold, a repeated id, JSON that orjson
+and json might read apart...) makes it answer None, and the caller reads the inputs again with the
+validating readers, which word every problem; their documents are cut into chunks
+(`document_chunks`) for the same scorer.
 """
 
 from __future__ import annotations
 
-import io
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -33,11 +26,13 @@ from typing import Any
 import msgspec
 import numpy as np
 
+from annotations.importers.attribute_jsonl import GoldSet
 from annotations.importers.eppi import read_code_set_names, read_eppi_references
 from annotations.importers.errors import ImportProblem
-from annotations.importers.extraction_predictions import KNOWN_FIELDS, read_prediction_record
+from annotations.importers.extraction_predictions import KNOWN_FIELDS, PredictionSet, read_prediction_record
 from annotations.importers.json_lines import NOT_PARSED, parse_json_bytes
-from metrics.artefacts.comparison import write_comparison_rows
+from annotations.importers.prompts_csv import PromptSet
+from metrics.artefacts.comparison import comparison_csv
 from metrics.artefacts.run_records import (
     ITEM_SEPARATOR,
     MetadataTotals,
@@ -56,7 +51,12 @@ from metrics.engine.attributes.types import (
 )
 from metrics.engine.uncertainty.attribute_metrics import counts_of_metric_columns
 from metrics.engine.uncertainty.counts import DocumentCounts
-from metrics.pipeline.attributes import AttributeChunk, AttributePartial, compare_attribute_chunk
+from metrics.pipeline.attributes import (
+    AttributeChunk,
+    AttributePartial,
+    compare_attribute_chunk,
+    merge_attribute_partials,
+)
 from metrics.pipeline.jsonl_lines import ByteRange, line_document_ids, line_ends
 from metrics.pipeline.phases import paused_garbage_collection
 
@@ -117,10 +117,8 @@ class ExtractionFileChunk:
 
 @dataclass
 class ExtractionDocumentChunk(AttributeChunk):
-    """An attribute chunk read: with the prediction lines whose records it writes (of the chunk's
-    documents when read from the files, a slice of the file's, which need not follow the gold's
-    order, when the validating readers read the inputs whole) and the export reader's warnings
-    about its references."""
+    """An attribute chunk read, with the prediction lines whose records it writes (when read whole, a
+    slice of the file's, which need not follow the gold's order) and the export reader's warnings."""
 
     first_reference: int
     lines: Mapping[str, PredictionDocument]
@@ -131,16 +129,28 @@ class ExtractionDocumentChunk(AttributeChunk):
         return self
 
 
+@dataclass
+class ExtractionInputs:
+    """A run's three inputs read whole by the validating readers (`read_extraction_inputs`)."""
+
+    prompts: PromptSet
+    gold: GoldSet
+    predictions: PredictionSet
+    gold_format: str
+    names: dict[str, str]  # "gold" / "prompts" / "predictions" -> the file name used in messages
+
+    @property
+    def warnings(self) -> list[ImportProblem]:
+        return [*self.prompts.warnings, *self.gold.warnings, *self.predictions.warnings]
+
+
 def document_chunks(
-    *,
-    run_id: str,
-    attributes: Sequence[AttributeSpec],
-    settings: EvaluationSettings,
-    gold_documents: Sequence[GoldDocument],
-    predictions: Mapping[str, PredictionDocument],
+    inputs: ExtractionInputs, *, run_id: str, settings: EvaluationSettings
 ) -> list[ExtractionDocumentChunk]:
-    """The validating readers' documents in chunks of CHUNK_DOCUMENTS gold documents and as many
-    prediction lines (at least one chunk, so that the schema is checked)."""
+    """The documents the validating readers read, in chunks of CHUNK_DOCUMENTS gold documents and
+    as many prediction lines (at least one chunk, so that the schema is checked)."""
+    gold_documents, predictions = inputs.gold.documents, inputs.predictions.documents
+    attributes = tuple(inputs.prompts.attributes)
     lines = list(predictions.items())
     chunks = []
     for start in range(0, max(len(gold_documents), len(lines), 1), CHUNK_DOCUMENTS):
@@ -151,9 +161,7 @@ def document_chunks(
             if document.document_id in predictions
         }
         own_lines = dict(lines[start : start + CHUNK_DOCUMENTS])
-        chunks.append(
-            ExtractionDocumentChunk(run_id, tuple(attributes), settings, gold, scored, start, own_lines)
-        )
+        chunks.append(ExtractionDocumentChunk(run_id, attributes, settings, gold, scored, start, own_lines))
     return chunks
 
 
@@ -169,6 +177,25 @@ class ExtractionPartial:
     comparison: AttributePartial  # without its rows, which the fields above hold encoded
     without_context: list[str]
     gold_warnings: list[ImportProblem]  # the export reader's, of these references, in order
+
+
+def merge_extraction_partials(partials: Sequence[ExtractionPartial]) -> ExtractionPartial:
+    """The run's result: every chunk's parts in chunk order, but the two large ones (written as
+    the chunks came)."""
+    totals = MetadataTotals()
+    for partial in partials:
+        totals.add(partial.metadata_totals)
+    return ExtractionPartial(
+        comparison_csv=b"",
+        llm_annotations=b"",
+        metadata=ITEM_SEPARATOR.join(partial.metadata for partial in partials if partial.metadata),
+        metadata_totals=totals,
+        counts=DocumentCounts.joined([partial.counts for partial in partials], consume=True),
+        metric_columns=MetricColumns.joined([partial.metric_columns for partial in partials]),
+        comparison=merge_attribute_partials(partial.comparison for partial in partials),
+        without_context=[document for partial in partials for document in partial.without_context],
+        gold_warnings=[warning for partial in partials for warning in partial.gold_warnings],
+    )
 
 
 @dataclass
@@ -188,11 +215,8 @@ def plan_extraction_file_chunks(
     run_id: str,
     attributes: Sequence[AttributeSpec],
     settings: EvaluationSettings,
-    size: int | None = None,
 ) -> ExtractionFilePlan | None:
-    """The chunks (of `size` references, default CHUNK_DOCUMENTS) of an EPPI export and its
-    predictions, or None when the fast path is not sure."""
-    size = size or CHUNK_DOCUMENTS
+    """The chunks of an EPPI export and its predictions, or None when the fast path is not sure."""
     references = _reference_ranges(str(gold))
     if references is None:
         return None
@@ -205,7 +229,7 @@ def plan_extraction_file_chunks(
         return None
     predicted_ids, line_starts, line_stops, gold_positions = lines
     chunks = []
-    for first, last in _chunk_bounds(offsets, ends, gold_positions, line_starts, line_stops, size):
+    for first, last in _chunk_bounds(offsets, ends, gold_positions, line_starts, line_stops):
         line_first, line_last = np.searchsorted(gold_positions, [first, last]).tolist()
         chunks.append(
             ExtractionFileChunk(
@@ -234,9 +258,9 @@ def _chunk_bounds(
     gold_positions: np.ndarray,
     line_starts: list[int],
     line_stops: list[int],
-    size: int,
 ) -> list[tuple[int, int]]:
-    """[first, last) references of each chunk: `size` at most, and CHUNK_BYTES of input at most."""
+    """[first, last) references of each chunk: CHUNK_DOCUMENTS at most, and CHUNK_BYTES of input at
+    most."""
     sizes = np.asarray(ends, dtype=np.int64) - np.asarray(offsets, dtype=np.int64)
     np.add.at(
         sizes,
@@ -249,7 +273,7 @@ def _chunk_bounds(
     while first < len(sizes):
         before = total[first - 1] if first else 0
         fitting = int(np.searchsorted(total, before + CHUNK_BYTES, side="right"))
-        last = min(first + size, max(fitting, first + 1), len(sizes))
+        last = min(first + CHUNK_DOCUMENTS, max(fitting, first + 1), len(sizes))
         bounds.append((first, last))
         first = last
     return bounds
@@ -261,16 +285,13 @@ def _reference_ranges(path: str) -> tuple[list[str], list[int], list[int], Any] 
         data = file.read()
     try:
         export = msgspec.json.decode(data, type=_Export)
-        references = [msgspec.json.decode(raw, type=_ReferenceId) for raw in export.References]
+        item_ids = [msgspec.json.decode(raw, type=_ReferenceId).ItemId for raw in export.References]
     except (msgspec.DecodeError, msgspec.ValidationError):
         return None
     code_sets = parse_json_bytes(bytes(export.CodeSets))
-    if code_sets is NOT_PARSED or not references:
+    if code_sets is NOT_PARSED or not item_ids:
         return None
-    ids = []
-    for reference in references:
-        item_id = reference.ItemId
-        ids.append(str(item_id) if item_id.__class__ is int else item_id.strip())
+    ids = [str(item_id) if item_id.__class__ is int else item_id.strip() for item_id in item_ids]
     if not all(ids) or len(set(ids)) != len(ids):
         return None
     offsets, ends = [], []
@@ -324,15 +345,13 @@ def score_extraction_chunk(chunk: ExtractionFileChunk | ExtractionDocumentChunk)
             return None
         compared = compare_attribute_chunk(read)
         rows, compared.rows = compared.rows, []  # they leave the chunk encoded
-        comparison = io.StringIO()
-        write_comparison_rows(rows, comparison, header=False)
         annotations = ITEM_SEPARATOR.join(llm_annotation_lines(read.lines, chunk.attributes))
         entries = metadata_entries(read.lines)
         columns = metric_columns(
             rows, {spec.attribute_id: index for index, spec in enumerate(chunk.attributes)}
         )
         return ExtractionPartial(
-            comparison_csv=_part(read, "csv", comparison.getvalue().encode("utf-8")),
+            comparison_csv=_part(read, "csv", "".join(comparison_csv(rows, header=False)).encode("utf-8")),
             llm_annotations=_part(read, "json", annotations.encode("utf-8")),
             metadata=ITEM_SEPARATOR.join(json_items(entries)),
             metadata_totals=metadata_totals(entries),

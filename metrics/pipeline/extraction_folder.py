@@ -1,57 +1,48 @@
 """An offline extraction evaluation from files to an artefact folder: the `evaluate_extraction`
 command's whole run.
 
-The run is scored in chunks: read from the files by the process that scores each (an EPPI export
-and a predictions file on disk, `extraction_files`), or, when that path is not sure of the inputs
-or they are in another form, slices of the documents the validating readers read whole
-(`extraction_evaluation`), which word every problem. Either way the chunks' parts of the two large
-artefacts are written as they come, in chunk order, and the run keeps only what the metrics, the
-intervals and the small artefacts need.
+The run is scored in chunks (`extraction_files`): read from the files by the process that scores
+each, or, when that path is not sure of the inputs, cut from what the validating readers read whole.
+Either way the chunks' parts of the two large artefacts are written as they come, in chunk order,
+and the run keeps only what the metrics, the intervals and the small artefacts need.
 """
 
 from __future__ import annotations
 
-import io
 import shutil
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO, BinaryIO
 
 from annotations.importers.attribute_jsonl import GoldSet, source_name
-from annotations.importers.errors import ImportProblem, InputValidationError
+from annotations.importers.errors import InputValidationError
 from annotations.importers.extraction_predictions import PredictionSet
 from annotations.importers.prompts_csv import read_prompts_csv
 from annotations.importers.sources import SourceInput
 from metrics.artefacts import bundle
 from metrics.artefacts.bundle import atomic_directory
-from metrics.artefacts.comparison import write_comparison_rows
-from metrics.artefacts.metrics_files import write_metrics_csv, write_metrics_json
+from metrics.artefacts.cells import write_json
+from metrics.artefacts.comparison import comparison_csv
+from metrics.artefacts.metrics_files import metrics_report, write_metrics_csv
 from metrics.artefacts.run_records import (
     FIRST_ITEM_SEPARATOR,
     ITEM_SEPARATOR,
-    MetadataTotals,
     json_list_frame,
-    llm_annotations_head,
     metadata_head,
     write_config_yaml,
     write_evaluation_log,
-    write_metadata_json_lines,
+    write_json_list,
     write_prompts_used_csv,
 )
 from metrics.engine.attributes.comparison import check_schema, validate_settings
 from metrics.engine.attributes.custom_metrics import resolve_custom_metrics
 from metrics.engine.attributes.evaluation import evaluation_from_columns
-from metrics.engine.attributes.metrics import MetricColumns
 from metrics.engine.attributes.types import EvaluationSettings, ExtractionEvaluation
-from metrics.engine.uncertainty.counts import DocumentCounts
-from metrics.pipeline.attributes import AttributePartial, merge_attribute_partials
 from metrics.pipeline.executors import Executor, ProcessPool, local_executor
 from metrics.pipeline.extraction_evaluation import (
     ExtractionConfig,
-    ExtractionInputs,
     ExtractionRun,
-    InputSummary,
     attribute_warnings_for_code_sets,
     gold_file_format,
     read_extraction_inputs,
@@ -59,6 +50,10 @@ from metrics.pipeline.extraction_evaluation import (
 from metrics.pipeline.extraction_files import (
     ExtractionDocumentChunk,
     ExtractionFileChunk,
+    ExtractionInputs,
+    ExtractionPartial,
+    document_chunks,
+    merge_extraction_partials,
     plain_files,
     plan_extraction_file_chunks,
     score_extraction_chunk,
@@ -76,21 +71,15 @@ def evaluate_extraction_to_folder(
     run_id: str,
     settings: EvaluationSettings,
     config: ExtractionConfig | None = None,
-    intervals: IntervalSettings | None = None,
+    intervals: IntervalSettings,
     phase_seconds: dict[str, float] | None = None,
     processes: int = 1,
 ) -> ExtractionRun:
     """All of an offline evaluation: read, score (in `processes` local processes), compute the
     intervals and write the artefact folder (atomically). Raises InputValidationError on bad input,
-    with nothing written.
-
-    An EPPI export and a predictions file on disk are read in chunks, each by the process that
-    scores it (`extraction_files`); when that path is not sure of the inputs, they are read whole by
-    the validating readers, which word every problem, and scored in chunks of their documents. Both
-    go through one assembly and one set of writers."""
+    with nothing written."""
     timer = PhaseTimer(phase_seconds)
     executor = local_executor(processes)
-    intervals = intervals or IntervalSettings()
     if isinstance(executor, ProcessPool) and plain_files(gold, prompts, predictions):
         # The workers' imports (about half a second) then overlap the plan instead of following it.
         executor.start(score_extraction_chunk)
@@ -98,15 +87,16 @@ def evaluate_extraction_to_folder(
         run, chunks = _files_run(gold, prompts, predictions, run_id, settings, config)
     if run is not None:
         try:
-            return _write_run(run, chunks, output_dir, executor, intervals, phase_seconds)
+            return _write_run(run, chunks, output_dir, executor, intervals, timer)
         except (_NotSure, FileExistsError):
             pass  # the validating readers word what the files path was not sure of, before any write
     with timer("load"):
         inputs = read_extraction_inputs(gold=gold, prompts=prompts, predictions=predictions)
-        summary = InputSummary.of(inputs.gold.document_ids(), inputs.predictions.documents, inputs.warnings)
-        run = _new_run(inputs, summary, run_id, settings, config)
-        chunks = inputs.chunks(run_id=run_id, settings=settings)
-    return _write_run(run, chunks, output_dir, executor, intervals, phase_seconds)
+        run = _new_run(
+            inputs, inputs.gold.document_ids(), inputs.predictions.documents, run_id, settings, config
+        )
+        chunks = document_chunks(inputs, run_id=run_id, settings=settings)
+    return _write_run(run, chunks, output_dir, executor, intervals, timer)
 
 
 class _NotSure(Exception):
@@ -119,17 +109,15 @@ def _write_run(
     output_dir: str | Path,
     executor: Executor,
     intervals: IntervalSettings,
-    phase_seconds: dict[str, float] | None,
+    timer: PhaseTimer,
 ) -> ExtractionRun:
     """Score the chunks and write the run's artefact folder: the one assembly of both routes.
     Raises _NotSure (nothing written) when a chunk of the files path is not sure."""
-    timer = PhaseTimer(phase_seconds)
     with paused_garbage_collection(), atomic_directory(output_dir) as staging:
         with timer("score"):
-            joined = _score_chunks(run, chunks, staging, executor, phase_seconds)
+            joined = _score_chunks(run, chunks, staging, executor, timer)
         # As the export reader words them: the references' warnings, then the code sets'.
         run.inputs.gold.warnings[:0] = joined.gold_warnings
-        run.summary.warnings = run.inputs.warnings
         run.n_rows = len(joined.metric_columns.attribute)
         run.evaluation = evaluation_from_columns(
             run_id=run.evaluation.run_id,
@@ -143,13 +131,14 @@ def _write_run(
         )
         with timer("intervals"):
             types = {result.spec.attribute_id: result.spec.type for result in run.evaluation.attributes}
-            counts = DocumentCounts.joined(joined.counts, consume=True)
-            run.intervals = extraction_intervals_from_counts(counts, types, intervals, executor)
+            run.intervals = extraction_intervals_from_counts(joined.counts, types, intervals, executor)
             run.interval_settings = intervals
-            del counts
         for file_name, write in _small_writers(run, joined):
-            with timer(f"write {file_name}"):
-                write(staging / file_name)
+            with (
+                timer(f"write {file_name}"),
+                open(staging / file_name, "w", encoding="utf-8", newline="") as handle,
+            ):
+                write(handle)
     return run
 
 
@@ -161,7 +150,7 @@ def _files_run(
     settings: EvaluationSettings,
     config: ExtractionConfig | None,
 ) -> tuple[ExtractionRun | None, list[ExtractionFileChunk]]:
-    """The run (its inputs without documents, its summary) and the chunks of the files path; (None,
+    """The run (its inputs without documents) and the chunks of the files path; (None,
     []) when that path is not sure."""
     if not plain_files(gold, prompts, predictions) or gold_file_format(gold) != "eppi":
         return None, []
@@ -199,40 +188,28 @@ def _files_run(
         gold_format="eppi",
         names=names,
     )
-    summary = InputSummary.of(plan.gold_ids, plan.predicted_ids, inputs.warnings)
-    return _new_run(inputs, summary, run_id, settings, config), plan.chunks
+    return _new_run(inputs, plan.gold_ids, plan.predicted_ids, run_id, settings, config), plan.chunks
 
 
 def _new_run(
     inputs: ExtractionInputs,
-    summary: InputSummary,
+    gold_ids: Sequence[str],
+    predicted_ids: Collection[str],
     run_id: str,
     settings: EvaluationSettings,
     config: ExtractionConfig | None,
 ) -> ExtractionRun:
     """A run before its chunks are scored (its evaluation is built from them)."""
+    predicted = set(predicted_ids)
     return ExtractionRun(
         evaluation=ExtractionEvaluation(run_id=run_id, attributes=[], rows=[]),
         inputs=inputs,
         settings=settings,
-        summary=summary,
-        n_rows=0,
+        n_gold_documents=len(gold_ids),
+        n_prediction_lines=len(predicted_ids),
+        gold_without_line=[document_id for document_id in gold_ids if document_id not in predicted],
         config=dict(config.values) if config else {},
     )
-
-
-@dataclass
-class _JoinedChunks:
-    """What the run keeps of its chunks once their parts of the two large artefacts are written."""
-
-    metric_columns: MetricColumns | None = None
-    counts: list[DocumentCounts] = field(default_factory=list)
-    metadata: list[str] = field(default_factory=list)
-    metadata_totals: MetadataTotals = field(default_factory=MetadataTotals)
-    # The chunks' comparisons merged: their warnings and unscored documents (their rows are above).
-    comparison: AttributePartial | None = None
-    without_context: list[str] = field(default_factory=list)
-    gold_warnings: list[ImportProblem] = field(default_factory=list)
 
 
 def _score_chunks(
@@ -240,24 +217,17 @@ def _score_chunks(
     chunks: Sequence[ExtractionFileChunk | ExtractionDocumentChunk],
     staging: Path,
     executor: Executor,
-    phase_seconds: dict[str, float] | None,
-) -> _JoinedChunks:
+    timer: PhaseTimer,
+) -> ExtractionPartial:
     """Score the chunks, write their parts of the comparison CSV and llm_annotations.json as they
-    come (in chunk order), and keep the rest: the one place where the chunks meet."""
-    joined = _JoinedChunks()
-    columns: list[MetricColumns] = []
-    comparisons: list[AttributePartial] = []
-    header = io.StringIO()
-    write_comparison_rows([], header)
-    opening, closing = json_list_frame(
-        llm_annotations_head(run.evaluation.run_id, run.annotations_metadata()), "documents"
-    )
-    timer = PhaseTimer(phase_seconds)
+    come (in chunk order), and merge the rest."""
+    kept: list[ExtractionPartial] = []
+    opening, closing = json_list_frame(run.annotations_head(), "documents")
     with (
         open(staging / bundle.COMPARISON_CSV, "wb") as comparison,
         open(staging / bundle.LLM_ANNOTATIONS_JSON, "wb") as annotations,
     ):
-        comparison.write(header.getvalue().encode("utf-8"))
+        comparison.write("".join(comparison_csv([])).encode("utf-8"))
         annotations.write(opening.encode("utf-8"))
         separator = FIRST_ITEM_SEPARATOR.encode("utf-8")
         if executor.processes > 1:
@@ -272,19 +242,10 @@ def _score_chunks(
                     annotations.write(separator)
                     _append(annotations, partial.llm_annotations)
                     separator = ITEM_SEPARATOR.encode("utf-8")
-            columns.append(partial.metric_columns)
-            joined.counts.append(partial.counts)
-            if partial.metadata:
-                joined.metadata.append(partial.metadata)
-            joined.metadata_totals.add(partial.metadata_totals)
-            comparisons.append(partial.comparison)
-            joined.without_context.extend(partial.without_context)
-            joined.gold_warnings.extend(partial.gold_warnings)
-            del partial
+            partial.comparison_csv = partial.llm_annotations = b""
+            kept.append(partial)
         annotations.write(closing.encode("utf-8"))
-    joined.comparison = merge_attribute_partials(comparisons)
-    joined.metric_columns = MetricColumns.joined(columns)
-    return joined
+    return merge_extraction_partials(kept)
 
 
 def _append(handle: BinaryIO, part: bytes | Path) -> None:
@@ -297,39 +258,43 @@ def _append(handle: BinaryIO, part: bytes | Path) -> None:
     part.unlink()
 
 
-def _small_writers(run: ExtractionRun, joined: _JoinedChunks) -> list[tuple[str, Callable[[Path], None]]]:
+def _small_writers(
+    run: ExtractionRun, joined: ExtractionPartial
+) -> list[tuple[str, Callable[[IO[str]], None]]]:
     """The writers of every artefact but the two written chunk by chunk, in the order they run."""
-    evaluation, custom, summary = run.evaluation, run.settings.custom_metrics, run.summary
+    evaluation, custom = run.evaluation, run.settings.custom_metrics
     intervals_config = None if run.interval_settings is None else run.interval_settings.as_config()
+    metadata = [joined.metadata] if joined.metadata else []
     head = metadata_head(
         run_id=evaluation.run_id,
         totals=joined.metadata_totals,
-        n_gold_documents=summary.n_gold_documents,
-        without_line=summary.gold_without_line,
+        n_gold_documents=run.n_gold_documents,
+        without_line=run.gold_without_line,
     )
     return [
         (
             bundle.METRICS_CSV,
-            lambda path: write_metrics_csv(evaluation, path, custom_metrics=custom, intervals=run.intervals),
+            lambda handle: write_metrics_csv(
+                evaluation, handle, custom_metrics=custom, intervals=run.intervals
+            ),
         ),
         (
             bundle.METRICS_JSON,
-            lambda path: write_metrics_json(
-                evaluation,
-                path,
-                custom_metrics=custom,
-                intervals=run.intervals,
-                intervals_config=intervals_config,
+            lambda handle: write_json(
+                metrics_report(
+                    evaluation, custom, intervals=run.intervals, intervals_config=intervals_config
+                ),
+                handle,
             ),
         ),
         (
             bundle.EXTRACTION_METADATA_JSON,
-            lambda path: write_metadata_json_lines(head, joined.metadata, path),
+            lambda handle: write_json_list(head, "per_document", metadata, handle),
         ),
-        (bundle.CONFIG_YAML, lambda path: write_config_yaml(run.config_snapshot(), path)),
+        (bundle.CONFIG_YAML, lambda handle: write_config_yaml(run.config_snapshot(), handle)),
         (
             bundle.PROMPTS_USED_CSV,
-            lambda path: write_prompts_used_csv(run.inputs.prompts.scored, path),
+            lambda handle: write_prompts_used_csv(run.inputs.prompts.scored, handle),
         ),
-        (bundle.EVALUATION_LOG, lambda path: write_evaluation_log(run.log_lines(), path)),
+        (bundle.EVALUATION_LOG, lambda handle: write_evaluation_log(run.log_lines(), handle)),
     ]

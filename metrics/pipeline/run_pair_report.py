@@ -1,6 +1,6 @@
 """Paired comparison of two runs scored against the same gold: is run b better than run a, or luck?
 
-From the engines' outputs (`paired_report_*`, the server's), or from files (`compare_*_files`, for
+From the engines' outputs (`paired_report`, the server's), or from files (`compare_*_files`, for
 `manage.py compare_runs`: scored as the evaluation commands score them, then the same report). The
 statistics are `metrics.engine.uncertainty.compare_runs`, on the documents both runs predicted; the
 report's shape is in docs/uncertainty.md ("Paired comparison").
@@ -22,7 +22,7 @@ from metrics.engine.uncertainty.attribute_metrics import (
     attribute_metric_definitions,
     by_attribute,
 )
-from metrics.engine.uncertainty.paired import P_BOOTSTRAP, P_MCNEMAR, PairedRuns, compare_runs
+from metrics.engine.uncertainty.paired import P_BOOTSTRAP, P_MCNEMAR, compare_runs
 from metrics.engine.uncertainty.span_metrics import span_metric_definitions
 from metrics.pipeline.executors import local_executor
 from metrics.pipeline.extraction_evaluation import compare_extraction_inputs, read_extraction_inputs
@@ -49,12 +49,42 @@ class RunSide:
             raise ValueError(f"a run's source is one of {', '.join(SOURCES)}, got {self.source!r}")
 
 
-def _header(kind: str, a: RunSide, b: RunSide, comparison: PairedRuns) -> dict[str, Any]:
+def paired_report(
+    kind: str,
+    scored_a: SpanScores | Sequence[ComparisonRow],
+    scored_b: SpanScores | Sequence[ComparisonRow],
+    *,
+    predicted_a: Collection[str] | None = None,
+    predicted_b: Collection[str] | None = None,
+    settings: IntervalSettings = DEFAULT_INTERVALS,
+    a: RunSide = RunSide("a"),
+    b: RunSide = RunSide("b"),
+) -> dict[str, Any]:
+    """The paired report of two runs from their per-document scores (`kind` "spans") or their
+    comparison rows ("attributes"). `predicted_a` / `predicted_b`: the documents each run predicted
+    (posted and, of an attribute run, not failed); None: every scored document of a span run, the
+    documents where an attribute run has a predicted value. `settings.resamples` must be >= 1."""
+    if kind == "spans":
+        counts_a = span_count_table(_predicted_scores(scored_a, predicted_a))
+        counts_b = span_count_table(_predicted_scores(scored_b, predicted_b))
+        definitions = span_metric_definitions(set(counts_a.columns) | set(counts_b.columns))
+    else:
+        attributes: dict[str, ComparisonRow] = {}
+        for row in [*scored_a, *scored_b]:
+            attributes.setdefault(row.attribute_id, row)
+        counts_a, counts_b = (
+            _attribute_counts(scored_a, predicted_a),
+            _attribute_counts(scored_b, predicted_b),
+        )
+        definitions = attribute_metric_definitions(
+            {attribute_id: row.attribute_type for attribute_id, row in attributes.items()}
+        )
+    comparison = compare_runs(counts_a, counts_b, definitions, settings)
+    body = comparison.as_dict()
     humans = [
         {"run": name, "label": side.label} for name, side in (("a", a), ("b", b)) if side.source == "human"
     ]
-    body = comparison.as_dict()
-    return {
+    report = {
         "kind": kind,
         "a": {"label": a.label, "source": a.source},
         "b": {"label": b.label, "source": b.source},
@@ -63,71 +93,8 @@ def _header(kind: str, a: RunSide, b: RunSide, comparison: PairedRuns) -> dict[s
         "only_in_a": body["only_in_a"],
         "only_in_b": body["only_in_b"],
     }
-
-
-def paired_report_spans(
-    scores_a: SpanScores,
-    scores_b: SpanScores,
-    *,
-    predicted_a: Collection[str] | None = None,
-    predicted_b: Collection[str] | None = None,
-    settings: IntervalSettings = DEFAULT_INTERVALS,
-    a: RunSide = RunSide("a"),
-    b: RunSide = RunSide("b"),
-) -> dict[str, Any]:
-    """The paired report of two span runs from their per-document scores.
-
-    `predicted_a` / `predicted_b`: the documents each run predicted, when its scores also hold gold
-    documents it never posted (scored as predicting nothing); None: every scored document counts.
-    `settings.resamples` must be >= 1.
-    """
-    counts_a = span_count_table(_predicted_scores(scores_a, predicted_a))
-    counts_b = span_count_table(_predicted_scores(scores_b, predicted_b))
-    definitions = span_metric_definitions(set(counts_a.columns) | set(counts_b.columns))
-    comparison = compare_runs(counts_a, counts_b, definitions, settings)
-    body = comparison.as_dict()
-    return {
-        **_header("spans", a, b, comparison),
-        "metrics": body["metrics"],
-        "p_value_methods": body["p_value_methods"],
-    }
-
-
-def _predicted_scores(scores: SpanScores, predicted: Collection[str] | None) -> SpanScores:
-    if predicted is None:
-        return scores
-    wanted = set(predicted)
-    return scores.take(
-        [index for index, document_id in enumerate(scores.document_ids) if document_id in wanted]
-    )
-
-
-def paired_report_attributes(
-    rows_a: Iterable[ComparisonRow],
-    rows_b: Iterable[ComparisonRow],
-    *,
-    predicted_a: Collection[str] | None = None,
-    predicted_b: Collection[str] | None = None,
-    settings: IntervalSettings = DEFAULT_INTERVALS,
-    a: RunSide = RunSide("a"),
-    b: RunSide = RunSide("b"),
-) -> dict[str, Any]:
-    """The paired report of two attribute runs from their comparison rows.
-
-    `predicted_a` / `predicted_b`: the documents each run predicted (not failed, posted). None: the
-    documents where the run has at least one predicted value. `settings.resamples` must be >= 1.
-    """
-    rows_a, rows_b = list(rows_a), list(rows_b)
-    attributes: dict[str, ComparisonRow] = {}
-    for row in [*rows_a, *rows_b]:
-        attributes.setdefault(row.attribute_id, row)
-    types = {attribute_id: row.attribute_type for attribute_id, row in attributes.items()}
-    comparison = compare_runs(
-        _attribute_counts(rows_a, predicted_a),
-        _attribute_counts(rows_b, predicted_b),
-        attribute_metric_definitions(types),
-        settings,
-    )
+    if kind == "spans":
+        return {**report, "metrics": body["metrics"], "p_value_methods": body["p_value_methods"]}
     results = by_attribute(comparison.metrics)
     entries = []
     for attribute_id, row in sorted(attributes.items(), key=lambda item: (item[1].attribute_label, item[0])):
@@ -141,10 +108,19 @@ def paired_report_attributes(
                 "p_value_methods": {metric: result.p_method for metric, result in compared.items()},
             }
         )
-    return {**_header("attributes", a, b, comparison), "attributes": entries}
+    return {**report, "attributes": entries}
 
 
-def _attribute_counts(rows: list[ComparisonRow], predicted: Collection[str] | None):
+def _predicted_scores(scores: SpanScores, predicted: Collection[str] | None) -> SpanScores:
+    if predicted is None:
+        return scores
+    wanted = set(predicted)
+    return scores.take(
+        [index for index, document_id in enumerate(scores.document_ids) if document_id in wanted]
+    )
+
+
+def _attribute_counts(rows: Sequence[ComparisonRow], predicted: Collection[str] | None):
     if predicted is None:
         predicted = {row.document_id for row in rows if row.llm_extraction is not None}
     wanted = set(predicted)
@@ -171,7 +147,8 @@ def compare_span_files(
         predictions_a,
         predictions_b,
     )
-    report = paired_report_spans(
+    report = paired_report(
+        "spans",
         first.scores,
         second.scores,
         predicted_a=first.predicted_ids,
@@ -196,9 +173,7 @@ def compare_attribute_files(
     b: RunSide | None = None,
     processes: int = 1,
 ) -> dict[str, Any]:
-    """Score both prediction files against gold for the prompt file's attributes (in `processes`
-    local processes) and compare them. InputValidationError lists every problem of both runs (file,
-    line, field)."""
+    """`compare_span_files` for the prompt file's attributes."""
     inputs_a, inputs_b = _score_both(
         lambda predictions: read_extraction_inputs(gold=gold, prompts=prompts, predictions=predictions),
         predictions_a,
@@ -208,7 +183,8 @@ def compare_attribute_files(
         compare_extraction_inputs(inputs, run_id=name, settings=evaluation_settings, processes=processes)
         for name, inputs in (("a", inputs_a), ("b", inputs_b))
     )
-    report = paired_report_attributes(
+    report = paired_report(
+        "attributes",
         run_a.rows,
         run_b.rows,
         predicted_a=_not_failed(inputs_a),
@@ -299,25 +275,20 @@ def _table_row(name: str, result: Mapping[str, Any], p_method: str | None) -> li
         if result["ci_low"] is None or result["ci_high"] is None
         else f"[{result['ci_low']:+.4f}, {result['ci_high']:+.4f}]"
     )
-    delta = "-" if result["delta"] is None else f"{result['delta']:+.4f}"
     return [
         name,
-        _value(result["a"]),
-        _value(result["b"]),
-        delta,
+        _number(result["a"], ".4f"),
+        _number(result["b"], ".4f"),
+        _number(result["delta"], "+.4f"),
         interval,
-        _p(result["p_value"]),
-        _p(result["p_adjusted"]),
+        _number(result["p_value"], ".3g"),
+        _number(result["p_adjusted"], ".3g"),
         "-" if result["p_value"] is None or p_method is None else P_VALUE_TESTS.get(p_method, p_method),
     ]
 
 
-def _value(value: float | None) -> str:
-    return "-" if value is None else f"{value:.4f}"
-
-
-def _p(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3g}"
+def _number(value: float | None, spec: str) -> str:
+    return "-" if value is None else format(value, spec)
 
 
 def _some(ids: Sequence[str], shown: int = 10) -> str:

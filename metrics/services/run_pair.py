@@ -20,7 +20,7 @@ from metrics.engine.spans import SpanScores
 from metrics.models import ComparisonRow, MetricValue, Scoring
 from metrics.pipeline.attributes import merge_attribute_partials
 from metrics.pipeline.intervals import DEFAULT_INTERVALS, IntervalSettings
-from metrics.pipeline.run_pair_report import RunSide, paired_report_attributes, paired_report_spans
+from metrics.pipeline.run_pair_report import RunSide, paired_report
 from metrics.pipeline.spans import merge_span_partials
 from metrics.services.attribute_scoring import attribute_chunk_plan, attribute_settings
 from metrics.services.errors import ComparisonNotPossible
@@ -164,10 +164,10 @@ def scorings_paired_report(
 ) -> dict[str, Any]:
     """The report of `metrics.pipeline.run_pair_report` for two scorings on one gold version (checked by the
     caller)."""
-    report = paired_report_spans if run_a.kind == RunKind.SPANS else paired_report_attributes
     scores_a, predicted_a = _scored_again(run_a, scoring_a)
     scores_b, predicted_b = _scored_again(run_b, scoring_b)
-    return report(
+    return paired_report(
+        run_a.kind,
         scores_a,
         scores_b,
         predicted_a=predicted_a,

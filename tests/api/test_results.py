@@ -14,7 +14,6 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from metrics.artefacts.bundle import ARTEFACT_NAMES
 from tests.api.runs_support import (
     EXTRACTION,
     SPANS,
@@ -26,6 +25,7 @@ from tests.api.runs_support import (
     prompts_as_run_prompts,
     read_jsonl,
 )
+from tests.artefacts.factories import ARTEFACT_NAMES
 
 pytestmark = pytest.mark.django_db
 

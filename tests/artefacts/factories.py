@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from metrics.artefacts import bundle
 from metrics.engine.attributes.metrics import COUNT_COLUMNS
 from metrics.engine.attributes.types import (
     AttributeResult,
@@ -12,6 +13,18 @@ from metrics.engine.attributes.types import (
     ComparisonRow,
     ExtractionEvaluation,
     MatchStatus,
+)
+
+# The eight artefacts of an extraction run (docs/semantics.md section 4).
+ARTEFACT_NAMES = (
+    bundle.METRICS_CSV,
+    bundle.METRICS_JSON,
+    bundle.COMPARISON_CSV,
+    bundle.LLM_ANNOTATIONS_JSON,
+    bundle.EXTRACTION_METADATA_JSON,
+    bundle.CONFIG_YAML,
+    bundle.PROMPTS_USED_CSV,
+    bundle.EVALUATION_LOG,
 )
 
 

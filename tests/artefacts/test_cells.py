@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import io
-
 import pytest
 
-from metrics.artefacts.cells import cell, escape_formula, open_destination
+from metrics.artefacts.cells import cell, escape_formula
 
 
 @pytest.mark.parametrize(
@@ -40,12 +38,3 @@ def test_null_booleans_and_structures_have_one_spelling():
 
 def test_json_text_of_a_structure_is_escaped_like_any_text():
     assert cell("-[1]") == "'-[1]"
-
-
-def test_an_open_file_is_written_to_and_left_open():
-    handle = io.StringIO()
-
-    with open_destination(handle) as opened:
-        opened.write("x")
-
-    assert not handle.closed and handle.getvalue() == "x"

@@ -1,6 +1,6 @@
 """goldstandard_llm_comparison.csv: the line writer against the csv module it replaces.
 
-`write_comparison_rows` writes most rows as their cells joined by commas (the citation details cell
+`comparison_csv` writes most rows as their cells joined by commas (the citation details cell
 quoted on its own); the reference is `csv.writer.writerows` over each row's `cells.cell` of every
 value (the percentages with two decimals), which the writer replaces. Random rows put every character the csv module quotes for (comma, double quote, CR, LF)
 and every formula trigger in every text cell, and every kind of value in the value cells.
@@ -11,11 +11,14 @@ from __future__ import annotations
 import csv
 import io
 import random
+from types import SimpleNamespace
 
 import pytest
 
+from experiments.models import RunKind
 from metrics.artefacts.cells import cell
-from metrics.artefacts.comparison import comparison_cells, write_comparison_rows
+from metrics.artefacts.comparison import comparison_csv
+from metrics.artefacts.exports import comparison_csv_stream
 from metrics.engine.attributes.types import COMPARISON_COLUMNS, MatchStatus
 from tests.artefacts.factories import row
 
@@ -99,22 +102,25 @@ def reference_csv(rows, cells=reference_cells) -> str:
 def test_the_line_writer_writes_what_the_csv_module_writes(seed):
     rng = random.Random(seed)
     rows = [random_row(rng) for _ in range(3_000)]  # more than one block of lines
-    destination = io.StringIO()
-    write_comparison_rows(rows, destination)
-    assert destination.getvalue() == reference_csv(rows)
+    assert "".join(comparison_csv(rows)) == reference_csv(rows)
 
 
 @pytest.mark.parametrize("seed", range(3))
-def test_the_cells_the_server_streams_are_written_as_the_reference_cells(seed):
+def test_the_server_streams_stored_rows_as_the_reference_writes_them(seed):
     rng = random.Random(seed)
     rows = [random_row(rng) for _ in range(1_000)]
-    assert reference_csv(rows, comparison_cells) == reference_csv(rows)
+    stored = [
+        SimpleNamespace(
+            columns={name: getattr(row, name) for name in COMPARISON_COLUMNS},
+            attribute=SimpleNamespace(type=row.attribute_type.value),
+        )
+        for row in rows
+    ]
+    assert "".join(comparison_csv_stream(RunKind.ATTRIBUTES, stored)) == reference_csv(rows)
 
 
 def test_no_rows_is_the_header_alone():
-    destination = io.StringIO()
-    write_comparison_rows([], destination)
-    assert destination.getvalue() == reference_csv([])
+    assert "".join(comparison_csv([])) == reference_csv([])
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -146,6 +152,4 @@ def test_rows_of_one_document_sharing_their_cells_are_written_as_the_csv_module_
                     llm_reasoning=random_text(rng),
                 )
             )
-    destination = io.StringIO()
-    write_comparison_rows(rows, destination)
-    assert destination.getvalue() == reference_csv(rows)
+    assert "".join(comparison_csv(rows)) == reference_csv(rows)

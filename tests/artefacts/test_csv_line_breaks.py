@@ -15,7 +15,7 @@ import pytest
 
 from experiments.models import RunKind
 from metrics.artefacts.cells import FORMULA_TRIGGERS, escape_formula
-from metrics.artefacts.comparison import write_comparison_rows
+from metrics.artefacts.comparison import comparison_csv
 from metrics.artefacts.exports import SPAN_COLUMNS, comparison_csv_stream
 from metrics.artefacts.metrics_files import write_metrics_csv
 from metrics.artefacts.run_records import write_prompts_used_csv
@@ -58,21 +58,19 @@ def test_text_with_line_breaks_and_no_trigger_after_them_is_left_alone():
 
 @pytest.mark.parametrize("value", HOSTILE)
 def test_the_comparison_file_keeps_a_hostile_id_in_its_cell(value):
-    handle = io.StringIO(newline="")
-    write_comparison_rows([row(document_id=value, external_id=value, llm_reasoning=value)], handle)
-    rows = list(csv.reader(io.StringIO(handle.getvalue(), newline="")))
+    text = "".join(comparison_csv([row(document_id=value, external_id=value, llm_reasoning=value)]))
+    rows = list(csv.reader(io.StringIO(text, newline="")))
     assert len(rows) == 2
     assert rows[1][0] == rows[1][1] == rows[1][13] == escape_formula(value)
-    assert_safe(handle.getvalue(), rows)
+    assert_safe(text, rows)
 
 
 @pytest.mark.parametrize("value", HOSTILE)
 def test_the_comparison_file_escapes_lines_inside_citation_details(value):
-    handle = io.StringIO(newline="")
-    write_comparison_rows([row(item_attribute_full_text_details=value)], handle)
-    rows = list(csv.reader(io.StringIO(handle.getvalue(), newline="")))
+    text = "".join(comparison_csv([row(item_attribute_full_text_details=value)]))
+    rows = list(csv.reader(io.StringIO(text, newline="")))
     assert rows[1][8] == escape_formula(value)
-    assert_safe(handle.getvalue(), rows)
+    assert_safe(text, rows)
 
 
 @pytest.mark.parametrize("value", HOSTILE)

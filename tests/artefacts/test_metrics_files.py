@@ -6,7 +6,8 @@ import csv
 import io
 import json
 
-from metrics.artefacts.metrics_files import format_metrics_table, write_metrics_csv, write_metrics_json
+from metrics.artefacts.cells import write_json
+from metrics.artefacts.metrics_files import format_metrics_table, metrics_report, write_metrics_csv
 from metrics.engine.attributes.metrics import COUNT_COLUMNS, metric_column_order
 from metrics.engine.attributes.types import AttributeType
 from tests.artefacts.factories import evaluation, result, spec
@@ -103,12 +104,12 @@ def test_a_metric_outside_the_engine_order_is_kept_at_the_end_rather_than_droppe
     assert header[-1] == "zz_unlisted" and values[-1] == "0.25"
 
 
-def test_metrics_json_omits_nulls_and_keeps_the_same_order_and_values(tmp_path):
-    path = tmp_path / "metrics.json"
+def test_metrics_json_omits_nulls_and_keeps_the_same_order_and_values():
+    destination = io.StringIO()
 
-    write_metrics_json(two_attribute_evaluation(), path)
+    write_json(metrics_report(two_attribute_evaluation()), destination)
 
-    report = json.loads(path.read_text())
+    report = json.loads(destination.getvalue())
     assert report["extraction_run_id"] == "run-1" and report["format_version"] == 1
     country, randomised = report["attributes"]
     assert country == {

@@ -12,11 +12,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from metrics.artefacts.run_records import (
+    json_items,
     json_value,
+    llm_annotation_lines,
+    llm_annotations_head,
+    metadata_entries,
+    metadata_head,
+    metadata_totals,
     write_config_yaml,
     write_evaluation_log,
-    write_extraction_metadata_json,
-    write_llm_annotations_json,
+    write_json_list,
     write_prompts_used_csv,
 )
 from metrics.engine.attributes.types import (
@@ -47,22 +52,46 @@ PREDICTIONS = {
 }
 
 
-def test_llm_annotations_hold_every_document_with_context_annotations_and_run_metadata(tmp_path):
-    path = tmp_path / "llm_annotations.json"
-
-    write_llm_annotations_json(
-        run_id="run-1",
-        predictions=PREDICTIONS,
-        attributes=[AttributeSpec("a1", "Country", AttributeType.STRING, "Where?")],
-        run_metadata={"model": "gpt-4o-mini"},
-        destination=path,
+def extraction_metadata(run_id, predictions, gold_document_ids) -> str:
+    entries = metadata_entries(predictions)
+    head = metadata_head(
+        run_id=run_id,
+        totals=metadata_totals(entries),
+        n_gold_documents=len(gold_document_ids),
+        without_line=[document_id for document_id in gold_document_ids if document_id not in predictions],
     )
+    destination = io.StringIO()
+    write_json_list(head, "per_document", json_items(entries), destination)
+    return destination.getvalue()
 
-    record = json.loads(path.read_text())
+
+def llm_annotations(run_id, predictions, attributes, settings) -> str:
+    head = llm_annotations_head(
+        run_id,
+        settings,
+        n_gold_documents=len(predictions),
+        n_prediction_lines=len(predictions),
+        attributes=attributes,
+    )
+    destination = io.StringIO()
+    write_json_list(head, "documents", llm_annotation_lines(predictions, attributes), destination)
+    return destination.getvalue()
+
+
+def test_llm_annotations_hold_every_document_with_context_annotations_and_run_metadata():
+    country = AttributeSpec("a1", "Country", AttributeType.STRING, "Where?")
+
+    record = json.loads(llm_annotations("run-1", PREDICTIONS, [country], {"model": "gpt-4o-mini"}))
+
     assert (record["extraction_run_id"], record["format_version"], record["run"]) == (
         "run-1",
         1,
-        {"model": "gpt-4o-mini"},
+        {
+            "model": "gpt-4o-mini",
+            "n_gold_documents": 2,
+            "n_prediction_lines": 2,
+            "attributes": [{"attribute_id": "a1", "attribute_label": "Country", "attribute_type": "STRING"}],
+        },
     )
     first, second = record["documents"]
     assert first == {
@@ -84,23 +113,11 @@ def test_llm_annotations_hold_every_document_with_context_annotations_and_run_me
 
 
 def test_an_empty_run_is_still_valid_json():
-    destination = io.StringIO()
-
-    write_llm_annotations_json(
-        run_id="r", predictions={}, attributes=[], run_metadata={}, destination=destination
-    )
-
-    assert json.loads(destination.getvalue())["documents"] == []
+    assert json.loads(llm_annotations("r", {}, [], {}))["documents"] == []
 
 
-def test_metadata_sums_cost_tokens_and_stage_times_and_lists_each_document(tmp_path):
-    path = tmp_path / "extraction_metadata.json"
-
-    write_extraction_metadata_json(
-        run_id="run-1", predictions=PREDICTIONS, gold_document_ids=["d1", "d2", "d3"], destination=path
-    )
-
-    metadata = json.loads(path.read_text())
+def test_metadata_sums_cost_tokens_and_stage_times_and_lists_each_document():
+    metadata = json.loads(extraction_metadata("run-1", PREDICTIONS, ["d1", "d2", "d3"]))
     assert metadata["total_cost_usd"] == pytest.approx(0.3)
     assert (metadata["total_input_tokens"], metadata["total_output_tokens"]) == (1000, 40)
     assert metadata["stage_durations_seconds"] == {"llm_call_seconds": 61.25, "parsing_seconds": 0.5}
@@ -127,26 +144,23 @@ def test_metadata_sums_cost_tokens_and_stage_times_and_lists_each_document(tmp_p
 
 
 def test_a_total_nobody_reported_is_null_not_zero():
-    destination = io.StringIO()
     silent = {"d1": PredictionDocument(document_id="d1", context="x")}
 
-    write_extraction_metadata_json(
-        run_id="r", predictions=silent, gold_document_ids=["d1"], destination=destination
-    )
-
-    metadata = json.loads(destination.getvalue())
+    metadata = json.loads(extraction_metadata("r", silent, ["d1"]))
     assert metadata["total_cost_usd"] is None
     assert metadata["total_input_tokens"] is None
     assert metadata["total_pipeline_duration_seconds"] is None
 
 
-def test_config_snapshot_keeps_key_order(tmp_path):
-    path = tmp_path / "config.yaml"
+def test_config_snapshot_keeps_key_order():
+    destination = io.StringIO()
 
-    write_config_yaml({"edit_distance_match_threshold": 0.8, "number_format": "de", "model": "m"}, path)
+    write_config_yaml(
+        {"edit_distance_match_threshold": 0.8, "number_format": "de", "model": "m"}, destination
+    )
 
-    assert path.read_text().splitlines()[0] == "edit_distance_match_threshold: 0.8"
-    assert yaml.safe_load(path.read_text()) == {
+    assert destination.getvalue().splitlines()[0] == "edit_distance_match_threshold: 0.8"
+    assert yaml.safe_load(destination.getvalue()) == {
         "edit_distance_match_threshold": 0.8,
         "number_format": "de",
         "model": "m",
@@ -246,12 +260,8 @@ def test_llm_annotations_lines_are_the_json_module_s(documents):
                 for attribute_id, output_data, text in given_annotations
             ),
         )
-    buffer = io.StringIO()
-    write_llm_annotations_json(
-        run_id="r", predictions=predictions, attributes=ATTRIBUTES, run_metadata={}, destination=buffer
-    )
     labels = {spec.attribute_id: spec.label for spec in ATTRIBUTES}
-    lines = buffer.getvalue().split("\n    ")[1:]
+    lines = list(llm_annotation_lines(predictions, ATTRIBUTES))
     expected = [
         json.dumps(
             {
@@ -274,4 +284,4 @@ def test_llm_annotations_lines_are_the_json_module_s(documents):
         )
         for document in predictions.values()
     ]
-    assert [line.removesuffix(",").removesuffix("\n  ]\n}\n") for line in lines] == expected
+    assert lines == expected

@@ -21,13 +21,13 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from annotations.importers.errors import InputValidationError
-from metrics.artefacts.bundle import ARTEFACT_NAMES
 from metrics.pipeline.extraction_evaluation import (
     compare_extraction_inputs,
     load_config,
     read_extraction_inputs,
     resolve_settings,
 )
+from tests.artefacts.factories import ARTEFACT_NAMES
 
 FIXTURE = Path(__file__).resolve().parents[1] / "data" / "extraction"
 PROJECT_ROOT = Path(__file__).resolve().parents[2]

@@ -12,7 +12,8 @@ from annotations.importers.attribute_jsonl import GoldSet
 from annotations.importers.extraction_predictions import PredictionSet
 from annotations.importers.prompts_csv import PromptSet
 from metrics.pipeline import extraction_files
-from metrics.pipeline.extraction_evaluation import ExtractionInputs, compare_extraction_inputs
+from metrics.pipeline.extraction_evaluation import compare_extraction_inputs
+from metrics.pipeline.extraction_files import ExtractionInputs
 from tests.engine.attributes.test_fast_paths import SCHEMA, SETTINGS, random_inputs
 from tests.engine.attributes.test_support import compare_documents, unscored_document_ids
 

@@ -135,13 +135,7 @@ def test_documents_read_whole_are_chunked_in_order_each_with_the_predictions_of_
         gold=workload / "gold_eppi.json", prompts=workload / "prompts.csv", predictions=workload / "llm.jsonl"
     )
     predictions = inputs.predictions.documents
-    chunks = extraction_files.document_chunks(
-        run_id="r",
-        attributes=inputs.prompts.attributes,
-        settings=resolve_settings(),
-        gold_documents=inputs.gold.documents,
-        predictions=predictions,
-    )
+    chunks = extraction_files.document_chunks(inputs, run_id="r", settings=resolve_settings())
     assert len(chunks) > 1
     assert [document for chunk in chunks for document in chunk.gold_documents] == inputs.gold.documents
     assert [document_id for chunk in chunks for document_id in chunk.lines] == list(predictions)
@@ -182,7 +176,7 @@ def test_the_test_fixture_gives_the_artefacts_of_the_validating_readers(
     monkeypatch.setattr(extraction_files, "CHUNK_DOCUMENTS", 1)
     run = evaluate(FIXTURE, tmp_path / "files")
     assert not whole_reads  # the export's warning (two codes merged) came through
-    assert any("merged into one" in str(problem) for problem in run.summary.warnings)
+    assert any("merged into one" in str(problem) for problem in run.inputs.warnings)
     validating_path(monkeypatch)
     evaluate(FIXTURE, tmp_path / "whole")
     assert files_of(tmp_path / "files") == files_of(tmp_path / "whole")
@@ -218,7 +212,7 @@ def test_an_empty_predictions_file_fails_every_document(
     predictions = rewritten_predictions(workload, tmp_path, lambda lines: [])
     run = evaluate(workload, tmp_path / "files", predictions=predictions)
     assert not whole_reads
-    assert run.summary.n_prediction_lines == 0
+    assert run.n_prediction_lines == 0
     validating_path(monkeypatch)
     evaluate(workload, tmp_path / "whole", predictions=predictions)
     assert files_of(tmp_path / "files") == files_of(tmp_path / "whole")

@@ -13,7 +13,7 @@ from metrics.pipeline.extraction_evaluation import (
     resolve_settings,
 )
 from metrics.pipeline.intervals import IntervalSettings
-from metrics.pipeline.run_pair_report import RunSide, paired_report_attributes, paired_report_spans
+from metrics.pipeline.run_pair_report import RunSide, paired_report
 from metrics.pipeline.span_evaluation import score_span_paths
 from tests.pipeline.intervals.factories import (
     extraction_inputs,
@@ -41,7 +41,7 @@ def test_identical_span_runs_differ_by_nothing(tmp_path):
     a = span_scores(tmp_path, "a", keeps=misses_phones_half_the_time)
     b = span_scores(tmp_path, "b", keeps=misses_phones_half_the_time)
 
-    report = paired_report_spans(a.scores, b.scores, settings=FAST)
+    report = paired_report("spans", a.scores, b.scores, settings=FAST)
 
     for path, result in report["metrics"].items():
         if result["delta"] is not None:
@@ -54,7 +54,7 @@ def test_a_clearly_better_span_run_has_a_small_p_value(tmp_path):
     weak = span_scores(tmp_path, "weak", keeps=misses_phones_half_the_time)
     strong = span_scores(tmp_path, "strong")
 
-    report = paired_report_spans(weak.scores, strong.scores, settings=FAST)
+    report = paired_report("spans", weak.scores, strong.scores, settings=FAST)
 
     recall = report["metrics"]["micro.chars.all.recall"]
     assert recall["a"] < recall["b"] == 1.0
@@ -71,8 +71,8 @@ def test_documents_only_one_run_predicted_are_listed_and_left_out(tmp_path):
     a = span_scores(tmp_path, "a", skip=[0, 1])
     b = span_scores(tmp_path, "b", skip=[5])
 
-    report = paired_report_spans(
-        a.scores, b.scores, predicted_a=a.predicted_ids, predicted_b=b.predicted_ids, settings=FAST
+    report = paired_report(
+        "spans", a.scores, b.scores, predicted_a=a.predicted_ids, predicted_b=b.predicted_ids, settings=FAST
     )
 
     assert report["only_in_a"] == ["doc-005"]
@@ -86,8 +86,12 @@ def test_the_same_seed_gives_the_same_report(tmp_path):
     weak = span_scores(tmp_path, "weak", keeps=misses_phones_half_the_time)
     strong = span_scores(tmp_path, "strong")
 
-    first = paired_report_spans(weak.scores, strong.scores, settings=IntervalSettings(resamples=300, seed=9))
-    second = paired_report_spans(weak.scores, strong.scores, settings=IntervalSettings(resamples=300, seed=9))
+    first = paired_report(
+        "spans", weak.scores, strong.scores, settings=IntervalSettings(resamples=300, seed=9)
+    )
+    second = paired_report(
+        "spans", weak.scores, strong.scores, settings=IntervalSettings(resamples=300, seed=9)
+    )
 
     assert first == second
     assert first["seed"] == 9 and first["resamples"] == 300
@@ -96,13 +100,13 @@ def test_the_same_seed_gives_the_same_report(tmp_path):
 def test_a_human_run_is_called_the_human_ceiling(tmp_path):
     a = span_scores(tmp_path, "a")
 
-    report = paired_report_spans(
-        a.scores, a.scores, settings=FAST, a=RunSide("gpt"), b=RunSide("second annotator", "human")
+    report = paired_report(
+        "spans", a.scores, a.scores, settings=FAST, a=RunSide("gpt"), b=RunSide("second annotator", "human")
     )
 
     assert report["human_ceiling"]["runs"] == [{"run": "b", "label": "second annotator"}]
     assert report["a"] == {"label": "gpt", "source": "llm"}
-    assert paired_report_spans(a.scores, a.scores, settings=FAST)["human_ceiling"] is None
+    assert paired_report("spans", a.scores, a.scores, settings=FAST)["human_ceiling"] is None
 
 
 def test_a_run_source_must_be_llm_or_human():
@@ -126,7 +130,7 @@ def test_attribute_accuracy_is_compared_by_mcnemar_and_adjusted_by_holm(extracti
     sloppy = extraction("sloppy", wrong=lambda index, attribute_id: attribute_id == "101" and index % 2 == 0)
     careful = extraction("careful")
 
-    report = paired_report_attributes(sloppy.rows, careful.rows, settings=FAST)
+    report = paired_report("attributes", sloppy.rows, careful.rows, settings=FAST)
 
     assert [attribute["attribute_id"] for attribute in report["attributes"]] == ["102", "103", "101"]
     randomised = report["attributes"][2]
@@ -152,7 +156,7 @@ def test_identical_attribute_runs_differ_by_nothing(extraction):
     one = extraction("one", wrong=lambda index, attribute_id: index % 3 == 0)
     other = extraction("other", wrong=lambda index, attribute_id: index % 3 == 0)
 
-    report = paired_report_attributes(one.rows, other.rows, settings=FAST)
+    report = paired_report("attributes", one.rows, other.rows, settings=FAST)
 
     for attribute in report["attributes"]:
         for metric, result in attribute["metrics"].items():
@@ -164,7 +168,7 @@ def test_a_failed_document_is_left_out_of_the_paired_test(extraction):
     gappy = extraction("gappy", skip=[4])
     full = extraction("full")
 
-    report = paired_report_attributes(gappy.rows, full.rows, settings=FAST)
+    report = paired_report("attributes", gappy.rows, full.rows, settings=FAST)
 
     assert report["only_in_b"] == ["trial-004"] and report["only_in_a"] == []
     assert report["documents_compared"] == DOCUMENTS - 1

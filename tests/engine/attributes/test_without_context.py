@@ -7,7 +7,7 @@ from __future__ import annotations
 import csv
 import io
 
-from metrics.artefacts.comparison import write_comparison_rows
+from metrics.artefacts.comparison import comparison_csv
 from metrics.engine.attributes.types import AttributeType, MatchStatus
 from metrics.engine.uncertainty.attribute_metrics import attribute_document_counts
 from tests.engine.attributes.test_support import evaluate, gold, predicted, result_of, spec
@@ -93,10 +93,9 @@ def test_a_warning_counts_the_documents_without_context():
 
 
 def test_the_comparison_file_leaves_the_cells_blank():
-    handle = io.StringIO(newline="")
-    write_comparison_rows(run().rows, handle)
+    text = "".join(comparison_csv(run().rows))
 
-    rows = list(csv.DictReader(io.StringIO(handle.getvalue(), newline="")))
+    rows = list(csv.DictReader(io.StringIO(text, newline="")))
     d1_city, d2_city = (row for row in rows if row["attribute_id"] == "city" and row["document_id"] != "d3")
     assert d2_city["human_verbatim_fuzzy_match_pct"] == d2_city["llm_verbatim_fuzzy_match_pct"] == ""
     assert d2_city["gold_value_in_context"] == ""

@@ -35,7 +35,7 @@ from metrics.engine.spans.code_point_line import (
     token_pieces,
 )
 from metrics.engine.spans.columns import SpanColumns, SpanSide
-from metrics.engine.spans.nervaluate_counts import nervaluate_one_type, nervaluate_typed
+from metrics.engine.spans.nervaluate_counts import nervaluate_typed
 from metrics.engine.spans.score import N_STORED, N_TYPE_STORED
 from metrics.engine.spans.score_table import SpanScores
 
@@ -454,34 +454,34 @@ def _candidate_pairs(gold: SortedSpans, pred: SortedSpans) -> tuple[np.ndarray, 
 def _walk(
     chunk: _Chunk, stretch: np.ndarray, pair_gold: np.ndarray, pair_pred: np.ndarray, *, typed: bool
 ) -> None:
-    """The reference walk over each contended stretch's gold spans and predictions (those of its
-    candidate pairs, in sorted order), added to its document's counts (`nervaluate_typed`) or, on
-    the lines per type, to its type row's (`nervaluate_one_type`)."""
-    gold_first, gold_spans = _spans_of_stretches(stretch, pair_gold, chunk.gold, with_type=not typed)
-    _, pred_spans = _spans_of_stretches(stretch, pair_pred, chunk.pred, with_type=not typed)
+    """The reference walk (`nervaluate_typed`) over each contended stretch's gold spans and
+    predictions (those of its candidate pairs, in sorted order), added to its document's counts or,
+    on the lines per type, to its type row's."""
+    gold_first, gold_spans = _spans_of_stretches(stretch, pair_gold, chunk.gold)
+    _, pred_spans = _spans_of_stretches(stretch, pair_pred, chunk.pred)
+    walks = map(nervaluate_typed, gold_spans, pred_spans)
     if typed:
-        rows = chunk.gold_row[gold_first].tolist()
-        for row, gold, pred in zip(rows, gold_spans, pred_spans, strict=True):
-            exact_counts, type_counts = nervaluate_one_type(gold, pred)
-            chunk.rows[row, 13:16] += (exact_counts[0], exact_counts[1], type_counts[0])
+        for row, (_, exact, ent_type) in zip(chunk.gold_row[gold_first].tolist(), walks, strict=True):
+            chunk.rows[row, 13:16] += (*exact, ent_type[0])
         return
-    for doc, gold, pred in zip(chunk.gold.doc[gold_first].tolist(), gold_spans, pred_spans, strict=True):
-        strict, exact, ent_type = nervaluate_typed(gold, pred)
-        chunk.counts[doc, 25:31] += (strict[0], strict[1], exact[0], exact[1], ent_type[0], ent_type[1])
+    for doc, (strict, exact, ent_type) in zip(chunk.gold.doc[gold_first].tolist(), walks, strict=True):
+        chunk.counts[doc, 25:31] += (*strict, *exact, *ent_type)
 
 
 def _spans_of_stretches(
-    stretch: np.ndarray, index: np.ndarray, spans: SortedSpans, *, with_type: bool
-) -> tuple[np.ndarray, list[list[tuple[int, ...]]]]:
+    stretch: np.ndarray, index: np.ndarray, spans: SortedSpans
+) -> tuple[np.ndarray, list[list[tuple[int, int, int]]]]:
     """Per stretch, in stretch order: the first of its spans (index into `spans`), and its distinct
-    spans as (start, end[, type code]) in sorted order. Gathered and converted to Python once for all
+    spans as (start, end, type code) in sorted order. Gathered and converted to Python once for all
     stretches; type codes stand in for type names (they compare in the same order and are equal alike)."""
     keys = distinct(stretch * len(spans) + index)
     member, group = keys % len(spans), keys // len(spans)
     bounds = np.flatnonzero(np.diff(group, prepend=-1, append=group[-1] + 1)).tolist()
-    columns = [spans.local_start[member].tolist(), spans.local_end[member].tolist()]
-    if with_type:
-        columns.append(spans.code[member].tolist())
+    columns = (
+        spans.local_start[member].tolist(),
+        spans.local_end[member].tolist(),
+        spans.code[member].tolist(),
+    )
     tuples = list(zip(*columns, strict=True))
     return member[bounds[:-1]], [tuples[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
 

@@ -206,10 +206,11 @@ def _score_halves(columns: SpanColumns, allowed: frozenset[str] | None, keep_lea
         raise OverflowError(
             f"document {columns.document_ids[0]!r}: {len(columns.texts[0])} code points are too many to score"
         )
-    halves = [columns.between(0, n_docs // 2), columns.between(n_docs // 2, n_docs)]
-    return SpanScores.concatenate(
-        [score_span_columns(half, allowed, keep_leaked=keep_leaked) for half in halves]
+    first, second = (
+        score_span_columns(half, allowed, keep_leaked=keep_leaked)
+        for half in (columns.between(0, n_docs // 2), columns.between(n_docs // 2, n_docs))
     )
+    return first.followed_by(second)
 
 
 def _character_counts(chunk: _Chunk) -> tuple[Cover, Cover]:

@@ -159,37 +159,15 @@ class SpanScores:
             dropped_count=self.dropped_count[dropped],
         )
 
-    @classmethod
-    def concatenate(cls, parts: list[SpanScores]) -> SpanScores:
-        """The documents of every part, part after part; type codes renumbered over all the types.
-
-        Empties `parts`: each column of the parts is let go as soon as it is joined, so that joining
-        100,000 documents holds the parts and one joined column, not the parts and the whole result.
-        """
-        nonempty = [part for part in parts if len(part)]
-        parts.clear()
-        if len(nonempty) <= 1:
-            return nonempty[0] if nonempty else cls.empty()
-        type_names = tuple(sorted({name for part in nonempty for name in part.type_names}))
-        code_of = {name: code for code, name in enumerate(type_names)}
-        recode = [
-            np.array([code_of[name] for name in part.type_names] or [0], dtype=np.int64) for part in nonempty
-        ]
-        firsts = np.cumsum([0, *(len(part) for part in nonempty)])[:-1].tolist()
-        pieces = {
-            field.name: [getattr(part, field.name) for part in nonempty] for field in fields(SpanScores)
-        }
-        del nonempty
-        joined: dict[str, Any] = {"type_names": type_names}
-        for name in list(pieces):
-            columns = pieces.pop(name)
-            if name in ("document_ids", "leaked_text"):
-                joined[name] = [item for column in columns for item in column]
-            elif name != "type_names":
-                if name in ("row_document", "leaked_document", "dropped_document"):
-                    columns = [column + first for column, first in zip(columns, firsts, strict=True)]
-                elif name in ("row_type", "leaked_type", "dropped_type"):
-                    columns = [codes[column] for column, codes in zip(columns, recode, strict=True)]
-                joined[name] = np.concatenate(columns)
-            del columns
-        return cls(**joined)
+    def followed_by(self, other: SpanScores) -> SpanScores:
+        """These documents, then `other`'s, both scored with the same type names (two halves of a
+        batch); chunks with their own type names meet in the pipeline's merge instead."""
+        joined: dict[str, Any] = {"type_names": self.type_names}
+        for field in fields(SpanScores):
+            ours, theirs = getattr(self, field.name), getattr(other, field.name)
+            if isinstance(ours, list):
+                joined[field.name] = ours + theirs
+            elif isinstance(ours, np.ndarray):
+                shifted = theirs + len(self) if field.name.endswith("_document") else theirs
+                joined[field.name] = np.concatenate((ours, shifted))
+        return SpanScores(**joined)

@@ -9,15 +9,18 @@ the order of the documents or the way they were split into chunks.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import product
 
 import numpy as np
 
-from metrics.engine.spans.measures import confusion, exactly_rounded_sum, existence, nervaluate_measures
+from metrics.engine.spans.measures import exactly_rounded_sum, family_measures
 from metrics.engine.spans.nervaluate_counts import COUNT_NAMES, SCHEMAS
 from metrics.engine.spans.score import (
     CONDITIONS_OF_LEAK_CODE,
+    CONFUSION_NAMES,
+    EXISTENCE_NAMES,
+    FAMILIES,
     LEAKAGE_CONDITIONS,
     N_STORED,
     LeakedSpan,
@@ -26,29 +29,7 @@ from metrics.engine.spans.score import (
 )
 from metrics.engine.spans.score_table import SpanScores
 
-_EXISTENCE = ("gt_total", "gt_matched", "pred_total", "pred_matched")
 _MEASURES = ("precision", "recall", "f1", "specificity")
-
-
-def _nerval(schema: str) -> Callable[..., dict]:
-    partial_credit = schema in ("partial", "ent_type")
-    return lambda *counts: nervaluate_measures(*counts, partial_credit=partial_credit)
-
-
-# (key path in results.json, count names, measure function). The count columns of a family are
-# named "<path joined by dots>.<count>" in COUNT_FIELDS.
-FAMILIES: tuple[tuple[tuple[str, ...], tuple[str, ...], Callable[..., dict]], ...] = (
-    (("chars", "all"), ("tp", "fp", "fn", "tn"), confusion),
-    (("chars", "scored"), ("tp", "fp", "fn", "tn"), confusion),
-    (("chars_typed",), ("tp", "fp", "fn"), confusion),
-    (("tokens", "binary"), ("tp", "fp", "fn"), confusion),
-    (("tokens", "typed"), ("tp", "fp", "fn"), confusion),
-    (("spans_exact", "type_agnostic"), _EXISTENCE, existence),
-    (("spans_exact", "typed"), _EXISTENCE, existence),
-    (("spans_overlap", "type_agnostic"), _EXISTENCE, existence),
-    (("spans_overlap", "typed"), _EXISTENCE, existence),
-    *((("nervaluate", schema), COUNT_NAMES, _nerval(schema)) for schema in SCHEMAS),
-)
 
 
 def _scalar(value: np.ndarray | float | int) -> float | int | None:
@@ -59,17 +40,19 @@ def _scalar(value: np.ndarray | float | int) -> float | int | None:
     return None if math.isnan(value) else float(value)
 
 
-def _measures_of(counts: dict[str, int], names: Sequence[str], measure: Callable[..., dict]) -> dict:
-    """Counts followed by their measures, as plain numbers (undefined = None)."""
-    arrays = [np.array([counts[name]], dtype=np.int64) for name in names]
-    return {**counts, **{key: _scalar(value) for key, value in measure(*arrays).items()}}
+def _measures_of(counts: Mapping[str, int], family: str, names: Sequence[str]) -> dict:
+    """The family's counts (`counts` names them "<family>.<count>") followed by their measures, as
+    plain numbers (undefined = None)."""
+    picked = {name: counts[f"{family}.{name}"] for name in names}
+    arrays = [np.array([count], dtype=np.int64) for count in picked.values()]
+    return {**picked, **{key: _scalar(value) for key, value in family_measures(family, *arrays).items()}}
 
 
-def _macro_of(columns: list[np.ndarray], measure: Callable[..., dict]) -> dict:
+def _macro_of(family: str, columns: list[np.ndarray]) -> dict:
     """Mean of each ratio measure over the documents where it is defined, with those documents' count."""
     result: dict = {}
     entered: dict[str, int] = {}
-    for key, values in measure(*columns).items():
+    for key, values in family_measures(family, *columns).items():
         if key not in _MEASURES:
             continue
         defined = values[~np.isnan(values)]
@@ -145,11 +128,10 @@ def aggregate(scores: SpanScores, *, include_sensitive_text: bool = False) -> di
 
     micro: dict = {}
     macro: dict = {}
-    for path, names, measure in FAMILIES:
-        prefix = ".".join(path)
-        counts = {name: totals[f"{prefix}.{name}"] for name in names}
-        _put(micro, path, _measures_of(counts, names, measure))
-        _put(macro, path, _macro_of([columns[f"{prefix}.{name}"] for name in names], measure))
+    for family, names in FAMILIES:
+        path = tuple(family.split("."))
+        _put(micro, path, _measures_of(totals, family, names))
+        _put(macro, path, _macro_of(family, [columns[f"{family}.{name}"] for name in names]))
 
     n_documents = len(ids)
     with_gold = int((columns["document.gold_spans"] > 0).sum())
@@ -185,23 +167,18 @@ def _per_type_entry(counts: dict[str, int]) -> dict:
     char_recall = gold code points of the type covered by a prediction of any type / gold code points
     of the type (was it removed, whatever the predicted type); undefined without gold of the type.
     """
-
-    def pick(prefix: str, names: Sequence[str]) -> dict[str, int]:
-        return {name: counts[f"{prefix}.{name}"] for name in names}
-
     gold_chars = counts["chars_typed.tp"] + counts["chars_typed.fn"]
     return {
         "gold": counts["gold"],
         "predicted": counts["predicted"],
         "nervaluate": {
-            schema: _measures_of(pick(f"nervaluate.{schema}", COUNT_NAMES), COUNT_NAMES, _nerval(schema))
-            for schema in SCHEMAS
+            schema: _measures_of(counts, f"nervaluate.{schema}", COUNT_NAMES) for schema in SCHEMAS
         },
-        "chars_typed": _measures_of(pick("chars_typed", ("tp", "fp", "fn")), ("tp", "fp", "fn"), confusion),
+        "chars_typed": _measures_of(counts, "chars_typed", CONFUSION_NAMES),
         "char_recall": counts["chars_typed.covered_by_any"] / gold_chars if gold_chars else None,
-        "tokens": _measures_of(pick("tokens", ("tp", "fp", "fn")), ("tp", "fp", "fn"), confusion),
-        "spans_exact": _measures_of(pick("spans_exact", _EXISTENCE), _EXISTENCE, existence),
-        "spans_overlap": _measures_of(pick("spans_overlap", _EXISTENCE), _EXISTENCE, existence),
+        "tokens": _measures_of(counts, "tokens", CONFUSION_NAMES),
+        "spans_exact": _measures_of(counts, "spans_exact", EXISTENCE_NAMES),
+        "spans_overlap": _measures_of(counts, "spans_overlap", EXISTENCE_NAMES),
         "leakage": {
             condition: {"gold_spans_affected": counts[f"leakage.{condition}.gold_spans_affected"]}
             for condition in LEAKAGE_CONDITIONS

@@ -28,62 +28,69 @@ CONDITIONS_OF_LEAK_CODE = tuple(
     for scored in (False, True)
     for missed in (False, True)
 )
+CONFUSION_NAMES = ("tp", "fp", "fn")
 EXISTENCE_NAMES = ("gt_total", "gt_matched", "pred_total", "pred_matched")
-_EXISTENCE_FAMILIES = (
-    "spans_exact.type_agnostic",
-    "spans_exact.typed",
-    "spans_overlap.type_agnostic",
-    "spans_overlap.typed",
+# The families of micro and macro in results.json: the key path, dotted, and the counts; COUNT_FIELDS
+# names a count "<family>.<count>".
+FAMILIES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("chars.all", (*CONFUSION_NAMES, "tn")),
+    ("chars.scored", (*CONFUSION_NAMES, "tn")),
+    ("chars_typed", CONFUSION_NAMES),
+    ("tokens.binary", CONFUSION_NAMES),
+    ("tokens.typed", CONFUSION_NAMES),
+    *(
+        (f"spans_{match}.{kind}", EXISTENCE_NAMES)
+        for match in ("exact", "overlap")
+        for kind in ("type_agnostic", "typed")
+    ),
+    *((f"nervaluate.{schema}", COUNT_NAMES) for schema in SCHEMAS),
 )
-_CLAIMING_SCHEMAS = ("strict", "exact", "ent_type")
+# Per type. `chars_typed.covered_by_any`: gold code points of the type covered by a prediction of
+# any type (the numerator of `char_recall`).
+_TYPE_FAMILIES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("chars_typed", (*CONFUSION_NAMES, "covered_by_any")),
+    ("tokens", CONFUSION_NAMES),
+    ("spans_exact", EXISTENCE_NAMES),
+    ("spans_overlap", EXISTENCE_NAMES),
+    *((f"nervaluate.{schema}", COUNT_NAMES) for schema in SCHEMAS),
+)
+# Counts that follow from others (`derived_count`); per type, also those of `_TYPE_STORED_AS`.
+_DERIVED = ("gt_total", "pred_total", "partial", "missed", "spurious")
 
-STORED_FIELDS: tuple[str, ...] = (
-    *(f"chars.all.{c}" for c in ("tp", "fp", "fn", "tn")),
-    *(f"chars.scored.{c}" for c in ("tp", "fp", "fn", "tn")),
-    *(f"chars_typed.{c}" for c in ("tp", "fp", "fn")),
-    *(f"tokens.binary.{c}" for c in ("tp", "fp", "fn")),
-    *(f"tokens.typed.{c}" for c in ("tp", "fp", "fn")),
-    *(f"{family}.{c}" for family in _EXISTENCE_FAMILIES for c in ("gt_matched", "pred_matched")),
-    *(f"nervaluate.{schema}.{c}" for schema in _CLAIMING_SCHEMAS for c in ("correct", "incorrect")),
+
+def _named(families: tuple[tuple[str, tuple[str, ...]], ...]) -> tuple[str, ...]:
+    return tuple(f"{family}.{count}" for family, counts in families for count in counts)
+
+
+def _stored(names: tuple[str, ...], *derived: str) -> tuple[str, ...]:
+    return tuple(
+        name
+        for name in names
+        if not (name.startswith(("nervaluate.partial.", *derived)) or name.rpartition(".")[2] in _DERIVED)
+    )
+
+
+# Every per-document count by name, dotted like the key paths of results.json.
+COUNT_FIELDS: tuple[str, ...] = (
+    *_named(FAMILIES),
     *(
         f"leakage.{cond}.{c}"
         for cond in LEAKAGE_CONDITIONS
         for c in ("gold_spans_affected", "leaked_characters")
     ),
-    "document.gold_spans",
-    "document.predicted_spans",
-    "document.characters",
-    "document.restricted_predictions_dropped",
+    *(
+        f"document.{c}"
+        for c in ("gold_spans", "predicted_spans", "characters", "restricted_predictions_dropped")
+    ),
 )
-
-# Every per-document count by name, dotted like the key paths of results.json.
-COUNT_FIELDS: tuple[str, ...] = (
-    *STORED_FIELDS[:17],
-    *(f"{family}.{c}" for family in _EXISTENCE_FAMILIES for c in EXISTENCE_NAMES),
-    *(f"nervaluate.{schema}.{c}" for schema in SCHEMAS for c in COUNT_NAMES),
-    *STORED_FIELDS[31:],
-)
-
-# Per type. `chars_typed.covered_by_any`: gold code points of the type covered by a prediction of
-# any type (the numerator of `char_recall`).
-TYPE_STORED_FIELDS: tuple[str, ...] = (
+STORED_FIELDS = _stored(COUNT_FIELDS)
+TYPE_FIELDS: tuple[str, ...] = (
     "gold",
     "predicted",
-    *(f"chars_typed.{c}" for c in ("tp", "fp", "fn", "covered_by_any")),
-    *(f"tokens.{c}" for c in ("tp", "fp", "fn")),
-    *(f"{family}.{c}" for family in ("spans_exact", "spans_overlap") for c in ("gt_matched", "pred_matched")),
-    "nervaluate.exact.correct",
-    "nervaluate.exact.incorrect",
-    "nervaluate.ent_type.correct",
-    *(f"leakage.{cond}.gold_spans_affected" for cond in LEAKAGE_CONDITIONS),
+    *_named(_TYPE_FAMILIES),
+    *(f"leakage.{condition}.gold_spans_affected" for condition in LEAKAGE_CONDITIONS),
 )
-
-TYPE_FIELDS: tuple[str, ...] = (
-    *TYPE_STORED_FIELDS[:9],
-    *(f"{family}.{c}" for family in ("spans_exact", "spans_overlap") for c in EXISTENCE_NAMES),
-    *(f"nervaluate.{schema}.{c}" for schema in SCHEMAS for c in COUNT_NAMES),
-    *TYPE_STORED_FIELDS[16:],
-)
+TYPE_STORED_FIELDS = _stored(TYPE_FIELDS, "nervaluate.strict.", "nervaluate.ent_type.incorrect")
 
 N_STORED = len(STORED_FIELDS)
 N_TYPE_STORED = len(TYPE_STORED_FIELDS)

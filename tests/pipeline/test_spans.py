@@ -11,9 +11,9 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from metrics.engine.spans import DocumentSpans, aggregate
+from metrics.engine.spans.aggregate import aggregate
 from metrics.engine.spans.score import N_STORED, N_TYPE_STORED
-from metrics.engine.spans.types import Span
+from metrics.engine.spans.types import DocumentSpans, Span
 from metrics.pipeline.executors import InProcess, ProcessPool
 from metrics.pipeline.spans import (
     SpanChunk,

@@ -23,9 +23,10 @@ from metrics.engine.agreement.measures import (
     kappa_counts,
     nominal_alpha_counts,
 )
-from metrics.engine.spans import DocumentSpans, Span, score_span_columns
+from metrics.engine.spans.batch import score_span_columns
 from metrics.engine.spans.columns import SpanColumns
 from metrics.engine.spans.score import expand_counts
+from metrics.engine.spans.types import DocumentSpans, Span
 from metrics.engine.uncertainty import DocumentCounts, IntervalSettings, cluster_bootstrap_intervals
 
 OUTSIDE = "O"

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from metrics.engine.spans import DocumentSpans, SpanScores, aggregate, batch
+from metrics.engine.spans import batch
+from metrics.engine.spans.aggregate import aggregate
+from metrics.engine.spans.score_table import SpanScores
+from metrics.engine.spans.types import DocumentSpans
 from metrics.pipeline.spans import merge_span_partials, score_span_chunk, span_chunks
 
 

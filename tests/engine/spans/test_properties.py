@@ -17,14 +17,10 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metrics.engine.spans import (
-    COUNT_FIELDS,
-    LEFT_OUT_CHARACTERS,
-    DocumentSpans,
-    Span,
-    aggregate,
-)
-from metrics.engine.spans.score import expand_counts
+from metrics.engine.spans.aggregate import aggregate
+from metrics.engine.spans.code_point_line import LEFT_OUT_CHARACTERS
+from metrics.engine.spans.score import COUNT_FIELDS, expand_counts
+from metrics.engine.spans.types import DocumentSpans, Span
 from metrics.pipeline.spans import SpanPartial, merge_span_partials
 from tests.engine.spans.oracle import document_count_table, score_document
 from tests.engine.spans.oracle.code_point_ranges import TOKEN_PATTERN, span_tokens

@@ -9,8 +9,8 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from metrics.engine.spans import DocumentSpans, aggregate
-from metrics.engine.spans.types import Span
+from metrics.engine.spans.aggregate import aggregate
+from metrics.engine.spans.types import DocumentSpans, Span
 from tests.engine.spans.oracle import document_scores, score_document, span_scores_of
 from tests.engine.spans.results import score_span_batches
 from tests.engine.spans.test_properties import corpora

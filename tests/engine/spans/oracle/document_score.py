@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from metrics.engine.spans import DocumentSpans, SpanScores
 from metrics.engine.spans.score import (
     CONDITIONS_OF_LEAK_CODE,
     LEAKAGE_CONDITIONS,
@@ -23,6 +22,8 @@ from metrics.engine.spans.score import (
     LeakedSpan,
     expand_counts,
 )
+from metrics.engine.spans.score_table import SpanScores
+from metrics.engine.spans.types import DocumentSpans
 from tests.engine.spans.results import score_span_batches
 
 _CONDITION_CODE = {conditions: code for code, conditions in enumerate(CONDITIONS_OF_LEAK_CODE)}

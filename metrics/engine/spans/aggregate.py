@@ -9,7 +9,7 @@ the order of the documents or the way they were split into chunks.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from itertools import product
 
 import numpy as np
@@ -23,7 +23,6 @@ from metrics.engine.spans.score import (
     FAMILIES,
     LEAKAGE_CONDITIONS,
     N_STORED,
-    LeakedSpan,
     expand_counts,
     expand_type_counts,
 )
@@ -97,24 +96,26 @@ def _per_type_totals(scores: SpanScores) -> dict[str, dict[str, int]]:
 def _leaked_text(scores: SpanScores) -> dict[int, list[dict]]:
     """{document's reading position: its leaked gold spans, as per_document lists them}."""
     by_document: dict[int, list[dict]] = {}
-    for span, document in zip(_leaked_spans(scores), scores.leaked_document.tolist(), strict=True):
-        by_document.setdefault(document, []).append(span._asdict())
-    return by_document
-
-
-def _leaked_spans(scores: SpanScores) -> Iterable[LeakedSpan]:
     names = scores.type_names
-    return (
-        LeakedSpan(start, end, names[code], text, CONDITIONS_OF_LEAK_CODE[condition])
-        for start, end, code, text, condition in zip(
-            scores.leaked_start.tolist(),
-            scores.leaked_end.tolist(),
-            scores.leaked_type.tolist(),
-            scores.leaked_text,
-            scores.leaked_condition.tolist(),
-            strict=True,
-        )
-    )
+    for document, start, end, code, text, condition in zip(
+        scores.leaked_document.tolist(),
+        scores.leaked_start.tolist(),
+        scores.leaked_end.tolist(),
+        scores.leaked_type.tolist(),
+        scores.leaked_text,
+        scores.leaked_condition.tolist(),
+        strict=True,
+    ):
+        conditions = CONDITIONS_OF_LEAK_CODE[condition]
+        span = {
+            "start": start,
+            "end": end,
+            "entity_type": names[code],
+            "text": text,
+            "conditions": conditions,
+        }
+        by_document.setdefault(document, []).append(span)
+    return by_document
 
 
 def aggregate(scores: SpanScores, *, include_sensitive_text: bool = False) -> dict:

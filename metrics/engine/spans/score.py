@@ -14,7 +14,6 @@ full, named counts (COUNT_FIELDS, TYPE_FIELDS) are rebuilt, vectorised, a column
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import NamedTuple
 
 import numpy as np
 
@@ -148,16 +147,3 @@ def derived_count(name: str, stored: Callable[[str], np.ndarray]) -> np.ndarray:
     claimed = stored(f"{family}.correct") + stored(f"{family}.incorrect")
     side = "document.gold_spans" if count == "missed" else "document.predicted_spans"
     return stored(side) - claimed
-
-
-class LeakedSpan(NamedTuple):
-    """A gold span that meets at least one leakage condition, with the conditions it meets.
-
-    `text` is patient data: `aggregate` shows it only with include_sensitive_text.
-    """
-
-    start: int
-    end: int
-    entity_type: str
-    text: str
-    conditions: tuple[str, ...]

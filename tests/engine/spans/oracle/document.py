@@ -14,7 +14,7 @@ from itertools import chain
 from operator import attrgetter, itemgetter, lt
 
 from metrics.engine.spans.nervaluate_counts import nervaluate_typed
-from metrics.engine.spans.score import CONDITIONS_OF_LEAK_CODE, LeakedSpan
+from metrics.engine.spans.score import CONDITIONS_OF_LEAK_CODE
 from metrics.engine.spans.types import DocumentSpans, Span
 from tests.engine.spans.oracle.code_point_ranges import (
     CodePointRanges,
@@ -28,7 +28,7 @@ from tests.engine.spans.oracle.code_point_ranges import (
     uncovered_part,
     union_length,
 )
-from tests.engine.spans.oracle.document_score import DocumentScore
+from tests.engine.spans.oracle.document_score import DocumentScore, LeakedSpan
 
 _START = itemgetter(0)
 _END = itemgetter(1)

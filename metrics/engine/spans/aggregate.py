@@ -84,11 +84,13 @@ def _sorted_by_id(scores: SpanScores) -> tuple[list[str], dict[str, np.ndarray],
     return list(ids) if in_order else [ids[i] for i in order], expand_counts(stored), order
 
 
-def _per_type_totals(scores: SpanScores) -> dict[str, dict[str, int]]:
-    """TYPE_FIELDS summed over the documents, for each type some document holds."""
+def _per_type(scores: SpanScores) -> dict[str, dict]:
+    """per_type: each type some document holds, with its counts summed over the documents."""
     present, totals = scores.type_totals()
     return {
-        scores.type_names[code]: {name: int(column[0]) for name, column in expand_type_counts(total).items()}
+        scores.type_names[code]: _per_type_entry(
+            {name: int(column[0]) for name, column in expand_type_counts(total).items()}
+        )
         for code, total in zip(present.tolist(), totals, strict=True)
     }
 
@@ -154,7 +156,7 @@ def aggregate(scores: SpanScores, *, include_sensitive_text: bool = False) -> di
         "micro": micro,
         "macro": macro,
         "leakage": leakage,
-        "per_type": {t: _per_type_entry(counts) for t, counts in _per_type_totals(scores).items()},
+        "per_type": _per_type(scores),
         "per_document": _per_document(ids, columns, order, leaked_text),
         "documents_with_gold": with_gold,
         "restricted_predictions_dropped": totals["document.restricted_predictions_dropped"],

@@ -211,19 +211,18 @@ class Cover:
     def _last_starting_at_or_before(self, x: np.ndarray) -> np.ndarray:
         return np.searchsorted(self.start, x, side="right") - 1
 
-    def covered_below(self, x: np.ndarray, *, scored: bool = False) -> np.ndarray:
-        """The code points (`scored`: the scored code points) of the set below x, for each x. Needs
-        the line's scored prefix."""
+    def covered_below(self, x: np.ndarray) -> np.ndarray:
+        """The code points of the set below x, for each x. Needs the line's scored prefix."""
         if len(self.start) == 0:
             return np.zeros(len(x), dtype=INT)
-        return self._below(x, self._last_starting_at_or_before(x), scored)
+        return self._below(x, self._last_starting_at_or_before(x), scored=False)
 
     def _below(self, x: np.ndarray, k: np.ndarray, scored: bool) -> np.ndarray:
         """`covered_below`, k: the last segment starting at or before each x (-1: none)."""
         inside = k >= 0
         k = np.where(inside, k, 0)
         cut = np.minimum(x, self.end[k])
-        if scored and self.prefix is not None:
+        if scored:
             return np.where(inside, self.scored_before[k] + self.prefix[cut] - self.prefix[self.start[k]], 0)
         return np.where(inside, self.before[k] + cut - self.start[k], 0)
 

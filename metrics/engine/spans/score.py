@@ -97,35 +97,34 @@ N_TYPE_STORED = len(TYPE_STORED_FIELDS)
 
 def expand_counts(stored: np.ndarray) -> dict[str, np.ndarray]:
     """Every COUNT_FIELDS column (int64), in order, from rows of STORED_FIELDS (shape n x N_STORED)."""
-    stored = np.asarray(stored, dtype=np.int64).reshape(-1, N_STORED)
-    column = {name: stored[:, k] for k, name in enumerate(STORED_FIELDS)}
-    return {
-        name: column[name] if name in column else derived_count(name, column.__getitem__)
-        for name in COUNT_FIELDS
-    }
+    return _expanded(stored, STORED_FIELDS, COUNT_FIELDS, {})
 
 
 def expand_type_counts(stored: np.ndarray) -> dict[str, np.ndarray]:
     """Every TYPE_FIELDS column (int64), in order, from rows of TYPE_STORED_FIELDS."""
-    stored = np.asarray(stored, dtype=np.int64).reshape(-1, N_TYPE_STORED)
-    column = {name: stored[:, k] for k, name in enumerate(TYPE_STORED_FIELDS)}
-    zero = np.zeros_like(column["gold"])
-
-    def of_type(name: str) -> np.ndarray:
-        # Per type, strict is exact and ent_type has no INC.
-        if name == "nervaluate.ent_type.incorrect":
-            return zero
-        return column[_TYPE_STORED_AS.get(name, name)]
-
-    return {name: column[name] if name in column else derived_count(name, of_type) for name in TYPE_FIELDS}
+    return _expanded(stored, TYPE_STORED_FIELDS, TYPE_FIELDS, _TYPE_STORED_AS)
 
 
+# Per type, strict is exact (and ent_type has no INC: `_expanded`).
 _TYPE_STORED_AS = {
     "document.gold_spans": "gold",
     "document.predicted_spans": "predicted",
     "nervaluate.strict.correct": "nervaluate.exact.correct",
     "nervaluate.strict.incorrect": "nervaluate.exact.incorrect",
 }
+
+
+def _expanded(
+    stored: np.ndarray, stored_fields: tuple[str, ...], fields: tuple[str, ...], stored_as: dict[str, str]
+) -> dict[str, np.ndarray]:
+    stored = np.asarray(stored, dtype=np.int64).reshape(-1, len(stored_fields))
+    column = {name: stored[:, k] for k, name in enumerate(stored_fields)}
+    column.setdefault("nervaluate.ent_type.incorrect", np.zeros(len(stored), dtype=np.int64))
+
+    def named(name: str) -> np.ndarray:
+        return column[stored_as.get(name, name)]
+
+    return {name: column[name] if name in column else derived_count(name, named) for name in fields}
 
 
 def derived_count(name: str, stored: Callable[[str], np.ndarray]) -> np.ndarray:

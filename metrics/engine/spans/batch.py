@@ -18,6 +18,7 @@ reference scorer written without numpy (`tests/engine/spans/oracle`).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 
@@ -106,9 +107,7 @@ def score_span_columns(
         count=len(type_names),
     )
     gold_side = _renumbered(columns.gold, renumber)
-    pred_side, dropped_columns, dropped = _restricted(
-        _renumbered(columns.predicted, renumber), type_names, allowed, n_docs
-    )
+    pred_side, dropped = _restricted(_renumbered(columns.predicted, renumber), type_names, allowed)
     n_chars = np.fromiter(map(len, columns.texts), dtype=INT, count=n_docs)
     _check_offsets(columns.document_ids, n_chars, type_names, gold_side, pred_side)
     if (len(type_names) + 1) * (int(n_chars.sum()) + n_docs + 1) ** 2 >= _LARGEST_KEY:
@@ -116,7 +115,7 @@ def score_span_columns(
     line = Line(columns.texts, n_chars)
     n_types = max(len(type_names), 1)
     chunk = _Chunk(
-        line, SortedSpans(*gold_side, line, n_types), SortedSpans(*pred_side, line, n_types), n_docs, n_types
+        line, SortedSpans(gold_side, line, n_types), SortedSpans(pred_side, line, n_types), n_docs, n_types
     )
     chunk.rows[:, 0] = chunk.per_row(chunk.gold_row)
     chunk.rows[:, 1] = chunk.per_row(chunk.pred_row)
@@ -130,65 +129,61 @@ def score_span_columns(
     counts[:, 37] = chunk.per_doc(chunk.gold.doc)
     counts[:, 38] = chunk.per_doc(chunk.pred.doc)
     counts[:, 39] = n_chars
-    counts[:, 40] = dropped
+    counts[:, 40] = chunk.per_doc(dropped[0], dropped[2])
     # The typed families of a document (chars_typed, tokens.typed, spans_*.typed) are sums of its type rows.
     for document_column, row_column in (
         (8, 2), (9, 3), (10, 4), (14, 6), (15, 7), (16, 8), (19, 9), (20, 10), (23, 11), (24, 12),
     ):  # fmt: skip
         counts[:, document_column] = chunk.per_doc(chunk.row_doc, chunk.rows[:, row_column])
     listed = leaked if keep_leaked else np.zeros(0, dtype=bool)
-    return _score_table(columns, chunk, type_names, listed, scored_leak, missed, dropped_columns)
+    return _score_table(columns, chunk, type_names, listed, scored_leak, missed, dropped)
 
 
-_Side = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # document, start, end, type code
-
-
-def _renumbered(side: SpanSide, renumber: np.ndarray) -> _Side:
-    code = renumber[side.type_code] if len(renumber) else side.type_code
-    return side.document, side.start, side.end, code
+def _renumbered(side: SpanSide, renumber: np.ndarray) -> SpanSide:
+    return replace(side, type_code=renumber[side.type_code]) if len(renumber) else side
 
 
 def _restricted(
-    pred: _Side, type_names: list[str], allowed: frozenset[str] | None, n_docs: int
-) -> tuple[_Side, tuple[np.ndarray, np.ndarray, np.ndarray], np.ndarray]:
-    """restrict_to_gt_types: the predictions of allowed types, the dropped ones as (document, type,
-    count) columns, and how many each document dropped."""
+    pred: SpanSide, type_names: list[str], allowed: frozenset[str] | None
+) -> tuple[SpanSide, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """restrict_to_gt_types: the predictions of allowed types, and the dropped ones as (document,
+    type, count) columns."""
     empty = np.zeros(0, dtype=INT)
-    no_drops = (empty, empty, empty), np.zeros(n_docs, dtype=INT)
     if allowed is None:
-        return pred, *no_drops
-    pred_doc, _, _, pred_code = pred
+        return pred, (empty, empty, empty)
     keep = np.fromiter((name in allowed for name in type_names), dtype=bool, count=len(type_names))
-    kept = keep[pred_code] if len(pred_code) else np.ones(0, dtype=bool)
+    kept = keep[pred.type_code] if len(pred) else np.ones(0, dtype=bool)
     if kept.all():
-        return pred, *no_drops
+        return pred, (empty, empty, empty)
     lost = np.flatnonzero(~kept)
-    lost_keys = pred_doc[lost] * len(type_names) + pred_code[lost]
+    lost_keys = pred.document[lost] * len(type_names) + pred.type_code[lost]
     dropped_keys = distinct(lost_keys)
     dropped_columns = (
         dropped_keys // len(type_names),
         dropped_keys % len(type_names),
         np.bincount(np.searchsorted(dropped_keys, lost_keys), minlength=len(dropped_keys)).astype(INT),
     )
-    kept_side = tuple(column[kept] for column in pred)
-    return kept_side, dropped_columns, per(pred_doc[lost], n_docs)  # type: ignore[return-value]
+    return SpanSide(
+        pred.document[kept], pred.start[kept], pred.end[kept], pred.type_code[kept]
+    ), dropped_columns
 
 
 def _check_offsets(
-    document_ids: Sequence[str], n_chars: np.ndarray, type_names: list[str], gold: _Side, pred: _Side
+    document_ids: Sequence[str], n_chars: np.ndarray, type_names: list[str], gold: SpanSide, pred: SpanSide
 ) -> None:
     """Raise ValueError for the first document with a span empty or outside its text: its first such
     gold span, else its first such prediction, in (start, end, type) order."""
     bad = [
-        np.flatnonzero((start < 0) | (end <= start) | (end > n_chars[doc]))
-        for doc, start, end, _ in (gold, pred)
+        np.flatnonzero((side.start < 0) | (side.end <= side.start) | (side.end > n_chars[side.document]))
+        for side in (gold, pred)
     ]
     if not any(len(spans) for spans in bad):
         return
     first = min(
-        int(side[0][spans].min()) for side, spans in zip((gold, pred), bad, strict=True) if len(spans)
+        int(side.document[spans].min()) for side, spans in zip((gold, pred), bad, strict=True) if len(spans)
     )
-    for (doc, start, end, code), spans, name in zip((gold, pred), bad, ("gold", "predicted"), strict=True):
+    for side, spans, name in zip((gold, pred), bad, ("gold", "predicted"), strict=True):
+        doc, start, end, code = side.document, side.start, side.end, side.type_code
         here = spans[doc[spans] == first]
         if len(here):
             k = here[np.lexsort((code[here], end[here], start[here]))[0]]

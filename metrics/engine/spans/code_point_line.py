@@ -16,6 +16,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from metrics.engine.spans.columns import SpanSide
+
 # The de-identification harness leaves these characters out of the `scored` character counts: a
 # missed comma or space leaks nothing. docs/semantics.md section 1, `chars`.
 LEFT_OUT_CHARACTERS = " ,.!?:;-()\"'\n\t\r"
@@ -107,9 +109,8 @@ class SortedSpans:
     `key` = (start * (line length + 1) + end) * n_types + code, sorted; `bounds` = key // n_types.
     """
 
-    def __init__(
-        self, doc: np.ndarray, start: np.ndarray, end: np.ndarray, code: np.ndarray, line: Line, n_types: int
-    ) -> None:
+    def __init__(self, side: SpanSide, line: Line, n_types: int) -> None:
+        doc, start, end, code = side.document, side.start, side.end, side.type_code
         bases = line.bases[doc]
         scale = line.length + 1
         key = ((start + bases) * scale + end + bases) * n_types + code

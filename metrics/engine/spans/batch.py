@@ -9,10 +9,8 @@ type on a line of its own: `type * line_length + coordinate`.
 The one step that does not vectorise is nervaluate's greedy walk when one prediction could claim
 several gold spans, or one gold span be claimed by several predictions: which claims first then
 matters. Those documents' nervaluate counts come from the walk itself (`nervaluate_counts`), with
-every other count vectorised.
-
-`tests/engine/spans/test_batch.py` holds every document's counts equal to those of a per-document
-reference scorer written without numpy (`tests/engine/spans/oracle`).
+every other count vectorised. `tests/engine/spans/test_batch.py` holds every document's counts equal
+to those of a reference scorer written without numpy (`tests/engine/spans/oracle`).
 """
 
 from __future__ import annotations
@@ -408,10 +406,8 @@ def _stretches(
     start = np.minimum(gold_bounds[0][pair_gold], pred_bounds[0][pair_pred])
     end = np.maximum(gold_bounds[1][pair_gold], pred_bounds[1][pair_pred])
     order = np.argsort(start, kind="stable")
-    running_end = np.maximum.accumulate(end[order])
-    opens = np.empty(len(order), dtype=bool)
-    opens[0] = True
-    np.greater(start[order][1:], running_end[:-1], out=opens[1:])
+    opens = np.zeros(len(order), dtype=bool)
+    opens[merge(start[order], end[order])[2]] = True
     stretch = np.empty(len(order), dtype=INT)
     stretch[order] = np.cumsum(opens) - 1
     n_stretches = int(stretch[order[-1]]) + 1

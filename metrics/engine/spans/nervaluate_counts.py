@@ -93,8 +93,7 @@ class _Claims:
 
 
 class _CandidateFinder:
-    """The gold spans a prediction overlaps sufficiently, in list order (gold sorted): of the spans
-    that start before its end and whose running maximum end is past its start (two bisections)."""
+    """The gold spans a prediction overlaps sufficiently, in list order (gold sorted)."""
 
     def __init__(self, gold: Sequence[tuple]) -> None:
         self.gold = gold

@@ -1,10 +1,5 @@
 """The scores of many documents as columns: what the batch scorer gives, the merge joins and
-`aggregate` and the intervals read.
-
-One row of STORED_FIELDS per document (`counts`, int32, documents x N_STORED); one row of
-TYPE_STORED_FIELDS per (document, type) the document holds (`rows`, with `row_document` and
-`row_type`, in document order, then type order); the leaked gold spans and the dropped predictions
-as columns keyed by document. No Python object per document: 100,000 documents are a few arrays.
+`aggregate` and the intervals read. No Python object per document: 100,000 documents are a few arrays.
 """
 
 from __future__ import annotations
@@ -20,14 +15,6 @@ from metrics.engine.spans.score import N_STORED, N_TYPE_STORED
 
 # Type rows summed at a time by `type_totals`.
 _TYPE_BLOCK_ROWS = 4096
-_LEAKED_FIELDS = (
-    "leaked_document",
-    "leaked_start",
-    "leaked_end",
-    "leaked_type",
-    "leaked_condition",
-    "leaked_text",
-)
 
 
 def _empty(dtype: type = np.int64, width: int | None = None) -> np.ndarray:
@@ -36,9 +23,9 @@ def _empty(dtype: type = np.int64, width: int | None = None) -> np.ndarray:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class SpanScores:
-    """Per-document span counts of many documents, as columns (see the module docstring).
-
-    `type_names` are sorted; `row_type`, `leaked_type` and `dropped_type` index them.
+    """One row of STORED_FIELDS per document (`counts`); one row of TYPE_STORED_FIELDS per (document,
+    type) the document holds (`rows`); the leaked gold spans and the dropped predictions as columns
+    keyed by document. `type_names` are sorted; `row_type`, `leaked_type` and `dropped_type` index them.
     """
 
     document_ids: list[str]
@@ -93,10 +80,8 @@ class SpanScores:
         """These documents with each type's rows summed into one row (given to the first document),
         and the leaked spans dropped unless `keep_leaked`: all that `aggregate` reads of them (it sums
         a type's rows over the documents, and lists leaked spans only with their text), in a fraction
-        of the memory. Not for per-document use: the summed rows belong to no one document.
-
-        The columns stay as they are when a sum would not fit the
-        rows' int32.
+        of the memory. Not for per-document use: the summed rows belong to no one document. The
+        columns stay as they are when a sum would not fit the rows' int32.
         """
         present, totals = self.type_totals()
         if len(self) == 0 or np.any(totals > np.iinfo(np.int32).max):
@@ -111,7 +96,8 @@ class SpanScores:
         if keep_leaked:
             return summed
         no_leaks = SpanScores.empty()
-        return replace(summed, **{name: getattr(no_leaks, name) for name in _LEAKED_FIELDS})
+        leaked = [field.name for field in fields(SpanScores) if field.name.startswith("leaked_")]
+        return replace(summed, **{name: getattr(no_leaks, name) for name in leaked})
 
     def type_totals(self) -> tuple[np.ndarray, np.ndarray]:
         """The types some row holds (codes, increasing) and each one's rows summed (int64, types x

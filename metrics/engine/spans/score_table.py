@@ -116,34 +116,25 @@ class SpanScores:
         order = np.asarray(order, dtype=np.int64)
         new_index = np.full(len(self) + 1, -1, dtype=np.int64)
         new_index[order] = np.arange(len(order))
-
-        def regroup(document: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-            moved = new_index[document]
+        ids = self.document_ids
+        taken: dict[str, Any] = {
+            "document_ids": [ids[i] for i in order.tolist()],
+            "type_names": self.type_names,
+        }
+        taken["counts"] = self.counts[order]
+        # Each group of columns keyed by document (`<group>_document`): its entries of the documents
+        # taken, in their new order.
+        for group in ("row", "leaked", "dropped"):
+            moved = new_index[getattr(self, f"{group}_document")]
             kept = np.flatnonzero(moved >= 0)
             picked = kept[np.argsort(moved[kept], kind="stable")]
-            return picked, moved[picked]
-
-        rows, row_document = regroup(self.row_document)
-        leaked, leaked_document = regroup(self.leaked_document)
-        dropped, dropped_document = regroup(self.dropped_document)
-        ids = self.document_ids
-        return SpanScores(
-            document_ids=[ids[i] for i in order.tolist()],
-            counts=self.counts[order],
-            type_names=self.type_names,
-            row_document=row_document,
-            row_type=self.row_type[rows],
-            rows=self.rows[rows],
-            leaked_document=leaked_document,
-            leaked_start=self.leaked_start[leaked],
-            leaked_end=self.leaked_end[leaked],
-            leaked_type=self.leaked_type[leaked],
-            leaked_condition=self.leaked_condition[leaked],
-            leaked_text=[self.leaked_text[k] for k in leaked.tolist()],
-            dropped_document=dropped_document,
-            dropped_type=self.dropped_type[dropped],
-            dropped_count=self.dropped_count[dropped],
-        )
+            for name in (field.name for field in fields(SpanScores) if field.name.startswith(group)):
+                values = getattr(self, name)
+                taken[name] = (
+                    [values[k] for k in picked.tolist()] if isinstance(values, list) else values[picked]
+                )
+            taken[f"{group}_document"] = moved[picked]
+        return SpanScores(**taken)
 
     def followed_by(self, other: SpanScores) -> SpanScores:
         """These documents, then `other`'s, both scored with the same type names (two halves of a

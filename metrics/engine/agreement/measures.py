@@ -109,22 +109,13 @@ def nominal_alpha_counts(prefix: str, value_counts: np.ndarray, values: Sequence
     return row
 
 
-def interval_alpha_counts(prefix: str, unit_values: Sequence[Sequence[float]]) -> dict[str, float]:
-    """One document's interval alpha sums from the values of each of its units."""
-    observed = n = total = squares = 0.0
-    for values in unit_values:
-        if len(values) < 2:
-            continue
-        array = np.asarray(values, dtype=np.float64)
-        m = array.size
-        ordered_pairs = 2.0 * m * float(np.sum(array**2)) - 2.0 * float(np.sum(array)) ** 2
-        observed += ordered_pairs / (m - 1)
-        n += m
-        total += float(np.sum(array))
-        squares += float(np.sum(array**2))
+def interval_alpha_counts(prefix: str, values: Sequence[float]) -> dict[str, float]:
+    """One document's interval alpha sums from the values of its one unit (at least two)."""
+    array = np.asarray(values, dtype=np.float64)
+    total, squares = float(np.sum(array)), float(np.sum(array**2))
     return {
-        f"{prefix}.observed": observed,
-        f"{prefix}.n": n,
+        f"{prefix}.observed": (2.0 * array.size * squares - 2.0 * total**2) / (array.size - 1),
+        f"{prefix}.n": float(array.size),
         f"{prefix}.sum": total,
         f"{prefix}.sum_squares": squares,
     }

@@ -207,11 +207,8 @@ def _per_document(
     leak_code = np.zeros(len(ids), dtype=np.int64)
     for condition in LEAKAGE_CONDITIONS:
         leak_code = 2 * leak_code + (columns[f"leakage.{condition}.gold_spans_affected"] > 0)
-    chars = ("tp", "fp", "fn", "tn")
-    numbers = (
-        *(columns[f"document.{name}"] for name in ("gold_spans", "predicted_spans", "characters")),
-        *(columns[f"chars.all.{c}"] for c in chars),
-        *(columns[f"chars.scored.{c}"] for c in chars),
+    document = (
+        columns[f"document.{name}"].tolist() for name in ("gold_spans", "predicted_spans", "characters")
     )
     leaked = map(_LEAK_LISTS.__getitem__, leak_code.tolist())
     rows = [
@@ -220,28 +217,22 @@ def _per_document(
             "gold_spans": gold,
             "predicted_spans": predicted,
             "characters": characters,
-            "chars_all": {"tp": all_tp, "fp": all_fp, "fn": all_fn, "tn": all_tn},
-            "chars_scored": {"tp": scored_tp, "fp": scored_fp, "fn": scored_fn, "tn": scored_tn},
+            "chars_all": chars_all,
+            "chars_scored": chars_scored,
             "leaked": conditions,
         }
-        for (
-            document_id,
-            gold,
-            predicted,
-            characters,
-            all_tp,
-            all_fp,
-            all_fn,
-            all_tn,
-            scored_tp,
-            scored_fp,
-            scored_fn,
-            scored_tn,
-            conditions,
-        ) in zip(ids, *(column.tolist() for column in numbers), leaked, strict=True)
+        for document_id, gold, predicted, characters, chars_all, chars_scored, conditions in zip(
+            ids, *document, _chars_rows(columns, "all"), _chars_rows(columns, "scored"), leaked, strict=True
+        )
     ]
     if leaked_text:
         row_of = {position: row for row, position in enumerate(order)}
         for position, spans in leaked_text.items():
             rows[row_of[position]]["leaked_spans"] = spans
     return rows
+
+
+def _chars_rows(columns: dict[str, np.ndarray], variant: str) -> list[dict[str, int]]:
+    """Each document's chars.<variant> counts, as per_document lists them."""
+    counts = (columns[f"chars.{variant}.{name}"].tolist() for name in ("tp", "fp", "fn", "tn"))
+    return [{"tp": tp, "fp": fp, "fn": fn, "tn": tn} for tp, fp, fn, tn in zip(*counts, strict=True)]

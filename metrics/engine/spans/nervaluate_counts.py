@@ -49,30 +49,17 @@ class _Claims:
         self.claimed = [False] * n_gold
         self.correct = self.incorrect = 0
 
-    def claim_first(self, candidates: list[int], correct: list[bool]) -> None:
-        """strict and exact: the first unclaimed candidate that is correct is COR (stop); otherwise
-        the first unclaimed candidate is INC; with none the prediction is SPU."""
-        first_other = -1
-        for k, is_correct in zip(candidates, correct, strict=True):
-            if self.claimed[k]:
-                continue
-            if is_correct:
-                self.correct += 1
-                self.claimed[k] = True
-                return
-            if first_other < 0:
-                first_other = k
-        self._claim_other(first_other)
-
-    def claim_closest(self, candidates: list[int], same_type: list[bool], distance: list[int]) -> None:
-        """ent_type: the unclaimed candidate of the same type with the smallest boundary distance
-        (the first on ties) is COR; else the first unclaimed candidate of another type is INC; else SPU."""
+    def claim(self, candidates: list[int], agrees: list[bool], distance: list[int]) -> None:
+        """Of the unclaimed candidates, the agreeing one at the smallest distance (the first on ties) is
+        COR; else the first other is INC; with none the prediction is SPU. strict and exact: agreeing
+        bounds (and type), every candidate at distance 0; ent_type: the same type, at the boundary
+        distance."""
         first_other = closest = -1
         closest_distance = 0
-        for k, same, how_far in zip(candidates, same_type, distance, strict=True):
+        for k, agree, how_far in zip(candidates, agrees, distance, strict=True):
             if self.claimed[k]:
                 continue
-            if same:
+            if agree:
                 if closest < 0 or how_far < closest_distance:
                     closest, closest_distance = k, how_far
             elif first_other < 0:
@@ -80,13 +67,9 @@ class _Claims:
         if closest >= 0:
             self.correct += 1
             self.claimed[closest] = True
-        else:
-            self._claim_other(first_other)
-
-    def _claim_other(self, k: int) -> None:
-        if k >= 0:
+        elif first_other >= 0:
             self.incorrect += 1
-            self.claimed[k] = True
+            self.claimed[first_other] = True
 
     def counts(self) -> Claims:
         return self.correct, self.incorrect
@@ -127,9 +110,10 @@ def nervaluate_typed(
         start, end, label = prediction
         candidates = candidates_of(start, end)
         # No candidate: every rule below finds nothing to claim, and counts SPU.
-        strict.claim_first(candidates, [gold[k] == prediction for k in candidates])
-        exact.claim_first(candidates, [gold[k][0] == start and gold[k][1] == end for k in candidates])
-        ent_type.claim_closest(
+        anywhere = [0] * len(candidates)
+        strict.claim(candidates, [gold[k] == prediction for k in candidates], anywhere)
+        exact.claim(candidates, [gold[k][0] == start and gold[k][1] == end for k in candidates], anywhere)
+        ent_type.claim(
             candidates,
             [gold[k][2] == label for k in candidates],
             [abs(start - gold[k][0]) + abs(end - gold[k][1]) for k in candidates],

@@ -15,12 +15,8 @@ from annotations.importers.labels import load_label_map
 from annotations.importers.prompts_csv import read_prompts_csv
 from annotations.importers.span_types import SpanDocument
 from annotations.importers.spans import load_span_corpus
-from metrics.engine.agreement import (
-    AnnotatedDocument,
-    AttributeRatings,
-    attribute_agreement,
-    span_agreement,
-)
+from metrics.engine.agreement.attributes import AttributeRatings, attribute_agreement
+from metrics.engine.agreement.spans import AnnotatedDocument, span_agreement
 from metrics.engine.attributes.coercion import CoercionError, coerce_value
 from metrics.engine.attributes.types import AttributeSpec, GoldDocument
 from metrics.pipeline.intervals import DEFAULT_INTERVALS, IntervalSettings

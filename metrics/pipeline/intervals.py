@@ -12,13 +12,14 @@ from typing import Any
 import numpy as np
 
 from metrics.engine.attributes.types import AttributeType, ExtractionEvaluation
-from metrics.engine.spans import LEAKAGE_CONDITIONS, SpanScores
 from metrics.engine.spans.score import (
     COUNT_FIELDS,
+    LEAKAGE_CONDITIONS,
     STORED_FIELDS,
     TYPE_STORED_FIELDS,
     derived_count,
 )
+from metrics.engine.spans.score_table import SpanScores
 from metrics.engine.uncertainty.attribute_metrics import (
     attribute_document_counts,
     attribute_metric_definitions,

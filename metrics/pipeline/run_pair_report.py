@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 from annotations.importers.errors import ImportProblem, InputValidationError
 from annotations.importers.sources import SourceInput
 from metrics.engine.attributes.types import ComparisonRow, EvaluationSettings
-from metrics.engine.spans import SpanScores
+from metrics.engine.spans.score_table import SpanScores
 from metrics.engine.text_table import text_table
 from metrics.engine.uncertainty.attribute_metrics import (
     attribute_document_counts,

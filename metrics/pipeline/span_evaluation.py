@@ -26,7 +26,9 @@ from annotations.importers.sources import ArchiveLimits, SourceInput
 from annotations.importers.span_jsonl import offsets_problem, text_mismatch_problem
 from annotations.importers.span_types import SpanAnnotation, SpanDocument
 from annotations.importers.spans import iter_span_documents, load_span_corpus, select_annotator
-from metrics.engine.spans import DocumentSpans, Span, SpanScores, aggregate
+from metrics.engine.spans.aggregate import aggregate
+from metrics.engine.spans.score_table import SpanScores
+from metrics.engine.spans.types import DocumentSpans, Span
 from metrics.engine.uncertainty.exact import CLOPPER_PEARSON_METHOD
 from metrics.pipeline.executors import Executor, InProcess, ProcessPool, local_executor
 from metrics.pipeline.intervals import (

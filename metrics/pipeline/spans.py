@@ -11,11 +11,11 @@ from typing import Any
 
 import numpy as np
 
-from metrics.engine.spans import DocumentSpans
 from metrics.engine.spans.batch import BATCH_DOCUMENTS, score_span_columns
 from metrics.engine.spans.columns import SpanColumns
 from metrics.engine.spans.score import N_STORED
 from metrics.engine.spans.score_table import SpanScores
+from metrics.engine.spans.types import DocumentSpans
 from metrics.pipeline.phases import release_free_memory
 
 # Documents per chunk: one numpy pass of the batch scorer.

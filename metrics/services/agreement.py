@@ -25,7 +25,8 @@ from annotations.services.jobs import (
 )
 from experiments.models import ExperimentRun, RunSource
 from experiments.splits import split_hidden_document_ids
-from metrics.engine.agreement import AnnotatedDocument, attribute_agreement, span_agreement
+from metrics.engine.agreement.attributes import attribute_agreement
+from metrics.engine.agreement.spans import AnnotatedDocument, span_agreement
 from metrics.pipeline.agreement_evaluation import FORMAT_VERSION, attribute_ratings, gold_values
 from metrics.pipeline.intervals import DEFAULT_INTERVALS
 from metrics.services.engine_inputs import predicted_span_documents, prediction_documents

@@ -16,7 +16,7 @@ from annotations.models import Attribute, Document
 from experiments.models import DocumentStatus, ExperimentRun, RunDocument, RunKind
 from metrics.engine.attributes.types import ComparisonRow as EngineRow
 from metrics.engine.attributes.types import EvaluationSettings
-from metrics.engine.spans import SpanScores
+from metrics.engine.spans.score_table import SpanScores
 from metrics.models import ComparisonRow, MetricValue, Scoring
 from metrics.pipeline.attributes import merge_attribute_partials
 from metrics.pipeline.intervals import DEFAULT_INTERVALS, IntervalSettings

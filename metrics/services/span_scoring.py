@@ -22,7 +22,8 @@ from annotations.importers.errors import ImportProblem
 from annotations.models import GoldSpan, GoldVersion
 from annotations.selectors.gold import documents_named, gold_span_documents
 from experiments.models import ExperimentRun
-from metrics.engine.spans import DocumentSpans, aggregate
+from metrics.engine.spans.aggregate import aggregate
+from metrics.engine.spans.types import DocumentSpans
 from metrics.engine.uncertainty.exact import CLOPPER_PEARSON_METHOD
 from metrics.models import MetricScope
 from metrics.pipeline.intervals import CI_SUFFIX, attach_span_intervals, span_results_intervals

@@ -14,7 +14,7 @@ from annotations.importers.spans import load_span_corpus
 from annotations.models import Document, EvaluationStrategy, Job, ProjectPhase
 from annotations.signals import job_finished
 from experiments.splits import split_assign_development, split_hidden_document_ids
-from metrics.engine.agreement import span_agreement
+from metrics.engine.agreement.spans import span_agreement
 from metrics.pipeline.agreement_evaluation import annotated_documents
 from metrics.pipeline.intervals import IntervalSettings
 from metrics.services import agreement as agreement_services

@@ -9,7 +9,7 @@ from sklearn.metrics import cohen_kappa_score
 
 from annotations.importers.sources import InMemorySource
 from annotations.importers.spans import load_span_corpus
-from metrics.engine.agreement import AnnotatedDocument, span_agreement
+from metrics.engine.agreement.spans import AnnotatedDocument, span_agreement
 from metrics.pipeline.agreement_evaluation import annotated_documents
 from metrics.pipeline.intervals import IntervalSettings
 from tests.agreement.export import ANNOTATIONS, TEXTS, character_labels_by_hand, export_zip

@@ -11,7 +11,7 @@ import pytest
 from annotations.importers.errors import ImportProblem, InputValidationError
 from annotations.importers.span_types import SpanAnnotation
 from annotations.importers.spans import load_span_corpus
-from metrics.engine.spans import Span
+from metrics.engine.spans.types import Span
 from metrics.pipeline.span_evaluation import evaluate_span_paths, pair_span_documents
 from tests.importers.test_span_fixtures import cas_json, jsonl_bytes, jsonl_line, write, zip_bytes
 

@@ -12,9 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from metrics.engine.spans import DocumentSpans, aggregate
+from metrics.engine.spans.aggregate import aggregate
 from metrics.engine.spans.score import N_STORED, N_TYPE_STORED
-from metrics.engine.spans.types import Span
+from metrics.engine.spans.types import DocumentSpans, Span
 from metrics.pipeline import spans as span_pipeline
 from metrics.pipeline.executors import InProcess, ProcessPool
 from metrics.pipeline.spans import (

@@ -9,7 +9,8 @@ import pytest
 from annotations.models import GoldVersion
 from experiments.models import ExperimentRun
 from metrics.artefacts.exports import SPAN_COLUMNS
-from metrics.engine.spans import DocumentSpans, Span, aggregate
+from metrics.engine.spans.aggregate import aggregate
+from metrics.engine.spans.types import DocumentSpans, Span
 from metrics.services.span_scoring import ROW_COLUMNS, span_rows, span_scoring_plan
 from tests.api.runs_support import SPANS, create_run, load_span_gold, post_documents, read_jsonl
 

@@ -1,18 +1,3 @@
 """Agreement between annotators (issue 16), framework-free: spans (pairwise F1, Cohen's kappa and
 Krippendorff's alpha on character labels) and attribute values (Cohen's kappa, Krippendorff's alpha,
 percent agreement), each with a cluster-bootstrap interval over documents. See docs/agreement.md."""
-
-from metrics.engine.agreement.attributes import AttributeRatings, attribute_agreement
-from metrics.engine.agreement.spans import (
-    AnnotatedDocument,
-    character_labels,
-    span_agreement,
-)
-
-__all__ = [
-    "AnnotatedDocument",
-    "AttributeRatings",
-    "attribute_agreement",
-    "character_labels",
-    "span_agreement",
-]

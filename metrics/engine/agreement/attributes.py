@@ -101,7 +101,7 @@ def _one_attribute(attribute: AttributeRatings, settings: IntervalSettings) -> d
             a, b = (np.array([index[_nominal_key(values[annotator])]]) for annotator in annotators)
             row.update(kappa_counts("kappa", a, b, categories))
         elif numeric:
-            row.update(interval_alpha_counts("alpha", [[float(value) for value in values.values()]]))
+            row.update(interval_alpha_counts("alpha", [float(value) for value in values.values()]))
         else:
             value_counts = np.zeros((1, len(categories)))
             for value in values.values():

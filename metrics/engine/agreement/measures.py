@@ -27,7 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from metrics.engine.spans.measures import harmonic_f1, ratio
+from metrics.engine.spans.measures import existence, ratio
+from metrics.engine.spans.score import EXISTENCE_NAMES
 from metrics.engine.uncertainty.measures import Sums, summed
 
 
@@ -37,11 +38,6 @@ class CohenKappa:
 
     prefix: str
     labels: Sequence[str]
-
-    @property
-    def columns(self) -> frozenset[str]:
-        marginals = {f"{self.prefix}.{side}.{label}" for side in ("a", "b") for label in self.labels}
-        return frozenset({f"{self.prefix}.units", f"{self.prefix}.agree", *marginals})
 
     def __call__(self, sums: Sums) -> np.ndarray:
         units = summed(sums, f"{self.prefix}.units")
@@ -61,10 +57,6 @@ class NominalAlpha:
     prefix: str
     values: Sequence[str]
 
-    @property
-    def columns(self) -> frozenset[str]:
-        return frozenset({f"{self.prefix}.observed", *(f"{self.prefix}.n.{value}" for value in self.values)})
-
     def __call__(self, sums: Sums) -> np.ndarray:
         per_value = [summed(sums, f"{self.prefix}.n.{value}") for value in self.values]
         n = sum(per_value, np.zeros_like(summed(sums, f"{self.prefix}.observed")))
@@ -77,10 +69,6 @@ class IntervalAlpha:
     """Krippendorff's alpha, interval, from `<prefix>.{observed,n,sum,sum_squares}` sums."""
 
     prefix: str
-
-    @property
-    def columns(self) -> frozenset[str]:
-        return frozenset(f"{self.prefix}.{name}" for name in ("observed", "n", "sum", "sum_squares"))
 
     def __call__(self, sums: Sums) -> np.ndarray:
         n = summed(sums, f"{self.prefix}.n")
@@ -121,22 +109,13 @@ def nominal_alpha_counts(prefix: str, value_counts: np.ndarray, values: Sequence
     return row
 
 
-def interval_alpha_counts(prefix: str, unit_values: Sequence[Sequence[float]]) -> dict[str, float]:
-    """One document's interval alpha sums from the values of each of its units."""
-    observed = n = total = squares = 0.0
-    for values in unit_values:
-        if len(values) < 2:
-            continue
-        array = np.asarray(values, dtype=np.float64)
-        m = array.size
-        ordered_pairs = 2.0 * m * float(np.sum(array**2)) - 2.0 * float(np.sum(array)) ** 2
-        observed += ordered_pairs / (m - 1)
-        n += m
-        total += float(np.sum(array))
-        squares += float(np.sum(array**2))
+def interval_alpha_counts(prefix: str, values: Sequence[float]) -> dict[str, float]:
+    """One document's interval alpha sums from the values of its one unit (at least two)."""
+    array = np.asarray(values, dtype=np.float64)
+    total, squares = float(np.sum(array)), float(np.sum(array**2))
     return {
-        f"{prefix}.observed": observed,
-        f"{prefix}.n": n,
+        f"{prefix}.observed": (2.0 * array.size * squares - 2.0 * total**2) / (array.size - 1),
+        f"{prefix}.n": float(array.size),
         f"{prefix}.sum": total,
         f"{prefix}.sum_squares": squares,
     }
@@ -151,16 +130,8 @@ class PairF1:
 
     family: str
 
-    @property
-    def columns(self) -> frozenset[str]:
-        return frozenset(
-            f"{self.family}.{name}" for name in ("gt_total", "gt_matched", "pred_total", "pred_matched")
-        )
-
     def __call__(self, sums: Sums) -> np.ndarray:
-        gold, predicted = summed(sums, f"{self.family}.gt_total"), summed(sums, f"{self.family}.pred_total")
-        precision = ratio(summed(sums, f"{self.family}.pred_matched"), predicted)
-        recall = ratio(summed(sums, f"{self.family}.gt_matched"), gold)
-        values = harmonic_f1(precision, recall)
-        values[(gold == 0) != (predicted == 0)] = 0.0
+        count = {name: summed(sums, f"{self.family}.{name}") for name in EXISTENCE_NAMES}
+        values = existence(*count.values())["f1"]
+        values[(count["gt_total"] == 0) != (count["pred_total"] == 0)] = 0.0
         return values

@@ -23,9 +23,10 @@ from metrics.engine.agreement.measures import (
     kappa_counts,
     nominal_alpha_counts,
 )
-from metrics.engine.spans import DocumentSpans, Span, score_span_columns
+from metrics.engine.spans.batch import score_span_columns
 from metrics.engine.spans.columns import SpanColumns
-from metrics.engine.spans.score import expand_counts
+from metrics.engine.spans.score import EXISTENCE_NAMES, expand_counts
+from metrics.engine.spans.types import DocumentSpans, Span
 from metrics.engine.uncertainty.bootstrap import IntervalSettings, cluster_bootstrap_intervals
 from metrics.engine.uncertainty.counts import DocumentCounts
 
@@ -121,10 +122,10 @@ def _pair(
     settings: IntervalSettings,
 ) -> dict[str, Any]:
     entry: dict[str, Any] = {"a": a, "b": b, "documents": len(documents)}
+    measures: dict[str, Any] = {name: PairF1(family) for name, family in F1_MATCHING.items()}
+    measures["cohen_kappa_chars"] = CohenKappa("kappa", labels)
     if not documents:
-        for name in (*F1_MATCHING, "cohen_kappa_chars"):
-            entry[name], entry[f"{name}_ci"] = None, None
-        return entry
+        return entry | {key: None for name in measures for key in (name, f"{name}_ci")}
     scores = score_span_columns(
         SpanColumns.of_documents(
             [
@@ -142,7 +143,7 @@ def _pair(
     columns = {
         f"{family}.{count}": stored[f"{family}.{count}"].astype(np.float64)
         for family in F1_MATCHING.values()
-        for count in ("gt_total", "gt_matched", "pred_total", "pred_matched")
+        for count in EXISTENCE_NAMES
     }
     kappa_rows = [
         kappa_counts("kappa", char_labels[d.document_id][a], char_labels[d.document_id][b], labels)
@@ -151,20 +152,15 @@ def _pair(
     for name in {key for row in kappa_rows for key in row}:
         columns[name] = np.array([row.get(name, 0.0) for row in kappa_rows], dtype=np.float64)
     counts = DocumentCounts([d.document_id for d in documents], columns)
-    measures: dict[str, Any] = {name: PairF1(family) for name, family in F1_MATCHING.items()}
-    measures["cohen_kappa_chars"] = CohenKappa("kappa", labels)
     intervals = bootstrap_intervals(counts, measures, settings)
     totals = counts.totals()
-    for name, measure in measures.items():
-        if name == "cohen_kappa_chars":
-            value = library_kappa(
-                np.concatenate([char_labels[d.document_id][a] for d in documents]),
-                np.concatenate([char_labels[d.document_id][b] for d in documents]),
-            )
-        else:
-            value = finite_or_none(measure(totals)[0])
-        entry[name] = value
-        entry[f"{name}_ci"] = intervals[name] if value is not None else None
+    values = {name: finite_or_none(PairF1(family)(totals)[0]) for name, family in F1_MATCHING.items()}
+    values["cohen_kappa_chars"] = library_kappa(
+        np.concatenate([char_labels[d.document_id][a] for d in documents]),
+        np.concatenate([char_labels[d.document_id][b] for d in documents]),
+    )
+    for name, value in values.items():
+        entry[name], entry[f"{name}_ci"] = value, intervals[name] if value is not None else None
     return entry
 
 
@@ -190,19 +186,17 @@ def _overall(
     interval = bootstrap_intervals(counts, {"alpha": measure}, settings)["alpha"]
     units = sum(len(document.text) for document in documents)
     if units <= LIBRARY_ALPHA_MAX_UNITS:
-        reliability = np.concatenate(
+        reliability = np.array(
             [
-                np.array(
+                np.concatenate(
                     [
-                        char_labels[document.document_id][annotator].astype(np.float64)
-                        if annotator in document.annotations
-                        else np.full(len(document.text), np.nan)
-                        for annotator in annotators
+                        char_labels[d.document_id].get(annotator, np.full(len(d.text), np.nan))
+                        for d in documents
                     ]
-                ).reshape(len(annotators), len(document.text))
-                for document in documents
+                )
+                for annotator in annotators
             ],
-            axis=1,
+            dtype=np.float64,
         )
         value = library_alpha(reliability, "nominal", value_domain=list(range(len(labels))))
         overall["krippendorff_alpha_chars_computed_by"] = "krippendorff"

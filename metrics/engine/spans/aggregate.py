@@ -9,46 +9,26 @@ the order of the documents or the way they were split into chunks.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Mapping, Sequence
 from itertools import product
 
 import numpy as np
 
-from metrics.engine.spans.measures import confusion, exactly_rounded_sum, existence, nervaluate_measures
+from metrics.engine.spans.measures import exactly_rounded_sum, family_measures
 from metrics.engine.spans.nervaluate_counts import COUNT_NAMES, SCHEMAS
 from metrics.engine.spans.score import (
     CONDITIONS_OF_LEAK_CODE,
+    CONFUSION_NAMES,
+    EXISTENCE_NAMES,
+    FAMILIES,
     LEAKAGE_CONDITIONS,
     N_STORED,
-    LeakedSpan,
     expand_counts,
     expand_type_counts,
 )
 from metrics.engine.spans.score_table import SpanScores
 
-_EXISTENCE = ("gt_total", "gt_matched", "pred_total", "pred_matched")
 _MEASURES = ("precision", "recall", "f1", "specificity")
-
-
-def _nerval(schema: str) -> Callable[..., dict]:
-    partial_credit = schema in ("partial", "ent_type")
-    return lambda *counts: nervaluate_measures(*counts, partial_credit=partial_credit)
-
-
-# (key path in results.json, count names, measure function). The count columns of a family are
-# named "<path joined by dots>.<count>" in COUNT_FIELDS.
-FAMILIES: tuple[tuple[tuple[str, ...], tuple[str, ...], Callable[..., dict]], ...] = (
-    (("chars", "all"), ("tp", "fp", "fn", "tn"), confusion),
-    (("chars", "scored"), ("tp", "fp", "fn", "tn"), confusion),
-    (("chars_typed",), ("tp", "fp", "fn"), confusion),
-    (("tokens", "binary"), ("tp", "fp", "fn"), confusion),
-    (("tokens", "typed"), ("tp", "fp", "fn"), confusion),
-    (("spans_exact", "type_agnostic"), _EXISTENCE, existence),
-    (("spans_exact", "typed"), _EXISTENCE, existence),
-    (("spans_overlap", "type_agnostic"), _EXISTENCE, existence),
-    (("spans_overlap", "typed"), _EXISTENCE, existence),
-    *((("nervaluate", schema), COUNT_NAMES, _nerval(schema)) for schema in SCHEMAS),
-)
 
 
 def _scalar(value: np.ndarray | float | int) -> float | int | None:
@@ -59,17 +39,19 @@ def _scalar(value: np.ndarray | float | int) -> float | int | None:
     return None if math.isnan(value) else float(value)
 
 
-def _measures_of(counts: dict[str, int], names: Sequence[str], measure: Callable[..., dict]) -> dict:
-    """Counts followed by their measures, as plain numbers (undefined = None)."""
-    arrays = [np.array([counts[name]], dtype=np.int64) for name in names]
-    return {**counts, **{key: _scalar(value) for key, value in measure(*arrays).items()}}
+def _measures_of(counts: Mapping[str, int], family: str, names: Sequence[str]) -> dict:
+    """The family's counts (`counts` names them "<family>.<count>") followed by their measures, as
+    plain numbers (undefined = None)."""
+    picked = {name: counts[f"{family}.{name}"] for name in names}
+    arrays = [np.array([count], dtype=np.int64) for count in picked.values()]
+    return {**picked, **{key: _scalar(value) for key, value in family_measures(family, *arrays).items()}}
 
 
-def _macro_of(columns: list[np.ndarray], measure: Callable[..., dict]) -> dict:
+def _macro_of(family: str, columns: list[np.ndarray]) -> dict:
     """Mean of each ratio measure over the documents where it is defined, with those documents' count."""
     result: dict = {}
     entered: dict[str, int] = {}
-    for key, values in measure(*columns).items():
+    for key, values in family_measures(family, *columns).items():
         if key not in _MEASURES:
             continue
         defined = values[~np.isnan(values)]
@@ -102,11 +84,13 @@ def _sorted_by_id(scores: SpanScores) -> tuple[list[str], dict[str, np.ndarray],
     return list(ids) if in_order else [ids[i] for i in order], expand_counts(stored), order
 
 
-def _per_type_totals(scores: SpanScores) -> dict[str, dict[str, int]]:
-    """TYPE_FIELDS summed over the documents, for each type some document holds."""
+def _per_type(scores: SpanScores) -> dict[str, dict]:
+    """per_type: each type some document holds, with its counts summed over the documents."""
     present, totals = scores.type_totals()
     return {
-        scores.type_names[code]: {name: int(column[0]) for name, column in expand_type_counts(total).items()}
+        scores.type_names[code]: _per_type_entry(
+            {name: int(column[0]) for name, column in expand_type_counts(total).items()}
+        )
         for code, total in zip(present.tolist(), totals, strict=True)
     }
 
@@ -114,24 +98,26 @@ def _per_type_totals(scores: SpanScores) -> dict[str, dict[str, int]]:
 def _leaked_text(scores: SpanScores) -> dict[int, list[dict]]:
     """{document's reading position: its leaked gold spans, as per_document lists them}."""
     by_document: dict[int, list[dict]] = {}
-    for span, document in zip(_leaked_spans(scores), scores.leaked_document.tolist(), strict=True):
-        by_document.setdefault(document, []).append(span._asdict())
-    return by_document
-
-
-def _leaked_spans(scores: SpanScores) -> Iterable[LeakedSpan]:
     names = scores.type_names
-    return (
-        LeakedSpan(start, end, names[code], text, CONDITIONS_OF_LEAK_CODE[condition])
-        for start, end, code, text, condition in zip(
-            scores.leaked_start.tolist(),
-            scores.leaked_end.tolist(),
-            scores.leaked_type.tolist(),
-            scores.leaked_text,
-            scores.leaked_condition.tolist(),
-            strict=True,
-        )
-    )
+    for document, start, end, code, text, condition in zip(
+        scores.leaked_document.tolist(),
+        scores.leaked_start.tolist(),
+        scores.leaked_end.tolist(),
+        scores.leaked_type.tolist(),
+        scores.leaked_text,
+        scores.leaked_condition.tolist(),
+        strict=True,
+    ):
+        conditions = CONDITIONS_OF_LEAK_CODE[condition]
+        span = {
+            "start": start,
+            "end": end,
+            "entity_type": names[code],
+            "text": text,
+            "conditions": conditions,
+        }
+        by_document.setdefault(document, []).append(span)
+    return by_document
 
 
 def aggregate(scores: SpanScores, *, include_sensitive_text: bool = False) -> dict:
@@ -145,11 +131,10 @@ def aggregate(scores: SpanScores, *, include_sensitive_text: bool = False) -> di
 
     micro: dict = {}
     macro: dict = {}
-    for path, names, measure in FAMILIES:
-        prefix = ".".join(path)
-        counts = {name: totals[f"{prefix}.{name}"] for name in names}
-        _put(micro, path, _measures_of(counts, names, measure))
-        _put(macro, path, _macro_of([columns[f"{prefix}.{name}"] for name in names], measure))
+    for family, names in FAMILIES:
+        path = tuple(family.split("."))
+        _put(micro, path, _measures_of(totals, family, names))
+        _put(macro, path, _macro_of(family, [columns[f"{family}.{name}"] for name in names]))
 
     n_documents = len(ids)
     with_gold = int((columns["document.gold_spans"] > 0).sum())
@@ -171,7 +156,7 @@ def aggregate(scores: SpanScores, *, include_sensitive_text: bool = False) -> di
         "micro": micro,
         "macro": macro,
         "leakage": leakage,
-        "per_type": {t: _per_type_entry(counts) for t, counts in _per_type_totals(scores).items()},
+        "per_type": _per_type(scores),
         "per_document": _per_document(ids, columns, order, leaked_text),
         "documents_with_gold": with_gold,
         "restricted_predictions_dropped": totals["document.restricted_predictions_dropped"],
@@ -185,23 +170,18 @@ def _per_type_entry(counts: dict[str, int]) -> dict:
     char_recall = gold code points of the type covered by a prediction of any type / gold code points
     of the type (was it removed, whatever the predicted type); undefined without gold of the type.
     """
-
-    def pick(prefix: str, names: Sequence[str]) -> dict[str, int]:
-        return {name: counts[f"{prefix}.{name}"] for name in names}
-
     gold_chars = counts["chars_typed.tp"] + counts["chars_typed.fn"]
     return {
         "gold": counts["gold"],
         "predicted": counts["predicted"],
         "nervaluate": {
-            schema: _measures_of(pick(f"nervaluate.{schema}", COUNT_NAMES), COUNT_NAMES, _nerval(schema))
-            for schema in SCHEMAS
+            schema: _measures_of(counts, f"nervaluate.{schema}", COUNT_NAMES) for schema in SCHEMAS
         },
-        "chars_typed": _measures_of(pick("chars_typed", ("tp", "fp", "fn")), ("tp", "fp", "fn"), confusion),
+        "chars_typed": _measures_of(counts, "chars_typed", CONFUSION_NAMES),
         "char_recall": counts["chars_typed.covered_by_any"] / gold_chars if gold_chars else None,
-        "tokens": _measures_of(pick("tokens", ("tp", "fp", "fn")), ("tp", "fp", "fn"), confusion),
-        "spans_exact": _measures_of(pick("spans_exact", _EXISTENCE), _EXISTENCE, existence),
-        "spans_overlap": _measures_of(pick("spans_overlap", _EXISTENCE), _EXISTENCE, existence),
+        "tokens": _measures_of(counts, "tokens", CONFUSION_NAMES),
+        "spans_exact": _measures_of(counts, "spans_exact", EXISTENCE_NAMES),
+        "spans_overlap": _measures_of(counts, "spans_overlap", EXISTENCE_NAMES),
         "leakage": {
             condition: {"gold_spans_affected": counts[f"leakage.{condition}.gold_spans_affected"]}
             for condition in LEAKAGE_CONDITIONS
@@ -227,11 +207,8 @@ def _per_document(
     leak_code = np.zeros(len(ids), dtype=np.int64)
     for condition in LEAKAGE_CONDITIONS:
         leak_code = 2 * leak_code + (columns[f"leakage.{condition}.gold_spans_affected"] > 0)
-    chars = ("tp", "fp", "fn", "tn")
-    numbers = (
-        *(columns[f"document.{name}"] for name in ("gold_spans", "predicted_spans", "characters")),
-        *(columns[f"chars.all.{c}"] for c in chars),
-        *(columns[f"chars.scored.{c}"] for c in chars),
+    document = (
+        columns[f"document.{name}"].tolist() for name in ("gold_spans", "predicted_spans", "characters")
     )
     leaked = map(_LEAK_LISTS.__getitem__, leak_code.tolist())
     rows = [
@@ -240,28 +217,22 @@ def _per_document(
             "gold_spans": gold,
             "predicted_spans": predicted,
             "characters": characters,
-            "chars_all": {"tp": all_tp, "fp": all_fp, "fn": all_fn, "tn": all_tn},
-            "chars_scored": {"tp": scored_tp, "fp": scored_fp, "fn": scored_fn, "tn": scored_tn},
+            "chars_all": chars_all,
+            "chars_scored": chars_scored,
             "leaked": conditions,
         }
-        for (
-            document_id,
-            gold,
-            predicted,
-            characters,
-            all_tp,
-            all_fp,
-            all_fn,
-            all_tn,
-            scored_tp,
-            scored_fp,
-            scored_fn,
-            scored_tn,
-            conditions,
-        ) in zip(ids, *(column.tolist() for column in numbers), leaked, strict=True)
+        for document_id, gold, predicted, characters, chars_all, chars_scored, conditions in zip(
+            ids, *document, _chars_rows(columns, "all"), _chars_rows(columns, "scored"), leaked, strict=True
+        )
     ]
     if leaked_text:
         row_of = {position: row for row, position in enumerate(order)}
         for position, spans in leaked_text.items():
             rows[row_of[position]]["leaked_spans"] = spans
     return rows
+
+
+def _chars_rows(columns: dict[str, np.ndarray], variant: str) -> list[dict[str, int]]:
+    """Each document's chars.<variant> counts, as per_document lists them."""
+    counts = (columns[f"chars.{variant}.{name}"].tolist() for name in ("tp", "fp", "fn", "tn"))
+    return [{"tp": tp, "fp": fp, "fn": fn, "tn": tn} for tp, fp, fn, tn in zip(*counts, strict=True)]

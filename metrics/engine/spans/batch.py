@@ -9,15 +9,14 @@ type on a line of its own: `type * line_length + coordinate`.
 The one step that does not vectorise is nervaluate's greedy walk when one prediction could claim
 several gold spans, or one gold span be claimed by several predictions: which claims first then
 matters. Those documents' nervaluate counts come from the walk itself (`nervaluate_counts`), with
-every other count vectorised.
-
-`tests/engine/spans/test_batch.py` holds every document's counts equal to those of a per-document
-reference scorer written without numpy (`tests/engine/spans/oracle`).
+every other count vectorised. `tests/engine/spans/test_batch.py` holds every document's counts equal
+to those of a reference scorer written without numpy (`tests/engine/spans/oracle`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 
@@ -35,7 +34,7 @@ from metrics.engine.spans.code_point_line import (
     token_pieces,
 )
 from metrics.engine.spans.columns import SpanColumns, SpanSide
-from metrics.engine.spans.nervaluate_counts import nervaluate_one_type, nervaluate_typed
+from metrics.engine.spans.nervaluate_counts import nervaluate_typed
 from metrics.engine.spans.score import N_STORED, N_TYPE_STORED
 from metrics.engine.spans.score_table import SpanScores
 
@@ -106,9 +105,7 @@ def score_span_columns(
         count=len(type_names),
     )
     gold_side = _renumbered(columns.gold, renumber)
-    pred_side, dropped_columns, dropped = _restricted(
-        _renumbered(columns.predicted, renumber), type_names, allowed, n_docs
-    )
+    pred_side, dropped = _restricted(_renumbered(columns.predicted, renumber), type_names, allowed)
     n_chars = np.fromiter(map(len, columns.texts), dtype=INT, count=n_docs)
     _check_offsets(columns.document_ids, n_chars, type_names, gold_side, pred_side)
     if (len(type_names) + 1) * (int(n_chars.sum()) + n_docs + 1) ** 2 >= _LARGEST_KEY:
@@ -116,7 +113,7 @@ def score_span_columns(
     line = Line(columns.texts, n_chars)
     n_types = max(len(type_names), 1)
     chunk = _Chunk(
-        line, SortedSpans(*gold_side, line, n_types), SortedSpans(*pred_side, line, n_types), n_docs, n_types
+        line, SortedSpans(gold_side, line, n_types), SortedSpans(pred_side, line, n_types), n_docs, n_types
     )
     chunk.rows[:, 0] = chunk.per_row(chunk.gold_row)
     chunk.rows[:, 1] = chunk.per_row(chunk.pred_row)
@@ -130,65 +127,61 @@ def score_span_columns(
     counts[:, 37] = chunk.per_doc(chunk.gold.doc)
     counts[:, 38] = chunk.per_doc(chunk.pred.doc)
     counts[:, 39] = n_chars
-    counts[:, 40] = dropped
+    counts[:, 40] = chunk.per_doc(dropped[0], dropped[2])
     # The typed families of a document (chars_typed, tokens.typed, spans_*.typed) are sums of its type rows.
     for document_column, row_column in (
         (8, 2), (9, 3), (10, 4), (14, 6), (15, 7), (16, 8), (19, 9), (20, 10), (23, 11), (24, 12),
     ):  # fmt: skip
         counts[:, document_column] = chunk.per_doc(chunk.row_doc, chunk.rows[:, row_column])
     listed = leaked if keep_leaked else np.zeros(0, dtype=bool)
-    return _score_table(columns, chunk, type_names, listed, scored_leak, missed, dropped_columns)
+    return _score_table(columns, chunk, type_names, listed, scored_leak, missed, dropped)
 
 
-_Side = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # document, start, end, type code
-
-
-def _renumbered(side: SpanSide, renumber: np.ndarray) -> _Side:
-    code = renumber[side.type_code] if len(renumber) else side.type_code
-    return side.document, side.start, side.end, code
+def _renumbered(side: SpanSide, renumber: np.ndarray) -> SpanSide:
+    return replace(side, type_code=renumber[side.type_code]) if len(renumber) else side
 
 
 def _restricted(
-    pred: _Side, type_names: list[str], allowed: frozenset[str] | None, n_docs: int
-) -> tuple[_Side, tuple[np.ndarray, np.ndarray, np.ndarray], np.ndarray]:
-    """restrict_to_gt_types: the predictions of allowed types, the dropped ones as (document, type,
-    count) columns, and how many each document dropped."""
+    pred: SpanSide, type_names: list[str], allowed: frozenset[str] | None
+) -> tuple[SpanSide, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """restrict_to_gt_types: the predictions of allowed types, and the dropped ones as (document,
+    type, count) columns."""
     empty = np.zeros(0, dtype=INT)
-    no_drops = (empty, empty, empty), np.zeros(n_docs, dtype=INT)
     if allowed is None:
-        return pred, *no_drops
-    pred_doc, _, _, pred_code = pred
+        return pred, (empty, empty, empty)
     keep = np.fromiter((name in allowed for name in type_names), dtype=bool, count=len(type_names))
-    kept = keep[pred_code] if len(pred_code) else np.ones(0, dtype=bool)
+    kept = keep[pred.type_code] if len(pred) else np.ones(0, dtype=bool)
     if kept.all():
-        return pred, *no_drops
+        return pred, (empty, empty, empty)
     lost = np.flatnonzero(~kept)
-    lost_keys = pred_doc[lost] * len(type_names) + pred_code[lost]
+    lost_keys = pred.document[lost] * len(type_names) + pred.type_code[lost]
     dropped_keys = distinct(lost_keys)
     dropped_columns = (
         dropped_keys // len(type_names),
         dropped_keys % len(type_names),
         np.bincount(np.searchsorted(dropped_keys, lost_keys), minlength=len(dropped_keys)).astype(INT),
     )
-    kept_side = tuple(column[kept] for column in pred)
-    return kept_side, dropped_columns, per(pred_doc[lost], n_docs)  # type: ignore[return-value]
+    return SpanSide(
+        pred.document[kept], pred.start[kept], pred.end[kept], pred.type_code[kept]
+    ), dropped_columns
 
 
 def _check_offsets(
-    document_ids: Sequence[str], n_chars: np.ndarray, type_names: list[str], gold: _Side, pred: _Side
+    document_ids: Sequence[str], n_chars: np.ndarray, type_names: list[str], gold: SpanSide, pred: SpanSide
 ) -> None:
     """Raise ValueError for the first document with a span empty or outside its text: its first such
     gold span, else its first such prediction, in (start, end, type) order."""
     bad = [
-        np.flatnonzero((start < 0) | (end <= start) | (end > n_chars[doc]))
-        for doc, start, end, _ in (gold, pred)
+        np.flatnonzero((side.start < 0) | (side.end <= side.start) | (side.end > n_chars[side.document]))
+        for side in (gold, pred)
     ]
     if not any(len(spans) for spans in bad):
         return
     first = min(
-        int(side[0][spans].min()) for side, spans in zip((gold, pred), bad, strict=True) if len(spans)
+        int(side.document[spans].min()) for side, spans in zip((gold, pred), bad, strict=True) if len(spans)
     )
-    for (doc, start, end, code), spans, name in zip((gold, pred), bad, ("gold", "predicted"), strict=True):
+    for side, spans, name in zip((gold, pred), bad, ("gold", "predicted"), strict=True):
+        doc, start, end, code = side.document, side.start, side.end, side.type_code
         here = spans[doc[spans] == first]
         if len(here):
             k = here[np.lexsort((code[here], end[here], start[here]))[0]]
@@ -206,10 +199,11 @@ def _score_halves(columns: SpanColumns, allowed: frozenset[str] | None, keep_lea
         raise OverflowError(
             f"document {columns.document_ids[0]!r}: {len(columns.texts[0])} code points are too many to score"
         )
-    halves = [columns.between(0, n_docs // 2), columns.between(n_docs // 2, n_docs)]
-    return SpanScores.concatenate(
-        [score_span_columns(half, allowed, keep_leaked=keep_leaked) for half in halves]
+    first, second = (
+        score_span_columns(half, allowed, keep_leaked=keep_leaked)
+        for half in (columns.between(0, n_docs // 2), columns.between(n_docs // 2, n_docs))
     )
+    return first.followed_by(second)
 
 
 def _character_counts(chunk: _Chunk) -> tuple[Cover, Cover]:
@@ -412,10 +406,8 @@ def _stretches(
     start = np.minimum(gold_bounds[0][pair_gold], pred_bounds[0][pair_pred])
     end = np.maximum(gold_bounds[1][pair_gold], pred_bounds[1][pair_pred])
     order = np.argsort(start, kind="stable")
-    running_end = np.maximum.accumulate(end[order])
-    opens = np.empty(len(order), dtype=bool)
-    opens[0] = True
-    np.greater(start[order][1:], running_end[:-1], out=opens[1:])
+    opens = np.zeros(len(order), dtype=bool)
+    opens[merge(start[order], end[order])[2]] = True
     stretch = np.empty(len(order), dtype=INT)
     stretch[order] = np.cumsum(opens) - 1
     n_stretches = int(stretch[order[-1]]) + 1
@@ -454,34 +446,34 @@ def _candidate_pairs(gold: SortedSpans, pred: SortedSpans) -> tuple[np.ndarray, 
 def _walk(
     chunk: _Chunk, stretch: np.ndarray, pair_gold: np.ndarray, pair_pred: np.ndarray, *, typed: bool
 ) -> None:
-    """The reference walk over each contended stretch's gold spans and predictions (those of its
-    candidate pairs, in sorted order), added to its document's counts (`nervaluate_typed`) or, on
-    the lines per type, to its type row's (`nervaluate_one_type`)."""
-    gold_first, gold_spans = _spans_of_stretches(stretch, pair_gold, chunk.gold, with_type=not typed)
-    _, pred_spans = _spans_of_stretches(stretch, pair_pred, chunk.pred, with_type=not typed)
+    """The reference walk (`nervaluate_typed`) over each contended stretch's gold spans and
+    predictions (those of its candidate pairs, in sorted order), added to its document's counts or,
+    on the lines per type, to its type row's."""
+    gold_first, gold_spans = _spans_of_stretches(stretch, pair_gold, chunk.gold)
+    _, pred_spans = _spans_of_stretches(stretch, pair_pred, chunk.pred)
+    walks = map(nervaluate_typed, gold_spans, pred_spans)
     if typed:
-        rows = chunk.gold_row[gold_first].tolist()
-        for row, gold, pred in zip(rows, gold_spans, pred_spans, strict=True):
-            exact_counts, type_counts = nervaluate_one_type(gold, pred)
-            chunk.rows[row, 13:16] += (exact_counts[0], exact_counts[1], type_counts[0])
+        for row, (_, exact, ent_type) in zip(chunk.gold_row[gold_first].tolist(), walks, strict=True):
+            chunk.rows[row, 13:16] += (*exact, ent_type[0])
         return
-    for doc, gold, pred in zip(chunk.gold.doc[gold_first].tolist(), gold_spans, pred_spans, strict=True):
-        strict, exact, ent_type = nervaluate_typed(gold, pred)
-        chunk.counts[doc, 25:31] += (strict[0], strict[1], exact[0], exact[1], ent_type[0], ent_type[1])
+    for doc, (strict, exact, ent_type) in zip(chunk.gold.doc[gold_first].tolist(), walks, strict=True):
+        chunk.counts[doc, 25:31] += (*strict, *exact, *ent_type)
 
 
 def _spans_of_stretches(
-    stretch: np.ndarray, index: np.ndarray, spans: SortedSpans, *, with_type: bool
-) -> tuple[np.ndarray, list[list[tuple[int, ...]]]]:
+    stretch: np.ndarray, index: np.ndarray, spans: SortedSpans
+) -> tuple[np.ndarray, list[list[tuple[int, int, int]]]]:
     """Per stretch, in stretch order: the first of its spans (index into `spans`), and its distinct
-    spans as (start, end[, type code]) in sorted order. Gathered and converted to Python once for all
+    spans as (start, end, type code) in sorted order. Gathered and converted to Python once for all
     stretches; type codes stand in for type names (they compare in the same order and are equal alike)."""
     keys = distinct(stretch * len(spans) + index)
     member, group = keys % len(spans), keys // len(spans)
     bounds = np.flatnonzero(np.diff(group, prepend=-1, append=group[-1] + 1)).tolist()
-    columns = [spans.local_start[member].tolist(), spans.local_end[member].tolist()]
-    if with_type:
-        columns.append(spans.code[member].tolist())
+    columns = (
+        spans.local_start[member].tolist(),
+        spans.local_end[member].tolist(),
+        spans.code[member].tolist(),
+    )
     tuples = list(zip(*columns, strict=True))
     return member[bounds[:-1]], [tuples[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
 

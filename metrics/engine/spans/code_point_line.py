@@ -16,6 +16,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from metrics.engine.spans.columns import SpanSide
+
 # The de-identification harness leaves these characters out of the `scored` character counts: a
 # missed comma or space leaks nothing. docs/semantics.md section 1, `chars`.
 LEFT_OUT_CHARACTERS = " ,.!?:;-()\"'\n\t\r"
@@ -107,9 +109,8 @@ class SortedSpans:
     `key` = (start * (line length + 1) + end) * n_types + code, sorted; `bounds` = key // n_types.
     """
 
-    def __init__(
-        self, doc: np.ndarray, start: np.ndarray, end: np.ndarray, code: np.ndarray, line: Line, n_types: int
-    ) -> None:
+    def __init__(self, side: SpanSide, line: Line, n_types: int) -> None:
+        doc, start, end, code = side.document, side.start, side.end, side.type_code
         bases = line.bases[doc]
         scale = line.length + 1
         key = ((start + bases) * scale + end + bases) * n_types + code
@@ -211,19 +212,18 @@ class Cover:
     def _last_starting_at_or_before(self, x: np.ndarray) -> np.ndarray:
         return np.searchsorted(self.start, x, side="right") - 1
 
-    def covered_below(self, x: np.ndarray, *, scored: bool = False) -> np.ndarray:
-        """The code points (`scored`: the scored code points) of the set below x, for each x. Needs
-        the line's scored prefix."""
+    def covered_below(self, x: np.ndarray) -> np.ndarray:
+        """The code points of the set below x, for each x. Needs the line's scored prefix."""
         if len(self.start) == 0:
             return np.zeros(len(x), dtype=INT)
-        return self._below(x, self._last_starting_at_or_before(x), scored)
+        return self._below(x, self._last_starting_at_or_before(x), scored=False)
 
     def _below(self, x: np.ndarray, k: np.ndarray, scored: bool) -> np.ndarray:
         """`covered_below`, k: the last segment starting at or before each x (-1: none)."""
         inside = k >= 0
         k = np.where(inside, k, 0)
         cut = np.minimum(x, self.end[k])
-        if scored and self.prefix is not None:
+        if scored:
             return np.where(inside, self.scored_before[k] + self.prefix[cut] - self.prefix[self.start[k]], 0)
         return np.where(inside, self.before[k] + cut - self.start[k], 0)
 

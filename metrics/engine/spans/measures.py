@@ -80,6 +80,13 @@ def nervaluate_measures(
     }
 
 
+def family_measures(family: str, *counts: Array) -> dict[str, Array]:
+    """The measures of a family of results.json (`score.FAMILIES`, or per type) from its counts."""
+    if family.startswith("nervaluate."):
+        return nervaluate_measures(*counts, partial_credit=family.endswith(("partial", "ent_type")))
+    return existence(*counts) if family.startswith("spans_") else confusion(*counts)
+
+
 def exactly_rounded_sum(values: Array) -> float:
     """`math.fsum(values)`: the exact sum of float64 values, rounded once, whatever their order.
 

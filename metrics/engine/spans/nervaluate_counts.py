@@ -40,21 +40,6 @@ SCHEMAS = ("strict", "exact", "partial", "ent_type")
 COUNT_NAMES = ("correct", "incorrect", "partial", "missed", "spurious")
 
 
-def _candidates(gold: Sequence[tuple], first: int, stop: int, start: int, end: int) -> list[int]:
-    """Indices, in list order, of gold[first:stop] spans overlapping [start, end) sufficiently for
-    nervaluate; gold[first:stop] are the spans that start before `end` and whose running maximum end
-    is past `start` (found by bisection)."""
-    found = []
-    for k in range(first, stop):
-        gold_start, gold_end = gold[k][0], gold[k][1]
-        if gold_end > start:
-            overlap = (end if end < gold_end else gold_end) - (start if start > gold_start else gold_start)
-            # nervaluate's own expression (overlap_span / true_span) * 100.0 >= min_overlap_percentage
-            if (overlap / (gold_end - gold_start)) * 100.0 >= 1.0:
-                found.append(k)
-    return found
-
-
 class _Claims:
     """One schema's walk: which gold spans are claimed, and its COR and INC so far."""
 
@@ -64,30 +49,17 @@ class _Claims:
         self.claimed = [False] * n_gold
         self.correct = self.incorrect = 0
 
-    def claim_first(self, candidates: list[int], correct: list[bool]) -> None:
-        """strict and exact: the first unclaimed candidate that is correct is COR (stop); otherwise
-        the first unclaimed candidate is INC; with none the prediction is SPU."""
-        first_other = -1
-        for k, is_correct in zip(candidates, correct, strict=True):
-            if self.claimed[k]:
-                continue
-            if is_correct:
-                self.correct += 1
-                self.claimed[k] = True
-                return
-            if first_other < 0:
-                first_other = k
-        self._claim_other(first_other)
-
-    def claim_closest(self, candidates: list[int], same_type: list[bool], distance: list[int]) -> None:
-        """ent_type: the unclaimed candidate of the same type with the smallest boundary distance
-        (the first on ties) is COR; else the first unclaimed candidate of another type is INC; else SPU."""
+    def claim(self, candidates: list[int], agrees: list[bool], distance: list[int]) -> None:
+        """Of the unclaimed candidates, the agreeing one at the smallest distance (the first on ties) is
+        COR; else the first other is INC; with none the prediction is SPU. strict and exact: agreeing
+        bounds (and type), every candidate at distance 0; ent_type: the same type, at the boundary
+        distance."""
         first_other = closest = -1
         closest_distance = 0
-        for k, same, how_far in zip(candidates, same_type, distance, strict=True):
+        for k, agree, how_far in zip(candidates, agrees, distance, strict=True):
             if self.claimed[k]:
                 continue
-            if same:
+            if agree:
                 if closest < 0 or how_far < closest_distance:
                     closest, closest_distance = k, how_far
             elif first_other < 0:
@@ -95,13 +67,9 @@ class _Claims:
         if closest >= 0:
             self.correct += 1
             self.claimed[closest] = True
-        else:
-            self._claim_other(first_other)
-
-    def _claim_other(self, k: int) -> None:
-        if k >= 0:
+        elif first_other >= 0:
             self.incorrect += 1
-            self.claimed[k] = True
+            self.claimed[first_other] = True
 
     def counts(self) -> Claims:
         return self.correct, self.incorrect
@@ -116,18 +84,25 @@ class _CandidateFinder:
         self.running_max_end = list(accumulate((g[1] for g in gold), max))
 
     def __call__(self, start: int, end: int) -> list[int]:
-        first = bisect_right(self.running_max_end, start)
-        return _candidates(self.gold, first, bisect_left(self.starts, end), start, end)
-
-
-def _distances(gold: Sequence[tuple], candidates: list[int], start: int, end: int) -> list[int]:
-    return [abs(start - gold[k][0]) + abs(end - gold[k][1]) for k in candidates]
+        found = []
+        for k in range(bisect_right(self.running_max_end, start), bisect_left(self.starts, end)):
+            gold_start, gold_end = self.gold[k][0], self.gold[k][1]
+            if gold_end > start:
+                overlap = (end if end < gold_end else gold_end) - (
+                    start if start > gold_start else gold_start
+                )
+                # nervaluate's own expression (overlap_span / true_span) * 100.0 >= min_overlap_percentage
+                if (overlap / (gold_end - gold_start)) * 100.0 >= 1.0:
+                    found.append(k)
+        return found
 
 
 def nervaluate_typed(
-    gold: Sequence[tuple[int, int, str]], predicted: Sequence[tuple[int, int, str]]
+    gold: Sequence[tuple[int, int, object]], predicted: Sequence[tuple[int, int, object]]
 ) -> tuple[Claims, Claims, Claims]:
-    """strict, exact and ent_type claims of one document; both lists sorted."""
+    """strict, exact and ent_type claims of one document; both lists sorted. Types may be any values
+    that compare as their names do (the batch passes type codes). Of one type's spans alone, these are
+    nervaluate's per-type results: strict is exact, and ent_type finds no INC."""
     n_gold = len(gold)
     strict, exact, ent_type = _Claims(n_gold), _Claims(n_gold), _Claims(n_gold)
     candidates_of = _CandidateFinder(gold)
@@ -135,27 +110,12 @@ def nervaluate_typed(
         start, end, label = prediction
         candidates = candidates_of(start, end)
         # No candidate: every rule below finds nothing to claim, and counts SPU.
-        strict.claim_first(candidates, [gold[k] == prediction for k in candidates])
-        exact.claim_first(candidates, [gold[k][0] == start and gold[k][1] == end for k in candidates])
-        ent_type.claim_closest(
-            candidates, [gold[k][2] == label for k in candidates], _distances(gold, candidates, start, end)
+        anywhere = [0] * len(candidates)
+        strict.claim(candidates, [gold[k] == prediction for k in candidates], anywhere)
+        exact.claim(candidates, [gold[k][0] == start and gold[k][1] == end for k in candidates], anywhere)
+        ent_type.claim(
+            candidates,
+            [gold[k][2] == label for k in candidates],
+            [abs(start - gold[k][0]) + abs(end - gold[k][1]) for k in candidates],
         )
     return strict.counts(), exact.counts(), ent_type.counts()
-
-
-def nervaluate_one_type(
-    gold: Sequence[tuple[int, int]], predicted: Sequence[tuple[int, int]]
-) -> tuple[Claims, Claims]:
-    """exact and ent_type claims when every span has the same type (nervaluate's per-type results).
-
-    With a single type, strict is exact and ent_type never finds an INC; both lists sorted.
-    """
-    n_gold = len(gold)
-    exact, ent_type = _Claims(n_gold), _Claims(n_gold)
-    candidates_of = _CandidateFinder(gold)
-    for prediction in predicted:
-        start, end = prediction
-        candidates = candidates_of(start, end)
-        exact.claim_first(candidates, [gold[k] == prediction for k in candidates])
-        ent_type.claim_closest(candidates, [True] * len(candidates), _distances(gold, candidates, start, end))
-    return exact.counts(), ent_type.counts()

@@ -14,7 +14,6 @@ full, named counts (COUNT_FIELDS, TYPE_FIELDS) are rebuilt, vectorised, a column
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import NamedTuple
 
 import numpy as np
 
@@ -28,62 +27,69 @@ CONDITIONS_OF_LEAK_CODE = tuple(
     for scored in (False, True)
     for missed in (False, True)
 )
+CONFUSION_NAMES = ("tp", "fp", "fn")
 EXISTENCE_NAMES = ("gt_total", "gt_matched", "pred_total", "pred_matched")
-_EXISTENCE_FAMILIES = (
-    "spans_exact.type_agnostic",
-    "spans_exact.typed",
-    "spans_overlap.type_agnostic",
-    "spans_overlap.typed",
+# The families of micro and macro in results.json: the key path, dotted, and the counts; COUNT_FIELDS
+# names a count "<family>.<count>".
+FAMILIES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("chars.all", (*CONFUSION_NAMES, "tn")),
+    ("chars.scored", (*CONFUSION_NAMES, "tn")),
+    ("chars_typed", CONFUSION_NAMES),
+    ("tokens.binary", CONFUSION_NAMES),
+    ("tokens.typed", CONFUSION_NAMES),
+    *(
+        (f"spans_{match}.{kind}", EXISTENCE_NAMES)
+        for match in ("exact", "overlap")
+        for kind in ("type_agnostic", "typed")
+    ),
+    *((f"nervaluate.{schema}", COUNT_NAMES) for schema in SCHEMAS),
 )
-_CLAIMING_SCHEMAS = ("strict", "exact", "ent_type")
+# Per type. `chars_typed.covered_by_any`: gold code points of the type covered by a prediction of
+# any type (the numerator of `char_recall`).
+_TYPE_FAMILIES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("chars_typed", (*CONFUSION_NAMES, "covered_by_any")),
+    ("tokens", CONFUSION_NAMES),
+    ("spans_exact", EXISTENCE_NAMES),
+    ("spans_overlap", EXISTENCE_NAMES),
+    *((f"nervaluate.{schema}", COUNT_NAMES) for schema in SCHEMAS),
+)
+# Counts that follow from others (`derived_count`); per type, also those of `_TYPE_STORED_AS`.
+_DERIVED = ("gt_total", "pred_total", "partial", "missed", "spurious")
 
-STORED_FIELDS: tuple[str, ...] = (
-    *(f"chars.all.{c}" for c in ("tp", "fp", "fn", "tn")),
-    *(f"chars.scored.{c}" for c in ("tp", "fp", "fn", "tn")),
-    *(f"chars_typed.{c}" for c in ("tp", "fp", "fn")),
-    *(f"tokens.binary.{c}" for c in ("tp", "fp", "fn")),
-    *(f"tokens.typed.{c}" for c in ("tp", "fp", "fn")),
-    *(f"{family}.{c}" for family in _EXISTENCE_FAMILIES for c in ("gt_matched", "pred_matched")),
-    *(f"nervaluate.{schema}.{c}" for schema in _CLAIMING_SCHEMAS for c in ("correct", "incorrect")),
+
+def _named(families: tuple[tuple[str, tuple[str, ...]], ...]) -> tuple[str, ...]:
+    return tuple(f"{family}.{count}" for family, counts in families for count in counts)
+
+
+def _stored(names: tuple[str, ...], *derived: str) -> tuple[str, ...]:
+    return tuple(
+        name
+        for name in names
+        if not (name.startswith(("nervaluate.partial.", *derived)) or name.rpartition(".")[2] in _DERIVED)
+    )
+
+
+# Every per-document count by name, dotted like the key paths of results.json.
+COUNT_FIELDS: tuple[str, ...] = (
+    *_named(FAMILIES),
     *(
         f"leakage.{cond}.{c}"
         for cond in LEAKAGE_CONDITIONS
         for c in ("gold_spans_affected", "leaked_characters")
     ),
-    "document.gold_spans",
-    "document.predicted_spans",
-    "document.characters",
-    "document.restricted_predictions_dropped",
+    *(
+        f"document.{c}"
+        for c in ("gold_spans", "predicted_spans", "characters", "restricted_predictions_dropped")
+    ),
 )
-
-# Every per-document count by name, dotted like the key paths of results.json.
-COUNT_FIELDS: tuple[str, ...] = (
-    *STORED_FIELDS[:17],
-    *(f"{family}.{c}" for family in _EXISTENCE_FAMILIES for c in EXISTENCE_NAMES),
-    *(f"nervaluate.{schema}.{c}" for schema in SCHEMAS for c in COUNT_NAMES),
-    *STORED_FIELDS[31:],
-)
-
-# Per type. `chars_typed.covered_by_any`: gold code points of the type covered by a prediction of
-# any type (the numerator of `char_recall`).
-TYPE_STORED_FIELDS: tuple[str, ...] = (
+STORED_FIELDS = _stored(COUNT_FIELDS)
+TYPE_FIELDS: tuple[str, ...] = (
     "gold",
     "predicted",
-    *(f"chars_typed.{c}" for c in ("tp", "fp", "fn", "covered_by_any")),
-    *(f"tokens.{c}" for c in ("tp", "fp", "fn")),
-    *(f"{family}.{c}" for family in ("spans_exact", "spans_overlap") for c in ("gt_matched", "pred_matched")),
-    "nervaluate.exact.correct",
-    "nervaluate.exact.incorrect",
-    "nervaluate.ent_type.correct",
-    *(f"leakage.{cond}.gold_spans_affected" for cond in LEAKAGE_CONDITIONS),
+    *_named(_TYPE_FAMILIES),
+    *(f"leakage.{condition}.gold_spans_affected" for condition in LEAKAGE_CONDITIONS),
 )
-
-TYPE_FIELDS: tuple[str, ...] = (
-    *TYPE_STORED_FIELDS[:9],
-    *(f"{family}.{c}" for family in ("spans_exact", "spans_overlap") for c in EXISTENCE_NAMES),
-    *(f"nervaluate.{schema}.{c}" for schema in SCHEMAS for c in COUNT_NAMES),
-    *TYPE_STORED_FIELDS[16:],
-)
+TYPE_STORED_FIELDS = _stored(TYPE_FIELDS, "nervaluate.strict.", "nervaluate.ent_type.incorrect")
 
 N_STORED = len(STORED_FIELDS)
 N_TYPE_STORED = len(TYPE_STORED_FIELDS)
@@ -91,35 +97,34 @@ N_TYPE_STORED = len(TYPE_STORED_FIELDS)
 
 def expand_counts(stored: np.ndarray) -> dict[str, np.ndarray]:
     """Every COUNT_FIELDS column (int64), in order, from rows of STORED_FIELDS (shape n x N_STORED)."""
-    stored = np.asarray(stored, dtype=np.int64).reshape(-1, N_STORED)
-    column = {name: stored[:, k] for k, name in enumerate(STORED_FIELDS)}
-    return {
-        name: column[name] if name in column else derived_count(name, column.__getitem__)
-        for name in COUNT_FIELDS
-    }
+    return _expanded(stored, STORED_FIELDS, COUNT_FIELDS, {})
 
 
 def expand_type_counts(stored: np.ndarray) -> dict[str, np.ndarray]:
     """Every TYPE_FIELDS column (int64), in order, from rows of TYPE_STORED_FIELDS."""
-    stored = np.asarray(stored, dtype=np.int64).reshape(-1, N_TYPE_STORED)
-    column = {name: stored[:, k] for k, name in enumerate(TYPE_STORED_FIELDS)}
-    zero = np.zeros_like(column["gold"])
-
-    def of_type(name: str) -> np.ndarray:
-        # Per type, strict is exact and ent_type has no INC.
-        if name == "nervaluate.ent_type.incorrect":
-            return zero
-        return column[_TYPE_STORED_AS.get(name, name)]
-
-    return {name: column[name] if name in column else derived_count(name, of_type) for name in TYPE_FIELDS}
+    return _expanded(stored, TYPE_STORED_FIELDS, TYPE_FIELDS, _TYPE_STORED_AS)
 
 
+# Per type, strict is exact (and ent_type has no INC: `_expanded`).
 _TYPE_STORED_AS = {
     "document.gold_spans": "gold",
     "document.predicted_spans": "predicted",
     "nervaluate.strict.correct": "nervaluate.exact.correct",
     "nervaluate.strict.incorrect": "nervaluate.exact.incorrect",
 }
+
+
+def _expanded(
+    stored: np.ndarray, stored_fields: tuple[str, ...], fields: tuple[str, ...], stored_as: dict[str, str]
+) -> dict[str, np.ndarray]:
+    stored = np.asarray(stored, dtype=np.int64).reshape(-1, len(stored_fields))
+    column = {name: stored[:, k] for k, name in enumerate(stored_fields)}
+    column.setdefault("nervaluate.ent_type.incorrect", np.zeros(len(stored), dtype=np.int64))
+
+    def named(name: str) -> np.ndarray:
+        return column[stored_as.get(name, name)]
+
+    return {name: column[name] if name in column else derived_count(name, named) for name in fields}
 
 
 def derived_count(name: str, stored: Callable[[str], np.ndarray]) -> np.ndarray:
@@ -141,16 +146,3 @@ def derived_count(name: str, stored: Callable[[str], np.ndarray]) -> np.ndarray:
     claimed = stored(f"{family}.correct") + stored(f"{family}.incorrect")
     side = "document.gold_spans" if count == "missed" else "document.predicted_spans"
     return stored(side) - claimed
-
-
-class LeakedSpan(NamedTuple):
-    """A gold span that meets at least one leakage condition, with the conditions it meets.
-
-    `text` is patient data: `aggregate` shows it only with include_sensitive_text.
-    """
-
-    start: int
-    end: int
-    entity_type: str
-    text: str
-    conditions: tuple[str, ...]

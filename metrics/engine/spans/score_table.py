@@ -1,10 +1,5 @@
 """The scores of many documents as columns: what the batch scorer gives, the merge joins and
-`aggregate` and the intervals read.
-
-One row of STORED_FIELDS per document (`counts`, int32, documents x N_STORED); one row of
-TYPE_STORED_FIELDS per (document, type) the document holds (`rows`, with `row_document` and
-`row_type`, in document order, then type order); the leaked gold spans and the dropped predictions
-as columns keyed by document. No Python object per document: 100,000 documents are a few arrays.
+`aggregate` and the intervals read. No Python object per document: 100,000 documents are a few arrays.
 """
 
 from __future__ import annotations
@@ -20,14 +15,6 @@ from metrics.engine.spans.score import N_STORED, N_TYPE_STORED
 
 # Type rows summed at a time by `type_totals`.
 _TYPE_BLOCK_ROWS = 4096
-_LEAKED_FIELDS = (
-    "leaked_document",
-    "leaked_start",
-    "leaked_end",
-    "leaked_type",
-    "leaked_condition",
-    "leaked_text",
-)
 
 
 def _empty(dtype: type = np.int64, width: int | None = None) -> np.ndarray:
@@ -36,9 +23,9 @@ def _empty(dtype: type = np.int64, width: int | None = None) -> np.ndarray:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class SpanScores:
-    """Per-document span counts of many documents, as columns (see the module docstring).
-
-    `type_names` are sorted; `row_type`, `leaked_type` and `dropped_type` index them.
+    """One row of STORED_FIELDS per document (`counts`); one row of TYPE_STORED_FIELDS per (document,
+    type) the document holds (`rows`); the leaked gold spans and the dropped predictions as columns
+    keyed by document. `type_names` are sorted; `row_type`, `leaked_type` and `dropped_type` index them.
     """
 
     document_ids: list[str]
@@ -93,10 +80,8 @@ class SpanScores:
         """These documents with each type's rows summed into one row (given to the first document),
         and the leaked spans dropped unless `keep_leaked`: all that `aggregate` reads of them (it sums
         a type's rows over the documents, and lists leaked spans only with their text), in a fraction
-        of the memory. Not for per-document use: the summed rows belong to no one document.
-
-        The columns stay as they are when a sum would not fit the
-        rows' int32.
+        of the memory. Not for per-document use: the summed rows belong to no one document. The
+        columns stay as they are when a sum would not fit the rows' int32.
         """
         present, totals = self.type_totals()
         if len(self) == 0 or np.any(totals > np.iinfo(np.int32).max):
@@ -111,7 +96,8 @@ class SpanScores:
         if keep_leaked:
             return summed
         no_leaks = SpanScores.empty()
-        return replace(summed, **{name: getattr(no_leaks, name) for name in _LEAKED_FIELDS})
+        leaked = [field.name for field in fields(SpanScores) if field.name.startswith("leaked_")]
+        return replace(summed, **{name: getattr(no_leaks, name) for name in leaked})
 
     def type_totals(self) -> tuple[np.ndarray, np.ndarray]:
         """The types some row holds (codes, increasing) and each one's rows summed (int64, types x
@@ -130,66 +116,35 @@ class SpanScores:
         order = np.asarray(order, dtype=np.int64)
         new_index = np.full(len(self) + 1, -1, dtype=np.int64)
         new_index[order] = np.arange(len(order))
-
-        def regroup(document: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-            moved = new_index[document]
+        ids = self.document_ids
+        taken: dict[str, Any] = {
+            "document_ids": [ids[i] for i in order.tolist()],
+            "type_names": self.type_names,
+        }
+        taken["counts"] = self.counts[order]
+        # Each group of columns keyed by document (`<group>_document`): its entries of the documents
+        # taken, in their new order.
+        for group in ("row", "leaked", "dropped"):
+            moved = new_index[getattr(self, f"{group}_document")]
             kept = np.flatnonzero(moved >= 0)
             picked = kept[np.argsort(moved[kept], kind="stable")]
-            return picked, moved[picked]
+            for name in (field.name for field in fields(SpanScores) if field.name.startswith(group)):
+                values = getattr(self, name)
+                taken[name] = (
+                    [values[k] for k in picked.tolist()] if isinstance(values, list) else values[picked]
+                )
+            taken[f"{group}_document"] = moved[picked]
+        return SpanScores(**taken)
 
-        rows, row_document = regroup(self.row_document)
-        leaked, leaked_document = regroup(self.leaked_document)
-        dropped, dropped_document = regroup(self.dropped_document)
-        ids = self.document_ids
-        return SpanScores(
-            document_ids=[ids[i] for i in order.tolist()],
-            counts=self.counts[order],
-            type_names=self.type_names,
-            row_document=row_document,
-            row_type=self.row_type[rows],
-            rows=self.rows[rows],
-            leaked_document=leaked_document,
-            leaked_start=self.leaked_start[leaked],
-            leaked_end=self.leaked_end[leaked],
-            leaked_type=self.leaked_type[leaked],
-            leaked_condition=self.leaked_condition[leaked],
-            leaked_text=[self.leaked_text[k] for k in leaked.tolist()],
-            dropped_document=dropped_document,
-            dropped_type=self.dropped_type[dropped],
-            dropped_count=self.dropped_count[dropped],
-        )
-
-    @classmethod
-    def concatenate(cls, parts: list[SpanScores]) -> SpanScores:
-        """The documents of every part, part after part; type codes renumbered over all the types.
-
-        Empties `parts`: each column of the parts is let go as soon as it is joined, so that joining
-        100,000 documents holds the parts and one joined column, not the parts and the whole result.
-        """
-        nonempty = [part for part in parts if len(part)]
-        parts.clear()
-        if len(nonempty) <= 1:
-            return nonempty[0] if nonempty else cls.empty()
-        type_names = tuple(sorted({name for part in nonempty for name in part.type_names}))
-        code_of = {name: code for code, name in enumerate(type_names)}
-        recode = [
-            np.array([code_of[name] for name in part.type_names] or [0], dtype=np.int64) for part in nonempty
-        ]
-        firsts = np.cumsum([0, *(len(part) for part in nonempty)])[:-1].tolist()
-        pieces = {
-            field.name: [getattr(part, field.name) for part in nonempty] for field in fields(SpanScores)
-        }
-        del nonempty
-        joined: dict[str, Any] = {"type_names": type_names}
-        for name in list(pieces):
-            columns = pieces.pop(name)
-            if name in ("document_ids", "leaked_text"):
-                joined[name] = [item for column in columns for item in column]
-            elif name != "type_names":
-                if name in ("row_document", "leaked_document", "dropped_document"):
-                    columns = [column + first for column, first in zip(columns, firsts, strict=True)]
-                elif name in ("row_type", "leaked_type", "dropped_type"):
-                    columns = [codes[column] for column, codes in zip(columns, recode, strict=True)]
-                joined[name] = np.concatenate(columns)
-            del columns
-        return cls(**joined)
+    def followed_by(self, other: SpanScores) -> SpanScores:
+        """These documents, then `other`'s, both scored with the same type names (two halves of a
+        batch); chunks with their own type names meet in the pipeline's merge instead."""
+        joined: dict[str, Any] = {"type_names": self.type_names}
+        for field in fields(SpanScores):
+            ours, theirs = getattr(self, field.name), getattr(other, field.name)
+            if isinstance(ours, list):
+                joined[field.name] = ours + theirs
+            elif isinstance(ours, np.ndarray):
+                shifted = theirs + len(self) if field.name.endswith("_document") else theirs
+                joined[field.name] = np.concatenate((ours, shifted))
+        return SpanScores(**joined)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from metrics.engine.agreement import AttributeRatings, attribute_agreement
+from metrics.engine.agreement.attributes import AttributeRatings, attribute_agreement
 from metrics.engine.attributes.types import AttributeType
 from metrics.engine.uncertainty.bootstrap import IntervalSettings
 

@@ -9,8 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import cohen_kappa_score
 
-from metrics.engine.agreement import AnnotatedDocument, character_labels, span_agreement
-from metrics.engine.agreement.spans import label_set
+from metrics.engine.agreement.spans import AnnotatedDocument, character_labels, label_set, span_agreement
 from metrics.engine.uncertainty.bootstrap import IntervalSettings
 
 TYPES = ["PERSON_NAME", "DATE_OF_BIRTH", "PHONE"]

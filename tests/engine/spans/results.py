@@ -5,22 +5,22 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from metrics.engine.spans import DocumentSpans, SpanScores, aggregate, batch, score_span_columns
-from metrics.engine.spans.columns import SpanColumns
+from metrics.engine.spans import batch
+from metrics.engine.spans.aggregate import aggregate
+from metrics.engine.spans.score_table import SpanScores
+from metrics.engine.spans.types import DocumentSpans
+from metrics.pipeline.spans import merge_span_partials, score_span_chunk, span_chunks
 
 
 def score_span_batches(
     docs: Sequence[DocumentSpans], *, allowed_predicted_types: frozenset[str] | None = None
 ) -> SpanScores:
     """The scores of the documents, in their order, scored in chunks of `batch.BATCH_DOCUMENTS`
-    documents (read at each call, so that a test can patch it) and concatenated."""
-    size = batch.BATCH_DOCUMENTS
-    return SpanScores.concatenate(
-        [
-            score_span_columns(SpanColumns.of_documents(docs[start : start + size]), allowed_predicted_types)
-            for start in range(0, len(docs), size)
-        ]
+    documents (read at each call, so that a test can patch it) and merged."""
+    chunks = span_chunks(
+        enumerate(docs), allowed_predicted_types=allowed_predicted_types, size=batch.BATCH_DOCUMENTS
     )
+    return merge_span_partials(map(score_span_chunk, chunks))[0]
 
 
 def evaluate_documents(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from metrics.engine.spans import DocumentSpans, Span
+from metrics.engine.spans.types import DocumentSpans, Span
 from tests.engine.spans.results import evaluate_documents
 
 TEXT = "Patient: Max Mustermann, geb. 01.02.1980"

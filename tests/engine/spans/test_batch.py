@@ -12,11 +12,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from metrics.engine.spans import DocumentSpans, Span
 from metrics.engine.spans import batch as batch_module
 from metrics.engine.spans.batch import score_span_columns
 from metrics.engine.spans.columns import SpanColumns
 from metrics.engine.spans.score import STORED_FIELDS, TYPE_STORED_FIELDS
+from metrics.engine.spans.types import DocumentSpans, Span
 from tests.engine.spans.oracle import score_document, score_document_batch
 
 TYPES = ("NAME", "DATE", "ID", "AGE")

@@ -7,8 +7,15 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from metrics.engine.spans import LEFT_OUT_CHARACTERS, code_point_line
-from metrics.engine.spans.code_point_line import Cover, Line, PackedPrefix, character_classes, merge
+from metrics.engine.spans import code_point_line
+from metrics.engine.spans.code_point_line import (
+    LEFT_OUT_CHARACTERS,
+    Cover,
+    Line,
+    PackedPrefix,
+    character_classes,
+    merge,
+)
 
 
 @given(st.text(alphabet=st.characters(codec="utf-8"), max_size=80))

@@ -2,9 +2,9 @@
 
 import numpy as np
 
-from metrics.engine.spans import DocumentSpans, Span
 from metrics.engine.spans.batch import score_span_columns
 from metrics.engine.spans.columns import SpanColumns, SpanSide
+from metrics.engine.spans.types import DocumentSpans, Span
 
 LETTER = DocumentSpans(
     "letter",

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from metrics.engine.spans import DocumentSpans, Span
+from metrics.engine.spans.types import DocumentSpans, Span
 from tests.engine.spans.results import evaluate_documents, score_span_batches
 
 SEED_TEXT = "Patient: Max Mustermann, geb. 01.02.1980"

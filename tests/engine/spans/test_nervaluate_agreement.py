@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from nervaluate import Evaluator
 
-from metrics.engine.spans import DocumentSpans, Span
+from metrics.engine.spans.types import DocumentSpans, Span
 from tests.engine.spans.results import evaluate_documents
 
 SCHEMAS = ("strict", "exact", "partial", "ent_type")

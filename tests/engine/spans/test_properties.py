@@ -13,18 +13,15 @@ import random
 import re
 from itertools import chain
 
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metrics.engine.spans import (
-    COUNT_FIELDS,
-    LEFT_OUT_CHARACTERS,
-    DocumentSpans,
-    Span,
-    SpanScores,
-    aggregate,
-)
-from metrics.engine.spans.score import expand_counts
+from metrics.engine.spans.aggregate import aggregate
+from metrics.engine.spans.code_point_line import LEFT_OUT_CHARACTERS
+from metrics.engine.spans.score import COUNT_FIELDS, expand_counts
+from metrics.engine.spans.types import DocumentSpans, Span
+from metrics.pipeline.spans import SpanPartial, merge_span_partials
 from tests.engine.spans.oracle import document_count_table, score_document
 from tests.engine.spans.oracle.code_point_ranges import TOKEN_PATTERN, span_tokens
 from tests.engine.spans.results import evaluate_documents, score_span_batches
@@ -190,13 +187,15 @@ def test_results_do_not_depend_on_the_order_of_documents_or_spans(docs, rng: ran
 def test_scores_of_chunks_aggregate_to_the_result_of_the_whole(docs, cuts, restrict):
     allowed = frozenset(s.entity_type for doc in docs for s in doc.gold) if restrict else None
     bounds = [0, *sorted(min(cut, len(docs)) for cut in cuts), len(docs)]
-    chunks = [docs[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
-    # Each chunk's scores travel as a pickle, as they would from a worker process.
+    # Each chunk's scores travel as a pickle, as they would from a worker process, and arrive last first.
     shipped = [
-        pickle.loads(pickle.dumps(score_span_batches(chunk, allowed_predicted_types=allowed)))
-        for chunk in reversed(chunks)
+        SpanPartial(
+            np.arange(a, b),
+            pickle.loads(pickle.dumps(score_span_batches(docs[a:b], allowed_predicted_types=allowed))),
+        )
+        for a, b in reversed(list(zip(bounds, bounds[1:], strict=False)))
     ]
-    merged = aggregate(SpanScores.concatenate(shipped), include_sensitive_text=True)
+    merged = aggregate(merge_span_partials(shipped)[0], include_sensitive_text=True)
     assert merged == evaluate_documents(docs, restrict_to_gt_types=restrict, include_sensitive_text=True)
 
 

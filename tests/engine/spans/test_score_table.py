@@ -9,8 +9,8 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from metrics.engine.spans import DocumentSpans, SpanScores, aggregate
-from metrics.engine.spans.types import Span
+from metrics.engine.spans.aggregate import aggregate
+from metrics.engine.spans.types import DocumentSpans, Span
 from tests.engine.spans.oracle import document_scores, score_document, span_scores_of
 from tests.engine.spans.results import score_span_batches
 from tests.engine.spans.test_properties import corpora
@@ -39,7 +39,7 @@ def test_taking_and_joining_documents_moves_whole_documents(corpus, data):
     assert document_scores(scores.take(kept)) == [each[i] for i in kept]
     cut = data.draw(st.integers(0, len(corpus)))
     head, tail = scores.take(range(cut)), scores.take(range(cut, len(corpus)))
-    assert document_scores(SpanScores.concatenate([head, tail])) == each
+    assert document_scores(head.followed_by(tail)) == each
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from metrics.engine.spans import DocumentSpans, Span
+from metrics.engine.spans.types import DocumentSpans, Span
 from metrics.engine.uncertainty.counts import DocumentCounts
 from metrics.engine.uncertainty.paired import compare_runs
 from metrics.engine.uncertainty.span_metrics import (

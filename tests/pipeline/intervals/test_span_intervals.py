@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from metrics.engine.spans import DocumentSpans, Span
 from metrics.engine.spans.score import TYPE_STORED_FIELDS
+from metrics.engine.spans.types import DocumentSpans, Span
 from metrics.engine.uncertainty.span_metrics import span_document_counts, span_metric_definitions
 from metrics.pipeline.intervals import IntervalSettings, span_count_table, span_table_intervals
 from metrics.pipeline.span_evaluation import evaluate_span_paths

@@ -10,20 +10,33 @@ import sys
 from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
-from metrics.engine.spans import DocumentSpans, SpanScores
 from metrics.engine.spans.score import (
     CONDITIONS_OF_LEAK_CODE,
     LEAKAGE_CONDITIONS,
     N_STORED,
     N_TYPE_STORED,
     TYPE_STORED_FIELDS,
-    LeakedSpan,
     expand_counts,
 )
+from metrics.engine.spans.score_table import SpanScores
+from metrics.engine.spans.types import DocumentSpans
 from tests.engine.spans.results import score_span_batches
+
+
+class LeakedSpan(NamedTuple):
+    """A gold span that meets at least one leakage condition, with the conditions it meets (as
+    `aggregate` lists it in per_document with include_sensitive_text)."""
+
+    start: int
+    end: int
+    entity_type: str
+    text: str
+    conditions: tuple[str, ...]
+
 
 _CONDITION_CODE = {conditions: code for code, conditions in enumerate(CONDITIONS_OF_LEAK_CODE)}
 _TYPE_STORED_INDEX = {name: k for k, name in enumerate(TYPE_STORED_FIELDS)}

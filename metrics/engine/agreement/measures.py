@@ -39,6 +39,11 @@ class CohenKappa:
     prefix: str
     labels: Sequence[str]
 
+    @property
+    def columns(self) -> frozenset[str]:
+        marginals = {f"{self.prefix}.{side}.{label}" for side in ("a", "b") for label in self.labels}
+        return frozenset({f"{self.prefix}.units", f"{self.prefix}.agree", *marginals})
+
     def __call__(self, sums: Sums) -> np.ndarray:
         units = summed(sums, f"{self.prefix}.units")
         chance = sum(
@@ -57,6 +62,10 @@ class NominalAlpha:
     prefix: str
     values: Sequence[str]
 
+    @property
+    def columns(self) -> frozenset[str]:
+        return frozenset({f"{self.prefix}.observed", *(f"{self.prefix}.n.{value}" for value in self.values)})
+
     def __call__(self, sums: Sums) -> np.ndarray:
         per_value = [summed(sums, f"{self.prefix}.n.{value}") for value in self.values]
         n = sum(per_value, np.zeros_like(summed(sums, f"{self.prefix}.observed")))
@@ -69,6 +78,10 @@ class IntervalAlpha:
     """Krippendorff's alpha, interval, from `<prefix>.{observed,n,sum,sum_squares}` sums."""
 
     prefix: str
+
+    @property
+    def columns(self) -> frozenset[str]:
+        return frozenset(f"{self.prefix}.{name}" for name in ("observed", "n", "sum", "sum_squares"))
 
     def __call__(self, sums: Sums) -> np.ndarray:
         n = summed(sums, f"{self.prefix}.n")
@@ -129,6 +142,10 @@ class PairF1:
     engine's rule for a model without predictions). Undefined (NaN) only when neither has a span."""
 
     family: str
+
+    @property
+    def columns(self) -> frozenset[str]:
+        return frozenset(f"{self.family}.{name}" for name in EXISTENCE_NAMES)
 
     def __call__(self, sums: Sums) -> np.ndarray:
         count = {name: summed(sums, f"{self.family}.{name}") for name in EXISTENCE_NAMES}

@@ -4,11 +4,13 @@ and merged by `metrics.pipeline.spans`) and aggregates the merged scores (`aggre
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from unittest.mock import patch
 
 from metrics.engine.spans import batch
 from metrics.engine.spans.aggregate import aggregate
 from metrics.engine.spans.score_table import SpanScores
 from metrics.engine.spans.types import DocumentSpans
+from metrics.pipeline import spans as span_pipeline
 from metrics.pipeline.spans import merge_span_partials, score_span_chunk, span_chunks
 
 
@@ -17,10 +19,9 @@ def score_span_batches(
 ) -> SpanScores:
     """The scores of the documents, in their order, scored in chunks of `batch.BATCH_DOCUMENTS`
     documents (read at each call, so that a test can patch it) and merged."""
-    chunks = span_chunks(
-        enumerate(docs), allowed_predicted_types=allowed_predicted_types, size=batch.BATCH_DOCUMENTS
-    )
-    return merge_span_partials(map(score_span_chunk, chunks))[0]
+    with patch.object(span_pipeline, "CHUNK_DOCUMENTS", batch.BATCH_DOCUMENTS):
+        chunks = list(span_chunks(enumerate(docs), allowed_predicted_types=allowed_predicted_types))
+    return merge_span_partials(map(score_span_chunk, chunks), len(docs))[0]
 
 
 def evaluate_documents(

@@ -195,7 +195,7 @@ def test_scores_of_chunks_aggregate_to_the_result_of_the_whole(docs, cuts, restr
         )
         for a, b in reversed(list(zip(bounds, bounds[1:], strict=False)))
     ]
-    merged = aggregate(merge_span_partials(shipped)[0], include_sensitive_text=True)
+    merged = aggregate(merge_span_partials(shipped, len(docs))[0], include_sensitive_text=True)
     assert merged == evaluate_documents(docs, restrict_to_gt_types=restrict, include_sensitive_text=True)
 
 

@@ -164,12 +164,6 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600, minimum=1)
 }
 CELERY_TASK_SERIALIZER = "json"
-# Who scores a scoring job's chunks: `celery`, a chord of chunk tasks over every running worker
-# (metrics.services.chunked_scoring); `process`, the worker that claimed the job. Unset: `celery` when
-# tasks go to a broker, `process` when they run in-process (the embedded default).
-SCORING_EXECUTOR = os.environ.get("SCORING_EXECUTOR", "").strip().lower()
-if SCORING_EXECUTOR not in ("", "process", "celery"):
-    raise ImproperlyConfigured(f"SCORING_EXECUTOR must be 'process' or 'celery', found {SCORING_EXECUTOR!r}")
 CELERY_ACCEPT_CONTENT = ["json"]
 
 # Jobs recover without the broker's visibility timeout (docs/operations.md, "How jobs recover"): a

@@ -294,8 +294,12 @@ LOGGING = {
         # One INFO line per HTTP request the client makes: noise on a command's normal run.
         "httpx": {"level": "WARNING"},
         "httpcore": {"level": "WARNING"},
-        # "Task ... succeeded" belongs in a worker's log; in-process tasks (no broker) report through
-        # the command or request that ran them.
-        **({} if CELERY_BROKER_URL else {"celery.app.trace": {"level": "WARNING"}}),
+        # "Task ... succeeded" and the steps of a scoring belong in a worker's log; in-process tasks (no
+        # broker) report through the command or request that ran them.
+        **(
+            {}
+            if CELERY_BROKER_URL
+            else {name: {"level": "WARNING"} for name in ("celery.app.trace", "metrics.scoring")}
+        ),
     },
 }

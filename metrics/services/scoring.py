@@ -256,22 +256,13 @@ def scoring_store(
         return job_state(job_id)  # this worker was given up for dead, and the job went on without it
     locked = ExperimentRun.objects.select_for_update().select_related("project").get(pk=run.pk)
     if prepared is None:
-        scoring = _scoring_create(
-            locked,
-            job_id=job_id,
-            gold_version=gold_version,
-            is_complete=True,
-            settings=result.settings,
-            document_ids=result.document_ids,
-            report=result.report,
-        )
-        metric_values_write(scoring=scoring, values=result.metric_values)
+        scoring = _scoring_create(locked, job_id=job_id, gold_version=gold_version, is_complete=False)
     else:
         scoring = Scoring.objects.defer("report").get(pk=prepared.pk)
-        if not scoring.metric_values.exists():
-            _metrics_write(scoring, result)
-        scoring.gold_version, scoring.is_complete = gold_version, True
-        scoring.save(update_fields=["gold_version", "is_complete"])
+    if not scoring.metric_values.exists():
+        _metrics_write(scoring, result)
+    scoring.gold_version, scoring.is_complete = gold_version, True
+    scoring.save(update_fields=["gold_version", "is_complete"])
     if rows is None:
         document_pks, attribute_pks = row_keys(locked.project_id, result.document_ids)
         rows = comparison_rows_write(

@@ -250,10 +250,9 @@ def scoring_chunks_merge(*, job_id: int, claim_token: str) -> str:
         return JobState.RUNNING
     with job_heartbeat(job):
         run, gold_version = scoring_job_inputs(job)
-        prepared = Scoring.objects.defer("report").filter(job_id=job_id, is_complete=False).first()
         rows = _rows(chunks)
         result = None
-        if prepared is None or not MetricValue.objects.filter(scoring=prepared).exists():
+        if not MetricValue.objects.filter(scoring__job_id=job_id, scoring__is_complete=False).exists():
             result = job_or_fail(
                 job,
                 lambda: _merged(
@@ -263,9 +262,7 @@ def scoring_chunks_merge(*, job_id: int, claim_token: str) -> str:
             if result is None:
                 return JobState.FAILED
         with _phase(job_id, "the final transaction"), transaction.atomic():
-            state = scoring_store(
-                job=job, run=run, gold_version=gold_version, result=result, prepared=prepared, rows=rows
-            )
+            state = scoring_store(job=job, run=run, gold_version=gold_version, result=result, rows=rows)
             if state == JobState.SUCCEEDED:
                 ScoringChunk.objects.filter(job_id=job_id).delete()
         return state

@@ -176,17 +176,16 @@ def scoring_prepare(*, job: Job) -> tuple[Scoring | None, bool]:
     if prepared is not None:
         return prepared, False
     run = ExperimentRun.objects.select_for_update().get(pk=job.params["run_id"])
-    made = _scoring_create(
-        run, job_id=job.pk, gold_version_id=job.params["gold_version_id"], is_complete=False
+    Scoring.objects.filter(job_id=job.pk).delete()  # an earlier claim's, complete: one scoring per job
+    number = (Scoring.objects.filter(run=run).aggregate(last=Max("number"))["last"] or 0) + 1
+    made = Scoring.objects.create(
+        run=run,
+        number=number,
+        job_id=job.pk,
+        gold_version_id=job.params["gold_version_id"],
+        is_complete=False,
     )
     return made, True
-
-
-def _scoring_create(run: ExperimentRun, *, job_id: int, **fields: Any) -> Scoring:
-    """The job's scoring, numbered after the run's last, replacing any earlier one of the job's."""
-    Scoring.objects.filter(job_id=job_id).delete()
-    number = (Scoring.objects.filter(run=run).aggregate(last=Max("number"))["last"] or 0) + 1
-    return Scoring.objects.create(run=run, number=number, job_id=job_id, **fields)
 
 
 def job_or_fail(
@@ -242,23 +241,19 @@ def scoring_store(
     run: ExperimentRun,
     gold_version: GoldVersion,
     result: ScoringResult | None,
-    prepared: Scoring | None = None,
     rows: int | None = None,
 ) -> str:
     """Store a scoring (the final task of its chord of chunk tasks) and finish the job, exactly once
-    and only under `job`'s claim (its claim_token); return the job's state.
-    `prepared`: the job's scoring made by `scoring_prepare`, which the chunk tasks wrote `rows`
-    comparison rows into (`result.rows` is then empty); it is completed here. `result` None: its
-    metrics are stored in it already (`scoring_metrics_store`)."""
+    and only under `job`'s claim (its claim_token); return the job's state. The job's hidden scoring
+    (`scoring_prepare`, made here when the chunks made none) is completed: `rows`, the comparison rows
+    the chunk tasks wrote into it (`result.rows` is then empty); `result` None: its metrics are stored
+    in it already (`scoring_metrics_store`)."""
     job_id = job.pk
     current = job_claimed(job_id, job.claim_token, lock=True)
     if current is None:
         return job_state(job_id)  # this worker was given up for dead, and the job went on without it
     locked = ExperimentRun.objects.select_for_update().select_related("project").get(pk=run.pk)
-    if prepared is None:
-        scoring = _scoring_create(locked, job_id=job_id, gold_version=gold_version, is_complete=False)
-    else:
-        scoring = Scoring.objects.defer("report").get(pk=prepared.pk)
+    scoring, _ = scoring_prepare(job=job)
     if not scoring.metric_values.exists():
         _metrics_write(scoring, result)
     scoring.gold_version, scoring.is_complete = gold_version, True

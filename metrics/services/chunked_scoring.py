@@ -253,12 +253,7 @@ def scoring_chunks_merge(*, job_id: int, claim_token: str) -> str:
         rows = _rows(chunks)
         result = None
         if not MetricValue.objects.filter(scoring__job_id=job_id, scoring__is_complete=False).exists():
-            result = job_or_fail(
-                job,
-                lambda: _merged(
-                    job, run=run, gold_version=gold_version, chunks=chunks, with_rows=rows is None
-                ),
-            )
+            result = _merged(job, run=run, gold_version=gold_version, chunks=chunks, with_rows=rows is None)
             if result is None:
                 return JobState.FAILED
         with _phase(job_id, "the final transaction"), transaction.atomic():
@@ -284,9 +279,7 @@ def _metrics_ahead(job: Job, chunks: QuerySet[ScoringChunk]) -> None:
         return
     run, gold_version = scoring_job_inputs(job)
     with job_heartbeat(job):
-        result = job_or_fail(
-            job, lambda: _merged(job, run=run, gold_version=gold_version, chunks=chunks, with_rows=False)
-        )
+        result = _merged(job, run=run, gold_version=gold_version, chunks=chunks, with_rows=False)
         if result is None:
             return
         with _phase(job.pk, "storing the metrics"):
@@ -368,10 +361,15 @@ def _merged(
     gold_version: GoldVersion,
     chunks: QuerySet[ScoringChunk],
     with_rows: bool,
-) -> ScoringResult:
-    """The scoring of the whole run from the chunks' partial results, read in chunk order."""
+) -> ScoringResult | None:
+    """The scoring of the whole run from the chunks' partial results, read in chunk order; None once
+    its error failed the job (`job_or_fail`)."""
     stored = chunks.order_by("index").values_list("partial", flat=True)
     partials = (pickle.loads(partial) for partial in stored.iterator())
-    with _phase(job.pk, "the merge, metrics and intervals"):
-        plan = scoring_plan(run=run, gold_version=gold_version)
-        return plan.result(run=run, gold_version=gold_version, partials=partials, with_rows=with_rows)
+
+    def merge() -> ScoringResult:
+        with _phase(job.pk, "the merge, metrics and intervals"):
+            plan = scoring_plan(run=run, gold_version=gold_version)
+            return plan.result(run=run, gold_version=gold_version, partials=partials, with_rows=with_rows)
+
+    return job_or_fail(job, merge)

@@ -164,12 +164,6 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600, minimum=1)
 }
 CELERY_TASK_SERIALIZER = "json"
-# Who scores a scoring job's chunks: `celery`, a chord of chunk tasks over every running worker
-# (metrics.services.chunked_scoring); `process`, the worker that claimed the job. Unset: `celery` when
-# tasks go to a broker, `process` when they run in-process (the embedded default).
-SCORING_EXECUTOR = os.environ.get("SCORING_EXECUTOR", "").strip().lower()
-if SCORING_EXECUTOR not in ("", "process", "celery"):
-    raise ImproperlyConfigured(f"SCORING_EXECUTOR must be 'process' or 'celery', found {SCORING_EXECUTOR!r}")
 CELERY_ACCEPT_CONTENT = ["json"]
 
 # Jobs recover without the broker's visibility timeout (docs/operations.md, "How jobs recover"): a
@@ -300,8 +294,12 @@ LOGGING = {
         # One INFO line per HTTP request the client makes: noise on a command's normal run.
         "httpx": {"level": "WARNING"},
         "httpcore": {"level": "WARNING"},
-        # "Task ... succeeded" belongs in a worker's log; in-process tasks (no broker) report through
-        # the command or request that ran them.
-        **({} if CELERY_BROKER_URL else {"celery.app.trace": {"level": "WARNING"}}),
+        # "Task ... succeeded" and the steps of a scoring belong in a worker's log; in-process tasks (no
+        # broker) report through the command or request that ran them.
+        **(
+            {}
+            if CELERY_BROKER_URL
+            else {name: {"level": "WARNING"} for name in ("celery.app.trace", "metrics.scoring")}
+        ),
     },
 }

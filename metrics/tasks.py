@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from celery import shared_task
@@ -22,31 +23,20 @@ from metrics.services.chunked_scoring import (
     scoring_chunk_rows_write,
     scoring_chunk_score,
     scoring_chunks_merge,
-    scoring_dispatch,
     scoring_job_resume,
-    scoring_on_workers,
     scoring_rows_dispatch,
+    scoring_run,
 )
-from metrics.services.scoring import scoring_job_failed, scoring_job_retry_check, scoring_run
+from metrics.services.scoring import scoring_job_failed, scoring_job_retry_check
 
-# Test hook: seconds to sleep after each chunk, so a test can kill a worker in the middle of a scoring.
+# Test hook: seconds a chunk task sleeps first, so a test can kill a worker in the middle of a scoring.
 DELAY_ENV = "EVALPROJECT_TEST_SCORING_DELAY"
 
 
 # ignore_result: the job row holds the outcome (see annotations.tasks.import_job_run_task).
 @shared_task(bind=True, name="metrics.score_run", max_retries=None, ignore_result=True)
 def score_run(self, job_id: int, resume_token: str | None = None) -> str:
-    delay = float(os.environ.get(DELAY_ENV) or 0)
-
-    def service(*, job_id: int, resume_token: str | None) -> str:
-        return scoring_run(
-            job_id=job_id,
-            resume_token=resume_token,
-            chunk_documents=env_int("SCORING_CHUNK_DOCUMENTS", 500, minimum=1),
-            after_chunk=(lambda: time.sleep(delay)) if delay > 0 else None,
-            fan_out=scoring_dispatch if scoring_on_workers() else None,
-        )
-
+    service = partial(scoring_run, chunk_documents=env_int("SCORING_CHUNK_DOCUMENTS", 500, minimum=1))
     return run_job_task(self, service, job_id=job_id, resume_token=resume_token)
 
 

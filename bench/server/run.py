@@ -8,7 +8,7 @@
 3. prints the medians, their ratio (the target: two workers take at most 0.6x of one), and checks
    that every scoring stored byte-identical metrics (a canonical dump of the report, the metric
    values and the comparison rows in id order, hashed), the same as one more scoring by one worker that scores
-   every chunk itself (SCORING_EXECUTOR=process, the one-process path; not timed).
+   every chunk itself (the one-process result; not timed).
 
 Run it through bench/server/run.sh, which starts throwaway PostgreSQL and Redis.
 """
@@ -229,7 +229,7 @@ def main() -> int:
             stop_workers(processes)
     # The reference: one worker scoring every chunk itself, as one process (not timed).
     celery_app.control.purge()
-    processes = start_workers(1, log_dir, SCORING_EXECUTOR="process")
+    processes = start_workers(1, log_dir)
     try:
         _, scoring = score_once(run, user, rescore=True)
         one_process = canonical_hash(scoring)

@@ -35,10 +35,6 @@ from metrics.services.scoring import job_or_fail, job_state
 logger = logging.getLogger("metrics.pipeline.agreement_evaluation")
 
 
-class NoAnnotatorsToCompare(ValueError):
-    """The project has no gold or no human run: there is nothing to compare."""
-
-
 @transaction.atomic
 def agreement_job_create(*, project: Project, user: AbstractBaseUser | None) -> Job:
     """Queue an agreement job for the project (sent after this transaction commits)."""
@@ -123,7 +119,7 @@ def project_agreement(*, project: Project) -> dict[str, Any]:
         result["attributes_gold_version"] = attributes_gold.number
         result["warnings"] = [problem.as_dict() for problem in warnings]
     if "spans" not in result and "attributes" not in result:
-        raise NoAnnotatorsToCompare(
+        raise ValueError(
             f"Project {project.slug!r} has no gold with human runs to compare it with: import an export with "
             "several annotators (choose the gold one), or post a run with source human."
         )

@@ -1,12 +1,12 @@
-"""Scoring a run over every running Celery worker: chords of chunk tasks, merged by one final task.
-docs/operations.md ("Scoring over every worker") tells a job's life and how it recovers; SCORING_EXECUTOR
-chooses explicitly (`scoring_on_workers`).
+"""Scoring a run as a chord of chunk tasks, merged by one final task: over every running Celery worker
+on a server, in this process in the embedded default (eager tasks). docs/operations.md ("Scoring over
+every worker") tells a job's life and how it recovers.
 
-Each chunk task of `metrics.tasks` calls one service here, under the job's claim token, in this order:
-`scoring_dispatch`, `scoring_chunk_score` per chunk, `scoring_rows_dispatch`, `scoring_chunk_rows_write`
-per chunk (writing rows is most of what storing a scoring costs, and it need not wait in one
-transaction), `scoring_chunks_merge`: the in-process path's merge in chunk order, stored once, so the
-stored result is the one a single process gives.
+Each task of `metrics.tasks` calls one service here, under the job's claim token, in this order:
+`scoring_run` (claims the job, then `scoring_dispatch`), `scoring_chunk_score` per chunk,
+`scoring_rows_dispatch`, `scoring_chunk_rows_write` per chunk (writing rows is most of what storing a
+scoring costs, and it need not wait in one transaction), `scoring_chunks_merge`: the merge in chunk
+order, stored once, so the stored result is the one a single process gives.
 """
 
 from __future__ import annotations
@@ -19,19 +19,20 @@ from contextlib import contextmanager
 from typing import Any
 
 from celery import Signature, signature
-from django.conf import settings
 from django.db import transaction
 from django.db.models import F, QuerySet, Sum
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
-from annotations.models import GoldVersion, Job, JobState
-from annotations.services.jobs import job_heartbeat
+from annotations.models import GoldVersion, Job, JobKind, JobState
+from annotations.services.jobs import job_claim, job_heartbeat, job_interruptible
 from experiments.models import ExperimentRun
+from experiments.splits import split_check_can_score
 from metrics.models import MetricValue, Scoring, ScoringChunk
 from metrics.pipeline.executors import CeleryChord
 from metrics.services.results import ScoringResult
 from metrics.services.scoring import (
+    DEFAULT_CHUNK_DOCUMENTS,
     ScoringPlan,
     job_claimed,
     job_or_fail,
@@ -65,33 +66,33 @@ def _phase(job_id: int, phase: str) -> Iterator[None]:
         logger.info("scoring job %s: %s took %.3f s", job_id, phase, time.perf_counter() - start)
 
 
-def scoring_on_workers() -> bool:
-    """True when scoring jobs fan out over the Celery workers: SCORING_EXECUTOR=celery, or unset on a
-    server whose tasks go to a broker (not run eagerly, in-process)."""
-    if settings.SCORING_EXECUTOR:
-        return settings.SCORING_EXECUTOR == "celery"
-    from evalproject.celery import app
+def scoring_run(
+    *, job_id: int, resume_token: str | None = None, chunk_documents: int = DEFAULT_CHUNK_DOCUMENTS
+) -> str:
+    """Claim a scoring job and fan its chunks out (`scoring_dispatch`); return the job's state: running,
+    or already its end when the chord ran in this process. Safe to run twice (`metrics.services.scoring`).
+    A database error propagates as JobInterrupted, for the task to retry (`run_job_task`)."""
+    job = job_claim(job_id=job_id, kind=JobKind.SCORING, resume_token=resume_token)
+    if job is None:
+        return job_state(job_id)
+    with job_heartbeat(job), job_interruptible(job):
+        state = job_or_fail(job, lambda: scoring_dispatch(job=job, chunk_documents=chunk_documents))
+        return state or JobState.FAILED
 
-    return not app.conf.task_always_eager
 
-
-def scoring_dispatch(
-    *,
-    job: Job,
-    run: ExperimentRun,
-    gold_version: GoldVersion,
-    chunk_documents: int,
-) -> None:
+def scoring_dispatch(*, job: Job, chunk_documents: int) -> str:
     """Write the pending chunks of the claimed `job` and queue the chord that scores them: a task per
-    chunk, then the merge, all under the job's current claim. The rows of any earlier claim go first:
-    they must not count twice."""
+    chunk, then the merge, all under the job's current claim; return the job's state. The rows of any
+    earlier claim go first: they must not count twice."""
+    run, gold_version = scoring_job_inputs(job)
+    split_check_can_score(run=run)
     with _phase(job.pk, "planning the chunks"):
         plan = scoring_plan(run=run, gold_version=gold_version)
     ids = plan.document_ids
     starts = range(0, len(ids), chunk_documents) if ids else [0]
     with _phase(job.pk, f"writing {len(starts)} pending chunks"), transaction.atomic():
         if job_claimed(job.pk, job.claim_token, lock=True) is None:
-            return
+            return job_state(job.pk)
         ScoringChunk.objects.filter(job_id=job.pk).delete()
         Scoring.objects.filter(job_id=job.pk, is_complete=False).delete()
         ScoringChunk.objects.bulk_create(
@@ -116,6 +117,7 @@ def scoring_dispatch(
     # job falls silent with every chunk pending, and the dispatcher sends them (scoring_job_resume).
     with _phase(job.pk, "sending the chunks"):
         _chunks_send(job, chunk_argument=plan.chunk_argument, indexes=range(len(starts)))
+    return job_state(job.pk)  # running; finished already when the chord ran in this process
 
 
 def scoring_job_resume(job: Job) -> bool:
@@ -248,22 +250,14 @@ def scoring_chunks_merge(*, job_id: int, claim_token: str) -> str:
         return JobState.RUNNING
     with job_heartbeat(job):
         run, gold_version = scoring_job_inputs(job)
-        prepared = Scoring.objects.defer("report").filter(job_id=job_id, is_complete=False).first()
         rows = _rows(chunks)
         result = None
-        if prepared is None or not MetricValue.objects.filter(scoring=prepared).exists():
-            result = job_or_fail(
-                job,
-                lambda: _merged(
-                    job, run=run, gold_version=gold_version, chunks=chunks, with_rows=rows is None
-                ),
-            )
+        if not MetricValue.objects.filter(scoring__job_id=job_id, scoring__is_complete=False).exists():
+            result = _merged(job, run=run, gold_version=gold_version, chunks=chunks, with_rows=rows is None)
             if result is None:
                 return JobState.FAILED
         with _phase(job_id, "the final transaction"), transaction.atomic():
-            state = scoring_store(
-                job=job, run=run, gold_version=gold_version, result=result, prepared=prepared, rows=rows
-            )
+            state = scoring_store(job=job, run=run, gold_version=gold_version, result=result, rows=rows)
             if state == JobState.SUCCEEDED:
                 ScoringChunk.objects.filter(job_id=job_id).delete()
         return state
@@ -285,9 +279,7 @@ def _metrics_ahead(job: Job, chunks: QuerySet[ScoringChunk]) -> None:
         return
     run, gold_version = scoring_job_inputs(job)
     with job_heartbeat(job):
-        result = job_or_fail(
-            job, lambda: _merged(job, run=run, gold_version=gold_version, chunks=chunks, with_rows=False)
-        )
+        result = _merged(job, run=run, gold_version=gold_version, chunks=chunks, with_rows=False)
         if result is None:
             return
         with _phase(job.pk, "storing the metrics"):
@@ -369,10 +361,15 @@ def _merged(
     gold_version: GoldVersion,
     chunks: QuerySet[ScoringChunk],
     with_rows: bool,
-) -> ScoringResult:
-    """The scoring of the whole run from the chunks' partial results, read in chunk order."""
+) -> ScoringResult | None:
+    """The scoring of the whole run from the chunks' partial results, read in chunk order; None once
+    its error failed the job (`job_or_fail`)."""
     stored = chunks.order_by("index").values_list("partial", flat=True)
     partials = (pickle.loads(partial) for partial in stored.iterator())
-    with _phase(job.pk, "the merge, metrics and intervals"):
-        plan = scoring_plan(run=run, gold_version=gold_version)
-        return plan.result(run=run, gold_version=gold_version, partials=partials, with_rows=with_rows)
+
+    def merge() -> ScoringResult:
+        with _phase(job.pk, "the merge, metrics and intervals"):
+            plan = scoring_plan(run=run, gold_version=gold_version)
+            return plan.result(run=run, gold_version=gold_version, partials=partials, with_rows=with_rows)
+
+    return job_or_fail(job, merge)

@@ -39,7 +39,6 @@ class DemoRun:
     project: str
     run: dict
     metrics: dict
-    reused: bool
 
 
 def demo_projects(*, user: AbstractBaseUser) -> tuple[Project, Project]:
@@ -131,16 +130,14 @@ def demo_runs(*, token: str, base_url: str, log: Callable[[str], None]) -> list[
             ).first()
             if existing is not None:
                 log(f"{slug}: run {existing.pk} is already scored, reusing it")
-                results.append(
-                    DemoRun(slug, client.run(existing.pk), client.metrics(existing.pk), reused=True)
-                )
+                results.append(DemoRun(slug, client.run(existing.pk), client.metrics(existing.pk)))
                 continue
             run = client.create_run(slug, **fields)
             counts = client.post_predictions(run, documents)
             log(f"{slug}: run {run['id']} created, predictions posted {counts}")
             client.finalize(run, timeout=300, progress=False)
             scored = client.run(run)
-            results.append(DemoRun(slug, scored, client.metrics(run), reused=False))
+            results.append(DemoRun(slug, scored, client.metrics(run)))
     return results
 
 

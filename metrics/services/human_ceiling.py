@@ -8,8 +8,6 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from django.db.models import Q
-
 from annotations.models import GoldKind
 from experiments.models import ExperimentRun, RunSource
 from metrics.models import HumanCeilingPair, MetricScope, MetricValue, Scoring
@@ -138,17 +136,16 @@ def human_ceiling(run: ExperimentRun, scoring: Scoring) -> dict[str, Any] | None
         return None
     headlines = _headline_keys(run, scoring)
     keys = [key for key, _ in headlines]
-    model_values = _values([scoring.pk], keys)
-    human_values = _values([human_scoring.pk for _, human_scoring in humans], keys)
+    values = _values([scoring.pk, *(human_scoring.pk for _, human_scoring in humans)], keys)
     figures = _paired_figures(run, scoring, humans, keys)
     metrics = []
     for key, label in headlines:
-        model = _figure_of(model_values.get((scoring.pk, *key)))
+        model = _figure_of(values.get((scoring.pk, *key)))
         entry: dict[str, Any] = {"scope": key[0], "scope_key": key[1], "name": key[2], "model": model}
         entry["annotators"] = []
         text = [f"{label} {_figure(**model)}"]
         for human, human_scoring in humans:
-            value = _figure_of(human_values.get((human_scoring.pk, *key)))
+            value = _figure_of(values.get((human_scoring.pk, *key)))
             pair = figures[human_scoring.pk]
             paired = pair["metrics"].get("|".join(key)) or {}
             high = paired.get("ci_high")
@@ -186,16 +183,14 @@ def human_ceiling(run: ExperimentRun, scoring: Scoring) -> dict[str, Any] | None
     }
 
 
-def human_ceiling_store(*, scoring: Scoring) -> int:
-    """Compute and store the paired tests a newly stored scoring takes part in; return how many were
-    computed. A model run's scoring: against each human run's latest scoring on the same gold version.
-    A human run's: also each other run's latest scoring on that version against it."""
+def human_ceiling_store(*, scoring: Scoring) -> None:
+    """Compute and store the paired tests a newly stored scoring takes part in. A model run's scoring:
+    against each human run's latest scoring on the same gold version. A human run's: also each other
+    run's latest scoring on that version against it."""
     run = scoring.run
-    before = HumanCeilingPair.objects.filter(Q(scoring=scoring) | Q(human_scoring=scoring)).count()
     human_ceiling(run, scoring)
     if run.source == RunSource.HUMAN:
         for other in _latest_scorings(run, scoring):
             if other.run.scorings.filter(is_complete=True, number__gt=other.number).exists():
                 continue  # the run was rescored on another version since: its ceiling reads that one
             human_ceiling(other.run, other)
-    return HumanCeilingPair.objects.filter(Q(scoring=scoring) | Q(human_scoring=scoring)).count() - before

@@ -179,7 +179,7 @@ def scorings_paired_report(
 
 
 def _scored_again(run: ExperimentRun, scoring: Scoring) -> tuple[SpanScores | list[EngineRow], set[str]]:
-    """What the scoring scored, again, through the plan and chunks `score_run` scored it with, on the
+    """What the scoring scored, again, through its plan and chunks (`scoring_partials`), on the
     scoring's documents and recorded settings: a span run's scores, or an attribute run's rows. And the
     documents predicted: the scored ones the run posted (and, of an attribute run, did not mark failed,
     as the offline command counts a prediction file's documents)."""

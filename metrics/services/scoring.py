@@ -1,21 +1,19 @@
-"""Scoring jobs: requested by finalize or rescore, run on a worker, stored exactly once.
+"""Scoring jobs: requested by finalize or rescore, scored as a chord of chunk tasks
+(`metrics.services.chunked_scoring`), stored exactly once.
 
 The job's life is that of every job (`annotations.services.jobs`). Exactly once, whatever the faults
-(docs/operations.md): scoring reads only, and every result is written in ONE transaction at the end,
-under the job's current claim, after deleting any earlier scoring of the job (a unique constraint
-allows one per job), so a retried job never leaves two sets of metric values or comparison rows.
-
-A job fanned out over the workers (`metrics.services.chunked_scoring`) is stored here too
-(`scoring_store`), under the same claim. On PostgreSQL its comparison rows are written before, into the
-job's scoring made hidden (`scoring_prepare`), which the final transaction completes: readers still
-see the whole scoring at once, or nothing.
+(docs/operations.md): scoring reads only, and every result is written in ONE transaction at the end
+(`scoring_store`), under the job's current claim, after deleting any earlier scoring of the job (a
+unique constraint allows one per job), so a retried job never leaves two sets of metric values or
+comparison rows. On PostgreSQL the comparison rows are written before, into the job's scoring made
+hidden (`scoring_prepare`), which the final transaction completes: readers still see the whole scoring
+at once, or nothing.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator
-from functools import partial
 from typing import Any, TypeVar
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -30,11 +28,8 @@ from annotations.services.job_problems import internal_error
 from annotations.services.jobs import (
     TRANSIENT_DATABASE_ERRORS,
     JobNotRetryable,
-    job_claim,
     job_enqueue,
     job_finish,
-    job_heartbeat,
-    job_interruptible,
 )
 from experiments.models import ExperimentRun, RunDocument, RunKind, RunStage, RunStatus
 from experiments.splits import (
@@ -44,7 +39,6 @@ from experiments.splits import (
     split_on_run_scored,
 )
 from metrics.models import Scoring, ScoringChunk
-from metrics.pipeline.executors import InProcess
 from metrics.services.attribute_scoring import AttributeScoringPlan, attribute_chunk_plan
 from metrics.services.engine_inputs import gold_document_ids, run_totals
 from metrics.services.errors import ScoringNotAllowed
@@ -108,31 +102,6 @@ def scoring_request(
     return job
 
 
-def scoring_run(
-    *,
-    job_id: int,
-    resume_token: str | None = None,
-    chunk_documents: int = DEFAULT_CHUNK_DOCUMENTS,
-    after_chunk: Callable[[], None] | None = None,
-    fan_out: Callable[..., None] | None = None,
-) -> str:
-    """Run one scoring job to its end; return the job's final state. Safe to run twice (see module doc).
-
-    A database error propagates as JobInterrupted, for the task to retry (`run_job_task`).
-    `fan_out` (metrics.services.chunked_scoring.scoring_dispatch): once the job is claimed, hand its
-    chunks to every running worker and return; the chord's final task stores the result under this
-    claim, through `scoring_store`.
-    """
-    job = job_claim(job_id=job_id, kind=JobKind.SCORING, resume_token=resume_token)
-    if job is None:
-        return job_state(job_id)
-    with job_heartbeat(job), job_interruptible(job):
-        score = partial(
-            _score, job, chunk_documents=chunk_documents, after_chunk=after_chunk, fan_out=fan_out
-        )
-        return job_or_fail(job, score) or JobState.FAILED
-
-
 def job_state(job_id: int) -> str:
     return Job.objects.filter(pk=job_id).values_list("state", flat=True).first() or "missing"
 
@@ -158,33 +127,6 @@ def scoring_stage_document_ids(run: ExperimentRun) -> set[str] | None:
     return set(Document.objects.filter(pk__in=pks).values_list("external_id", flat=True))
 
 
-def _score(
-    job: Job,
-    *,
-    chunk_documents: int,
-    after_chunk: Callable[[], None] | None,
-    fan_out: Callable[..., None] | None,
-) -> str:
-    run, gold_version = scoring_job_inputs(job)
-    split_check_can_score(run=run)
-    if fan_out is not None:
-        fan_out(job=job, run=run, gold_version=gold_version, chunk_documents=chunk_documents)
-        return job_state(job.pk)  # running; finished already when the chord ran in this process
-
-    def progress(done: int, total: int) -> None:
-        Job.objects.filter(pk=job.pk, state=JobState.RUNNING, claim_token=job.claim_token).update(
-            progress_done=done,
-            progress_total=total,
-            chunks_done=-(-done // chunk_documents),
-            chunks_total=-(-total // chunk_documents),
-        )
-        if after_chunk is not None and done:
-            after_chunk()
-
-    result = score_run(run=run, gold_version=gold_version, chunk_size=chunk_documents, progress=progress)
-    return scoring_store(job=job, run=run, gold_version=gold_version, result=result)
-
-
 ScoringPlan = SpanScoringPlan | AttributeScoringPlan
 
 
@@ -206,44 +148,19 @@ def scoring_chunk_plan(
     return attribute_chunk_plan(run=run, document_ids=document_ids)
 
 
-def score_run(
-    *,
-    run: ExperimentRun,
-    gold_version: GoldVersion,
-    chunk_size: int,
-    progress: Callable[[int, int], None],
-) -> ScoringResult:
-    """Score `run` against `gold_version` on the documents of its stage, chunk by chunk in this process."""
-    plan = scoring_plan(run=run, gold_version=gold_version)
-    partials = scoring_partials(
-        plan, run=run, gold_version=gold_version, chunk_size=chunk_size, progress=progress
-    )
-    return plan.result(run=run, gold_version=gold_version, partials=partials)
-
-
 def scoring_partials(
     plan: ScoringPlan,
     *,
     run: ExperimentRun,
     gold_version: GoldVersion,
     chunk_size: int = DEFAULT_CHUNK_DOCUMENTS,
-    progress: Callable[[int, int], None] | None = None,
 ) -> Iterator[Any]:
-    """The partial results of the plan's chunks, scored in this process; `progress(done, total)` is
-    told 0 first, then the documents scored after each chunk."""
+    """The partial results of the plan's chunks, scored in this process, in chunk order (a scoring
+    compared again, `metrics.services.run_pair`)."""
     ids = plan.document_ids
-    tell = progress or (lambda done, total: None)
-    tell(0, len(ids))
-
-    def score(start: int) -> object:
-        stop = min(start + chunk_size, len(ids))
-        partial = plan.chunk_score(
-            run=run, gold_version=gold_version, document_ids=ids[start:stop], first_position=start
-        )
-        tell(stop, len(ids))
-        return partial
-
-    return InProcess().map(score, range(0, len(ids), chunk_size))
+    for start in range(0, len(ids), chunk_size):
+        chunk = ids[start : start + chunk_size]
+        yield plan.chunk_score(run=run, gold_version=gold_version, document_ids=chunk, first_position=start)
 
 
 @transaction.atomic
@@ -259,17 +176,16 @@ def scoring_prepare(*, job: Job) -> tuple[Scoring | None, bool]:
     if prepared is not None:
         return prepared, False
     run = ExperimentRun.objects.select_for_update().get(pk=job.params["run_id"])
-    made = _scoring_create(
-        run, job_id=job.pk, gold_version_id=job.params["gold_version_id"], is_complete=False
+    Scoring.objects.filter(job_id=job.pk).delete()  # an earlier claim's, complete: one scoring per job
+    number = (Scoring.objects.filter(run=run).aggregate(last=Max("number"))["last"] or 0) + 1
+    made = Scoring.objects.create(
+        run=run,
+        number=number,
+        job_id=job.pk,
+        gold_version_id=job.params["gold_version_id"],
+        is_complete=False,
     )
     return made, True
-
-
-def _scoring_create(run: ExperimentRun, *, job_id: int, **fields: Any) -> Scoring:
-    """The job's scoring, numbered after the run's last, replacing any earlier one of the job's."""
-    Scoring.objects.filter(job_id=job_id).delete()
-    number = (Scoring.objects.filter(run=run).aggregate(last=Max("number"))["last"] or 0) + 1
-    return Scoring.objects.create(run=run, number=number, job_id=job_id, **fields)
 
 
 def job_or_fail(
@@ -325,36 +241,23 @@ def scoring_store(
     run: ExperimentRun,
     gold_version: GoldVersion,
     result: ScoringResult | None,
-    prepared: Scoring | None = None,
     rows: int | None = None,
 ) -> str:
-    """Store a scoring computed elsewhere (the final task of a chord of chunk tasks) and finish the job,
-    exactly once and only under `job`'s claim (its claim_token); return the job's state.
-    `prepared`: the job's scoring made by `scoring_prepare`, which the chunk tasks wrote `rows`
-    comparison rows into (`result.rows` is then empty); it is completed here. `result` None: its
-    metrics are stored in it already (`scoring_metrics_store`)."""
+    """Store a scoring (the final task of its chord of chunk tasks) and finish the job, exactly once
+    and only under `job`'s claim (its claim_token); return the job's state. The job's hidden scoring
+    (`scoring_prepare`, made here when the chunks made none) is completed: `rows`, the comparison rows
+    the chunk tasks wrote into it (`result.rows` is then empty); `result` None: its metrics are stored
+    in it already (`scoring_metrics_store`)."""
     job_id = job.pk
     current = job_claimed(job_id, job.claim_token, lock=True)
     if current is None:
         return job_state(job_id)  # this worker was given up for dead, and the job went on without it
     locked = ExperimentRun.objects.select_for_update().select_related("project").get(pk=run.pk)
-    if prepared is None:
-        scoring = _scoring_create(
-            locked,
-            job_id=job_id,
-            gold_version=gold_version,
-            is_complete=True,
-            settings=result.settings,
-            document_ids=result.document_ids,
-            report=result.report,
-        )
-        metric_values_write(scoring=scoring, values=result.metric_values)
-    else:
-        scoring = Scoring.objects.defer("report").get(pk=prepared.pk)
-        if not scoring.metric_values.exists():
-            _metrics_write(scoring, result)
-        scoring.gold_version, scoring.is_complete = gold_version, True
-        scoring.save(update_fields=["gold_version", "is_complete"])
+    scoring, _ = scoring_prepare(job=job)
+    if not scoring.metric_values.exists():
+        _metrics_write(scoring, result)
+    scoring.gold_version, scoring.is_complete = gold_version, True
+    scoring.save(update_fields=["gold_version", "is_complete"])
     if rows is None:
         document_pks, attribute_pks = row_keys(locked.project_id, result.document_ids)
         rows = comparison_rows_write(

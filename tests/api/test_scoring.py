@@ -180,7 +180,7 @@ def test_a_rescore_with_new_settings_uses_them(
 def test_a_scoring_job_run_again_after_it_finished_writes_nothing_more(
     posted_run, alice_client, django_capture_on_commit_callbacks
 ):
-    from metrics.services.scoring import scoring_run
+    from metrics.services.chunked_scoring import scoring_run
 
     with django_capture_on_commit_callbacks(execute=True):
         body = finalize(alice_client, posted_run["id"])
@@ -194,7 +194,7 @@ def test_a_redelivered_task_leaves_a_running_job_to_its_worker(
     posted_run, alice_client, django_capture_on_commit_callbacks
 ):
     """What a redelivered task finds while the first delivery runs: the job `running`, not its own."""
-    from metrics.services.scoring import scoring_run
+    from metrics.services.chunked_scoring import scoring_run
 
     with django_capture_on_commit_callbacks(execute=False):
         body = finalize(alice_client, posted_run["id"])

@@ -36,19 +36,14 @@ def test_an_import_survives_a_database_restart_and_writes_its_gold_once(project,
     assert job.result["documents_created"] == 3
 
 
-# "celery": a chord of chunk tasks, each retrying the database error under the job's claim, or writing
-# nothing once the dispatcher has claimed the silent job again.
-@pytest.mark.parametrize("executor", ["process", "celery"])
-def test_a_scoring_survives_a_database_restart_and_stores_one_set_of_rows(
-    project, alice, services, workers, executor
-):
+# A chord of chunk tasks, each retrying the database error under the job's claim, or writing nothing
+# once the dispatcher has claimed the silent job again.
+def test_a_scoring_survives_a_database_restart_and_stores_one_set_of_rows(project, alice, services, workers):
     load_span_gold(project)
     client = token_client(alice)
     run = create_run(client, kind="spans")
     assert post_documents(client, run["id"], read_jsonl(SPANS / "spans_predictions.jsonl")).status_code == 201
-    workers(
-        "scorer", EVALPROJECT_TEST_SCORING_DELAY="1.5", SCORING_CHUNK_DOCUMENTS="1", SCORING_EXECUTOR=executor
-    )
+    workers("scorer", EVALPROJECT_TEST_SCORING_DELAY="1.5", SCORING_CHUNK_DOCUMENTS="1")
     job_id = client.post(f"/api/v1/runs/{run['id']}/finalize/").json()["job"]["id"]
     wait_for(
         lambda: Job.objects.filter(pk=job_id, state="running", progress_done__gte=1).exists(),

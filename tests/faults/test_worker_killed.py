@@ -44,39 +44,10 @@ def test_an_import_whose_worker_was_killed_is_run_again_by_the_next_worker(proje
     assert GoldVersion.objects.filter(project=project).count() == 1
 
 
-def test_a_scoring_whose_worker_was_killed_is_finished_once_by_the_next_worker(project, alice, workers):
-    """SCORING_EXECUTOR=process: the worker that claimed the job scores every chunk; killed, the job is
-    claimed again and scored anew."""
-    client, run = _span_run(project, alice)
-    doomed = workers(
-        "doomed-scorer",
-        EVALPROJECT_TEST_SCORING_DELAY="1.5",
-        SCORING_CHUNK_DOCUMENTS="1",
-        SCORING_EXECUTOR="process",
-    )
-    job_id = client.post(f"/api/v1/runs/{run['id']}/finalize/").json()["job"]["id"]
-    wait_for(
-        lambda: Job.objects.filter(pk=job_id, state="running", progress_done__gte=1).exists(),
-        30,
-        "the scoring to be part-way through",
-    )
-
-    _kill(doomed)
-    assert not Scoring.objects.filter(run_id=run["id"]).exists()
-    workers("rescuer", SCORING_EXECUTOR="process")
-    back = time.monotonic()
-
-    job = wait_until_finished(job_id, since=back)
-    assert job.state == "succeeded", job.errors
-    assert job.attempts == 2
-    assert_one_set_of_results(client, run["id"], job_id)
-
-
 def test_a_chunk_lost_with_its_killed_worker_is_scored_again_alone_and_the_others_once(
     project, alice, workers, tmp_path
 ):
-    """The default on a server (a chord of chunk tasks), with the broker's default visibility timeout: a
-    worker killed in the middle of a chunk leaves that chunk pending. The dispatcher keeps the job's
+    """A scoring (a chord of chunk tasks), with the broker's default visibility timeout: a worker killed in the middle of a chunk leaves that chunk pending. The dispatcher keeps the job's
     claim and the stored chunks, and sends the pending chunks again; each chunk is scored once, and the
     result is the one of one process."""
     client, run = _span_run(project, alice)

@@ -13,7 +13,7 @@ from annotations.models import GoldVersion, Job, Project
 from evalproject.celery import app as celery_app
 from experiments.models import ExperimentRun
 from metrics.services.results import ScoringResult
-from metrics.services.scoring import score_run
+from metrics.services.scoring import scoring_partials, scoring_plan
 from tests.api.runs_support import SPANS, create_run, load_span_gold, post_documents, read_jsonl
 from tests.conftest import token_client
 
@@ -42,10 +42,10 @@ def span_run_with_predictions(project: Project, user) -> tuple[APIClient, dict]:
 
 
 def scoring_of_one_process(run_id: int, job: Job) -> ScoringResult:
-    """The scoring of the run against the gold version of `job`, computed here in one process."""
-    return score_run(
-        run=ExperimentRun.objects.select_related("project").get(pk=run_id),
-        gold_version=GoldVersion.objects.get(pk=job.params["gold_version_id"]),
-        chunk_size=500,
-        progress=lambda done, total: None,
-    )
+    """The scoring of the run against the gold version of `job`, computed here in one process: the
+    plan's chunks scored one after the other and merged, with nothing stored in between."""
+    run = ExperimentRun.objects.select_related("project").get(pk=run_id)
+    gold_version = GoldVersion.objects.get(pk=job.params["gold_version_id"])
+    plan = scoring_plan(run=run, gold_version=gold_version)
+    partials = scoring_partials(plan, run=run, gold_version=gold_version)
+    return plan.result(run=run, gold_version=gold_version, partials=partials)

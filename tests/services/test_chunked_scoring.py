@@ -1,9 +1,10 @@
-"""A scoring fanned out as a Celery chord (the setting SCORING_EXECUTOR=celery: a task per chunk of documents,
-each reading its own documents, and a final task that merges) stores exactly what one process stores:
-the same report, metric values and comparison rows, whatever the chunk size."""
+"""A scoring fanned out as a Celery chord (a task per chunk of documents, each reading its own documents,
+and a final task that merges) stores exactly what one process computes: the same report, metric values
+and comparison rows, whatever the chunk size."""
 
 from __future__ import annotations
 
+import json
 import pickle
 from datetime import timedelta
 
@@ -52,8 +53,25 @@ def stored(run_id: int) -> dict:
     }
 
 
-def score(client, capture, monkeypatch, settings, *, kind: str, executor: str, chunk: int) -> dict:
-    settings.SCORING_EXECUTOR = executor
+def one_process(run_id: int, job: Job) -> dict:
+    """`stored` of the scoring one process computes for the run, its JSON as the database keeps it."""
+    one = scoring_of_one_process(run_id, job)
+    return {
+        "report": json.loads(json.dumps(one.report)),
+        "document_ids": one.document_ids,
+        "values": [
+            (value.scope, value.scope_key, value.name, value.value, value.n, value.ci_low, value.ci_high)
+            for value in one.metric_values
+        ],
+        "rows": [
+            (row.document_id, row.match_status, row.is_correct, json.loads(json.dumps(row.columns)))
+            for row in one.rows
+        ],
+    }
+
+
+def score(client, capture, monkeypatch, *, kind: str, chunk: int) -> tuple[dict, dict]:
+    """The scoring a chord of chunks of `chunk` documents stored, and the one one process computes."""
     monkeypatch.setenv("SCORING_CHUNK_DOCUMENTS", str(chunk))
     if kind == "spans":
         run = create_run(client, kind="spans", config={"restrict_to_gt_types": True})
@@ -71,33 +89,16 @@ def score(client, capture, monkeypatch, settings, *, kind: str, executor: str, c
     assert job.progress_done == job.progress_total == documents
     assert job.chunks_done == job.chunks_total == -(-documents // chunk)
     assert not ScoringChunk.objects.filter(job_id=job_id).exists()  # merged, then let go
-    result = stored(run["id"])
-    result["report"].pop("config", None)
-    return result
+    return stored(run["id"]), one_process(run["id"], job)
 
 
 @pytest.mark.parametrize("chunk", [1, 2, 500])
 def test_a_span_run_scored_by_a_chord_stores_what_one_process_stores(
-    project, alice_client, django_capture_on_commit_callbacks, monkeypatch, settings, chunk
+    project, alice_client, django_capture_on_commit_callbacks, monkeypatch, chunk
 ):
     load_span_gold(project)
-    one = score(
-        alice_client,
-        django_capture_on_commit_callbacks,
-        monkeypatch,
-        settings,
-        kind="spans",
-        executor="process",
-        chunk=500,
-    )
-    chord = score(
-        alice_client,
-        django_capture_on_commit_callbacks,
-        monkeypatch,
-        settings,
-        kind="spans",
-        executor="celery",
-        chunk=chunk,
+    chord, one = score(
+        alice_client, django_capture_on_commit_callbacks, monkeypatch, kind="spans", chunk=chunk
     )
     assert chord == one
     assert one["rows"] and one["values"]
@@ -105,39 +106,19 @@ def test_a_span_run_scored_by_a_chord_stores_what_one_process_stores(
 
 @pytest.mark.parametrize("chunk", [1, 3])
 def test_an_attribute_run_scored_by_a_chord_stores_what_one_process_stores(
-    project, alice_client, django_capture_on_commit_callbacks, monkeypatch, settings, chunk
+    project, alice_client, django_capture_on_commit_callbacks, monkeypatch, chunk
 ):
     load_extraction_gold(project)
-    one = score(
-        alice_client,
-        django_capture_on_commit_callbacks,
-        monkeypatch,
-        settings,
-        kind="attributes",
-        executor="process",
-        chunk=500,
+    chord, one = score(
+        alice_client, django_capture_on_commit_callbacks, monkeypatch, kind="attributes", chunk=chunk
     )
-    chord = score(
-        alice_client,
-        django_capture_on_commit_callbacks,
-        monkeypatch,
-        settings,
-        kind="attributes",
-        executor="celery",
-        chunk=chunk,
-    )
-    for result in (one, chord):  # the two runs differ in their ids only
-        result["report"].pop("extraction_run_id")
-        for *_, columns in result["rows"]:
-            columns.pop("extraction_run_id")
     assert chord == one
     assert one["rows"] and one["values"]
 
 
-def span_run_finalized_but_not_started(client, capture, monkeypatch, settings, *, chunk: int):
-    """A span run finalized with SCORING_EXECUTOR=celery whose scoring job is queued, its message held
-    back: run the returned callbacks to send it."""
-    settings.SCORING_EXECUTOR = "celery"
+def span_run_finalized_but_not_started(client, capture, monkeypatch, *, chunk: int):
+    """A span run finalized whose scoring job is queued, its message held back: run the returned
+    callbacks to send it."""
     monkeypatch.setenv("SCORING_CHUNK_DOCUMENTS", str(chunk))
     run = create_run(client, kind="spans")
     assert post_documents(client, run["id"], read_jsonl(SPANS / "spans_predictions.jsonl")).status_code == 201
@@ -152,11 +133,11 @@ def send(callbacks) -> None:
 
 
 def test_the_chunks_of_an_earlier_claim_are_deleted_before_the_new_claim_fans_out(
-    project, alice_client, django_capture_on_commit_callbacks, monkeypatch, settings
+    project, alice_client, django_capture_on_commit_callbacks, monkeypatch
 ):
     load_span_gold(project)
     run_id, job_id, callbacks = span_run_finalized_but_not_started(
-        alice_client, django_capture_on_commit_callbacks, monkeypatch, settings, chunk=1
+        alice_client, django_capture_on_commit_callbacks, monkeypatch, chunk=1
     )
     # What a claim the dispatcher gave up for dead left behind: two chunks, stored (one past the end).
     for index in (0, 10_000):
@@ -175,11 +156,11 @@ def test_the_chunks_of_an_earlier_claim_are_deleted_before_the_new_claim_fans_ou
 
 
 def test_a_chunk_task_or_a_merge_of_a_claim_that_is_not_the_jobs_writes_nothing(
-    project, alice_client, django_capture_on_commit_callbacks, monkeypatch, settings
+    project, alice_client, django_capture_on_commit_callbacks, monkeypatch
 ):
     load_span_gold(project)
     run_id, job_id, callbacks = span_run_finalized_but_not_started(
-        alice_client, django_capture_on_commit_callbacks, monkeypatch, settings, chunk=1
+        alice_client, django_capture_on_commit_callbacks, monkeypatch, chunk=1
     )
     Job.objects.filter(pk=job_id).update(state="running", claim_token="b" * 32)
     document_id = read_jsonl(SPANS / "spans_predictions.jsonl")[0]["document_id"]
@@ -197,11 +178,11 @@ def test_a_chunk_task_or_a_merge_of_a_claim_that_is_not_the_jobs_writes_nothing(
 
 
 def test_a_chunk_task_that_meets_a_database_error_is_retried_and_the_job_stores_one_scoring(
-    project, alice_client, django_capture_on_commit_callbacks, monkeypatch, settings
+    project, alice_client, django_capture_on_commit_callbacks, monkeypatch
 ):
     load_span_gold(project)
     run_id, job_id, callbacks = span_run_finalized_but_not_started(
-        alice_client, django_capture_on_commit_callbacks, monkeypatch, settings, chunk=2
+        alice_client, django_capture_on_commit_callbacks, monkeypatch, chunk=2
     )
     failures = iter([OperationalError("the server closed the connection unexpectedly")])
     real = SpanScoringPlan.chunk_score
@@ -228,11 +209,11 @@ def test_a_chunk_task_that_meets_a_database_error_is_retried_and_the_job_stores_
 
 
 def test_a_chunk_task_that_meets_bad_input_fails_the_job_and_its_run_and_leaves_no_chunk(
-    project, alice_client, django_capture_on_commit_callbacks, monkeypatch, settings
+    project, alice_client, django_capture_on_commit_callbacks, monkeypatch
 ):
     load_span_gold(project)
     run_id, job_id, callbacks = span_run_finalized_but_not_started(
-        alice_client, django_capture_on_commit_callbacks, monkeypatch, settings, chunk=1
+        alice_client, django_capture_on_commit_callbacks, monkeypatch, chunk=1
     )
     calls = iter(range(100))
     real = SpanScoringPlan.chunk_score
@@ -261,7 +242,7 @@ def test_a_silent_fanned_out_job_is_resumed_by_the_dispatcher_which_sends_its_pe
     the claim and chunk 0, sends only the pending chunks, and the job stores what one process stores."""
     load_span_gold(project)
     run_id, job_id, callbacks = span_run_finalized_but_not_started(
-        alice_client, django_capture_on_commit_callbacks, monkeypatch, settings, chunk=1
+        alice_client, django_capture_on_commit_callbacks, monkeypatch, chunk=1
     )
     lost = []
     monkeypatch.setattr(
@@ -315,7 +296,7 @@ def test_a_silent_job_that_did_not_fan_out_is_queued_again(
 ):
     load_span_gold(project)
     run_id, job_id, callbacks = span_run_finalized_but_not_started(
-        alice_client, django_capture_on_commit_callbacks, monkeypatch, settings, chunk=1
+        alice_client, django_capture_on_commit_callbacks, monkeypatch, chunk=1
     )
     silent_since = timezone.now() - timedelta(seconds=settings.JOB_STALE_SECONDS + 1)
     Job.objects.filter(pk=job_id).update(
@@ -341,7 +322,7 @@ def test_rows_not_written_when_their_tasks_were_lost_are_written_on_resume_and_n
         pytest.fail("this test needs PostgreSQL (COPY): run the suite through scripts/test")
     load_span_gold(project)
     run_id, job_id, callbacks = span_run_finalized_but_not_started(
-        alice_client, django_capture_on_commit_callbacks, monkeypatch, settings, chunk=1
+        alice_client, django_capture_on_commit_callbacks, monkeypatch, chunk=1
     )
     real = chunked_scoring.CeleryChord.dispatch
     lost = []

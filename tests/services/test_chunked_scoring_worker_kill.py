@@ -18,7 +18,6 @@ from tests.services.span_workers_support import scoring_of_one_process, span_run
 
 VISIBILITY_TIMEOUT_SECONDS = 2
 COMMON_ENVIRONMENT = {
-    "SCORING_EXECUTOR": "celery",
     "SCORING_CHUNK_DOCUMENTS": "1",
     "CELERY_VISIBILITY_TIMEOUT": str(VISIBILITY_TIMEOUT_SECONDS),
 }

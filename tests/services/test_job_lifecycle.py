@@ -150,9 +150,9 @@ def test_job_finished_is_sent_after_the_commit_of_a_scoring(
 def test_a_database_error_during_a_scoring_is_retried_and_stores_one_set_of_rows(
     posted_run, alice_client, monkeypatch, django_capture_on_commit_callbacks
 ):
-    from metrics.services import scoring
+    from metrics.services import chunked_scoring
 
-    real_store = scoring.scoring_store
+    real_store = chunked_scoring.scoring_store
     calls = []
 
     def store_once_unreachable(**kwargs):
@@ -161,7 +161,7 @@ def test_a_database_error_during_a_scoring_is_retried_and_stores_one_set_of_rows
             raise OperationalError("terminating connection due to administrator command")
         return real_store(**kwargs)
 
-    monkeypatch.setattr(scoring, "scoring_store", store_once_unreachable)
+    monkeypatch.setattr(chunked_scoring, "scoring_store", store_once_unreachable)
     with django_capture_on_commit_callbacks(execute=True):
         job_id = finalize(alice_client, posted_run["id"])["job"]["id"]
 
@@ -174,14 +174,14 @@ def test_a_database_error_during_a_scoring_is_retried_and_stores_one_set_of_rows
 def test_a_database_error_that_lasts_fails_the_job_with_a_clear_error(
     posted_run, alice_client, monkeypatch, settings, django_capture_on_commit_callbacks
 ):
-    from metrics.services import scoring
+    from metrics.services import chunked_scoring
 
     settings.JOB_DATABASE_RETRIES = 2
 
     def unreachable(**kwargs):
         raise OperationalError("could not connect to server")
 
-    monkeypatch.setattr(scoring, "scoring_store", unreachable)
+    monkeypatch.setattr(chunked_scoring, "scoring_store", unreachable)
     with django_capture_on_commit_callbacks(execute=True):
         job_id = finalize(alice_client, posted_run["id"])["job"]["id"]
 
@@ -194,12 +194,12 @@ def test_a_database_error_that_lasts_fails_the_job_with_a_clear_error(
 def test_an_unexpected_error_is_logged_with_its_traceback_and_served_as_an_error_id(
     posted_run, alice_client, monkeypatch, caplog, django_capture_on_commit_callbacks
 ):
-    from metrics.services import scoring
+    from metrics.services import chunked_scoring
 
     def broken(**kwargs):
         raise RuntimeError("a bug deep inside")
 
-    monkeypatch.setattr(scoring, "scoring_store", broken)
+    monkeypatch.setattr(chunked_scoring, "scoring_store", broken)
     with caplog.at_level(logging.ERROR), django_capture_on_commit_callbacks(execute=True):
         finalize(alice_client, posted_run["id"])
 

@@ -138,7 +138,7 @@ def test_chunked_scoring_gives_the_numbers_of_one_chunk(
 ):
     from annotations.models import Job
     from metrics.models import Scoring
-    from metrics.services.scoring import scoring_run
+    from metrics.services.chunked_scoring import scoring_run
 
     load_span_gold(project)
     run = create_run(alice_client, kind="spans")

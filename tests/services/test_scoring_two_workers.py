@@ -1,4 +1,4 @@
-"""One span run scored by two real Celery workers (SCORING_EXECUTOR=celery, a chunk task per document)
+"""One span run scored by two real Celery workers (a chunk task per document)
 stores the scoring one process computes: the same report, metric values and comparison rows."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from metrics.models import ComparisonRow, MetricValue, Scoring
 from tests.conftest import start_celery_worker, stop_celery_worker
 from tests.services.span_workers_support import scoring_of_one_process, span_run_with_predictions, wait_for
 
-WORKER_ENVIRONMENT = {"SCORING_EXECUTOR": "celery", "SCORING_CHUNK_DOCUMENTS": "1"}
+WORKER_ENVIRONMENT = {"SCORING_CHUNK_DOCUMENTS": "1"}
 
 
 @pytest.mark.worker

@@ -151,11 +151,14 @@ def _digit_tokens(text: str) -> Iterable[tuple[int, int]]:
 def number_in(value: float, sorted_numbers: Sequence[float], relative_tolerance: float) -> bool:
     """True when some number equals `value` within `relative_tolerance` (math.isclose, no absolute slack)."""
     index = bisect_left(sorted_numbers, value)
-    # Only the nearest number on either side can be close enough.
-    for neighbour in sorted_numbers[max(index - 1, 0) : index + 1]:
-        if math.isclose(neighbour, value, rel_tol=relative_tolerance, abs_tol=0.0):
-            return True
-    return False
+    # Only the nearest number on either side can be close enough (tested without a slice's copy).
+    if index < len(sorted_numbers) and math.isclose(
+        sorted_numbers[index], value, rel_tol=relative_tolerance, abs_tol=0.0
+    ):
+        return True
+    return index > 0 and math.isclose(
+        sorted_numbers[index - 1], value, rel_tol=relative_tolerance, abs_tol=0.0
+    )
 
 
 def near_window_in(needle: str, haystack: str, threshold: float) -> bool:

@@ -1,7 +1,8 @@
 """Plain data that goes into and comes out of the attribute engine.
 
 Importers (annotations/importers) build the inputs; the artefact writers and the server read the
-outputs. Nothing here knows about files, Django or HTTP.
+outputs. Nothing here knows about files, Django or HTTP. The inputs are not frozen: a run builds them by
+the hundred thousand, and a frozen dataclass sets each field through `object.__setattr__`.
 """
 
 from __future__ import annotations
@@ -76,7 +77,7 @@ class AttributeSpec:
         return self.missing_default
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class FullTextDetail:
     """One EPPI `ItemAttributeFullTextDetails` entry: a citation into the full text."""
 
@@ -85,7 +86,7 @@ class FullTextDetail:
     item_arm: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class GoldAnnotation:
     """A gold value as imported: `output_data` is raw (a JSON value or text), coerced by the engine."""
 
@@ -94,7 +95,7 @@ class GoldAnnotation:
     full_text_details: tuple[FullTextDetail, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class GoldDocument:
     document_id: str
     name: str | None = None
@@ -104,7 +105,7 @@ class GoldDocument:
     annotations: Mapping[str, GoldAnnotation] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class PredictedAnnotation:
     attribute_id: str
     output_data: Any
@@ -112,7 +113,7 @@ class PredictedAnnotation:
     reasoning: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class PredictionDocument:
     """One posted prediction line. A gold document with no PredictionDocument failed extraction.
 

@@ -147,8 +147,8 @@ def test_reading_numbers_from_their_digits_finds_every_token(text, number_format
 def test_a_long_text_is_read_token_by_token_whatever_its_length_and_digits(
     pieces, other_digit, number_format
 ):
-    # Past a few hundred characters an ASCII text's digits are found by a vector scan; with a digit
-    # outside ASCII in it, by the regex.
+    # An ASCII text's digits are found in its bytes translated; with a digit outside ASCII in it, by
+    # the regex.
     text = other_digit.join(pieces) + " 1" * 130
     assert read_numbers(text, number_format) == numbers_by_every_token(text, number_format)
 

@@ -30,6 +30,7 @@ from metrics.engine.attributes.types import (
     ComparisonRow,
     MatchStatus,
 )
+from metrics.engine.uncertainty.measures import Ratio, f1, precision, ratio, recall
 
 COUNT_COLUMNS: tuple[str, ...] = (
     "n_gold_instances",
@@ -59,8 +60,8 @@ _SCORES: tuple[tuple[str, frozenset[AttributeType]], ...] = (
 _SCORE_NAMES = {type_: tuple(name for name, types in _SCORES if type_ in types) for type_ in SCORED_TYPES}
 
 
-def _ratio(numerator: int, denominator: int) -> float | None:
-    return numerator / denominator if denominator else None
+def _value(value: np.float64) -> float | None:
+    return None if math.isnan(value) else float(value)
 
 
 # A MatchStatus as the `status` column holds it (-1: no status).
@@ -164,38 +165,49 @@ def row_counts(
     return counts
 
 
+def score_measures(attribute_type: AttributeType, prefix: str = "") -> dict[str, Ratio]:
+    """The score metrics of a set of scored rows as ratios of their summed `row_counts` (count `c` in
+    column `<prefix>c`): accuracy = correct / rows; BOOL precision = tp / (tp + fp), recall = tp /
+    (tp + fn), f1_score = 2tp / (2tp + fp + fn) (0, not null, with errors but no true positive);
+    STRING edit_distance_match_rate = edit_match / rows; INTEGER and FLOAT mean_absolute_error =
+    abs_error / rows. Each null when the set holds a missing prediction or its denominator is 0."""
+    missing = (f"{prefix}missing",)
+    rows = f"{prefix}rows"
+    measures = {"accuracy": ratio(f"{prefix}correct", rows, null_if_any=missing)}
+    if attribute_type is AttributeType.BOOL:
+        tp, fp, fn = f"{prefix}tp", f"{prefix}fp", f"{prefix}fn"
+        measures["precision"] = precision(tp, fp, null_if_any=missing)
+        measures["recall"] = recall(tp, fn, null_if_any=missing)
+        measures["f1_score"] = f1(tp, fp, fn, null_if_any=missing)
+    elif attribute_type is AttributeType.STRING:
+        measures["edit_distance_match_rate"] = ratio(f"{prefix}edit_match", rows, null_if_any=missing)
+    else:
+        measures["mean_absolute_error"] = ratio(f"{prefix}abs_error", rows, null_if_any=missing)
+    return measures
+
+
 def _score_set(
     attribute_type: AttributeType, columns: MetricColumns, rows: np.ndarray, custom: dict[str, CustomMetric]
 ) -> dict[str, float | None]:
-    """Score metrics of the scored rows selected by the mask `rows`, from their `row_counts`: all
-    null when there are none or any prediction is missing.
-
-    accuracy = correct / rows; BOOL precision = tp / (tp + fp), recall = tp / (tp + fn), f1_score =
-    2tp / (2tp + fp + fn) (0, not null, when there are errors but no true positive), each null when
-    its denominator is 0; STRING edit_distance_match_rate = edit_match / rows; INTEGER and FLOAT
-    mean_absolute_error = mean abs_error, mean_absolute_percentage_error = mean(abs_error / |gold|)
-    as a fraction, null when any gold value is 0.
-    """
+    """`score_measures` of the rows selected by the mask `rows`, with mean_absolute_percentage_error =
+    mean(abs_error / |gold|) (INTEGER, FLOAT; a mean of ratios, null when any gold value is 0) and the
+    custom metrics (BOOL); all null when a prediction is missing."""
     names = _SCORE_NAMES[attribute_type] + tuple(custom)
     selected = np.flatnonzero(rows)
-    n = selected.size
-    if not n or not np.all(columns.predicted[selected]):
+    if not selected.size or not np.all(columns.predicted[selected]):
         return dict.fromkeys(names)
     counts = row_counts(attribute_type, columns, selected)
-    scores: dict[str, float | None] = {"accuracy": _count(counts["correct"]) / n}
-    if attribute_type is AttributeType.STRING:
-        scores["edit_distance_match_rate"] = _count(counts["edit_match"]) / n
-    elif attribute_type in NUMERIC_TYPES:
-        errors, gold = counts["abs_error"], columns.gold_number[selected]
-        scores["mean_absolute_error"] = float(np.mean(errors))
+    # np.sum of the rows, so that abs_error / rows is bit for bit the np.mean it replaced.
+    totals = {name: np.array([np.sum(values, dtype=np.float64)]) for name, values in counts.items()}
+    scores: dict[str, float | None] = {
+        name: _value(measure(totals)[0]) for name, measure in score_measures(attribute_type).items()
+    }
+    if attribute_type in NUMERIC_TYPES:
+        gold = columns.gold_number[selected]
         scores["mean_absolute_percentage_error"] = (
-            None if np.any(gold == 0) else float(np.mean(errors / np.abs(gold)))
+            None if np.any(gold == 0) else float(np.mean(counts["abs_error"] / np.abs(gold)))
         )
-    else:
-        tp, fp, fn = (_count(counts[name]) for name in ("tp", "fp", "fn"))
-        scores["precision"] = _ratio(tp, tp + fp)
-        scores["recall"] = _ratio(tp, tp + fn)
-        scores["f1_score"] = _ratio(2 * tp, 2 * tp + fp + fn)
+    elif attribute_type is AttributeType.BOOL:
         y_true, y_pred = columns.gold_number[selected] != 0, columns.predicted_number[selected] != 0
         for name, function in custom.items():
             scores[name] = custom_metric_value(function, y_true, y_pred)

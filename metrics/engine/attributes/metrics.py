@@ -197,8 +197,8 @@ def _score_set(
     if not selected.size or not np.all(columns.predicted[selected]):
         return dict.fromkeys(names)
     counts = row_counts(attribute_type, columns, selected)
-    # np.sum of the rows, so that abs_error / rows is bit for bit the np.mean it replaced.
-    totals = {name: np.array([np.sum(values, dtype=np.float64)]) for name, values in counts.items()}
+    # np.sum of the errors, so that abs_error / rows is bit for bit the np.mean it replaced.
+    totals = {name: np.array([np.sum(values)], dtype=np.float64) for name, values in counts.items()}
     scores: dict[str, float | None] = {
         name: _value(measure(totals)[0]) for name, measure in score_measures(attribute_type).items()
     }

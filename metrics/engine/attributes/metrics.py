@@ -1,15 +1,9 @@
 """Per-attribute counts and metrics, computed from comparison rows (docs/semantics.md section 2).
 
-Which rows enter: a row is *scored* when its gold value is valid and not null. Invalid gold is only
-counted (`n_invalid_gold`); a null gold (an attribute whose missing default is null) is left out.
-
-The missing-prediction rule: a set of scored rows with any missing prediction gets no score metrics
-(null), because scoring only the predicted rows would flatter a pipeline that fails often. The same
-metrics on the predicted subset are always reported too, suffixed `_given_prediction`, with
-`n_missing_predictions`, so a blank is never all a user learns. Strata (`_given_good_source`,
-`_given_bad_source`) follow the same rule; they get no `_given_prediction` variant.
-
-Metrics are vectorised with numpy; tests hold them against scikit-learn.
+A row is *scored* when its gold value is valid and not null: invalid gold is only counted
+(`n_invalid_gold`), a null gold (from a null missing default) is left out. A set of scored rows with
+a missing prediction gets null scores, since scoring only the predicted rows would flatter a pipeline
+that fails often; the source strata follow that rule and get no `_given_prediction` variant.
 """
 
 from __future__ import annotations
@@ -217,16 +211,10 @@ def _score_set(
 def attribute_result(
     spec: AttributeSpec, columns: MetricColumns, custom_metrics: dict[str, CustomMetric]
 ) -> AttributeResult:
-    """Counts and metrics of `spec` over the MetricColumns of its rows (those rows only).
-
-    Counts: n_gold_instances (scored rows), n_good_source_instances / n_good_citation_instances
-    (scored rows whose gold value is in the context / citation; STRING, INTEGER, FLOAT only),
-    n_missing_predictions (scored rows without a prediction), n_invalid_gold.
-    Metrics by type (LIST and DICT have none): see `_score_set`;
-    BOOL adds n_labels (gold True count) and the custom metrics; STRING / INTEGER / FLOAT add the two
-    source strata. Every score also comes `_given_prediction`. `custom_metrics`: the evaluation's,
-    resolved (`resolve_custom_metrics`).
-    """
+    """Counts and metrics of `spec` over the MetricColumns of its rows (those rows only). Counts:
+    n_gold_instances (scored rows), n_good_source_instances / n_good_citation_instances (scored rows
+    whose gold value is in the context / citation; SOURCE_CHECKED_TYPES), n_missing_predictions (scored
+    rows without a prediction), n_invalid_gold. Metrics: `_score_set` of each set of scored rows."""
     scored = columns.valid & columns.gold_present
     # Each set of rows scored, by the suffix of its metrics' names.
     subsets = {"": scored, GIVEN_PREDICTION: scored & columns.predicted}
@@ -256,13 +244,8 @@ def attribute_result(
 def metric_column_order(
     attribute_types_present: Iterable[AttributeType], custom_metrics: Collection[str]
 ) -> list[str]:
-    """Metric column names for a metrics table holding these attribute types, in display order.
-
-    accuracy (+ strata), precision, recall, f1_score, n_labels, edit_distance_match_rate (+ strata),
-    mean_absolute_error (+ strata), mean_absolute_percentage_error (+ strata), the `_given_prediction`
-    variants in the same order, then custom metrics and their `_given_prediction` variants sorted
-    alphabetically. Custom metrics apply to BOOL attributes only, so they appear only with BOOL.
-    """
+    """Metric column names for a metrics table holding these attribute types, in display order: each
+    score and its strata, the `_given_prediction` variants, then the custom metrics (BOOL only)."""
     types = set(attribute_types_present)
     applying = [(name, types & applies_to) for name, applies_to in _SCORES if types & applies_to]
     columns: list[str] = []

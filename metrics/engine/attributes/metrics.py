@@ -80,7 +80,6 @@ class MetricColumns:
     predicted: np.ndarray
     gold_number: np.ndarray
     predicted_number: np.ndarray
-    correct: np.ndarray
     in_context: np.ndarray
     in_citation: np.ndarray
     status: np.ndarray
@@ -117,7 +116,6 @@ def metric_columns(rows: Sequence[ComparisonRow], attribute_index: Mapping[str, 
         predicted=column((row.llm_extraction is not None for row in rows), bool),
         gold_number=column((_number(row.human_extraction) for row in rows), np.float64),
         predicted_number=column((_number(row.llm_extraction) for row in rows), np.float64),
-        correct=column((bool(row.is_correct) for row in rows), bool),
         in_context=column((_TRISTATE[row.gold_value_in_context] for row in rows), np.int8),
         in_citation=column((bool(row.gold_value_in_citation) for row in rows), bool),
         status=column((STATUS_CODES[row.match_status] for row in rows), np.int8),
@@ -147,12 +145,13 @@ def row_counts(
             hit & ~gold & guess,
             hit & gold & ~guess,
         )
-    elif attribute_type is AttributeType.STRING:
-        status = columns.status[rows]
-        counts["correct"] = status == _EXACT
-        counts["edit_match"] = (status == _EXACT) | (status == _NEAR)
+        return counts
+    # A scored row of a SOURCE_CHECKED_TYPE is an exact match when its prediction is there and correct.
+    status = columns.status[rows]
+    counts["correct"] = status == _EXACT
+    if attribute_type is AttributeType.STRING:
+        counts["edit_match"] = counts["correct"] | (status == _NEAR)
     else:
-        counts["correct"] = hit & columns.correct[rows]
         with np.errstate(invalid="ignore"):  # NaN for a missing prediction, which adds 0
             error = np.abs(columns.gold_number[rows] - columns.predicted_number[rows])
         counts["abs_error"] = np.where(hit, error, 0.0)

@@ -1,9 +1,7 @@
 """Comparison rows: one per scored gold document x scored attribute (docs/semantics.md section 2).
 
-A row holds the coerced gold and predicted values, whether the gold value is found in the context the
-model read and in the gold citation, the verbatim grounding scores and the match status. Metrics are
-computed from rows only (see `metrics.py`), so rows of document chunks can be scored separately and
-their metrics computed over all rows at the end.
+Metrics are computed from rows only (`metrics.py`), so the rows of document chunks can be built
+separately and scored together at the end.
 """
 
 from __future__ import annotations
@@ -123,10 +121,6 @@ def _string_in_citation(needle: str, texts: Sequence[str], threshold: float) -> 
         if needle in haystack and occurs_on_word_boundaries(needle, haystack):
             return True
     return any(near_window_in(needle, haystack, threshold) for haystack in haystacks)
-
-
-def _number_in_texts(value: float, texts: Sequence[str], number_format: str, tolerance: float) -> bool:
-    return any(number_in(value, read_numbers(text, number_format), tolerance) for text in texts)
 
 
 class _DocumentSide:
@@ -304,8 +298,9 @@ class _Comparison:
                     needle, citation_texts, self.threshold
                 )
             else:
-                in_citation = _number_in_texts(
-                    float(gold), citation_texts, self.number_format, plan.tolerance
+                in_citation = any(
+                    number_in(float(gold), read_numbers(text, self.number_format), plan.tolerance)
+                    for text in citation_texts
                 )
             self.in_citation[key] = in_citation
         if value is None:
@@ -341,10 +336,8 @@ class _Comparison:
         gold_documents: Sequence[GoldDocument],
         predictions: Mapping[str, PredictionDocument],
     ) -> None:
-        """The rows of documents that all have gold. The checks of each row follow the order of the
-        rules in docs/semantics.md section 2: the gold value, the prediction, the searches in the
-        context and the citation with the match status, then the verbatim grounding of both snippets.
-        """
+        """The rows of documents that all have gold, each checked in the order of docs/semantics.md
+        section 2."""
         run_id, rows, waiting = self.run_id, self.rows, self.waiting
         for document in gold_documents:
             document_id = document.document_id

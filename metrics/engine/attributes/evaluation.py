@@ -39,15 +39,11 @@ def evaluation_from_columns(
     rows: list[ComparisonRow] | None = None,
     columns: MetricColumns | None = None,
 ) -> ExtractionEvaluation:
-    """The evaluation of a run from its comparison `rows` (all of them, in order), which it keeps, or
-    from `columns`, what the metrics read of them (`metric_columns`, attributes numbered by their
-    position in `attributes`), without the rows; and their warnings: the metrics of each scored
-    attribute, and the notes on what was left out. The one builder of an ExtractionEvaluation,
-    offline and on the server.
-
-    `unscored`: gold documents without gold (in order); `without_context`: gold documents whose
-    prediction was extracted with no context (in order); `ignored_note`: the note on predicted
-    documents outside the gold, worded by the caller (which knows where they came from), or none."""
+    """The one builder of an ExtractionEvaluation, offline and on the server: the metrics of each scored
+    attribute from a run's comparison `rows` (kept), or from their `columns` (`metric_columns`,
+    attributes numbered by their position in `attributes`), and the notes on what was left out.
+    `ignored_note` is worded by the caller, which knows where the predicted documents outside the
+    gold came from."""
     custom = resolve_custom_metrics(settings.custom_metrics)
     scored = [spec for spec in attributes if spec.is_scored]
     skipped = [spec.attribute_id for spec in attributes if not spec.is_scored]

@@ -1,15 +1,9 @@
 """Per-attribute counts and metrics, computed from comparison rows (docs/semantics.md section 2).
 
-Which rows enter: a row is *scored* when its gold value is valid and not null. Invalid gold is only
-counted (`n_invalid_gold`); a null gold (an attribute whose missing default is null) is left out.
-
-The missing-prediction rule: a set of scored rows with any missing prediction gets no score metrics
-(null), because scoring only the predicted rows would flatter a pipeline that fails often. The same
-metrics on the predicted subset are always reported too, suffixed `_given_prediction`, with
-`n_missing_predictions`, so a blank is never all a user learns. Strata (`_given_good_source`,
-`_given_bad_source`) follow the same rule; they get no `_given_prediction` variant.
-
-Metrics are vectorised with numpy; tests hold them against scikit-learn.
+A row is *scored* when its gold value is valid and not null: invalid gold is only counted
+(`n_invalid_gold`), a null gold (from a null missing default) is left out. A set of scored rows with
+a missing prediction gets null scores, since scoring only the predicted rows would flatter a pipeline
+that fails often; the source strata follow that rule and get no `_given_prediction` variant.
 """
 
 from __future__ import annotations
@@ -30,6 +24,7 @@ from metrics.engine.attributes.types import (
     ComparisonRow,
     MatchStatus,
 )
+from metrics.engine.uncertainty.measures import Ratio, f1, precision, ratio, recall
 
 COUNT_COLUMNS: tuple[str, ...] = (
     "n_gold_instances",
@@ -59,8 +54,8 @@ _SCORES: tuple[tuple[str, frozenset[AttributeType]], ...] = (
 _SCORE_NAMES = {type_: tuple(name for name, types in _SCORES if type_ in types) for type_ in SCORED_TYPES}
 
 
-def _ratio(numerator: int, denominator: int) -> float | None:
-    return numerator / denominator if denominator else None
+def _value(value: np.float64) -> float | None:
+    return None if math.isnan(value) else float(value)
 
 
 # A MatchStatus as the `status` column holds it (-1: no status).
@@ -85,7 +80,6 @@ class MetricColumns:
     predicted: np.ndarray
     gold_number: np.ndarray
     predicted_number: np.ndarray
-    correct: np.ndarray
     in_context: np.ndarray
     in_citation: np.ndarray
     status: np.ndarray
@@ -122,7 +116,6 @@ def metric_columns(rows: Sequence[ComparisonRow], attribute_index: Mapping[str, 
         predicted=column((row.llm_extraction is not None for row in rows), bool),
         gold_number=column((_number(row.human_extraction) for row in rows), np.float64),
         predicted_number=column((_number(row.llm_extraction) for row in rows), np.float64),
-        correct=column((bool(row.is_correct) for row in rows), bool),
         in_context=column((_TRISTATE[row.gold_value_in_context] for row in rows), np.int8),
         in_citation=column((bool(row.gold_value_in_citation) for row in rows), bool),
         status=column((STATUS_CODES[row.match_status] for row in rows), np.int8),
@@ -152,50 +145,62 @@ def row_counts(
             hit & ~gold & guess,
             hit & gold & ~guess,
         )
-    elif attribute_type is AttributeType.STRING:
-        status = columns.status[rows]
-        counts["correct"] = status == _EXACT
-        counts["edit_match"] = (status == _EXACT) | (status == _NEAR)
+        return counts
+    # A scored row of a SOURCE_CHECKED_TYPE is an exact match when its prediction is there and correct.
+    status = columns.status[rows]
+    counts["correct"] = status == _EXACT
+    if attribute_type is AttributeType.STRING:
+        counts["edit_match"] = counts["correct"] | (status == _NEAR)
     else:
-        counts["correct"] = hit & columns.correct[rows]
         with np.errstate(invalid="ignore"):  # NaN for a missing prediction, which adds 0
             error = np.abs(columns.gold_number[rows] - columns.predicted_number[rows])
         counts["abs_error"] = np.where(hit, error, 0.0)
     return counts
 
 
+def score_measures(attribute_type: AttributeType, prefix: str = "") -> dict[str, Ratio]:
+    """The score metrics of a set of scored rows as ratios of their summed `row_counts` (count `c` in
+    column `<prefix>c`): accuracy = correct / rows; BOOL precision = tp / (tp + fp), recall = tp /
+    (tp + fn), f1_score = 2tp / (2tp + fp + fn) (0, not null, with errors but no true positive);
+    STRING edit_distance_match_rate = edit_match / rows; INTEGER and FLOAT mean_absolute_error =
+    abs_error / rows. Each null when the set holds a missing prediction or its denominator is 0."""
+    missing = (f"{prefix}missing",)
+    rows = f"{prefix}rows"
+    measures = {"accuracy": ratio(f"{prefix}correct", rows, null_if_any=missing)}
+    if attribute_type is AttributeType.BOOL:
+        tp, fp, fn = f"{prefix}tp", f"{prefix}fp", f"{prefix}fn"
+        measures["precision"] = precision(tp, fp, null_if_any=missing)
+        measures["recall"] = recall(tp, fn, null_if_any=missing)
+        measures["f1_score"] = f1(tp, fp, fn, null_if_any=missing)
+    elif attribute_type is AttributeType.STRING:
+        measures["edit_distance_match_rate"] = ratio(f"{prefix}edit_match", rows, null_if_any=missing)
+    else:
+        measures["mean_absolute_error"] = ratio(f"{prefix}abs_error", rows, null_if_any=missing)
+    return measures
+
+
 def _score_set(
     attribute_type: AttributeType, columns: MetricColumns, rows: np.ndarray, custom: dict[str, CustomMetric]
 ) -> dict[str, float | None]:
-    """Score metrics of the scored rows selected by the mask `rows`, from their `row_counts`: all
-    null when there are none or any prediction is missing.
-
-    accuracy = correct / rows; BOOL precision = tp / (tp + fp), recall = tp / (tp + fn), f1_score =
-    2tp / (2tp + fp + fn) (0, not null, when there are errors but no true positive), each null when
-    its denominator is 0; STRING edit_distance_match_rate = edit_match / rows; INTEGER and FLOAT
-    mean_absolute_error = mean abs_error, mean_absolute_percentage_error = mean(abs_error / |gold|)
-    as a fraction, null when any gold value is 0.
-    """
+    """`score_measures` of the rows selected by the mask `rows`, with mean_absolute_percentage_error =
+    mean(abs_error / |gold|) (INTEGER, FLOAT; a mean of ratios, null when any gold value is 0) and the
+    custom metrics (BOOL); all null when a prediction is missing."""
     names = _SCORE_NAMES[attribute_type] + tuple(custom)
     selected = np.flatnonzero(rows)
-    n = selected.size
-    if not n or not np.all(columns.predicted[selected]):
+    if not selected.size or not np.all(columns.predicted[selected]):
         return dict.fromkeys(names)
     counts = row_counts(attribute_type, columns, selected)
-    scores: dict[str, float | None] = {"accuracy": _count(counts["correct"]) / n}
-    if attribute_type is AttributeType.STRING:
-        scores["edit_distance_match_rate"] = _count(counts["edit_match"]) / n
-    elif attribute_type in NUMERIC_TYPES:
-        errors, gold = counts["abs_error"], columns.gold_number[selected]
-        scores["mean_absolute_error"] = float(np.mean(errors))
+    # np.sum of the errors, so that abs_error / rows is bit for bit the np.mean it replaced.
+    totals = {name: np.array([np.sum(values)], dtype=np.float64) for name, values in counts.items()}
+    scores: dict[str, float | None] = {
+        name: _value(measure(totals)[0]) for name, measure in score_measures(attribute_type).items()
+    }
+    if attribute_type in NUMERIC_TYPES:
+        gold = columns.gold_number[selected]
         scores["mean_absolute_percentage_error"] = (
-            None if np.any(gold == 0) else float(np.mean(errors / np.abs(gold)))
+            None if np.any(gold == 0) else float(np.mean(counts["abs_error"] / np.abs(gold)))
         )
-    else:
-        tp, fp, fn = (_count(counts[name]) for name in ("tp", "fp", "fn"))
-        scores["precision"] = _ratio(tp, tp + fp)
-        scores["recall"] = _ratio(tp, tp + fn)
-        scores["f1_score"] = _ratio(2 * tp, 2 * tp + fp + fn)
+    elif attribute_type is AttributeType.BOOL:
         y_true, y_pred = columns.gold_number[selected] != 0, columns.predicted_number[selected] != 0
         for name, function in custom.items():
             scores[name] = custom_metric_value(function, y_true, y_pred)
@@ -205,16 +210,10 @@ def _score_set(
 def attribute_result(
     spec: AttributeSpec, columns: MetricColumns, custom_metrics: dict[str, CustomMetric]
 ) -> AttributeResult:
-    """Counts and metrics of `spec` over the MetricColumns of its rows (those rows only).
-
-    Counts: n_gold_instances (scored rows), n_good_source_instances / n_good_citation_instances
-    (scored rows whose gold value is in the context / citation; STRING, INTEGER, FLOAT only),
-    n_missing_predictions (scored rows without a prediction), n_invalid_gold.
-    Metrics by type (LIST and DICT have none): see `_score_set`;
-    BOOL adds n_labels (gold True count) and the custom metrics; STRING / INTEGER / FLOAT add the two
-    source strata. Every score also comes `_given_prediction`. `custom_metrics`: the evaluation's,
-    resolved (`resolve_custom_metrics`).
-    """
+    """Counts and metrics of `spec` over the MetricColumns of its rows (those rows only). Counts:
+    n_gold_instances (scored rows), n_good_source_instances / n_good_citation_instances (scored rows
+    whose gold value is in the context / citation; SOURCE_CHECKED_TYPES), n_missing_predictions (scored
+    rows without a prediction), n_invalid_gold. Metrics: `_score_set` of each set of scored rows."""
     scored = columns.valid & columns.gold_present
     # Each set of rows scored, by the suffix of its metrics' names.
     subsets = {"": scored, GIVEN_PREDICTION: scored & columns.predicted}
@@ -244,13 +243,8 @@ def attribute_result(
 def metric_column_order(
     attribute_types_present: Iterable[AttributeType], custom_metrics: Collection[str]
 ) -> list[str]:
-    """Metric column names for a metrics table holding these attribute types, in display order.
-
-    accuracy (+ strata), precision, recall, f1_score, n_labels, edit_distance_match_rate (+ strata),
-    mean_absolute_error (+ strata), mean_absolute_percentage_error (+ strata), the `_given_prediction`
-    variants in the same order, then custom metrics and their `_given_prediction` variants sorted
-    alphabetically. Custom metrics apply to BOOL attributes only, so they appear only with BOOL.
-    """
+    """Metric column names for a metrics table holding these attribute types, in display order: each
+    score and its strata, the `_given_prediction` variants, then the custom metrics (BOOL only)."""
     types = set(attribute_types_present)
     applying = [(name, types & applies_to) for name, applies_to in _SCORES if types & applies_to]
     columns: list[str] = []

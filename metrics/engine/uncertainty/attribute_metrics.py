@@ -1,11 +1,9 @@
 """The attribute metrics of issue 8: per-document counts from comparison rows, and definitions over them.
 
-Count columns are `<attribute_id>.<stratum>.<count>`, with the counts of `attributes.metrics.row_counts`
-summed per document, and strata `all`, `given_prediction` (the prediction is present),
-`given_good_source` / `given_bad_source` (the gold value was / was not in the context the model read;
-STRING, INTEGER, FLOAT). The metrics are those of `attributes.metrics` in each stratum (suffixed
-`_given_prediction`, ...) but the mean absolute percentage error. By the seed's rule a set holding a
-missing prediction gives null (`_given_prediction` never does), and so does its interval.
+Count columns are `<attribute_id>.<stratum>.<count>`, the `attributes.metrics.row_counts` summed per
+document, in strata `all`, `given_prediction`, `given_good_source` / `given_bad_source` (STRING,
+INTEGER, FLOAT). The metrics are `attributes.metrics.score_measures` in each stratum, so a stratum
+holding a missing prediction has a null interval, as it has a null value.
 """
 
 from __future__ import annotations
@@ -16,10 +14,10 @@ from typing import TypeVar
 import numpy as np
 
 from ..attributes.comparison import SOURCE_CHECKED_TYPES
-from ..attributes.metrics import SCORED_TYPES, MetricColumns, metric_columns, row_counts
+from ..attributes.metrics import SCORED_TYPES, MetricColumns, metric_columns, row_counts, score_measures
 from ..attributes.types import AttributeType, ComparisonRow
 from .counts import DocumentCounts
-from .measures import MetricDefinition, Ratio, f1, precision, ratio, recall
+from .measures import MetricDefinition
 
 STRATA = ("all", "given_prediction", "given_good_source", "given_bad_source")
 
@@ -85,22 +83,6 @@ def counts_of_metric_columns(
     return DocumentCounts(ids, count_columns)
 
 
-def _stratum_measures(attribute_type: AttributeType, prefix: str) -> dict[str, Ratio]:
-    missing = (f"{prefix}.missing",)
-    rows = f"{prefix}.rows"
-    measures = {"accuracy": ratio(f"{prefix}.correct", rows, null_if_any=missing)}
-    if attribute_type is AttributeType.BOOL:
-        tp, fp, fn = f"{prefix}.tp", f"{prefix}.fp", f"{prefix}.fn"
-        measures["precision"] = precision(tp, fp, null_if_any=missing)
-        measures["recall"] = recall(tp, fn, null_if_any=missing)
-        measures["f1_score"] = f1(tp, fp, fn, null_if_any=missing)
-    elif attribute_type is AttributeType.STRING:
-        measures["edit_distance_match_rate"] = ratio(f"{prefix}.edit_match", rows, null_if_any=missing)
-    else:
-        measures["mean_absolute_error"] = ratio(f"{prefix}.abs_error", rows, null_if_any=missing)
-    return measures
-
-
 def attribute_metric_definitions(
     attribute_types: Mapping[str, AttributeType],
 ) -> dict[tuple[str, str], MetricDefinition]:
@@ -117,7 +99,7 @@ def attribute_metric_definitions(
         for stratum in strata:
             prefix = f"{attribute_id}.{stratum}"
             suffix = "" if stratum == "all" else f"_{stratum}"
-            for metric, measure in _stratum_measures(attribute_type, prefix).items():
+            for metric, measure in score_measures(attribute_type, f"{prefix}.").items():
                 name = metric + suffix
                 paired_rows = (f"{prefix}.correct", f"{prefix}.rows") if name == "accuracy" else None
                 definitions[(attribute_id, name)] = MetricDefinition(

@@ -58,7 +58,7 @@ from metrics.pipeline.extraction_files import (
     plan_extraction_file_chunks,
     score_extraction_chunk,
 )
-from metrics.pipeline.intervals import IntervalSettings, extraction_intervals_from_counts
+from metrics.pipeline.intervals import IntervalSettings, extraction_intervals
 from metrics.pipeline.phases import PhaseTimer, paused_garbage_collection
 
 
@@ -131,7 +131,7 @@ def _write_run(
         )
         with timer("intervals"):
             types = {result.spec.attribute_id: result.spec.type for result in run.evaluation.attributes}
-            run.intervals = extraction_intervals_from_counts(joined.counts, types, intervals, executor)
+            run.intervals = extraction_intervals(joined.counts, types, intervals, executor)
             run.interval_settings = intervals
         for file_name, write in _small_writers(run, joined):
             with (

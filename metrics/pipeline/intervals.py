@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from metrics.engine.attributes.types import AttributeType, ExtractionEvaluation
+from metrics.engine.attributes.types import AttributeType
 from metrics.engine.spans.score import (
     COUNT_FIELDS,
     LEAKAGE_CONDITIONS,
@@ -21,11 +21,15 @@ from metrics.engine.spans.score import (
 )
 from metrics.engine.spans.score_table import SpanScores
 from metrics.engine.uncertainty.attribute_metrics import (
-    attribute_document_counts,
     attribute_metric_definitions,
     by_attribute,
 )
-from metrics.engine.uncertainty.bootstrap import Interval, IntervalSettings, cluster_bootstrap_intervals
+from metrics.engine.uncertainty.bootstrap import (
+    DEFAULT_INTERVALS,
+    Interval,
+    IntervalSettings,
+    cluster_bootstrap_intervals,
+)
 from metrics.engine.uncertainty.counts import DocumentCounts
 from metrics.engine.uncertainty.exact import clopper_pearson
 from metrics.engine.uncertainty.measures import columns_read
@@ -52,9 +56,6 @@ _SPAN_COUNTS_ALWAYS = ("document.gold_spans",)
 # and the packed table's transfer cost what the split saves, and the table's copies in flight raise
 # this process's peak (measured in bench/extraction/README.md and bench/spans/README.md).
 _POOLED_FROM = 100_000_000
-
-
-DEFAULT_INTERVALS = IntervalSettings()
 
 
 def word_sums_of(executor: Executor | None, meanwhile: Callable[[], object] | None = None) -> WordSums:
@@ -157,36 +158,26 @@ def span_count_table(scores: SpanScores) -> DocumentCounts:
     return span_document_counts(columns)
 
 
-def span_results_intervals(
-    scores: SpanScores, settings: IntervalSettings = DEFAULT_INTERVALS
-) -> dict[str, Interval]:
-    """`{results.json path: Interval}` for the scored documents (empty when intervals are off)."""
-    if not settings.enabled or not len(scores):
-        return {}
-    return span_table_intervals(span_count_table(scores), settings)
-
-
 def span_table_intervals(
     table: DocumentCounts, settings: IntervalSettings = DEFAULT_INTERVALS, executor: Executor | None = None
 ) -> dict[str, Interval]:
-    """`span_results_intervals` from the scores' `span_count_table`, which it empties: the resampling
-    lets go of each column once it has read it. `executor`: the run's, to sum resamples in its
+    """`{results.json path: Interval}` from the scores' `span_count_table`, which it empties: the
+    resampling lets go of each column once it has read it. `executor`: the run's, to sum resamples in its
     processes.
 
     Every metric is bootstrapped but the leakage rates: their intervals are exact (Clopper–Pearson)
     for k leaked documents out of n (all documents, or documents with gold). Its callers build no
     table when intervals are off or no document was scored.
     """
-    leakage = LEAKAGE_RATE_COLUMNS
     # Counted before the resampling empties the table.
     trials_of = {
         name: (int(table.column(leaked).sum()), int(table.column(trials).sum()))
-        for name, (leaked, trials) in leakage.items()
+        for name, (leaked, trials) in LEAKAGE_RATE_COLUMNS.items()
     }
     definitions = span_metric_definitions(table.columns)
     intervals = cluster_bootstrap_intervals(
         table,
-        {name: definition for name, definition in definitions.items() if name not in leakage},
+        {name: definition for name, definition in definitions.items() if name not in LEAKAGE_RATE_COLUMNS},
         settings,
         consume=True,
         # Meanwhile, one throwaway exact interval loads scipy's beta quantile (0.15 s of CPU), which
@@ -216,26 +207,16 @@ def attach_span_intervals(results: dict[str, Any], intervals: Mapping[str, Inter
 
 
 def extraction_intervals(
-    evaluation: ExtractionEvaluation, settings: IntervalSettings = DEFAULT_INTERVALS
-) -> dict[str, dict[str, Interval]] | None:
-    """`{attribute_id: {metric: Interval}}` for every scored attribute; None when intervals are off.
-    Documents are the resampled clusters: all rows of a document travel together."""
-    if not settings.enabled:
-        return None
-    types = {result.spec.attribute_id: result.spec.type for result in evaluation.attributes}
-    return extraction_intervals_from_counts(attribute_document_counts(evaluation.rows), types, settings)
-
-
-def extraction_intervals_from_counts(
     counts: DocumentCounts,
     attribute_types: Mapping[str, AttributeType],
     settings: IntervalSettings = DEFAULT_INTERVALS,
     executor: Executor | None = None,
 ) -> dict[str, dict[str, Interval]] | None:
-    """`extraction_intervals` from the rows' per-document counts (`attribute_document_counts`, or
-    counts of parts of the run joined with `DocumentCounts.joined`), for the scored attributes of
-    `attribute_types` ({attribute_id: type}, in schema order). `executor`: the run's, to sum
-    resamples in its processes."""
+    """`{attribute_id: {metric: Interval}}` from the rows' per-document counts
+    (`attribute_document_counts`, or counts of parts of the run joined with `DocumentCounts.joined`),
+    for the scored attributes of `attribute_types` ({attribute_id: type}, in schema order); None when
+    intervals are off. Documents are the resampled clusters: all rows of a document travel together.
+    `executor`: the run's, to sum resamples in its processes."""
     if not settings.enabled:
         return None
     flat = cluster_bootstrap_intervals(

@@ -22,7 +22,7 @@ from metrics.pipeline.extraction_evaluation import resolve_settings
 from metrics.pipeline.extraction_folder import evaluate_extraction_to_folder
 from metrics.pipeline.intervals import (
     IntervalSettings,
-    extraction_intervals_from_counts,
+    extraction_intervals,
     intervals_from_metrics_report,
 )
 from tests.artefacts.factories import evaluation, result, spec
@@ -260,7 +260,7 @@ def test_a_stored_metrics_report_gives_back_its_intervals(run_files, tmp_path):
 def test_a_missing_prediction_nulls_the_interval_but_not_the_given_prediction_one():
     attributes, documents, predictions = study(seed=2, missing=True)
     counts = attribute_document_counts(rows_of(attributes, documents, predictions))
-    intervals = extraction_intervals_from_counts(counts, TYPES, IntervalSettings(resamples=300))
+    intervals = extraction_intervals(counts, TYPES, IntervalSettings(resamples=300))
     assert (intervals["site"]["accuracy"].low, intervals["site"]["accuracy"].high) == (None, None)
     given = intervals["site"]["accuracy_given_prediction"]
     assert 0 <= given.low <= given.high <= 1

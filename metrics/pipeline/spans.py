@@ -14,7 +14,7 @@ import numpy as np
 from metrics.engine.spans.batch import BATCH_DOCUMENTS, score_span_columns
 from metrics.engine.spans.columns import SpanColumns
 from metrics.engine.spans.score import N_STORED
-from metrics.engine.spans.score_table import SpanScores
+from metrics.engine.spans.score_table import DOCUMENT_GROUPS, SpanScores
 from metrics.engine.spans.types import DocumentSpans
 from metrics.pipeline.phases import release_free_memory
 
@@ -122,13 +122,12 @@ class _Growing:
         return buffer
 
 
-# The columns keyed by document, and those holding type codes.
-_KEYED = {"row_document": "row", "leaked_document": "leaked", "dropped_document": "dropped"}
-_CODED = ("row_type", "leaked_type", "dropped_type")
-_GROWN = (
-    "row_document", "row_type", "rows", "leaked_document", "leaked_start", "leaked_end", "leaked_type",
-    "leaked_condition", "dropped_document", "dropped_type", "dropped_count",
-)  # fmt: skip
+# The array columns of the groups keyed by document (the leaked spans' text, a list, is extended apart).
+_GROWN = tuple(
+    name
+    for name in SpanScores.__dataclass_fields__
+    if name.startswith(DOCUMENT_GROUPS) and name != "leaked_text"
+)
 
 
 class _MergedScores:
@@ -163,9 +162,9 @@ class _MergedScores:
         codes = np.array([self.names.setdefault(name, len(self.names)) for name in scores.type_names] or [0])
         for name in _GROWN:
             values = getattr(scores, name)
-            if name in _KEYED:
+            if name.endswith("_document"):
                 values = positions[values]
-            elif name in _CODED:
+            elif name.endswith("_type"):
                 values = codes[values]
             # Sized for the whole run from the chunks so far, so that a column seldom grows.
             column = self.columns[name]
@@ -184,14 +183,13 @@ class _MergedScores:
         rank[[self.names[name] for name in names]] = np.arange(len(names))
         columns = {name: column.values() for name, column in self.columns.items()}
         del self.columns
-        for name in _KEYED:
-            columns[name] = index[columns[name]]
-        for name in _CODED:
-            columns[name] = rank[columns[name]]
+        for group in DOCUMENT_GROUPS:
+            columns[f"{group}_document"] = index[columns[f"{group}_document"]]
+            columns[f"{group}_type"] = rank[columns[f"{group}_type"]]
         leaked_text = self.leaked_text
         if not self.in_order:
-            for name, group in _KEYED.items():
-                order = np.argsort(columns[name], kind="stable")
+            for group in DOCUMENT_GROUPS:
+                order = np.argsort(columns[f"{group}_document"], kind="stable")
                 for other in [column for column in _GROWN if column.startswith(group)]:
                     columns[other] = columns[other][order]
                 if group == "leaked":

@@ -226,21 +226,3 @@ def extraction_intervals(
         word_sums=word_sums_of(executor),
     )
     return {attribute_id: {} for attribute_id in attribute_types} | by_attribute(flat)
-
-
-def intervals_from_metrics_report(report: Mapping[str, Any]) -> dict[str, dict[str, Interval]] | None:
-    """The intervals a metrics.json body holds, back as `{attribute_id: {metric: Interval}}` (to write
-    metrics.csv from a stored report without resampling again); None when it holds none."""
-    if "intervals_config" not in report and not any("intervals" in entry for entry in report["attributes"]):
-        return None
-    return {
-        str(entry["attribute_id"]): {
-            metric: Interval(
-                *(stored[field] for field in ("low", "high", "level", "method")),
-                stored.get("resamples"),
-                stored.get("seed"),
-            )
-            for metric, stored in (entry.get("intervals") or {}).items()
-        }
-        for entry in report["attributes"]
-    }

@@ -49,7 +49,7 @@ from metrics.services.results import (
 )
 
 NO_PREDICTIONS = "predictions hold no documents: every gold span counts as missed"
-# The cells of a span row, in the comparison export's column order: the export's SPAN_COLUMNS are these.
+# The cells of a span row, in the comparison export's column order.
 ROW_COLUMNS = (
     "document_id",
     "side",

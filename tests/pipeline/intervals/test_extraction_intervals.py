@@ -14,17 +14,14 @@ import yaml
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from metrics.artefacts.exports import intervals_from_metrics_report
 from metrics.artefacts.metrics_files import metrics_report, write_metrics_csv
 from metrics.engine.attributes.types import AttributeType
 from metrics.engine.uncertainty.attribute_metrics import attribute_document_counts
 from metrics.engine.uncertainty.bootstrap import Interval
 from metrics.pipeline.extraction_evaluation import resolve_settings
 from metrics.pipeline.extraction_folder import evaluate_extraction_to_folder
-from metrics.pipeline.intervals import (
-    IntervalSettings,
-    extraction_intervals,
-    intervals_from_metrics_report,
-)
+from metrics.pipeline.intervals import IntervalSettings, extraction_intervals
 from tests.artefacts.factories import evaluation, result, spec
 from tests.engine.uncertainty.test_attribute_metrics import TYPES, rows_of, study
 from tests.pipeline.intervals.factories import extraction_inputs, extraction_predictions

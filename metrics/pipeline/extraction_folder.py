@@ -59,7 +59,7 @@ from metrics.pipeline.extraction_files import (
     score_extraction_chunk,
 )
 from metrics.pipeline.intervals import IntervalSettings, extraction_intervals
-from metrics.pipeline.phases import PhaseTimer, paused_garbage_collection
+from metrics.pipeline.phases import PhaseTimer
 
 
 def evaluate_extraction_to_folder(
@@ -77,7 +77,7 @@ def evaluate_extraction_to_folder(
 ) -> ExtractionRun:
     """All of an offline evaluation: read, score (in `processes` local processes), compute the
     intervals and write the artefact folder (atomically). Raises InputValidationError on bad input,
-    with nothing written."""
+    with nothing written. The caller pauses the garbage collector (the command does, for all its run)."""
     timer = PhaseTimer(phase_seconds)
     executor = local_executor(processes)
     if isinstance(executor, ProcessPool) and plain_files(gold, prompts, predictions):
@@ -113,7 +113,7 @@ def _write_run(
 ) -> ExtractionRun:
     """Score the chunks and write the run's artefact folder: the one assembly of both routes.
     Raises _NotSure (nothing written) when a chunk of the files path is not sure."""
-    with paused_garbage_collection(), atomic_directory(output_dir) as staging:
+    with atomic_directory(output_dir) as staging:
         with timer("score"):
             joined = _score_chunks(run, chunks, staging, executor, timer)
         # As the export reader words them: the references' warnings, then the code sets'.

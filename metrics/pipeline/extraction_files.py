@@ -57,7 +57,7 @@ from metrics.pipeline.attributes import (
     compare_attribute_chunk,
     merge_attribute_partials,
 )
-from metrics.pipeline.jsonl_lines import ByteRange, line_document_ids, line_ends
+from metrics.pipeline.jsonl_lines import ByteRange, line_document_ids, line_ends, positions_in_gold
 from metrics.pipeline.phases import paused_garbage_collection
 
 # References per chunk at most, and input bytes (the references' and their lines') per chunk at most
@@ -325,16 +325,10 @@ def _prediction_lines(
         return [], [], [], ends
     starts = np.concatenate(([0], ends[:-1])).astype(np.int64)
     ids = line_document_ids(path, starts, ends)
-    if ids is None or None in ids or len(set(ids)) != len(ids):
+    positions = None if ids is None or None in ids else positions_in_gold(ids, gold_ids)  # type: ignore[arg-type]
+    if positions is None or np.any(np.diff(positions) < 0):
         return None
-    position = {document_id: index for index, document_id in enumerate(gold_ids)}
-    try:
-        gold_positions = np.array([position[document_id] for document_id in ids], dtype=np.int64)
-    except KeyError:
-        return None
-    if len(gold_positions) > 1 and not np.all(np.diff(gold_positions) > 0):
-        return None
-    return ids, starts.tolist(), ends.tolist(), gold_positions  # type: ignore[return-value]
+    return ids, starts.tolist(), ends.tolist(), positions  # type: ignore[return-value]
 
 
 def score_extraction_chunk(chunk: ExtractionFileChunk | ExtractionDocumentChunk) -> ExtractionPartial | None:

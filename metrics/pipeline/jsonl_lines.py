@@ -11,6 +11,7 @@ from __future__ import annotations
 import mmap
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -97,6 +98,19 @@ def line_document_ids(path: str, starts: np.ndarray, ends: np.ndarray) -> list[s
                 return None
             ids.append(document_id)
     return ids
+
+
+def positions_in_gold(line_ids: Sequence[str], gold_ids: Sequence[str]) -> np.ndarray | None:
+    """Each line's position in the gold, or None unless the lines name distinct gold documents and
+    the gold's ids are distinct."""
+    position = {document_id: index for index, document_id in enumerate(gold_ids)}
+    if len(position) != len(gold_ids):
+        return None
+    try:
+        positions = np.fromiter(map(position.__getitem__, line_ids), dtype=np.int64, count=len(line_ids))
+    except KeyError:
+        return None
+    return positions if len(np.unique(positions)) == len(positions) else None
 
 
 def line_ends(path: str) -> np.ndarray:

@@ -19,7 +19,7 @@ import numpy as np
 
 from annotations.importers.labels import LabelMap
 from metrics.pipeline import spans as span_pipeline
-from metrics.pipeline.jsonl_lines import DocumentLines, line_document_ids, line_ends
+from metrics.pipeline.jsonl_lines import DocumentLines, line_document_ids, line_ends, positions_in_gold
 
 JSONL_SUFFIXES = frozenset({".jsonl", ".ndjson"})
 # Gold bytes per chunk at most (beside CHUNK_DOCUMENTS documents at most): 1,024 documents of the
@@ -109,14 +109,8 @@ def _predicted_lines_by_gold_line(
     named = np.fromiter((document_id is not None for document_id in predicted_ids), dtype=bool)
     predicted_ids = [document_id for document_id in predicted_ids if document_id is not None]
     predicted_starts, predicted_ends = predicted_starts[named], predicted_ends[named]
-    line_of = {document_id: line for line, document_id in enumerate(gold_ids)}
-    if len(line_of) != len(gold_ids):
-        raise NotSure
-    try:
-        lines = np.fromiter(map(line_of.__getitem__, predicted_ids), dtype=np.int64, count=len(predicted_ids))
-    except KeyError:
-        raise NotSure from None  # a prediction for a document that is not in gold
-    if len(np.unique(lines)) != len(lines):
+    lines = positions_in_gold(predicted_ids, gold_ids)
+    if lines is None:
         raise NotSure
     starts = np.full(len(gold_ids), -1, dtype=np.int64)
     ends = np.full(len(gold_ids), -1, dtype=np.int64)

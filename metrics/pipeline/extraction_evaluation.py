@@ -35,9 +35,7 @@ from metrics.engine.uncertainty.bootstrap import Interval
 from metrics.pipeline.attributes import AttributePartial, compare_attribute_chunk, merge_attribute_partials
 from metrics.pipeline.executors import local_executor
 from metrics.pipeline.extraction_files import ExtractionInputs, document_chunks
-from metrics.pipeline.intervals import (
-    IntervalSettings,
-)
+from metrics.pipeline.intervals import IntervalSettings
 from metrics.pipeline.phases import paused_garbage_collection
 
 # config.yaml keys this evaluation reads; every other key is kept in the snapshot untouched.

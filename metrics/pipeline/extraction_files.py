@@ -57,7 +57,12 @@ from metrics.pipeline.attributes import (
     compare_attribute_chunk,
     merge_attribute_partials,
 )
-from metrics.pipeline.jsonl_lines import ByteRange, line_document_ids, line_ends, positions_in_gold
+from metrics.pipeline.jsonl_lines import (
+    ByteRange,
+    line_document_ids,
+    line_ends,
+    positions_in_gold,
+)
 from metrics.pipeline.phases import paused_garbage_collection
 
 # References per chunk at most, and input bytes (the references' and their lines') per chunk at most
@@ -410,8 +415,3 @@ def _predictions(chunk: ExtractionFileChunk) -> dict[str, PredictionDocument] | 
             return None
         documents[document_id] = document
     return documents
-
-
-def plain_files(*sources: Any) -> bool:
-    """True when every source is a file on disk (uploads held as bytes take the validating path)."""
-    return all(isinstance(source, str | os.PathLike) and Path(source).is_file() for source in sources)

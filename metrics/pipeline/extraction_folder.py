@@ -54,11 +54,11 @@ from metrics.pipeline.extraction_files import (
     ExtractionPartial,
     document_chunks,
     merge_extraction_partials,
-    plain_files,
     plan_extraction_file_chunks,
     score_extraction_chunk,
 )
 from metrics.pipeline.intervals import IntervalSettings, extraction_intervals
+from metrics.pipeline.jsonl_lines import plain_files
 from metrics.pipeline.phases import PhaseTimer
 
 

@@ -13,6 +13,8 @@ import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import orjson
@@ -98,6 +100,11 @@ def line_document_ids(path: str, starts: np.ndarray, ends: np.ndarray) -> list[s
                 return None
             ids.append(document_id)
     return ids
+
+
+def plain_files(*sources: Any) -> bool:
+    """True when every source is a file on disk (uploads held as bytes take the validating path)."""
+    return all(isinstance(source, str | os.PathLike) and Path(source).is_file() for source in sources)
 
 
 def positions_in_gold(line_ids: Sequence[str], gold_ids: Sequence[str]) -> np.ndarray | None:

@@ -18,10 +18,16 @@ from typing import Any
 import numpy as np
 
 from annotations.importers.labels import LabelMap
+from annotations.importers.spans import JSONL_SUFFIXES
 from metrics.pipeline import spans as span_pipeline
-from metrics.pipeline.jsonl_lines import DocumentLines, line_document_ids, line_ends, positions_in_gold
+from metrics.pipeline.jsonl_lines import (
+    DocumentLines,
+    line_document_ids,
+    line_ends,
+    plain_files,
+    positions_in_gold,
+)
 
-JSONL_SUFFIXES = frozenset({".jsonl", ".ndjson"})
 # Gold bytes per chunk at most (beside CHUNK_DOCUMENTS documents at most): 1,024 documents of the
 # bench corpora are 1.3-2.3 MB.
 CHUNK_BYTES = 1 << 23
@@ -55,7 +61,8 @@ def plan_span_file_chunks(
 ) -> list[SpanFileChunk]:
     """The chunks of two plain JSONL files; NotSure for any other input, or (`by_document_id`, or
     files of unequal lengths) when a prediction line names no document, an unknown or a repeated one."""
-    if not (_plain_jsonl(gold_path) and _plain_jsonl(predictions_path)):
+    paths = (gold_path, predictions_path)
+    if not plain_files(*paths) or any(Path(path).suffix.lower() not in JSONL_SUFFIXES for path in paths):
         raise NotSure
     gold_ends = _without_trailing_blank_lines(str(gold_path), line_ends(str(gold_path)))
     predicted_ends = _without_trailing_blank_lines(str(predictions_path), line_ends(str(predictions_path)))
@@ -131,10 +138,3 @@ def _without_trailing_blank_lines(path: str, ends: np.ndarray) -> np.ndarray:
                 break
             last -= 1
     return ends[:last]
-
-
-def _plain_jsonl(path: Any) -> bool:
-    if not isinstance(path, str | os.PathLike):
-        return False
-    path = Path(path)
-    return path.suffix.lower() in JSONL_SUFFIXES and path.is_file()

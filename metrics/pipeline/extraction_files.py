@@ -57,12 +57,7 @@ from metrics.pipeline.attributes import (
     compare_attribute_chunk,
     merge_attribute_partials,
 )
-from metrics.pipeline.jsonl_lines import (
-    ByteRange,
-    line_document_ids,
-    line_ends,
-    positions_in_gold,
-)
+from metrics.pipeline.jsonl_lines import ByteRange, line_document_ids, line_ends, positions_in_gold
 from metrics.pipeline.phases import paused_garbage_collection
 
 # References per chunk at most, and input bytes (the references' and their lines') per chunk at most

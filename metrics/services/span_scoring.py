@@ -32,7 +32,7 @@ from metrics.pipeline.intervals import (
     span_count_table,
     span_table_intervals,
 )
-from metrics.pipeline.span_evaluation import FORMAT_VERSION, pair_span_documents
+from metrics.pipeline.span_evaluation import FORMAT_VERSION, NO_PREDICTIONS, pair_span_documents
 from metrics.pipeline.spans import SpanChunk, SpanPartial, merge_span_partials, score_span_chunk
 from metrics.services.engine_inputs import (
     gold_document_ids,
@@ -48,7 +48,6 @@ from metrics.services.results import (
     run_interval_settings,
 )
 
-NO_PREDICTIONS = "predictions hold no documents: every gold span counts as missed"
 # The cells of a span row, in the comparison export's column order.
 ROW_COLUMNS = (
     "document_id",

@@ -1,11 +1,7 @@
-"""The plan of the span evaluation's fast path: two plain JSONL files cut into chunks of byte ranges.
-
-When gold and predictions are plain `.jsonl`/`.ndjson` files, a chunk is a byte range of gold and the
-lines of the predictions that pair with it: the same line numbers when both files have as many lines
-(the usual shape of a pipeline's output; the reader checks the ids agree), else each prediction line
-found by the document id its first bytes name. Planning looks at newlines and leading ids only; the
-process that scores a chunk reads its bytes (`metrics.pipeline.span_file_read`), so no process ever
-holds the whole gold text.
+"""The plan of the span evaluation's fast path: two plain JSONL files cut into chunks, each a byte
+range of gold and the prediction lines that pair with it: the same line numbers when both files have
+as many lines (the reader checks the ids agree), else found by the id a line's first bytes name.
+The process that scores a chunk reads its bytes (`span_file_read`).
 """
 
 from __future__ import annotations
@@ -34,8 +30,7 @@ CHUNK_BYTES = 1 << 23
 
 
 class NotSure(Exception):
-    """The fast path is not sure of something: the validating reader reads both inputs again, and words
-    any problem."""
+    """The fast path is not sure of something: the validating reader reads both inputs again."""
 
 
 @dataclass(frozen=True)

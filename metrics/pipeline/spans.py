@@ -1,6 +1,4 @@
-"""The span task's chunk, partial result and merge. `merge_span_partials` is the one place where
-chunks meet: it puts the documents back in gold order, whatever order the chunks were scored in.
-"""
+"""The span task's chunk, partial result and merge (the one place where chunks meet)."""
 
 from __future__ import annotations
 
@@ -52,8 +50,7 @@ class SpanChunk:
 
 @dataclass
 class SpanPartial:
-    """The scores of one chunk, as columns (`SpanScores`); `rows`: the comparison rows a server chunk
-    adds."""
+    """The scores of one chunk; `rows`: the comparison rows a server chunk adds."""
 
     positions: np.ndarray  # int64, gold position of each document
     scores: SpanScores
@@ -61,7 +58,6 @@ class SpanPartial:
 
 
 def score_span_chunk(chunk: SpanChunk) -> SpanPartial:
-    """The partial result of one chunk: its documents' scores, as columns."""
     return SpanPartial(
         np.asarray(chunk.positions, dtype=np.int64),
         score_span_columns(chunk.columns, chunk.allowed_predicted_types, keep_leaked=chunk.keep_leaked),
@@ -71,12 +67,9 @@ def score_span_chunk(chunk: SpanChunk) -> SpanPartial:
 def merge_span_partials(
     partials: Iterable[SpanPartial], documents: int, progress: ProgressCallback | None = None
 ) -> tuple[SpanScores, list[Any]]:
-    """Every document's score in gold order, and the comparison rows in the same document order.
-
-    Each partial is copied into the merged columns as it comes and let go at once, so the partials and
-    the merged result are never all held together; `documents` (how many gold holds: every position
-    is below it) sizes the columns from the start, and `progress` hears of each partial merged.
-    """
+    """Every document's score in gold order, and the comparison rows in that order. Each partial is
+    copied into the merged columns (sized for `documents` from the start) and let go at once, so the
+    partials and the merged result are never all held together."""
     merged = _MergedScores(documents)
     rows_by_document: dict[str, list[Any]] = {}
     for count, partial in enumerate(partials, 1):

@@ -1,18 +1,10 @@
-"""The offline extraction evaluation's chunks and their scorer: the fast path reads each chunk
-straight from an EPPI export and a predictions JSONL file, in the process that scores it.
+"""The offline extraction evaluation's chunks and their scorer. On the fast path a chunk is a byte
+range of an EPPI export's References and one of the predictions' lines (in gold order), read by the
+process that scores it; its scorer returns its parts of the two large artefacts already encoded.
 
-A file chunk is a run of the export's References and the prediction lines of those references (one
-byte range of each file, the lines in gold order), so no process holds either input whole. Its
-scorer returns its parts of the two large artefacts already encoded, and the rest as an
-`ExtractionPartial`; `merge_extraction_partials` joins them in chunk order.
-
-It goes only where the validating readers would raise no error and word the same warnings (the
-export reader's are each about one reference, and come back in order). Anything it is not sure of
-(a reference with an error, a prediction line with a problem, warning or unknown field, ids that
-differ from the plan's, lines out of gold order or outside the gold, a repeated id, JSON that orjson
-and json might read apart...) makes it answer None, and the caller reads the inputs again with the
-validating readers, which word every problem; their documents are cut into chunks
-(`document_chunks`) for the same scorer.
+It goes only where the validating readers would raise no error and word the same warnings. Anything
+it is not sure of makes it answer None, and the caller reads the inputs again with the validating
+readers, whose documents are cut into chunks (`document_chunks`) for the same scorer.
 """
 
 from __future__ import annotations

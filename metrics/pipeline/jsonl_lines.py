@@ -1,9 +1,6 @@
-"""Lines of a JSONL file by byte offset, for the fast paths that read chunks of a file themselves (spans:
-`metrics.pipeline.span_file_plan`; extraction: `metrics.pipeline.extraction_files`): where each line
-ends, the document id a line starts with, and a range of lines to read back.
-
-Scans map the file and let go of each page once it is scanned, so a process that plans a large file
-does not count the file in its resident size.
+"""Lines of a JSONL file by byte offset, for the fast paths that read chunks of a file themselves.
+Scans map the file and let go of each page once scanned, so a process that plans a large file does
+not count the file in its resident size.
 """
 
 from __future__ import annotations

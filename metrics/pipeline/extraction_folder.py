@@ -1,10 +1,6 @@
-"""An offline extraction evaluation from files to an artefact folder: the `evaluate_extraction`
-command's whole run.
-
-The run is scored in chunks (`extraction_files`): read from the files by the process that scores
-each, or, when that path is not sure of the inputs, cut from what the validating readers read whole.
-Either way the chunks' parts of the two large artefacts are written as they come, in chunk order,
-and the run keeps only what the metrics, the intervals and the small artefacts need.
+"""An offline extraction evaluation from files to an artefact folder (`evaluate_extraction`). The
+chunks' parts of the two large artefacts are written as they come, in chunk order, and the run keeps
+only what the metrics, the intervals and the small artefacts need.
 """
 
 from __future__ import annotations
@@ -150,8 +146,8 @@ def _files_run(
     settings: EvaluationSettings,
     config: ExtractionConfig | None,
 ) -> tuple[ExtractionRun | None, list[ExtractionFileChunk]]:
-    """The run (its inputs without documents) and the chunks of the files path; (None,
-    []) when that path is not sure."""
+    """The run (its inputs without documents) and the chunks of the files path; (None, []) when not
+    sure."""
     if not plain_files(gold, prompts, predictions) or gold_file_format(gold) != "eppi":
         return None, []
     try:

@@ -59,7 +59,7 @@ def paired_report(
 ) -> dict[str, Any]:
     """The paired report of two runs from their per-document scores (`kind` "spans") or their
     comparison rows ("attributes"), on the documents both predicted (None: every scored document of a
-    span run, those where an attribute run has a predicted value)."""
+    span run, those where an attribute run has a predicted value). `settings.resamples` >= 1."""
     if kind == "spans":
         counts_a = span_count_table(_predicted_scores(scored_a, predicted_a))
         counts_b = span_count_table(_predicted_scores(scored_b, predicted_b))

@@ -1,8 +1,5 @@
-"""Exports of a stored scoring: the comparison CSV (streamed) and the artefact bundle (a zip).
-
-Both go through the artefact writers of `metrics.artefacts`, the ones the offline command uses, on
-rows and records rebuilt from the database; so a download holds the same bytes the offline command
-writes for the same data (apart from identifiers and paths).
+"""Exports of a stored scoring: the comparison CSV (streamed) and the artefact bundle (a zip), by the
+offline command's writers, so a download holds the bytes the command writes for the same data.
 """
 
 from __future__ import annotations

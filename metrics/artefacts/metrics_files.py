@@ -33,17 +33,6 @@ def metric_column_names(evaluation: ExtractionEvaluation, custom_metrics: Sequen
     return ordered + extra
 
 
-def interval_metric_names(
-    evaluation: ExtractionEvaluation, intervals: AttributeIntervals | None
-) -> frozenset[str]:
-    """The metrics that get interval columns: every metric an attribute type present has an interval
-    for (so the columns depend on the types, not on which intervals happen to be null)."""
-    if intervals is None:
-        return frozenset()
-    types = {result.spec.attribute_id: result.spec.type for result in evaluation.attributes}
-    return frozenset(name for _, name in attribute_metric_definitions(types))
-
-
 def write_metrics_csv(
     evaluation: ExtractionEvaluation,
     handle: IO[str],
@@ -52,7 +41,12 @@ def write_metrics_csv(
     intervals: AttributeIntervals | None = None,
 ) -> None:
     metrics = metric_column_names(evaluation, custom_metrics)
-    with_interval = interval_metric_names(evaluation, intervals)
+    # Interval columns for every metric a type present has an interval for: the columns depend on the
+    # types, not on which intervals happen to be null.
+    types = {result.spec.attribute_id: result.spec.type for result in evaluation.attributes}
+    with_interval = (
+        {name for _, name in attribute_metric_definitions(types)} if intervals is not None else set()
+    )
     header: list[str] = [*IDENTITY_COLUMNS, *COUNT_COLUMNS]
     for name in metrics:
         header.append(name)

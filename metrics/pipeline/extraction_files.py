@@ -49,7 +49,13 @@ from metrics.pipeline.attributes import (
     compare_attribute_chunk,
     merge_attribute_partials,
 )
-from metrics.pipeline.jsonl_lines import ByteRange, line_document_ids, line_ends, positions_in_gold
+from metrics.pipeline.jsonl_lines import (
+    ByteRange,
+    chunk_bounds,
+    line_document_ids,
+    line_ends,
+    positions_in_gold,
+)
 from metrics.pipeline.phases import paused_garbage_collection
 
 # References per chunk at most, and input bytes (the references' and their lines') per chunk at most
@@ -221,7 +227,14 @@ def plan_extraction_file_chunks(
         return None
     predicted_ids, line_starts, line_stops, gold_positions = lines
     chunks = []
-    for first, last in _chunk_bounds(offsets, ends, gold_positions, line_starts, line_stops):
+    # A reference's bytes and its line's count against CHUNK_BYTES.
+    sizes = np.asarray(ends, dtype=np.int64) - np.asarray(offsets, dtype=np.int64)
+    np.add.at(
+        sizes,
+        gold_positions,
+        np.asarray(line_stops, dtype=np.int64) - np.asarray(line_starts, dtype=np.int64),
+    )
+    for first, last in chunk_bounds(np.cumsum(sizes), CHUNK_DOCUMENTS, CHUNK_BYTES):
         line_first, line_last = np.searchsorted(gold_positions, [first, last]).tolist()
         chunks.append(
             ExtractionFileChunk(
@@ -242,33 +255,6 @@ def plan_extraction_file_chunks(
             )
         )
     return ExtractionFilePlan(chunks, gold_ids, predicted_ids, attribute_names)
-
-
-def _chunk_bounds(
-    offsets: list[int],
-    ends: list[int],
-    gold_positions: np.ndarray,
-    line_starts: list[int],
-    line_stops: list[int],
-) -> list[tuple[int, int]]:
-    """[first, last) references of each chunk: CHUNK_DOCUMENTS at most, and CHUNK_BYTES of input at
-    most."""
-    sizes = np.asarray(ends, dtype=np.int64) - np.asarray(offsets, dtype=np.int64)
-    np.add.at(
-        sizes,
-        gold_positions,
-        np.asarray(line_stops, dtype=np.int64) - np.asarray(line_starts, dtype=np.int64),
-    )
-    total = np.cumsum(sizes)
-    bounds = []
-    first = 0
-    while first < len(sizes):
-        before = total[first - 1] if first else 0
-        fitting = int(np.searchsorted(total, before + CHUNK_BYTES, side="right"))
-        last = min(first + CHUNK_DOCUMENTS, max(fitting, first + 1), len(sizes))
-        bounds.append((first, last))
-        first = last
-    return bounds
 
 
 def _reference_ranges(path: str) -> tuple[list[str], list[int], list[int], Any] | None:

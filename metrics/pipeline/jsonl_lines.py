@@ -117,6 +117,21 @@ def positions_in_gold(line_ids: Sequence[str], gold_ids: Sequence[str]) -> np.nd
     return positions if len(np.unique(positions)) == len(positions) else None
 
 
+def chunk_bounds(total: np.ndarray, documents: int, max_bytes: int) -> list[tuple[int, int]]:
+    """[first, last) of each chunk of documents whose bytes end at the running `total`: at most
+    `documents` documents, and no more than `max_bytes` bytes unless one document is longer (a chunk
+    of long documents stays as small in memory as one of short ones)."""
+    bounds = []
+    first = 0
+    while first < len(total):
+        before = total[first - 1] if first else 0
+        fitting = int(np.searchsorted(total, before + max_bytes, side="right"))
+        last = min(first + documents, max(fitting, first + 1))
+        bounds.append((first, last))
+        first = last
+    return bounds
+
+
 def line_ends(path: str) -> np.ndarray:
     """The byte offset just past each line of a file (its newline, or the end of a last line without one)."""
     with open(path, "rb") as file:

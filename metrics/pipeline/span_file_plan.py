@@ -18,6 +18,7 @@ from annotations.importers.spans import JSONL_SUFFIXES
 from metrics.pipeline import spans as span_pipeline
 from metrics.pipeline.jsonl_lines import (
     DocumentLines,
+    chunk_bounds,
     line_document_ids,
     line_ends,
     plain_files,
@@ -63,7 +64,6 @@ def plan_span_file_chunks(
     predicted_ends = _without_trailing_blank_lines(str(predictions_path), line_ends(str(predictions_path)))
     if len(gold_ends) == 0 or len(predicted_ends) == 0:
         raise NotSure
-    size = span_pipeline.CHUNK_DOCUMENTS  # read at call time: tests cut small chunks
     gold_starts = np.concatenate(([0], gold_ends[:-1]))
     if len(gold_ends) == len(predicted_ends) and not by_document_id:
         predicted_starts = np.concatenate(([0], predicted_ends[:-1]))
@@ -71,27 +71,20 @@ def plan_span_file_chunks(
         predicted_starts, predicted_ends = _predicted_lines_by_gold_line(
             str(gold_path), gold_starts, gold_ends, str(predictions_path), predicted_ends
         )
-    chunks = []
-    first = 0
-    while first < len(gold_ends):
-        # At most `size` documents, and no more gold bytes than CHUNK_BYTES unless one line is longer:
-        # a chunk of long documents stays as small in memory as one of short ones.
-        fitting = int(np.searchsorted(gold_ends, gold_starts[first] + CHUNK_BYTES, side="right"))
-        last = min(first + size, max(fitting, first + 1))
-        chunks.append(
-            SpanFileChunk(
-                first_position=first,
-                documents=last - first,
-                gold=DocumentLines(str(gold_path), gold_starts[first:last], gold_ends[first:last]),
-                predictions=DocumentLines(
-                    str(predictions_path), predicted_starts[first:last], predicted_ends[first:last]
-                ),
-                label_map=dict(label_map.mapping),
-                keep_leaked=keep_leaked,
-            )
+    return [
+        SpanFileChunk(
+            first_position=first,
+            documents=last - first,
+            gold=DocumentLines(str(gold_path), gold_starts[first:last], gold_ends[first:last]),
+            predictions=DocumentLines(
+                str(predictions_path), predicted_starts[first:last], predicted_ends[first:last]
+            ),
+            label_map=dict(label_map.mapping),
+            keep_leaked=keep_leaked,
         )
-        first = last
-    return chunks
+        # CHUNK_DOCUMENTS read at call time: tests cut small chunks.
+        for first, last in chunk_bounds(gold_ends, span_pipeline.CHUNK_DOCUMENTS, CHUNK_BYTES)
+    ]
 
 
 def _predicted_lines_by_gold_line(

@@ -1,8 +1,5 @@
-"""Writing a run's artefact folder all at once, or not at all.
-
-Files are written into a hidden temporary folder beside the target (same file system, so the final
-rename is atomic) and the folder is renamed into place only when every file is complete. A failure
-part-way removes the temporary folder: a reader never sees a half-written run.
+"""A run's artefact folder, written all at once or not at all: into a hidden folder beside the
+target (the same file system, so the final rename is atomic); a reader never sees a half-written run.
 """
 
 from __future__ import annotations

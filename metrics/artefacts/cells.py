@@ -1,21 +1,12 @@
-"""How values become CSV cells.
+"""How values become CSV cells. Formula injection (docs/semantics.md section 4): a text cell that a
+spreadsheet would run as a formula (it begins with `=`, `+`, `-`, `@`, a tab or a CR) gets a leading
+single quote, the OWASP recommendation. Numbers we write ourselves are data and never escaped: a
+quote would turn every negative value into text and break sums.
 
-Formula injection (docs/semantics.md section 4): a spreadsheet runs a cell that begins with `=`, `+`, `-`,
-`@`, a tab or a carriage return as a formula, and gold text, prompts and model output are all
-user- or model-controlled. Such text cells are escaped by prefixing a single quote, the OWASP
-recommendation; the quote is visible to a program reading the CSV back, which is the price of safety.
-
-Numbers we write ourselves (counts, metrics, a coerced INTEGER/FLOAT value such as -3.5) are data, not
-text: they are written as numbers and never escaped, because a spreadsheet reads `-3.5` as a number
-whatever happens, and a leading quote would turn every negative value into text and break sums. Only
-`str` cells are escaped; that includes the raw text of an invalid gold value (`"-abc"` is text) and
-the JSON of LIST/DICT values.
-
-A cell can hold line breaks (a document id "\r=1+1", EPPI citation details): a spreadsheet starts a
-new physical line after each, and reads what follows as the start of a cell. So `escape_formula` also
-puts the quote after every CR, LF or CRLF that a trigger follows, and every CSV writer is made by
-`csv_writer`: RFC 4180, rows end with CRLF, which makes the csv module quote any cell holding a CR or
-an LF (with a plain LF terminator it leaves a lone CR bare, and readers split the row there).
+A cell can hold line breaks (a document id "\r=1+1", EPPI citation details), after each of which a
+spreadsheet reads the start of a cell: `escape_formula` quotes those too, and every CSV writer ends
+its rows with CRLF (`csv_writer`), which makes the csv module quote any cell holding a CR or an LF
+(with a plain LF terminator it leaves a lone CR bare, and readers split the row there).
 """
 
 from __future__ import annotations

@@ -1,14 +1,9 @@
-"""`goldstandard_llm_comparison.csv`: gold beside prediction for every gold document x attribute.
+"""`goldstandard_llm_comparison.csv`: one row per ComparisonRow, cells as `cells.py` makes them.
 
-The 20 COMPARISON_COLUMNS of the seed, one row per ComparisonRow in the engine's order; cells as
-`cells.py` makes them, the two verbatim percentages with two decimals.
-
-This is the largest artefact (documents x attributes rows), so rows are built by one flat function
-with no per-cell call in the common cases. A row none of whose cells holds a comma, a double quote,
-a carriage return or a line feed is written as its cells joined by commas, which is exactly what the
-csv module writes for it, the citation details cell quoted as the csv module quotes when it needs
-it; any other row goes through `csv.writer`. (The csv module's per-row work was two thirds of this
-writer's time.)
+The largest artefact, so rows are built by one flat function with no per-cell call in the common
+cases, and a row with nothing to quote is its cells joined by commas, exactly what the csv module
+writes for it (whose per-row work was two thirds of this writer's time); any other row goes through
+`csv.writer`.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""Exports of a stored scoring: the comparison CSV (streamed) and the artefact bundle (a zip).
-
-Both go through the artefact writers of `metrics.artefacts`, the ones the offline command uses, on
-rows and records rebuilt from the database; so a download holds the same bytes the offline command
-writes for the same data (apart from identifiers and paths).
+"""Exports of a stored scoring: the comparison CSV (streamed) and the artefact bundle (a zip), by the
+offline command's writers, so a download holds the bytes the command writes for the same data.
 """
 
 from __future__ import annotations
@@ -42,14 +39,12 @@ from metrics.engine.attributes.types import (
     ExtractionEvaluation,
     MatchStatus,
 )
+from metrics.engine.uncertainty.bootstrap import Interval
 from metrics.models import ComparisonRow as StoredRow
 from metrics.models import Scoring
-from metrics.pipeline.intervals import intervals_from_metrics_report
 from metrics.services.engine_inputs import prediction_documents, run_attribute_specs, run_document_index
 from metrics.services.span_scoring import ROW_COLUMNS
 
-# A span row's cells are named by the scoring service that builds them, in the export's column order.
-SPAN_COLUMNS = ROW_COLUMNS
 RESULTS_JSON = "results.json"
 SPAN_COMPARISON_CSV = "span_comparison.csv"
 
@@ -66,7 +61,7 @@ def engine_row(columns: dict[str, Any], attribute_type: str) -> ComparisonRow:
 
 
 def comparison_header(kind: str) -> tuple[str, ...]:
-    return COMPARISON_COLUMNS if kind == RunKind.ATTRIBUTES else SPAN_COLUMNS
+    return COMPARISON_COLUMNS if kind == RunKind.ATTRIBUTES else ROW_COLUMNS
 
 
 def comparison_csv_stream(kind: str, rows: Iterable[StoredRow]) -> Iterator[str]:
@@ -77,9 +72,9 @@ def comparison_csv_stream(kind: str, rows: Iterable[StoredRow]) -> Iterator[str]
         return
     text = io.StringIO()
     writer = csv_writer(text)
-    writer.writerow(SPAN_COLUMNS)
+    writer.writerow(ROW_COLUMNS)
     for number, row in enumerate(rows, start=1):
-        writer.writerow([cell(row.columns.get(name)) for name in SPAN_COLUMNS])
+        writer.writerow([cell(row.columns.get(name)) for name in ROW_COLUMNS])
         if number % 500 == 0:
             yield text.getvalue()
             text.seek(0)
@@ -115,6 +110,23 @@ def evaluation_from_report(report: dict[str, Any]) -> ExtractionEvaluation:
         ],
         rows=[],
     )
+
+
+def intervals_from_metrics_report(report: dict[str, Any]) -> dict[str, dict[str, Interval]] | None:
+    """The intervals metrics.json holds (metrics.csv is written without resampling again); None: none."""
+    if "intervals_config" not in report and not any("intervals" in entry for entry in report["attributes"]):
+        return None
+    return {
+        str(entry["attribute_id"]): {
+            metric: Interval(
+                *(stored[field] for field in ("low", "high", "level", "method")),
+                stored.get("resamples"),
+                stored.get("seed"),
+            )
+            for metric, stored in (entry.get("intervals") or {}).items()
+        }
+        for entry in report["attributes"]
+    }
 
 
 def artefacts_zip(*, run: ExperimentRun, scoring: Scoring) -> IO[bytes]:

@@ -1,11 +1,6 @@
-"""`metrics.csv`, `metrics.json` and the console table: one row per attribute (docs/semantics.md section 4).
-
-Rows are sorted by attribute label (then id, so equal labels still sort the same way every run). The
-columns are `extraction_run_id, attribute_id, attribute_label, attribute_type`, the engine's
-COUNT_COLUMNS, then the metrics in the engine's `metric_column_order` for the attribute types present
-(any other metric a result carries follows, sorted by name, rather than being dropped). A metric that
-could not be computed is an empty cell in the CSV and is left out of the JSON. Confidence intervals,
-when the caller passes them, are written as docs/uncertainty.md ("Attribute runs") says.
+"""`metrics.csv`, `metrics.json` and the console table: one row per attribute, sorted by label then
+id (docs/semantics.md section 4; intervals: docs/uncertainty.md). A metric that could not be computed
+is an empty cell in the CSV and is left out of the JSON.
 """
 
 from __future__ import annotations
@@ -38,17 +33,6 @@ def metric_column_names(evaluation: ExtractionEvaluation, custom_metrics: Sequen
     return ordered + extra
 
 
-def interval_metric_names(
-    evaluation: ExtractionEvaluation, intervals: AttributeIntervals | None
-) -> frozenset[str]:
-    """The metrics that get interval columns: every metric an attribute type present has an interval
-    for (so the columns depend on the types, not on which intervals happen to be null)."""
-    if intervals is None:
-        return frozenset()
-    types = {result.spec.attribute_id: result.spec.type for result in evaluation.attributes}
-    return frozenset(name for _, name in attribute_metric_definitions(types))
-
-
 def write_metrics_csv(
     evaluation: ExtractionEvaluation,
     handle: IO[str],
@@ -57,7 +41,12 @@ def write_metrics_csv(
     intervals: AttributeIntervals | None = None,
 ) -> None:
     metrics = metric_column_names(evaluation, custom_metrics)
-    with_interval = interval_metric_names(evaluation, intervals)
+    # Interval columns for every metric a type present has an interval for: the columns depend on the
+    # types, not on which intervals happen to be null.
+    types = {result.spec.attribute_id: result.spec.type for result in evaluation.attributes}
+    with_interval = (
+        {name for _, name in attribute_metric_definitions(types)} if intervals is not None else set()
+    )
     header: list[str] = [*IDENTITY_COLUMNS, *COUNT_COLUMNS]
     for name in metrics:
         header.append(name)
@@ -134,12 +123,9 @@ def _interval_entries(per_metric: Mapping[str, Interval], metrics: Sequence[str]
 
 
 def format_metrics_table(evaluation: ExtractionEvaluation, custom_metrics: Sequence[str] = ()) -> str:
-    """A fixed-width table for a terminal: the headline metrics (no stratified `_given_` columns).
-
-    A metric that could not be computed shows `-`. When it is null because predictions are missing,
-    the cell shows its `_given_prediction` value in parentheses instead, with a footnote, so a blank
-    is never all a user learns (docs/semantics.md section 2). metrics.csv has every column.
-    """
+    """A fixed-width table of the headline metrics for a terminal. A metric null because predictions
+    are missing shows its `_given_prediction` value in parentheses, with a footnote, so a blank is
+    never all a user learns."""
     headline = [name for name in metric_column_names(evaluation, custom_metrics) if "_given_" not in name]
     count_names = ("n_gold_instances", "n_missing_predictions", "n_invalid_gold")
     header = ["attribute", "type", "n_gold", "n_missing", "n_invalid_gold", *headline]

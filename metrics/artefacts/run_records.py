@@ -1,12 +1,7 @@
-"""The records of a run beside its scores: what the model returned (`llm_annotations.json`), what
-it cost (`extraction_metadata.json`), how it was set up (`config.yaml`, `prompts_used.csv`) and its
-`evaluation.log`.
-
-In extraction_metadata.json a total is null when no document reported that figure (a sum of nothing
-is not 0 dollars); `n_documents_reporting` says how many entered each.
-
-The two JSON files hold one document per line inside their list: the C JSON encoder does the work
-(an indented dump falls back to the pure-Python one) and the file still diffs line by line.
+"""The records of a run beside its scores: llm_annotations.json, extraction_metadata.json,
+config.yaml, prompts_used.csv and evaluation.log. The two JSON files hold one document per line in
+their list: the C JSON encoder does the work (an indented dump falls back to the pure-Python one)
+and the file still diffs line by line.
 """
 
 from __future__ import annotations
@@ -89,9 +84,8 @@ def json_value(value: Any) -> str:
 def llm_annotation_lines(
     predictions: Mapping[str, PredictionDocument], attributes: Sequence[AttributeSpec]
 ) -> Iterator[str]:
-    """The items of llm_annotations.json's `documents` list, one per prediction line, in order: the
-    `json.dumps(record, ensure_ascii=False)` of each record, spelled out so that its values, the
-    context above all, go through `json_value`."""
+    """The items of llm_annotations.json's `documents` list: each record's `json.dumps(record,
+    ensure_ascii=False)`, spelled out so that its values (the context above all) go through `json_value`."""
     labels = {spec.attribute_id: spec.label for spec in attributes}
     # attribute_id -> the start of its annotations' text, up to the output_data value: a few ids
     # recur on every document.
@@ -208,9 +202,8 @@ def metadata_totals(entries: Sequence[Mapping[str, Any]]) -> MetadataTotals:
 def metadata_head(
     *, run_id: str, totals: MetadataTotals, n_gold_documents: int, without_line: list[str]
 ) -> dict[str, Any]:
-    """The head of extraction_metadata.json, from the totals of its entries and the gold documents
-    without a prediction line, in gold order."""
-    # fsum: the exactly rounded sum, so totals do not depend on the order of the lines.
+    """The head of extraction_metadata.json. A total is null when no document reported that figure (a
+    sum of nothing is not 0 dollars); fsum, exactly rounded, makes no total depend on the lines' order."""
     stage_totals = {stage: math.fsum(values) for stage, values in sorted(totals.stages.items())}
     costs, input_tokens, output_tokens = totals.costs, totals.input_tokens, totals.output_tokens
     return {

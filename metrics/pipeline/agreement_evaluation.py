@@ -1,6 +1,5 @@
-"""Agreement between annotators from files (the `evaluate_agreement` command) and from importer output
-(the server's agreement job): read, check, call `metrics.engine.agreement`, and shape agreement.json
-(docs/agreement.md). No Django: the command touches no database.
+"""Agreement between annotators from files and from importer output: agreement.json
+(docs/agreement.md) by `metrics.engine.agreement`. No Django: the command touches no database.
 """
 
 from __future__ import annotations
@@ -25,11 +24,8 @@ FORMAT_VERSION = 1
 
 
 def annotated_documents(documents: Iterable[SpanDocument]) -> list[AnnotatedDocument]:
-    """Group importer documents by document id, one entry per annotator.
-
-    Raises InputValidationError when the input names no annotator (nothing to compare) or when two
-    annotators' copies of a document have different texts (their offsets would not be comparable).
-    """
+    """Importer documents by document id, one entry per annotator. InputValidationError when the input
+    names no annotator, or annotators' texts of a document differ (offsets would not compare)."""
     texts: dict[str, str] = {}
     spans: dict[str, dict[str, list[tuple[int, int, str]]]] = {}
     problems = []
@@ -104,10 +100,8 @@ def attribute_ratings(
     number_format: str = "en",
 ) -> tuple[list[AttributeRatings], list[ImportProblem]]:
     """Coerced ratings per scored attribute from `(document_id, annotator, {attribute_id: raw value})`.
-
-    An attribute absent from an annotator's document takes the attribute's missing-annotation default,
-    as gold does (docs/semantics.md section 2); a value that does not coerce is left out with a warning.
-    """
+    An absent attribute takes its missing-annotation default, as gold does; a value that does not
+    coerce is left out with a warning."""
     scored = [spec for spec in specs if spec.is_scored]
     ratings: dict[str, dict[str, dict[str, Any]]] = {spec.attribute_id: {} for spec in scored}
     warnings = []

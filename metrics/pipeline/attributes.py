@@ -1,9 +1,5 @@
-"""The attribute (extraction) task's chunk, partial result and merge: the one chunked comparison,
-of the server's scoring, the offline route (`extraction_files`) and the paired report.
-
-A chunk is a contiguous slice of the run's gold documents, in gold order, with their predictions.
-`merge_attribute_partials` is the one place where chunks meet; it adds the outside-the-schema
-counts before it words them, so the result is that of one pass whatever the chunking.
+"""The attribute task's chunk (a slice of the gold documents, with their predictions), partial
+result and merge: the one chunked comparison, of the server, the offline route and the paired report.
 """
 
 from __future__ import annotations

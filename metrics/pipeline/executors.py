@@ -41,11 +41,8 @@ class InProcess:
 
 
 class ProcessPool:
-    """Chunks scored by `processes` local worker processes (`--processes N` of the offline commands).
-
-    Chunks and partial results travel as pickles, so both are plain data. At most two chunks per
-    process are in flight: chunks are read lazily, so a large run streams through in bounded memory.
-    """
+    """Chunks scored by `processes` local worker processes (`--processes N`). At most two chunks per
+    process are in flight: chunks are read lazily, so a large run streams through in bounded memory."""
 
     def __init__(self, processes: int) -> None:
         if processes < 1:
@@ -106,13 +103,9 @@ _FORK_SERVER = "forkserver" in multiprocessing.get_all_start_methods()
 
 
 class CeleryChord(InProcess):
-    """Chunks as Celery tasks over every running worker, merged by one final task (a chord).
-
-    `dispatch` queues the chord and returns. A chunk task reads its documents from the database and
-    stores its partial result there, so nothing large travels through the broker; a lost chunk task
-    is redelivered alone (acks late). `map` (InProcess's) serves the eager mode of tests and of the
-    embedded default.
-    """
+    """Chunks as Celery tasks over every running worker, merged by one final task (a chord). A chunk
+    task reads its documents from the database and stores its partial result there, so nothing large
+    travels through the broker. `map` (InProcess's) serves the eager mode."""
 
     def dispatch(self, chunk_signatures: list[Any], merge_signature: Any) -> Any:
         from celery import chord

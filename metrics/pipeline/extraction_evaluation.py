@@ -1,9 +1,5 @@
 """An extraction run's inputs read whole by the validating readers, its settings and config.yaml,
-and what its log and records say of it (`ExtractionRun`).
-
-The `evaluate_extraction` command runs `extraction_folder`, which reads large inputs in chunks and
-comes here for anything else; the server's scoring reuses the settings, the paired report the
-readers and `compare_extraction_inputs`. Plain Python, no Django.
+and what its log and records say of it (`ExtractionRun`). Plain Python, no Django.
 """
 
 from __future__ import annotations
@@ -35,9 +31,7 @@ from metrics.engine.uncertainty.bootstrap import Interval
 from metrics.pipeline.attributes import AttributePartial, compare_attribute_chunk, merge_attribute_partials
 from metrics.pipeline.executors import local_executor
 from metrics.pipeline.extraction_files import ExtractionInputs, document_chunks
-from metrics.pipeline.intervals import (
-    IntervalSettings,
-)
+from metrics.pipeline.intervals import IntervalSettings
 from metrics.pipeline.phases import paused_garbage_collection
 
 # config.yaml keys this evaluation reads; every other key is kept in the snapshot untouched.
@@ -166,9 +160,7 @@ def resolve_settings(
     custom_metrics: Sequence[str] | None = None,
 ) -> EvaluationSettings:
     """Effective settings: a flag wins over config.yaml, which wins over the engine's default.
-
-    InputValidationError names the config file, line and key (or the flag) of a bad value.
-    """
+    InputValidationError names the config file, line and key (or the flag) of a bad value."""
     config = config or ExtractionConfig()
 
     def pick(flag_value: Any, key: str, flag: str) -> tuple[Any, dict[str, Any]]:
@@ -230,9 +222,7 @@ def read_extraction_inputs(
     names: Mapping[str, str] | None = None,
 ) -> ExtractionInputs:
     """Read and check all three inputs; one InputValidationError lists the problems of every file.
-
-    `names` ("gold", "prompts", "predictions") name uploads held as bytes in messages.
-    """
+    `names` ("gold", "prompts", "predictions") name uploads held as bytes in messages."""
     names = dict(names or {})
     problems: list[ImportProblem] = []
     with paused_garbage_collection():

@@ -1,18 +1,10 @@
-"""The offline extraction evaluation's chunks and their scorer: the fast path reads each chunk
-straight from an EPPI export and a predictions JSONL file, in the process that scores it.
+"""The offline extraction evaluation's chunks and their scorer. On the fast path a chunk is a byte
+range of an EPPI export's References and one of the predictions' lines (in gold order), read by the
+process that scores it; its scorer returns its parts of the two large artefacts already encoded.
 
-A file chunk is a run of the export's References and the prediction lines of those references (one
-byte range of each file, the lines in gold order), so no process holds either input whole. Its
-scorer returns its parts of the two large artefacts already encoded, and the rest as an
-`ExtractionPartial`; `merge_extraction_partials` joins them in chunk order.
-
-It goes only where the validating readers would raise no error and word the same warnings (the
-export reader's are each about one reference, and come back in order). Anything it is not sure of
-(a reference with an error, a prediction line with a problem, warning or unknown field, ids that
-differ from the plan's, lines out of gold order or outside the gold, a repeated id, JSON that orjson
-and json might read apart...) makes it answer None, and the caller reads the inputs again with the
-validating readers, which word every problem; their documents are cut into chunks
-(`document_chunks`) for the same scorer.
+It goes only where the validating readers would raise no error and word the same warnings. Anything
+it is not sure of makes it answer None, and the caller reads the inputs again with the validating
+readers, whose documents are cut into chunks (`document_chunks`) for the same scorer.
 """
 
 from __future__ import annotations
@@ -57,7 +49,13 @@ from metrics.pipeline.attributes import (
     compare_attribute_chunk,
     merge_attribute_partials,
 )
-from metrics.pipeline.jsonl_lines import ByteRange, line_document_ids, line_ends
+from metrics.pipeline.jsonl_lines import (
+    ByteRange,
+    chunk_bounds,
+    line_document_ids,
+    line_ends,
+    positions_in_gold,
+)
 from metrics.pipeline.phases import paused_garbage_collection
 
 # References per chunk at most, and input bytes (the references' and their lines') per chunk at most
@@ -229,7 +227,14 @@ def plan_extraction_file_chunks(
         return None
     predicted_ids, line_starts, line_stops, gold_positions = lines
     chunks = []
-    for first, last in _chunk_bounds(offsets, ends, gold_positions, line_starts, line_stops):
+    # A reference's bytes and its line's count against CHUNK_BYTES.
+    sizes = np.asarray(ends, dtype=np.int64) - np.asarray(offsets, dtype=np.int64)
+    np.add.at(
+        sizes,
+        gold_positions,
+        np.asarray(line_stops, dtype=np.int64) - np.asarray(line_starts, dtype=np.int64),
+    )
+    for first, last in chunk_bounds(np.cumsum(sizes), CHUNK_DOCUMENTS, CHUNK_BYTES):
         line_first, line_last = np.searchsorted(gold_positions, [first, last]).tolist()
         chunks.append(
             ExtractionFileChunk(
@@ -250,33 +255,6 @@ def plan_extraction_file_chunks(
             )
         )
     return ExtractionFilePlan(chunks, gold_ids, predicted_ids, attribute_names)
-
-
-def _chunk_bounds(
-    offsets: list[int],
-    ends: list[int],
-    gold_positions: np.ndarray,
-    line_starts: list[int],
-    line_stops: list[int],
-) -> list[tuple[int, int]]:
-    """[first, last) references of each chunk: CHUNK_DOCUMENTS at most, and CHUNK_BYTES of input at
-    most."""
-    sizes = np.asarray(ends, dtype=np.int64) - np.asarray(offsets, dtype=np.int64)
-    np.add.at(
-        sizes,
-        gold_positions,
-        np.asarray(line_stops, dtype=np.int64) - np.asarray(line_starts, dtype=np.int64),
-    )
-    total = np.cumsum(sizes)
-    bounds = []
-    first = 0
-    while first < len(sizes):
-        before = total[first - 1] if first else 0
-        fitting = int(np.searchsorted(total, before + CHUNK_BYTES, side="right"))
-        last = min(first + CHUNK_DOCUMENTS, max(fitting, first + 1), len(sizes))
-        bounds.append((first, last))
-        first = last
-    return bounds
 
 
 def _reference_ranges(path: str) -> tuple[list[str], list[int], list[int], Any] | None:
@@ -325,16 +303,10 @@ def _prediction_lines(
         return [], [], [], ends
     starts = np.concatenate(([0], ends[:-1])).astype(np.int64)
     ids = line_document_ids(path, starts, ends)
-    if ids is None or None in ids or len(set(ids)) != len(ids):
+    positions = None if ids is None or None in ids else positions_in_gold(ids, gold_ids)  # type: ignore[arg-type]
+    if positions is None or np.any(np.diff(positions) < 0):
         return None
-    position = {document_id: index for index, document_id in enumerate(gold_ids)}
-    try:
-        gold_positions = np.array([position[document_id] for document_id in ids], dtype=np.int64)
-    except KeyError:
-        return None
-    if len(gold_positions) > 1 and not np.all(np.diff(gold_positions) > 0):
-        return None
-    return ids, starts.tolist(), ends.tolist(), gold_positions  # type: ignore[return-value]
+    return ids, starts.tolist(), ends.tolist(), positions  # type: ignore[return-value]
 
 
 def score_extraction_chunk(chunk: ExtractionFileChunk | ExtractionDocumentChunk) -> ExtractionPartial | None:
@@ -416,8 +388,3 @@ def _predictions(chunk: ExtractionFileChunk) -> dict[str, PredictionDocument] | 
             return None
         documents[document_id] = document
     return documents
-
-
-def plain_files(*sources: Any) -> bool:
-    """True when every source is a file on disk (uploads held as bytes take the validating path)."""
-    return all(isinstance(source, str | os.PathLike) and Path(source).is_file() for source in sources)

@@ -1,10 +1,6 @@
-"""An offline extraction evaluation from files to an artefact folder: the `evaluate_extraction`
-command's whole run.
-
-The run is scored in chunks (`extraction_files`): read from the files by the process that scores
-each, or, when that path is not sure of the inputs, cut from what the validating readers read whole.
-Either way the chunks' parts of the two large artefacts are written as they come, in chunk order,
-and the run keeps only what the metrics, the intervals and the small artefacts need.
+"""An offline extraction evaluation from files to an artefact folder (`evaluate_extraction`). The
+chunks' parts of the two large artefacts are written as they come, in chunk order, and the run keeps
+only what the metrics, the intervals and the small artefacts need.
 """
 
 from __future__ import annotations
@@ -54,12 +50,12 @@ from metrics.pipeline.extraction_files import (
     ExtractionPartial,
     document_chunks,
     merge_extraction_partials,
-    plain_files,
     plan_extraction_file_chunks,
     score_extraction_chunk,
 )
-from metrics.pipeline.intervals import IntervalSettings, extraction_intervals_from_counts
-from metrics.pipeline.phases import PhaseTimer, paused_garbage_collection
+from metrics.pipeline.intervals import IntervalSettings, extraction_intervals
+from metrics.pipeline.jsonl_lines import plain_files
+from metrics.pipeline.phases import PhaseTimer
 
 
 def evaluate_extraction_to_folder(
@@ -77,7 +73,7 @@ def evaluate_extraction_to_folder(
 ) -> ExtractionRun:
     """All of an offline evaluation: read, score (in `processes` local processes), compute the
     intervals and write the artefact folder (atomically). Raises InputValidationError on bad input,
-    with nothing written."""
+    with nothing written. The caller pauses the garbage collector (the command does, for all its run)."""
     timer = PhaseTimer(phase_seconds)
     executor = local_executor(processes)
     if isinstance(executor, ProcessPool) and plain_files(gold, prompts, predictions):
@@ -113,7 +109,7 @@ def _write_run(
 ) -> ExtractionRun:
     """Score the chunks and write the run's artefact folder: the one assembly of both routes.
     Raises _NotSure (nothing written) when a chunk of the files path is not sure."""
-    with paused_garbage_collection(), atomic_directory(output_dir) as staging:
+    with atomic_directory(output_dir) as staging:
         with timer("score"):
             joined = _score_chunks(run, chunks, staging, executor, timer)
         # As the export reader words them: the references' warnings, then the code sets'.
@@ -131,7 +127,7 @@ def _write_run(
         )
         with timer("intervals"):
             types = {result.spec.attribute_id: result.spec.type for result in run.evaluation.attributes}
-            run.intervals = extraction_intervals_from_counts(joined.counts, types, intervals, executor)
+            run.intervals = extraction_intervals(joined.counts, types, intervals, executor)
             run.interval_settings = intervals
         for file_name, write in _small_writers(run, joined):
             with (
@@ -150,8 +146,8 @@ def _files_run(
     settings: EvaluationSettings,
     config: ExtractionConfig | None,
 ) -> tuple[ExtractionRun | None, list[ExtractionFileChunk]]:
-    """The run (its inputs without documents) and the chunks of the files path; (None,
-    []) when that path is not sure."""
+    """The run (its inputs without documents) and the chunks of the files path; (None, []) when not
+    sure."""
     if not plain_files(gold, prompts, predictions) or gold_file_format(gold) != "eppi":
         return None, []
     try:

@@ -1,8 +1,6 @@
-"""Where a quality gate's metrics documents come from: files (offline) or the server's API.
-
-A metrics document is a run's results.json (span runs) or metrics.json (attribute runs); the gate
-itself is `metrics.engine.gate`. Every problem is a `GateInputError` naming the file (and line) or the
-URL, so `manage.py gate` can stop with exit status 2 and say what to fix.
+"""Where a quality gate's metrics documents (results.json, metrics.json) come from: files or the
+server's API. Every problem is a `GateInputError` naming the file (and line) or the URL, so
+`manage.py gate` can stop with exit status 2 and say what to fix.
 """
 
 from __future__ import annotations

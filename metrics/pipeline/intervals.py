@@ -1,7 +1,5 @@
-"""Confidence intervals for a run's results, from what the engines already produced (issue 8): the
-glue between the engines' per-document outputs and `metrics.engine.uncertainty`. Where each interval
-lands and the settings recorded beside it: docs/uncertainty.md.
-"""
+"""Confidence intervals from the engines' per-document outputs, by `metrics.engine.uncertainty`
+(where each lands: docs/uncertainty.md)."""
 
 from __future__ import annotations
 
@@ -11,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from metrics.engine.attributes.types import AttributeType, ExtractionEvaluation
+from metrics.engine.attributes.types import AttributeType
 from metrics.engine.spans.score import (
     COUNT_FIELDS,
     LEAKAGE_CONDITIONS,
@@ -21,11 +19,15 @@ from metrics.engine.spans.score import (
 )
 from metrics.engine.spans.score_table import SpanScores
 from metrics.engine.uncertainty.attribute_metrics import (
-    attribute_document_counts,
     attribute_metric_definitions,
     by_attribute,
 )
-from metrics.engine.uncertainty.bootstrap import Interval, IntervalSettings, cluster_bootstrap_intervals
+from metrics.engine.uncertainty.bootstrap import (
+    DEFAULT_INTERVALS,
+    Interval,
+    IntervalSettings,
+    cluster_bootstrap_intervals,
+)
 from metrics.engine.uncertainty.counts import DocumentCounts
 from metrics.engine.uncertainty.exact import clopper_pearson
 from metrics.engine.uncertainty.measures import columns_read
@@ -54,13 +56,9 @@ _SPAN_COUNTS_ALWAYS = ("document.gold_spans",)
 _POOLED_FROM = 100_000_000
 
 
-DEFAULT_INTERVALS = IntervalSettings()
-
-
 def word_sums_of(executor: Executor | None, meanwhile: Callable[[], object] | None = None) -> WordSums:
-    """How the resamples are summed: in runs over the executor's processes when it has several, else
-    in this process. The sums are the same to the last bit either way. `meanwhile`: work of this
-    process to do while the processes sum (see `pooled_word_sums`)."""
+    """How the resamples are summed: over the executor's processes when it has several, else here;
+    the sums are the same to the last bit either way."""
     if executor is None or executor.processes < 2:
         return tallied_ahead_words
     return partial(pooled_word_sums, executor, meanwhile=meanwhile)
@@ -74,13 +72,9 @@ def pooled_word_sums(
     *,
     meanwhile: Callable[[], object] | None = None,
 ) -> np.ndarray:
-    """The packed words' sums of every resample, in one run per process of `executor`, put back in
-    order. This process finds where each run starts (`resample_runs`) while the runs before it are
-    being summed; every process gets the packed table once, with its run.
-
-    `meanwhile` is called once every run is handed out and before their sums are awaited, when this
-    process would only wait; it is not called when the resamples are summed here (too few to pool).
-    """
+    """The packed words' sums of every resample, one run per process of `executor`, in order. This
+    process finds where each run starts while the runs before it are summed. `meanwhile` is called
+    while this process would only wait (not when too few draws to pool are summed here)."""
     if packed.words.shape[0] * resamples < _POOLED_FROM:
         return tallied_ahead_words(packed, resamples, seed)
     runs = resample_runs(packed, resamples, seed, parts=executor.processes)
@@ -100,13 +94,8 @@ def _then(runs: Iterator[ResampleRun], meanwhile: Callable[[], object]) -> Itera
 
 
 def span_count_table(scores: SpanScores) -> DocumentCounts:
-    """The per-document counts the span intervals read, as DocumentCounts.
-
-    The same columns as the test oracle's `document_count_table` (overall counts, `chars_typed.<TYPE>.
-    {tp,fp,fn}`, `leakage.<condition>.leaked`) plus `chars_typed.<TYPE>.covered_by_any` (the numerator
-    of per-type `char_recall`), restricted to the columns some interval reads, gathered from the
-    scores' count columns one float column at a time.
-    """
+    """The per-document counts some span interval reads: the test oracle's `document_count_table`
+    columns plus `chars_typed.<TYPE>.covered_by_any` (the numerator of per-type `char_recall`)."""
     n_documents = len(scores)
     # Documents in id order (DocumentCounts' order), so the columns are built sorted, never copied.
     document_ids = np.array(scores.document_ids, dtype=object)
@@ -157,36 +146,20 @@ def span_count_table(scores: SpanScores) -> DocumentCounts:
     return span_document_counts(columns)
 
 
-def span_results_intervals(
-    scores: SpanScores, settings: IntervalSettings = DEFAULT_INTERVALS
-) -> dict[str, Interval]:
-    """`{results.json path: Interval}` for the scored documents (empty when intervals are off)."""
-    if not settings.enabled or not len(scores):
-        return {}
-    return span_table_intervals(span_count_table(scores), settings)
-
-
 def span_table_intervals(
     table: DocumentCounts, settings: IntervalSettings = DEFAULT_INTERVALS, executor: Executor | None = None
 ) -> dict[str, Interval]:
-    """`span_results_intervals` from the scores' `span_count_table`, which it empties: the resampling
-    lets go of each column once it has read it. `executor`: the run's, to sum resamples in its
-    processes.
-
-    Every metric is bootstrapped but the leakage rates: their intervals are exact (Clopper–Pearson)
-    for k leaked documents out of n (all documents, or documents with gold). Its callers build no
-    table when intervals are off or no document was scored.
-    """
-    leakage = LEAKAGE_RATE_COLUMNS
+    """`{results.json path: Interval}` from a `span_count_table`, which the resampling empties column
+    by column. The leakage rates' intervals are exact (Clopper–Pearson), the others bootstrapped."""
     # Counted before the resampling empties the table.
     trials_of = {
         name: (int(table.column(leaked).sum()), int(table.column(trials).sum()))
-        for name, (leaked, trials) in leakage.items()
+        for name, (leaked, trials) in LEAKAGE_RATE_COLUMNS.items()
     }
     definitions = span_metric_definitions(table.columns)
     intervals = cluster_bootstrap_intervals(
         table,
-        {name: definition for name, definition in definitions.items() if name not in leakage},
+        {name: definition for name, definition in definitions.items() if name not in LEAKAGE_RATE_COLUMNS},
         settings,
         consume=True,
         # Meanwhile, one throwaway exact interval loads scipy's beta quantile (0.15 s of CPU), which
@@ -199,10 +172,8 @@ def span_table_intervals(
 
 
 def attach_span_intervals(results: dict[str, Any], intervals: Mapping[str, Interval]) -> None:
-    """Put each interval beside its metric: `micro.chars.all.f1` gets `micro.chars.all.f1_ci`.
-
-    A path whose parent is not in the results (a type the body does not list) is skipped.
-    """
+    """Put each interval beside its metric (`micro.chars.all.f1_ci`); a path whose parent the results
+    lack (a type the body does not list) is skipped."""
     for path, interval in intervals.items():
         *parents, leaf = path.split(".")
         node: Any = results
@@ -216,26 +187,14 @@ def attach_span_intervals(results: dict[str, Any], intervals: Mapping[str, Inter
 
 
 def extraction_intervals(
-    evaluation: ExtractionEvaluation, settings: IntervalSettings = DEFAULT_INTERVALS
-) -> dict[str, dict[str, Interval]] | None:
-    """`{attribute_id: {metric: Interval}}` for every scored attribute; None when intervals are off.
-    Documents are the resampled clusters: all rows of a document travel together."""
-    if not settings.enabled:
-        return None
-    types = {result.spec.attribute_id: result.spec.type for result in evaluation.attributes}
-    return extraction_intervals_from_counts(attribute_document_counts(evaluation.rows), types, settings)
-
-
-def extraction_intervals_from_counts(
     counts: DocumentCounts,
     attribute_types: Mapping[str, AttributeType],
     settings: IntervalSettings = DEFAULT_INTERVALS,
     executor: Executor | None = None,
 ) -> dict[str, dict[str, Interval]] | None:
-    """`extraction_intervals` from the rows' per-document counts (`attribute_document_counts`, or
-    counts of parts of the run joined with `DocumentCounts.joined`), for the scored attributes of
-    `attribute_types` ({attribute_id: type}, in schema order). `executor`: the run's, to sum
-    resamples in its processes."""
+    """`{attribute_id: {metric: Interval}}` from the rows' per-document counts, for the scored
+    attributes of `attribute_types` (in schema order); None when intervals are off. Documents are the
+    resampled clusters: all rows of a document travel together."""
     if not settings.enabled:
         return None
     flat = cluster_bootstrap_intervals(
@@ -245,21 +204,3 @@ def extraction_intervals_from_counts(
         word_sums=word_sums_of(executor),
     )
     return {attribute_id: {} for attribute_id in attribute_types} | by_attribute(flat)
-
-
-def intervals_from_metrics_report(report: Mapping[str, Any]) -> dict[str, dict[str, Interval]] | None:
-    """The intervals a metrics.json body holds, back as `{attribute_id: {metric: Interval}}` (to write
-    metrics.csv from a stored report without resampling again); None when it holds none."""
-    if "intervals_config" not in report and not any("intervals" in entry for entry in report["attributes"]):
-        return None
-    return {
-        str(entry["attribute_id"]): {
-            metric: Interval(
-                *(stored[field] for field in ("low", "high", "level", "method")),
-                stored.get("resamples"),
-                stored.get("seed"),
-            )
-            for metric, stored in (entry.get("intervals") or {}).items()
-        }
-        for entry in report["attributes"]
-    }

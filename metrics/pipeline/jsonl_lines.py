@@ -1,9 +1,6 @@
-"""Lines of a JSONL file by byte offset, for the fast paths that read chunks of a file themselves (spans:
-`metrics.pipeline.span_file_plan`; extraction: `metrics.pipeline.extraction_files`): where each line
-ends, the document id a line starts with, and a range of lines to read back.
-
-Scans map the file and let go of each page once it is scanned, so a process that plans a large file
-does not count the file in its resident size.
+"""Lines of a JSONL file by byte offset, for the fast paths that read chunks of a file themselves.
+Scans map the file and let go of each page once scanned, so a process that plans a large file does
+not count the file in its resident size.
 """
 
 from __future__ import annotations
@@ -11,7 +8,10 @@ from __future__ import annotations
 import mmap
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import orjson
@@ -97,6 +97,39 @@ def line_document_ids(path: str, starts: np.ndarray, ends: np.ndarray) -> list[s
                 return None
             ids.append(document_id)
     return ids
+
+
+def plain_files(*sources: Any) -> bool:
+    """True when every source is a file on disk (uploads held as bytes take the validating path)."""
+    return all(isinstance(source, str | os.PathLike) and Path(source).is_file() for source in sources)
+
+
+def positions_in_gold(line_ids: Sequence[str], gold_ids: Sequence[str]) -> np.ndarray | None:
+    """Each line's position in the gold, or None unless the lines name distinct gold documents and
+    the gold's ids are distinct."""
+    position = {document_id: index for index, document_id in enumerate(gold_ids)}
+    if len(position) != len(gold_ids):
+        return None
+    try:
+        positions = np.fromiter(map(position.__getitem__, line_ids), dtype=np.int64, count=len(line_ids))
+    except KeyError:
+        return None
+    return positions if len(np.unique(positions)) == len(positions) else None
+
+
+def chunk_bounds(total: np.ndarray, documents: int, max_bytes: int) -> list[tuple[int, int]]:
+    """[first, last) of each chunk of documents whose bytes end at the running `total`: at most
+    `documents` documents, and no more than `max_bytes` bytes unless one document is longer (a chunk
+    of long documents stays as small in memory as one of short ones)."""
+    bounds = []
+    first = 0
+    while first < len(total):
+        before = total[first - 1] if first else 0
+        fitting = int(np.searchsorted(total, before + max_bytes, side="right"))
+        last = min(first + documents, max(fitting, first + 1))
+        bounds.append((first, last))
+        first = last
+    return bounds
 
 
 def line_ends(path: str) -> np.ndarray:

@@ -29,13 +29,10 @@ class PhaseTimer:
 
 @contextmanager
 def paused_garbage_collection() -> Iterator[None]:
-    """Pause the cyclic garbage collector while millions of acyclic objects are built and scored.
-
-    Each collection walks every tracked object, so with a growing heap of parsed documents, scores
-    and rows the collector's passes cost more than the work itself (the bench READMEs have the
-    figures). These objects hold no reference cycles, so reference counting frees them as usual; the
-    few cycles made meanwhile (e.g. by caught exceptions) are collected when the collector resumes.
-    """
+    """Pause the cyclic garbage collector while millions of acyclic objects are built and scored:
+    each collection walks every tracked object, and on a growing heap the passes cost more than the
+    work itself. Reference counting frees these objects; the few cycles made meanwhile are collected
+    when the collector resumes."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
@@ -46,13 +43,8 @@ def paused_garbage_collection() -> Iterator[None]:
 
 
 def release_free_memory() -> None:
-    """Hand memory that was freed but kept by the C allocator back to the system (glibc only).
-
-    A 100,000-document span evaluation frees a few hundred megabytes of gold documents and temporary
-    arrays; glibc keeps much of it for reuse, so the process's resident size stays at its high-water
-    mark and the next phase's allocations come on top of it. malloc_trim returns the free pages (tens
-    of megabytes in measurement). Elsewhere it does nothing.
-    """
+    """Hand memory freed but kept by glibc back to the system (elsewhere: nothing), so the next phase's
+    allocations do not come on top of the last one's high-water mark."""
     if _MALLOC_TRIM is not None:
         _MALLOC_TRIM(0)
 

@@ -1,9 +1,6 @@
 """Paired comparison of two runs scored against the same gold: is run b better than run a, or luck?
-
-From the engines' outputs (`paired_report`, the server's), or from files (`compare_*_files`, for
-`manage.py compare_runs`: scored as the evaluation commands score them, then the same report). The
-statistics are `metrics.engine.uncertainty.compare_runs`, on the documents both runs predicted; the
-report's shape is in docs/uncertainty.md ("Paired comparison").
+From the engines' outputs (`paired_report`) or from files (`compare_*_files`); the report's shape is
+in docs/uncertainty.md ("Paired comparison").
 """
 
 from __future__ import annotations
@@ -61,9 +58,8 @@ def paired_report(
     b: RunSide = RunSide("b"),
 ) -> dict[str, Any]:
     """The paired report of two runs from their per-document scores (`kind` "spans") or their
-    comparison rows ("attributes"). `predicted_a` / `predicted_b`: the documents each run predicted
-    (posted and, of an attribute run, not failed); None: every scored document of a span run, the
-    documents where an attribute run has a predicted value. `settings.resamples` must be >= 1."""
+    comparison rows ("attributes"), on the documents both predicted (None: every scored document of a
+    span run, those where an attribute run has a predicted value). `settings.resamples` >= 1."""
     if kind == "spans":
         counts_a = span_count_table(_predicted_scores(scored_a, predicted_a))
         counts_b = span_count_table(_predicted_scores(scored_b, predicted_b))

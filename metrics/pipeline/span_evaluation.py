@@ -1,12 +1,8 @@
-"""Span evaluation from files: read gold and predictions, pair them, score them, build results.json.
-
-Two readers, one pipeline. Two plain JSONL files take the fast path (`span_file_plan`,
-`span_file_read`): each chunk is read by whoever scores it, so no process holds the whole gold text.
-Any other input, and any the fast path is not sure of, takes the validating path, which words every
-error and warning: gold is loaded whole (a prediction can name any gold document), predictions are
-streamed, each paired, scored and dropped with its gold document. Both give their chunks to the
-executor and the partial results to one merge, in gold order, so results, warnings and errors never
-depend on how many processes scored.
+"""Span evaluation from files to results.json. Two plain JSONL files take the fast path
+(`span_file_plan`, `span_file_read`): each chunk is read by whoever scores it, so no process holds the
+whole gold text. Any other input, and any the fast path is not sure of, takes the validating path,
+which words every problem: gold is loaded whole (a prediction can name any gold document),
+predictions are streamed. Both merge in gold order, so nothing depends on how many processes scored.
 """
 
 from __future__ import annotations
@@ -50,6 +46,7 @@ from metrics.pipeline.spans import (
 )
 
 FORMAT_VERSION = 1
+NO_PREDICTIONS = "predictions hold no documents: every gold span counts as missed"
 
 
 def evaluate_span_paths(
@@ -65,11 +62,7 @@ def evaluate_span_paths(
     phase_seconds: dict[str, float] | None = None,
     processes: int = 1,
 ) -> dict[str, Any]:
-    """Score predictions against gold and return the results body (docs/semantics.md section 1).
-
-    Raises InputValidationError listing every problem in either input; nothing is scored then.
-    `phase_seconds`, when given, receives the wall time of each phase.
-    """
+    """The results body (docs/semantics.md section 1); InputValidationError lists every problem."""
     timer = PhaseTimer(phase_seconds)
     executor = local_executor(processes)
     # A pool's workers are kept from the scoring to the intervals' sums (a second set would start
@@ -118,13 +111,9 @@ def evaluate_span_paths(
 def _intervals_summing_scores(
     scored: ScoredSpanDocuments, intervals: IntervalSettings, executor: Executor, *, keep_leaked: bool
 ) -> dict[str, Any]:
-    """The intervals of `scored`; meanwhile its scores keep only what aggregate reads of them (each
-    type's rows summed).
-
-    Intervals first: their count table is freed before the results body (a row per document) is
-    built, so the two never sit in memory together. Once the table is made, the per-(document, type)
-    rows are let go, before the resampling and the body.
-    """
+    """The intervals of `scored`, whose scores then keep only what aggregate reads (each type's rows
+    summed). Intervals first: their count table is freed before the results body (a row per
+    document) is built, and the per-(document, type) rows before the resampling."""
     summed = scored.scores.with_type_rows_summed(keep_leaked=keep_leaked)
     table = span_count_table(scored.scores) if intervals.enabled and len(scored.scores) else None
     scored.scores = summed
@@ -153,12 +142,8 @@ def score_span_paths(
     progress: ProgressCallback | None = None,
     keep_leaked: bool = True,
 ) -> ScoredSpanDocuments:
-    """Read, check, pair and score, as `evaluate_span_paths` does, and stop before aggregating (for
-    the paired comparison of two runs). Raises InputValidationError listing every problem.
-
-    `executor` scores the chunks (default: this process). `keep_leaked` False: the scores list no
-    leaked span (their counts stay), as only the results body with sensitive text reads them.
-    """
+    """`evaluate_span_paths` up to aggregating (the paired comparison's). `keep_leaked` False: the
+    scores list no leaked span (their counts stay); only a body with sensitive text reads them."""
     executor = executor or InProcess()
     if isinstance(executor, ProcessPool):
         # The fast path's reader imports the validating path's scorer too: one preload serves both.
@@ -236,8 +221,7 @@ def _score_file_chunks(
     chunks: list[SpanFileChunk], executor: Executor, progress: ProgressCallback | None
 ) -> tuple[SpanScores, set[str]]:
     """Every chunk scored and merged, and the documents without a prediction line; NotSure from the
-    first chunk that was not sure (the chunks after it are then not read). The partial results go to
-    the merge as they come, so it frees each chunk's leftovers as it goes."""
+    first chunk that was not sure (the chunks after it are then not read)."""
     unpredicted_ids: set[str] = set()
 
     def partials() -> Iterator[SpanPartial]:
@@ -286,11 +270,7 @@ def _read_validate_and_score(reading: _Reading, gold_annotator: str | None) -> S
     problems.raise_if_errors()
     warnings = [*gold_warnings, *problems.warnings, *labels.warnings()]
     if not pairing.predicted_at:
-        warnings.append(
-            ImportProblem(
-                "predictions hold no documents: every gold span counts as missed", file=str(predictions_path)
-            )
-        )
+        warnings.append(ImportProblem(NO_PREDICTIONS, file=str(predictions_path)))
     return ScoredSpanDocuments(
         scores=scores,
         predicted_ids=frozenset(pairing.predicted_at),
@@ -301,12 +281,8 @@ def _read_validate_and_score(reading: _Reading, gold_annotator: str | None) -> S
 def pair_span_documents(
     gold_documents: Iterable[SpanDocument], predicted_documents: Iterable[SpanDocument]
 ) -> list[DocumentSpans]:
-    """Pair each gold document with its predictions, in gold order, checking that they belong together.
-
-    A gold document without predictions predicted nothing. Raises InputValidationError listing every
-    problem: duplicate ids, predictions for unknown documents, predictions whose `text` differs from
-    the gold text, prediction offsets or entity texts that do not fit the gold text.
-    """
+    """Each gold document with its predictions (none: it predicted nothing), in gold order;
+    InputValidationError lists every problem of the pairing."""
     problems = ProblemCollector()
     pairing = SpanPairing(gold_documents, problems)
     paired = sorted(pairing.pair_stream(predicted_documents), key=lambda item: item[0])
@@ -315,13 +291,9 @@ def pair_span_documents(
 
 
 class SpanPairing:
-    """Pairs a stream of predicted documents with gold documents (one annotation per document, each
-    id once: `select_annotator` keeps one document per id, the database one per gold version).
-
-    Gold documents are held by id and released once paired, so memory shrinks as predictions stream
-    (provided the caller drops its own references to them). Problems go to `problems`; a document
-    with problems is not yielded.
-    """
+    """Pairs a stream of predicted documents with gold documents (each id once). Gold documents are
+    released once paired, so memory shrinks as predictions stream (if the caller holds none of them);
+    a document with problems is not yielded."""
 
     def __init__(self, gold_documents: Iterable[SpanDocument], problems: ProblemCollector):
         self.problems = problems

@@ -1,11 +1,7 @@
-"""The plan of the span evaluation's fast path: two plain JSONL files cut into chunks of byte ranges.
-
-When gold and predictions are plain `.jsonl`/`.ndjson` files, a chunk is a byte range of gold and the
-lines of the predictions that pair with it: the same line numbers when both files have as many lines
-(the usual shape of a pipeline's output; the reader checks the ids agree), else each prediction line
-found by the document id its first bytes name. Planning looks at newlines and leading ids only; the
-process that scores a chunk reads its bytes (`metrics.pipeline.span_file_read`), so no process ever
-holds the whole gold text.
+"""The plan of the span evaluation's fast path: two plain JSONL files cut into chunks, each a byte
+range of gold and the prediction lines that pair with it: the same line numbers when both files have
+as many lines (the reader checks the ids agree), else found by the id a line's first bytes name.
+The process that scores a chunk reads its bytes (`span_file_read`).
 """
 
 from __future__ import annotations
@@ -18,18 +14,24 @@ from typing import Any
 import numpy as np
 
 from annotations.importers.labels import LabelMap
+from annotations.importers.spans import JSONL_SUFFIXES
 from metrics.pipeline import spans as span_pipeline
-from metrics.pipeline.jsonl_lines import DocumentLines, line_document_ids, line_ends
+from metrics.pipeline.jsonl_lines import (
+    DocumentLines,
+    chunk_bounds,
+    line_document_ids,
+    line_ends,
+    plain_files,
+    positions_in_gold,
+)
 
-JSONL_SUFFIXES = frozenset({".jsonl", ".ndjson"})
 # Gold bytes per chunk at most (beside CHUNK_DOCUMENTS documents at most): 1,024 documents of the
 # bench corpora are 1.3-2.3 MB.
 CHUNK_BYTES = 1 << 23
 
 
 class NotSure(Exception):
-    """The fast path is not sure of something: the validating reader reads both inputs again, and words
-    any problem."""
+    """The fast path is not sure of something: the validating reader reads both inputs again."""
 
 
 @dataclass(frozen=True)
@@ -55,13 +57,13 @@ def plan_span_file_chunks(
 ) -> list[SpanFileChunk]:
     """The chunks of two plain JSONL files; NotSure for any other input, or (`by_document_id`, or
     files of unequal lengths) when a prediction line names no document, an unknown or a repeated one."""
-    if not (_plain_jsonl(gold_path) and _plain_jsonl(predictions_path)):
+    paths = (gold_path, predictions_path)
+    if not plain_files(*paths) or any(Path(path).suffix.lower() not in JSONL_SUFFIXES for path in paths):
         raise NotSure
     gold_ends = _without_trailing_blank_lines(str(gold_path), line_ends(str(gold_path)))
     predicted_ends = _without_trailing_blank_lines(str(predictions_path), line_ends(str(predictions_path)))
     if len(gold_ends) == 0 or len(predicted_ends) == 0:
         raise NotSure
-    size = span_pipeline.CHUNK_DOCUMENTS  # read at call time: tests cut small chunks
     gold_starts = np.concatenate(([0], gold_ends[:-1]))
     if len(gold_ends) == len(predicted_ends) and not by_document_id:
         predicted_starts = np.concatenate(([0], predicted_ends[:-1]))
@@ -69,27 +71,20 @@ def plan_span_file_chunks(
         predicted_starts, predicted_ends = _predicted_lines_by_gold_line(
             str(gold_path), gold_starts, gold_ends, str(predictions_path), predicted_ends
         )
-    chunks = []
-    first = 0
-    while first < len(gold_ends):
-        # At most `size` documents, and no more gold bytes than CHUNK_BYTES unless one line is longer:
-        # a chunk of long documents stays as small in memory as one of short ones.
-        fitting = int(np.searchsorted(gold_ends, gold_starts[first] + CHUNK_BYTES, side="right"))
-        last = min(first + size, max(fitting, first + 1))
-        chunks.append(
-            SpanFileChunk(
-                first_position=first,
-                documents=last - first,
-                gold=DocumentLines(str(gold_path), gold_starts[first:last], gold_ends[first:last]),
-                predictions=DocumentLines(
-                    str(predictions_path), predicted_starts[first:last], predicted_ends[first:last]
-                ),
-                label_map=dict(label_map.mapping),
-                keep_leaked=keep_leaked,
-            )
+    return [
+        SpanFileChunk(
+            first_position=first,
+            documents=last - first,
+            gold=DocumentLines(str(gold_path), gold_starts[first:last], gold_ends[first:last]),
+            predictions=DocumentLines(
+                str(predictions_path), predicted_starts[first:last], predicted_ends[first:last]
+            ),
+            label_map=dict(label_map.mapping),
+            keep_leaked=keep_leaked,
         )
-        first = last
-    return chunks
+        # CHUNK_DOCUMENTS read at call time: tests cut small chunks.
+        for first, last in chunk_bounds(gold_ends, span_pipeline.CHUNK_DOCUMENTS, CHUNK_BYTES)
+    ]
 
 
 def _predicted_lines_by_gold_line(
@@ -109,14 +104,8 @@ def _predicted_lines_by_gold_line(
     named = np.fromiter((document_id is not None for document_id in predicted_ids), dtype=bool)
     predicted_ids = [document_id for document_id in predicted_ids if document_id is not None]
     predicted_starts, predicted_ends = predicted_starts[named], predicted_ends[named]
-    line_of = {document_id: line for line, document_id in enumerate(gold_ids)}
-    if len(line_of) != len(gold_ids):
-        raise NotSure
-    try:
-        lines = np.fromiter(map(line_of.__getitem__, predicted_ids), dtype=np.int64, count=len(predicted_ids))
-    except KeyError:
-        raise NotSure from None  # a prediction for a document that is not in gold
-    if len(np.unique(lines)) != len(lines):
+    lines = positions_in_gold(predicted_ids, gold_ids)
+    if lines is None:
         raise NotSure
     starts = np.full(len(gold_ids), -1, dtype=np.int64)
     ends = np.full(len(gold_ids), -1, dtype=np.int64)
@@ -137,10 +126,3 @@ def _without_trailing_blank_lines(path: str, ends: np.ndarray) -> np.ndarray:
                 break
             last -= 1
     return ends[:last]
-
-
-def _plain_jsonl(path: Any) -> bool:
-    if not isinstance(path, str | os.PathLike):
-        return False
-    path = Path(path)
-    return path.suffix.lower() in JSONL_SUFFIXES and path.is_file()

@@ -1,11 +1,6 @@
-"""The reading half of the span evaluation's fast path (the plan: `span_file_plan`): whoever scores a
-chunk reads its byte ranges, decodes each line with msgspec (a transient struct per entity) and builds
-its `SpanColumns`, with none of the importers' objects. Reading then runs in every worker of a pool.
-
-It accepts only what the validating reader (`annotations.importers.spans`) accepts without a word,
-and raises NotSure on anything else (a malformed or blank line, a bad offset, a differing text, an
-unknown label, an annotator, a duplicate or unpaired document...). Its results are those of the
-validating path, document by document.
+"""The reading half of the span evaluation's fast path: whoever scores a chunk decodes its byte
+ranges with msgspec into `SpanColumns`, with none of the importers' objects. It accepts only what the
+validating reader accepts without a word, and raises NotSure on anything else.
 """
 
 from __future__ import annotations
@@ -37,9 +32,8 @@ class SpanFileRead(NamedTuple):
 
 
 def score_span_file_chunk(chunk: SpanFileChunk) -> tuple[SpanPartial, Sequence[str]]:
-    """Read, check and score one chunk: its partial result (its columns stay behind), and its
-    documents without a prediction line, which the merge adds up beside. Raises NotSure
-    (LinesDoNotPair: its lines did not pair); an exception crosses back from a pool's worker as it is."""
+    """Read, check and score one chunk: its partial result and its documents without a prediction
+    line. Raises NotSure (LinesDoNotPair: its lines did not pair)."""
     # A pool's worker runs with the collector on; a chunk's parsed lines are thousands of containers.
     with paused_garbage_collection():
         read = read_span_file_chunk(chunk)

@@ -1,6 +1,4 @@
-"""The span task's chunk, partial result and merge. `merge_span_partials` is the one place where
-chunks meet: it puts the documents back in gold order, whatever order the chunks were scored in.
-"""
+"""The span task's chunk, partial result and merge (the one place where chunks meet)."""
 
 from __future__ import annotations
 
@@ -14,7 +12,7 @@ import numpy as np
 from metrics.engine.spans.batch import BATCH_DOCUMENTS, score_span_columns
 from metrics.engine.spans.columns import SpanColumns
 from metrics.engine.spans.score import N_STORED
-from metrics.engine.spans.score_table import SpanScores
+from metrics.engine.spans.score_table import DOCUMENT_GROUPS, SpanScores
 from metrics.engine.spans.types import DocumentSpans
 from metrics.pipeline.phases import release_free_memory
 
@@ -52,8 +50,7 @@ class SpanChunk:
 
 @dataclass
 class SpanPartial:
-    """The scores of one chunk, as columns (`SpanScores`); `rows`: the comparison rows a server chunk
-    adds."""
+    """The scores of one chunk; `rows`: the comparison rows a server chunk adds."""
 
     positions: np.ndarray  # int64, gold position of each document
     scores: SpanScores
@@ -61,7 +58,6 @@ class SpanPartial:
 
 
 def score_span_chunk(chunk: SpanChunk) -> SpanPartial:
-    """The partial result of one chunk: its documents' scores, as columns."""
     return SpanPartial(
         np.asarray(chunk.positions, dtype=np.int64),
         score_span_columns(chunk.columns, chunk.allowed_predicted_types, keep_leaked=chunk.keep_leaked),
@@ -71,12 +67,9 @@ def score_span_chunk(chunk: SpanChunk) -> SpanPartial:
 def merge_span_partials(
     partials: Iterable[SpanPartial], documents: int, progress: ProgressCallback | None = None
 ) -> tuple[SpanScores, list[Any]]:
-    """Every document's score in gold order, and the comparison rows in the same document order.
-
-    Each partial is copied into the merged columns as it comes and let go at once, so the partials and
-    the merged result are never all held together; `documents` (how many gold holds: every position
-    is below it) sizes the columns from the start, and `progress` hears of each partial merged.
-    """
+    """Every document's score in gold order, and the comparison rows in that order. Each partial is
+    copied into the merged columns (sized for `documents` from the start) and let go at once, so the
+    partials and the merged result are never all held together."""
     merged = _MergedScores(documents)
     rows_by_document: dict[str, list[Any]] = {}
     for count, partial in enumerate(partials, 1):
@@ -122,13 +115,12 @@ class _Growing:
         return buffer
 
 
-# The columns keyed by document, and those holding type codes.
-_KEYED = {"row_document": "row", "leaked_document": "leaked", "dropped_document": "dropped"}
-_CODED = ("row_type", "leaked_type", "dropped_type")
-_GROWN = (
-    "row_document", "row_type", "rows", "leaked_document", "leaked_start", "leaked_end", "leaked_type",
-    "leaked_condition", "dropped_document", "dropped_type", "dropped_count",
-)  # fmt: skip
+# The array columns of the groups keyed by document (the leaked spans' text, a list, is extended apart).
+_GROWN = tuple(
+    name
+    for name in SpanScores.__dataclass_fields__
+    if name.startswith(DOCUMENT_GROUPS) and name != "leaked_text"
+)
 
 
 class _MergedScores:
@@ -163,9 +155,9 @@ class _MergedScores:
         codes = np.array([self.names.setdefault(name, len(self.names)) for name in scores.type_names] or [0])
         for name in _GROWN:
             values = getattr(scores, name)
-            if name in _KEYED:
+            if name.endswith("_document"):
                 values = positions[values]
-            elif name in _CODED:
+            elif name.endswith("_type"):
                 values = codes[values]
             # Sized for the whole run from the chunks so far, so that a column seldom grows.
             column = self.columns[name]
@@ -184,14 +176,13 @@ class _MergedScores:
         rank[[self.names[name] for name in names]] = np.arange(len(names))
         columns = {name: column.values() for name, column in self.columns.items()}
         del self.columns
-        for name in _KEYED:
-            columns[name] = index[columns[name]]
-        for name in _CODED:
-            columns[name] = rank[columns[name]]
+        for group in DOCUMENT_GROUPS:
+            columns[f"{group}_document"] = index[columns[f"{group}_document"]]
+            columns[f"{group}_type"] = rank[columns[f"{group}_type"]]
         leaked_text = self.leaked_text
         if not self.in_order:
-            for name, group in _KEYED.items():
-                order = np.argsort(columns[name], kind="stable")
+            for group in DOCUMENT_GROUPS:
+                order = np.argsort(columns[f"{group}_document"], kind="stable")
                 for other in [column for column in _GROWN if column.startswith(group)]:
                     columns[other] = columns[other][order]
                 if group == "leaked":

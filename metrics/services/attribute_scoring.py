@@ -22,6 +22,7 @@ from metrics.engine.attributes.types import (
     ComparisonRow,
     EvaluationSettings,
 )
+from metrics.engine.uncertainty.attribute_metrics import attribute_document_counts
 from metrics.models import MetricScope
 from metrics.pipeline.attributes import (
     AttributeChunk,
@@ -114,10 +115,15 @@ class AttributeScoringPlan:
         )
         del merged
         intervals = run_interval_settings(run.config)
+        types = {result.spec.attribute_id: result.spec.type for result in evaluation.attributes}
         report = metrics_report(
             evaluation,
             settings.custom_metrics,
-            intervals=extraction_intervals(evaluation, intervals),
+            intervals=(
+                extraction_intervals(attribute_document_counts(evaluation.rows), types, intervals)
+                if intervals.enabled
+                else None
+            ),
             intervals_config=intervals.as_config(),
         )
         return ScoringResult(

@@ -26,8 +26,13 @@ from metrics.engine.spans.aggregate import aggregate
 from metrics.engine.spans.types import DocumentSpans
 from metrics.engine.uncertainty.exact import CLOPPER_PEARSON_METHOD
 from metrics.models import MetricScope
-from metrics.pipeline.intervals import CI_SUFFIX, attach_span_intervals, span_results_intervals
-from metrics.pipeline.span_evaluation import FORMAT_VERSION, pair_span_documents
+from metrics.pipeline.intervals import (
+    CI_SUFFIX,
+    attach_span_intervals,
+    span_count_table,
+    span_table_intervals,
+)
+from metrics.pipeline.span_evaluation import FORMAT_VERSION, NO_PREDICTIONS, pair_span_documents
 from metrics.pipeline.spans import SpanChunk, SpanPartial, merge_span_partials, score_span_chunk
 from metrics.services.engine_inputs import (
     gold_document_ids,
@@ -43,8 +48,7 @@ from metrics.services.results import (
     run_interval_settings,
 )
 
-NO_PREDICTIONS = "predictions hold no documents: every gold span counts as missed"
-# The cells of a span row, in the comparison export's column order: the export's SPAN_COLUMNS are these.
+# The cells of a span row, in the comparison export's column order.
 ROW_COLUMNS = (
     "document_id",
     "side",
@@ -107,7 +111,8 @@ class SpanScoringPlan:
         scores, rows = merge_span_partials(partials, len(self.document_ids))
         results = aggregate(scores)
         intervals = run_interval_settings(run.config)
-        attach_span_intervals(results, span_results_intervals(scores, intervals))
+        if intervals.enabled and len(scores):
+            attach_span_intervals(results, span_table_intervals(span_count_table(scores), intervals))
         posted = run_document_index(run)
         warnings = []
         if not posted:

@@ -16,10 +16,11 @@ import pytest
 from experiments.models import RunKind
 from metrics.artefacts.cells import FORMULA_TRIGGERS, escape_formula
 from metrics.artefacts.comparison import comparison_csv
-from metrics.artefacts.exports import SPAN_COLUMNS, comparison_csv_stream
+from metrics.artefacts.exports import comparison_csv_stream
 from metrics.artefacts.metrics_files import write_metrics_csv
 from metrics.artefacts.run_records import write_prompts_used_csv
 from metrics.engine.attributes.types import AttributeType
+from metrics.services.span_scoring import ROW_COLUMNS
 from tests.artefacts.factories import evaluation, result, row, spec
 
 HOSTILE = [
@@ -98,7 +99,7 @@ def test_the_span_comparison_stream_is_safe(value):
     stored = SimpleNamespace(columns={"document_id": value, "side": "gold", "start": 0, "end": 3})
     text = "".join(comparison_csv_stream(RunKind.SPANS, [stored]))
     rows = list(csv.reader(io.StringIO(text, newline="")))
-    assert rows[0] == list(SPAN_COLUMNS)
+    assert rows[0] == list(ROW_COLUMNS)
     assert rows[1][0] == escape_formula(value)
     assert_safe(text, rows)
 

@@ -8,7 +8,14 @@ import mmap
 import numpy as np
 
 from metrics.pipeline import jsonl_lines
-from metrics.pipeline.jsonl_lines import ByteRange, DocumentLines, line_document_ids, line_ends
+from metrics.pipeline.jsonl_lines import (
+    ByteRange,
+    DocumentLines,
+    chunk_bounds,
+    line_document_ids,
+    line_ends,
+    positions_in_gold,
+)
 from tests.pipeline.span_file_records import write_lines
 
 
@@ -88,3 +95,19 @@ def test_a_ranges_lines_are_its_lines_without_their_newlines(tmp_path):
     path.write_bytes(b"ab\n\n  \ncdefg\nh")
     assert ByteRange(str(path), 3, 13).read_lines() == [b"", b"  ", b"cdefg"]
     assert ByteRange(str(path), 13, 14).read_lines() == [b"h"]
+
+
+def test_lines_find_their_gold_positions_only_when_each_names_a_distinct_gold_document():
+    gold = ["a", "b", "c"]
+    assert positions_in_gold(["c", "a"], gold).tolist() == [2, 0]
+    assert positions_in_gold([], gold).tolist() == []
+    assert positions_in_gold(["a", "d"], gold) is None  # outside the gold
+    assert positions_in_gold(["a", "a"], gold) is None  # a repeated line
+    assert positions_in_gold(["a"], ["a", "a"]) is None  # a repeated gold id
+
+
+def test_chunks_hold_at_most_so_many_documents_and_bytes_unless_one_document_is_longer():
+    total = np.cumsum([3, 3, 3, 10, 1, 1])
+    assert chunk_bounds(total, documents=2, max_bytes=6) == [(0, 2), (2, 3), (3, 4), (4, 6)]
+    assert chunk_bounds(total, documents=5, max_bytes=100) == [(0, 5), (5, 6)]
+    assert chunk_bounds(np.zeros(0, dtype=np.int64), documents=2, max_bytes=6) == []

@@ -13,6 +13,8 @@ import numpy as np
 
 from metrics.engine.spans.score import N_STORED, N_TYPE_STORED
 
+# The groups of columns keyed by document (`<group>_document`), each column named for its group.
+DOCUMENT_GROUPS = ("row", "leaked", "dropped")
 # Type rows summed at a time by `type_totals`.
 _TYPE_BLOCK_ROWS = 4096
 
@@ -124,7 +126,7 @@ class SpanScores:
         taken["counts"] = self.counts[order]
         # Each group of columns keyed by document (`<group>_document`): its entries of the documents
         # taken, in their new order.
-        for group in ("row", "leaked", "dropped"):
+        for group in DOCUMENT_GROUPS:
             moved = new_index[getattr(self, f"{group}_document")]
             kept = np.flatnonzero(moved >= 0)
             picked = kept[np.argsort(moved[kept], kind="stable")]

@@ -14,17 +14,14 @@ import yaml
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from metrics.artefacts.exports import intervals_from_metrics_report
 from metrics.artefacts.metrics_files import metrics_report, write_metrics_csv
 from metrics.engine.attributes.types import AttributeType
 from metrics.engine.uncertainty.attribute_metrics import attribute_document_counts
 from metrics.engine.uncertainty.bootstrap import Interval
 from metrics.pipeline.extraction_evaluation import resolve_settings
 from metrics.pipeline.extraction_folder import evaluate_extraction_to_folder
-from metrics.pipeline.intervals import (
-    IntervalSettings,
-    extraction_intervals_from_counts,
-    intervals_from_metrics_report,
-)
+from metrics.pipeline.intervals import IntervalSettings, extraction_intervals
 from tests.artefacts.factories import evaluation, result, spec
 from tests.engine.uncertainty.test_attribute_metrics import TYPES, rows_of, study
 from tests.pipeline.intervals.factories import extraction_inputs, extraction_predictions
@@ -260,7 +257,7 @@ def test_a_stored_metrics_report_gives_back_its_intervals(run_files, tmp_path):
 def test_a_missing_prediction_nulls_the_interval_but_not_the_given_prediction_one():
     attributes, documents, predictions = study(seed=2, missing=True)
     counts = attribute_document_counts(rows_of(attributes, documents, predictions))
-    intervals = extraction_intervals_from_counts(counts, TYPES, IntervalSettings(resamples=300))
+    intervals = extraction_intervals(counts, TYPES, IntervalSettings(resamples=300))
     assert (intervals["site"]["accuracy"].low, intervals["site"]["accuracy"].high) == (None, None)
     given = intervals["site"]["accuracy_given_prediction"]
     assert 0 <= given.low <= given.high <= 1

@@ -15,7 +15,7 @@ from metrics.pipeline import intervals as intervals_module
 from metrics.pipeline.executors import InProcess, ProcessPool
 from metrics.pipeline.intervals import (
     IntervalSettings,
-    extraction_intervals_from_counts,
+    extraction_intervals,
     pooled_word_sums,
     span_table_intervals,
     word_sums_of,
@@ -114,8 +114,8 @@ def test_extraction_intervals_from_a_pool_are_those_of_one_process(pooled_from_a
     counts = {name: column(name) for name in sorted(read)}
     settings = IntervalSettings(resamples=200)
     ids = [f"d{i}" for i in range(n)]
-    alone = extraction_intervals_from_counts(DocumentCounts(ids, counts), types, settings)
-    pooled = extraction_intervals_from_counts(DocumentCounts(ids, counts), types, settings, ProcessPool(2))
+    alone = extraction_intervals(DocumentCounts(ids, counts), types, settings)
+    pooled = extraction_intervals(DocumentCounts(ids, counts), types, settings, ProcessPool(2))
     assert pooled == alone
     assert alone["age"]["mean_absolute_error"].low is not None
 

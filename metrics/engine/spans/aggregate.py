@@ -43,17 +43,19 @@ def _measures_of(counts: Mapping[str, int], family: str, names: Sequence[str]) -
     """The family's counts (`counts` names them "<family>.<count>") followed by their measures, as
     plain numbers (undefined = None)."""
     picked = {name: counts[f"{family}.{name}"] for name in names}
-    arrays = [np.array([count], dtype=np.int64) for count in picked.values()]
-    return {**picked, **{key: _scalar(value) for key, value in family_measures(family, *arrays).items()}}
+    sums = {f"{family}.{name}": np.array([count], dtype=np.int64) for name, count in picked.items()}
+    measures = family_measures(family, names)
+    return {**picked, **{key: _scalar(measure(sums)) for key, measure in measures.items()}}
 
 
-def _macro_of(family: str, columns: list[np.ndarray]) -> dict:
+def _macro_of(family: str, names: Sequence[str], columns: Mapping[str, np.ndarray]) -> dict:
     """Mean of each ratio measure over the documents where it is defined, with those documents' count."""
     result: dict = {}
     entered: dict[str, int] = {}
-    for key, values in family_measures(family, *columns).items():
+    for key, measure in family_measures(family, names).items():
         if key not in _MEASURES:
             continue
+        values = measure(columns)
         defined = values[~np.isnan(values)]
         entered[key] = int(defined.size)
         result[key] = exactly_rounded_sum(defined) / defined.size if defined.size else None
@@ -134,7 +136,7 @@ def aggregate(scores: SpanScores, *, include_sensitive_text: bool = False) -> di
     for family, names in FAMILIES:
         path = tuple(family.split("."))
         _put(micro, path, _measures_of(totals, family, names))
-        _put(macro, path, _macro_of(family, [columns[f"{family}.{name}"] for name in names]))
+        _put(macro, path, _macro_of(family, names, columns))
 
     n_documents = len(ids)
     with_gold = int((columns["document.gold_spans"] > 0).sum())

@@ -15,8 +15,6 @@ from typing import Protocol
 
 import numpy as np
 
-from ..spans.measures import harmonic_f1
-
 Sums = Mapping[str, np.ndarray]
 Terms = str | Mapping[str, float]
 
@@ -43,6 +41,15 @@ class MetricDefinition:
     measure: Measure
     family: str | None = None
     correctness: tuple[str, str] | None = None
+
+
+def divided(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+    """numerator / denominator as float64, NaN where denominator == 0."""
+    numerator = np.asarray(numerator, dtype=np.float64)
+    denominator = np.asarray(denominator, dtype=np.float64)
+    out = np.full(np.broadcast(numerator, denominator).shape, np.nan)
+    np.divide(numerator, denominator, out=out, where=denominator != 0)
+    return out
 
 
 def _terms(terms: Terms) -> dict[str, float]:
@@ -93,9 +100,7 @@ class Ratio:
         return frozenset(self.numerator) | frozenset(self.denominator) | frozenset(self.null_if_any)
 
     def __call__(self, sums: Sums) -> np.ndarray:
-        top = _linear(self.numerator, sums)
-        bottom = _linear(self.denominator, sums)
-        values = np.divide(top, bottom, out=np.full(bottom.shape, np.nan), where=bottom > 0)
+        values = divided(_linear(self.numerator, sums), _linear(self.denominator, sums))
         for column in self.null_if_any:
             values[summed(sums, column) > 0] = np.nan
         return values
@@ -113,7 +118,12 @@ class HarmonicMean:
         return columns_read([self.first, self.second])
 
     def __call__(self, sums: Sums) -> np.ndarray:
-        return harmonic_f1(self.first(sums), self.second(sums))
+        first, second = self.first(sums), self.second(sums)
+        total = first + second
+        out = np.full(total.shape, np.nan)
+        np.divide(2 * (first * second), total, out=out, where=total > 0)
+        out[total == 0] = 0.0
+        return out
 
 
 def ratio(numerator: Terms, denominator: Terms, *, null_if_any: tuple[str, ...] = ()) -> Ratio:

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from metrics.engine.agreement.libraries import finite_or_none, library_alpha, library_kappa
+from metrics.engine.agreement.libraries import library_alpha, library_kappa
 from metrics.engine.agreement.measures import (
     CohenKappa,
     IntervalAlpha,
@@ -30,7 +30,7 @@ from metrics.engine.agreement.spans import bootstrap_intervals
 from metrics.engine.attributes.types import AttributeType
 from metrics.engine.uncertainty.bootstrap import IntervalSettings
 from metrics.engine.uncertainty.counts import DocumentCounts
-from metrics.engine.uncertainty.measures import ratio
+from metrics.engine.uncertainty.measures import number_or_none, ratio
 
 NUMERIC = (AttributeType.INTEGER, AttributeType.FLOAT)
 
@@ -120,7 +120,7 @@ def _one_attribute(attribute: AttributeRatings, settings: IntervalSettings) -> d
         value = _alpha_of(units, annotators, lambda v: index[_nominal_key(v)], "nominal")
     measures = {"value": statistic, "percent_agreement": ratio("percent.agreeing", "percent.pairs")}
     intervals = bootstrap_intervals(counts, measures, settings)
-    percent = finite_or_none(measures["percent_agreement"](counts.totals())[0])
+    percent = number_or_none(measures["percent_agreement"](counts.totals())[0])
     entry.update(
         value=value,
         value_ci=intervals["value"] if value is not None else None,

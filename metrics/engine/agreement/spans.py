@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from metrics.engine.agreement.libraries import finite_or_none, library_alpha, library_kappa
+from metrics.engine.agreement.libraries import library_alpha, library_kappa
 from metrics.engine.agreement.measures import (
     CohenKappa,
     NominalAlpha,
@@ -29,6 +29,7 @@ from metrics.engine.spans.score import EXISTENCE_NAMES, expand_counts
 from metrics.engine.spans.types import DocumentSpans, Span
 from metrics.engine.uncertainty.bootstrap import IntervalSettings, cluster_bootstrap_intervals
 from metrics.engine.uncertainty.counts import DocumentCounts
+from metrics.engine.uncertainty.measures import number_or_none
 
 OUTSIDE = "O"
 # The `krippendorff` package holds a units x values x values array (about 1 KB a character for three
@@ -154,7 +155,7 @@ def _pair(
     counts = DocumentCounts([d.document_id for d in documents], columns)
     intervals = bootstrap_intervals(counts, measures, settings)
     totals = counts.totals()
-    values = {name: finite_or_none(PairF1(family)(totals)[0]) for name, family in F1_MATCHING.items()}
+    values = {name: number_or_none(PairF1(family)(totals)[0]) for name, family in F1_MATCHING.items()}
     values["cohen_kappa_chars"] = library_kappa(
         np.concatenate([char_labels[d.document_id][a] for d in documents]),
         np.concatenate([char_labels[d.document_id][b] for d in documents]),
@@ -201,7 +202,7 @@ def _overall(
         value = library_alpha(reliability, "nominal", value_domain=list(range(len(labels))))
         overall["krippendorff_alpha_chars_computed_by"] = "krippendorff"
     else:
-        value = finite_or_none(measure(counts.totals())[0])
+        value = number_or_none(measure(counts.totals())[0])
         overall["krippendorff_alpha_chars_computed_by"] = "coincidence_sums"
     overall["krippendorff_alpha_chars"] = value
     overall["krippendorff_alpha_chars_ci"] = interval if value is not None else None

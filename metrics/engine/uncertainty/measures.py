@@ -52,6 +52,11 @@ def divided(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
     return out
 
 
+def number_or_none(value: float) -> float | None:
+    """A metric value as results store it: undefined (NaN) is null."""
+    return None if np.isnan(value) else float(value)
+
+
 def _terms(terms: Terms) -> dict[str, float]:
     return {terms: 1.0} if isinstance(terms, str) else dict(terms)
 

@@ -8,7 +8,6 @@ the order of the documents or the way they were split into chunks.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from itertools import product
 
@@ -27,6 +26,7 @@ from metrics.engine.spans.score import (
     expand_type_counts,
 )
 from metrics.engine.spans.score_table import SpanScores
+from metrics.engine.uncertainty.measures import number_or_none
 
 _MEASURES = ("precision", "recall", "f1", "specificity")
 
@@ -34,9 +34,7 @@ _MEASURES = ("precision", "recall", "f1", "specificity")
 def _scalar(value: np.ndarray | float | int) -> float | int | None:
     """A 0-d or 1-element array to a plain number; NaN (undefined) to None."""
     value = np.asarray(value).reshape(-1)[0]
-    if np.issubdtype(value.dtype, np.integer):
-        return int(value)
-    return None if math.isnan(value) else float(value)
+    return int(value) if np.issubdtype(value.dtype, np.integer) else number_or_none(value)
 
 
 def _measures_of(counts: Mapping[str, int], family: str, names: Sequence[str]) -> dict:

@@ -10,27 +10,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
-from metrics.engine.uncertainty.measures import HarmonicMean, Measure, Sums, f1, precision, ratio, recall
-
-Array = np.ndarray
-
-
-@dataclass(frozen=True, slots=True)
-class Total:
-    """The sum of count columns, in their own dtype: nervaluate's possible and actual are counts."""
-
-    terms: tuple[str, ...]
-
-    @property
-    def columns(self) -> frozenset[str]:
-        return frozenset(self.terms)
-
-    def __call__(self, sums: Sums) -> np.ndarray:
-        return sum(sums[column] for column in self.terms)
+from metrics.engine.uncertainty.measures import HarmonicMean, Measure, Total, f1, precision, ratio, recall
 
 
 def family_measures(family: str, names: Sequence[str]) -> dict[str, Measure]:
@@ -55,11 +38,12 @@ def family_measures(family: str, names: Sequence[str]) -> dict[str, Measure]:
     if family.startswith("nervaluate."):
         cor, inc, par, mis, spu = column.values()
         credit = {cor: 1.0, par: 0.5} if family.endswith(("partial", "ent_type")) else {cor: 1.0}
-        of_predictions = ratio(credit, {cor: 1.0, inc: 1.0, par: 1.0, spu: 1.0})
-        of_gold = ratio(credit, {cor: 1.0, inc: 1.0, par: 1.0, mis: 1.0})
+        possible = Total({cor: 1.0, inc: 1.0, par: 1.0, mis: 1.0})
+        actual = Total({cor: 1.0, inc: 1.0, par: 1.0, spu: 1.0})
+        of_predictions, of_gold = ratio(credit, actual), ratio(credit, possible)
         return {
-            "possible": Total((cor, inc, par, mis)),
-            "actual": Total((cor, inc, par, spu)),
+            "possible": possible,
+            "actual": actual,
             "precision": of_predictions,
             "recall": of_gold,
             "f1": HarmonicMean(of_predictions, of_gold),
@@ -79,7 +63,7 @@ def family_measures(family: str, names: Sequence[str]) -> dict[str, Measure]:
     return measures
 
 
-def exactly_rounded_sum(values: Array) -> float:
+def exactly_rounded_sum(values: np.ndarray) -> float:
     """`math.fsum(values)`: the exact sum of float64 values, rounded once, whatever their order.
 
     Without a Python float per value (a macro mean reads one value per document): a finite value is a

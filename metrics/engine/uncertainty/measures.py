@@ -16,7 +16,6 @@ from typing import Protocol
 import numpy as np
 
 Sums = Mapping[str, np.ndarray]
-Terms = str | Mapping[str, float]
 
 
 class Measure(Protocol):
@@ -57,10 +56,6 @@ def number_or_none(value: float) -> float | None:
     return None if np.isnan(value) else float(value)
 
 
-def _terms(terms: Terms) -> dict[str, float]:
-    return {terms: 1.0} if isinstance(terms, str) else dict(terms)
-
-
 def summed(sums: Sums, column: str) -> np.ndarray:
     """A summed column; a column no document has is zero (the count never occurred)."""
     found = sums.get(column)
@@ -68,14 +63,6 @@ def summed(sums: Sums, column: str) -> np.ndarray:
         return found
     length = len(next(iter(sums.values()))) if sums else 1
     return np.zeros(length)
-
-
-def _linear(terms: Mapping[str, float], sums: Sums) -> np.ndarray:
-    # A weight of 1 multiplies nothing: macro reads 100,000-row columns, a pass over each saved.
-    return sum(
-        summed(sums, column) if weight == 1.0 else weight * summed(sums, column)
-        for column, weight in terms.items()
-    )
 
 
 def as_measure(metric: Measure | MetricDefinition) -> Measure:
@@ -93,20 +80,40 @@ def columns_read(metrics: Iterable[Measure | MetricDefinition]) -> frozenset[str
 
 
 @dataclass(frozen=True, slots=True)
-class Ratio:
-    """numerator / denominator, weighted sums of columns (`{column: weight}`); NaN where the
-    denominator is 0 or any `null_if_any` column is > 0."""
+class Total:
+    """A weighted sum of columns (`{column: weight}`); with weights of 1, integer counts stay integers."""
 
-    numerator: Mapping[str, float]
-    denominator: Mapping[str, float]
+    terms: Mapping[str, float]
+
+    @property
+    def columns(self) -> frozenset[str]:
+        return frozenset(self.terms)
+
+    def __call__(self, sums: Sums) -> np.ndarray:
+        # A weight of 1 multiplies nothing: macro reads 100,000-row columns, a pass over each saved.
+        return sum(
+            summed(sums, column) if weight == 1.0 else weight * summed(sums, column)
+            for column, weight in self.terms.items()
+        )
+
+
+Terms = str | Mapping[str, float] | Total
+
+
+@dataclass(frozen=True, slots=True)
+class Ratio:
+    """numerator / denominator; NaN where the denominator is 0 or any `null_if_any` column is > 0."""
+
+    numerator: Total
+    denominator: Total
     null_if_any: tuple[str, ...] = ()
 
     @property
     def columns(self) -> frozenset[str]:
-        return frozenset(self.numerator) | frozenset(self.denominator) | frozenset(self.null_if_any)
+        return self.numerator.columns | self.denominator.columns | frozenset(self.null_if_any)
 
     def __call__(self, sums: Sums) -> np.ndarray:
-        values = divided(_linear(self.numerator, sums), _linear(self.denominator, sums))
+        values = divided(self.numerator(sums), self.denominator(sums))
         for column in self.null_if_any:
             values[summed(sums, column) > 0] = np.nan
         return values
@@ -133,8 +140,12 @@ class HarmonicMean:
 
 
 def ratio(numerator: Terms, denominator: Terms, *, null_if_any: tuple[str, ...] = ()) -> Ratio:
-    """numerator / denominator (see `Ratio`); terms are a column name or `{column: weight}`."""
-    return Ratio(_terms(numerator), _terms(denominator), tuple(null_if_any))
+    """numerator / denominator (see `Ratio`); terms are a column name, `{column: weight}` or a `Total`."""
+    totals = (
+        terms if isinstance(terms, Total) else Total({terms: 1.0} if isinstance(terms, str) else terms)
+        for terms in (numerator, denominator)
+    )
+    return Ratio(*totals, tuple(null_if_any))
 
 
 def precision(tp: str, fp: str, *, null_if_any: tuple[str, ...] = ()) -> Ratio:

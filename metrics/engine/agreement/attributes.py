@@ -26,7 +26,7 @@ from metrics.engine.agreement.measures import (
     kappa_counts,
     nominal_alpha_counts,
 )
-from metrics.engine.agreement.spans import bootstrap_intervals
+from metrics.engine.agreement.spans import with_intervals
 from metrics.engine.attributes.types import AttributeType
 from metrics.engine.uncertainty.bootstrap import IntervalSettings
 from metrics.engine.uncertainty.counts import DocumentCounts
@@ -119,15 +119,8 @@ def _one_attribute(attribute: AttributeRatings, settings: IntervalSettings) -> d
         statistic = NominalAlpha("alpha", categories)
         value = _alpha_of(units, annotators, lambda v: index[_nominal_key(v)], "nominal")
     measures = {"value": statistic, "percent_agreement": ratio("percent.agreeing", "percent.pairs")}
-    intervals = bootstrap_intervals(counts, measures, settings)
     percent = number_or_none(measures["percent_agreement"](counts.totals())[0])
-    entry.update(
-        value=value,
-        value_ci=intervals["value"] if value is not None else None,
-        percent_agreement=percent,
-        percent_agreement_ci=intervals["percent_agreement"] if percent is not None else None,
-    )
-    return entry
+    return entry | with_intervals({"value": value, "percent_agreement": percent}, counts, measures, settings)
 
 
 def _kappa_of(units: Mapping[str, Mapping[str, Any]], annotators: list[str]) -> float | None:

@@ -25,11 +25,11 @@ from metrics.engine.agreement.measures import (
 )
 from metrics.engine.spans.batch import score_span_columns
 from metrics.engine.spans.columns import SpanColumns
-from metrics.engine.spans.score import EXISTENCE_NAMES, expand_counts
+from metrics.engine.spans.score import expand_counts
 from metrics.engine.spans.types import DocumentSpans, Span
 from metrics.engine.uncertainty.bootstrap import IntervalSettings, cluster_bootstrap_intervals
 from metrics.engine.uncertainty.counts import DocumentCounts
-from metrics.engine.uncertainty.measures import number_or_none
+from metrics.engine.uncertainty.measures import columns_read, number_or_none
 
 OUTSIDE = "O"
 # The `krippendorff` package holds a units x values x values array (about 1 KB a character for three
@@ -147,11 +147,8 @@ def _pair(
         )
     )
     stored = expand_counts(scores.counts)
-    columns = {
-        f"{family}.{count}": stored[f"{family}.{count}"].astype(np.float64)
-        for family in F1_MATCHING.values()
-        for count in EXISTENCE_NAMES
-    }
+    f1_columns = columns_read(measures[name] for name in F1_MATCHING)
+    columns = {name: stored[name].astype(np.float64) for name in sorted(f1_columns)}
     kappa_rows = [
         kappa_counts("kappa", char_labels[d.document_id][a], char_labels[d.document_id][b], labels)
         for d in documents

@@ -69,12 +69,15 @@ def _one_attribute(attribute: AttributeRatings, settings: IntervalSettings) -> d
         if len(values) >= 2
     }
     annotators = sorted({annotator for values in units.values() for annotator in values})
+    categories = sorted({_nominal_key(value) for values in units.values() for value in values.values()})
+    index = {category: position for position, category in enumerate(categories)}
+    statistic: Any
     if numeric:
-        measure_name = "krippendorff_alpha_interval"
+        measure_name, statistic = "krippendorff_alpha_interval", IntervalAlpha("alpha")
     elif len(annotators) == 2:
-        measure_name = "cohen_kappa"
+        measure_name, statistic = "cohen_kappa", CohenKappa("kappa", categories)
     else:
-        measure_name = "krippendorff_alpha_nominal"
+        measure_name, statistic = "krippendorff_alpha_nominal", NominalAlpha("alpha", categories)
     entry: dict[str, Any] = {
         "attribute_id": attribute.attribute_id,
         "type": str(attribute.type),
@@ -88,8 +91,6 @@ def _one_attribute(attribute: AttributeRatings, settings: IntervalSettings) -> d
     if not units:
         entry.update(value=None, value_ci=None, percent_agreement=None, percent_agreement_ci=None)
         return entry
-    categories = sorted({_nominal_key(value) for values in units.values() for value in values.values()})
-    index = {category: position for position, category in enumerate(categories)}
     rows: dict[str, dict[str, float]] = {}
     for document_id, values in units.items():
         pairs = list(combinations(values.values(), 2))
@@ -110,13 +111,10 @@ def _one_attribute(attribute: AttributeRatings, settings: IntervalSettings) -> d
         rows[document_id] = row
     counts = DocumentCounts.from_rows(rows)
     if measure_name == "cohen_kappa":
-        statistic: Any = CohenKappa("kappa", categories)
         value = _kappa_of(units, annotators)
     elif numeric:
-        statistic = IntervalAlpha("alpha")
-        value = _alpha_of(units, annotators, lambda v: float(v), "interval")
+        value = _alpha_of(units, annotators, float, "interval")
     else:
-        statistic = NominalAlpha("alpha", categories)
         value = _alpha_of(units, annotators, lambda v: index[_nominal_key(v)], "nominal")
     measures = {"value": statistic, "percent_agreement": ratio("percent.agreeing", "percent.pairs")}
     percent = number_or_none(measures["percent_agreement"](counts.totals())[0])

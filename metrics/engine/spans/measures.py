@@ -19,13 +19,8 @@ from metrics.engine.uncertainty.measures import HarmonicMean, Measure, Total, f1
 def family_measures(family: str, names: Sequence[str]) -> dict[str, Measure]:
     """The measures of a family of results.json (`score.FAMILIES`, or per type) with counts `names`.
 
-    confusion: precision = tp/(tp+fp), recall = tp/(tp+fn), f1 = 2tp/(2tp+fp+fn) (so only false
-    positives give f1 0), specificity = tn/(tn+fp) where tn is counted; each defined where its
-    denominator is > 0.
-
-    spans_exact / spans_overlap: precision = pred_matched/pred_total, recall = gt_matched/gt_total,
-    f1 = 2PR/(P+R), 0 when P+R = 0 and undefined when P or R is (a document with no gold, or no
-    predictions, has no f1).
+    The confusion and existence (spans_*) measures are docs/semantics.md's ("Counts and ratios",
+    "Families"); an existence f1 is undefined where P or R is.
 
     nervaluate 1.2.1: possible = COR+INC+PAR+MIS, actual = COR+INC+PAR+SPU; precision = COR/actual,
     recall = COR/possible, and with partial credit (the partial and ent_type schemas) (COR + 0.5 PAR)/

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from metrics.engine.agreement.libraries import finite_or_none, library_alpha, library_kappa
+from metrics.engine.agreement.libraries import library_alpha, library_kappa
 from metrics.engine.agreement.measures import (
     CohenKappa,
     IntervalAlpha,
@@ -26,11 +26,11 @@ from metrics.engine.agreement.measures import (
     kappa_counts,
     nominal_alpha_counts,
 )
-from metrics.engine.agreement.spans import bootstrap_intervals
+from metrics.engine.agreement.spans import with_intervals
 from metrics.engine.attributes.types import AttributeType
 from metrics.engine.uncertainty.bootstrap import IntervalSettings
 from metrics.engine.uncertainty.counts import DocumentCounts
-from metrics.engine.uncertainty.measures import ratio
+from metrics.engine.uncertainty.measures import number_or_none, ratio
 
 NUMERIC = (AttributeType.INTEGER, AttributeType.FLOAT)
 
@@ -69,12 +69,15 @@ def _one_attribute(attribute: AttributeRatings, settings: IntervalSettings) -> d
         if len(values) >= 2
     }
     annotators = sorted({annotator for values in units.values() for annotator in values})
+    categories = sorted({_nominal_key(value) for values in units.values() for value in values.values()})
+    index = {category: position for position, category in enumerate(categories)}
+    statistic: Any
     if numeric:
-        measure_name = "krippendorff_alpha_interval"
+        measure_name, statistic = "krippendorff_alpha_interval", IntervalAlpha("alpha")
     elif len(annotators) == 2:
-        measure_name = "cohen_kappa"
+        measure_name, statistic = "cohen_kappa", CohenKappa("kappa", categories)
     else:
-        measure_name = "krippendorff_alpha_nominal"
+        measure_name, statistic = "krippendorff_alpha_nominal", NominalAlpha("alpha", categories)
     entry: dict[str, Any] = {
         "attribute_id": attribute.attribute_id,
         "type": str(attribute.type),
@@ -88,8 +91,6 @@ def _one_attribute(attribute: AttributeRatings, settings: IntervalSettings) -> d
     if not units:
         entry.update(value=None, value_ci=None, percent_agreement=None, percent_agreement_ci=None)
         return entry
-    categories = sorted({_nominal_key(value) for values in units.values() for value in values.values()})
-    index = {category: position for position, category in enumerate(categories)}
     rows: dict[str, dict[str, float]] = {}
     for document_id, values in units.items():
         pairs = list(combinations(values.values(), 2))
@@ -110,24 +111,14 @@ def _one_attribute(attribute: AttributeRatings, settings: IntervalSettings) -> d
         rows[document_id] = row
     counts = DocumentCounts.from_rows(rows)
     if measure_name == "cohen_kappa":
-        statistic: Any = CohenKappa("kappa", categories)
         value = _kappa_of(units, annotators)
     elif numeric:
-        statistic = IntervalAlpha("alpha")
-        value = _alpha_of(units, annotators, lambda v: float(v), "interval")
+        value = _alpha_of(units, annotators, float, "interval")
     else:
-        statistic = NominalAlpha("alpha", categories)
         value = _alpha_of(units, annotators, lambda v: index[_nominal_key(v)], "nominal")
     measures = {"value": statistic, "percent_agreement": ratio("percent.agreeing", "percent.pairs")}
-    intervals = bootstrap_intervals(counts, measures, settings)
-    percent = finite_or_none(measures["percent_agreement"](counts.totals())[0])
-    entry.update(
-        value=value,
-        value_ci=intervals["value"] if value is not None else None,
-        percent_agreement=percent,
-        percent_agreement_ci=intervals["percent_agreement"] if percent is not None else None,
-    )
-    return entry
+    percent = number_or_none(measures["percent_agreement"](counts.totals())[0])
+    return entry | with_intervals({"value": value, "percent_agreement": percent}, counts, measures, settings)
 
 
 def _kappa_of(units: Mapping[str, Mapping[str, Any]], annotators: list[str]) -> float | None:

@@ -4,10 +4,10 @@ measures of summed counts (`agreement.measures`); tests hold the two equal on th
 
 from __future__ import annotations
 
-import math
-
 import krippendorff
 import numpy as np
+
+from metrics.engine.uncertainty.measures import number_or_none
 
 
 def library_kappa(a: np.ndarray, b: np.ndarray) -> float | None:
@@ -18,7 +18,7 @@ def library_kappa(a: np.ndarray, b: np.ndarray) -> float | None:
 
     if a.size == 0 or (np.all(a == a[0]) and np.all(b == a[0])):
         return None
-    return finite_or_none(cohen_kappa_score(a, b))
+    return number_or_none(cohen_kappa_score(a, b))
 
 
 def library_alpha(reliability: np.ndarray, level: str, *, value_domain: list | None = None) -> float | None:
@@ -29,13 +29,8 @@ def library_alpha(reliability: np.ndarray, level: str, *, value_domain: list | N
     distinct = np.unique(present[~np.isnan(present)])
     if distinct.size < 2:
         return None
-    return finite_or_none(
+    return number_or_none(
         krippendorff.alpha(
             reliability_data=reliability, level_of_measurement=level, value_domain=value_domain
         )
     )
-
-
-def finite_or_none(value: float) -> float | None:
-    value = float(value)
-    return None if math.isnan(value) else value

@@ -27,9 +27,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from metrics.engine.spans.measures import existence, ratio
+from metrics.engine.spans.measures import family_measures
 from metrics.engine.spans.score import EXISTENCE_NAMES
-from metrics.engine.uncertainty.measures import Sums, summed
+from metrics.engine.uncertainty.measures import Sums, divided, summed
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,9 +50,9 @@ class CohenKappa:
             summed(sums, f"{self.prefix}.a.{label}") * summed(sums, f"{self.prefix}.b.{label}")
             for label in self.labels
         )
-        observed = ratio(summed(sums, f"{self.prefix}.agree"), units)
-        expected = ratio(np.asarray(chance, dtype=np.float64) + 0.0 * units, units**2)
-        return ratio(observed - expected, 1.0 - expected)
+        observed = divided(summed(sums, f"{self.prefix}.agree"), units)
+        expected = divided(np.asarray(chance, dtype=np.float64) + 0.0 * units, units**2)
+        return divided(observed - expected, 1.0 - expected)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +70,7 @@ class NominalAlpha:
         per_value = [summed(sums, f"{self.prefix}.n.{value}") for value in self.values]
         n = sum(per_value, np.zeros_like(summed(sums, f"{self.prefix}.observed")))
         expected = n**2 - sum((count**2 for count in per_value), np.zeros_like(n))
-        return 1.0 - ratio((n - 1.0) * summed(sums, f"{self.prefix}.observed"), expected)
+        return 1.0 - divided((n - 1.0) * summed(sums, f"{self.prefix}.observed"), expected)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +93,7 @@ class IntervalAlpha:
             0.0,
             expected,
         )
-        return 1.0 - ratio((n - 1.0) * summed(sums, f"{self.prefix}.observed"), expected)
+        return 1.0 - divided((n - 1.0) * summed(sums, f"{self.prefix}.observed"), expected)
 
 
 def kappa_counts(prefix: str, a: np.ndarray, b: np.ndarray, labels: Sequence[str]) -> dict[str, float]:
@@ -148,7 +148,7 @@ class PairF1:
         return frozenset(f"{self.family}.{name}" for name in EXISTENCE_NAMES)
 
     def __call__(self, sums: Sums) -> np.ndarray:
-        count = {name: summed(sums, f"{self.family}.{name}") for name in EXISTENCE_NAMES}
-        values = existence(*count.values())["f1"]
-        values[(count["gt_total"] == 0) != (count["pred_total"] == 0)] = 0.0
+        values = family_measures(self.family, EXISTENCE_NAMES)["f1"](sums)
+        gold, predicted = (summed(sums, f"{self.family}.{name}") for name in ("gt_total", "pred_total"))
+        values[(gold == 0) != (predicted == 0)] = 0.0
         return values

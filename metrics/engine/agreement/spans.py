@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from metrics.engine.agreement.libraries import finite_or_none, library_alpha, library_kappa
+from metrics.engine.agreement.libraries import library_alpha, library_kappa
 from metrics.engine.agreement.measures import (
     CohenKappa,
     NominalAlpha,
@@ -25,10 +25,11 @@ from metrics.engine.agreement.measures import (
 )
 from metrics.engine.spans.batch import score_span_columns
 from metrics.engine.spans.columns import SpanColumns
-from metrics.engine.spans.score import EXISTENCE_NAMES, expand_counts
+from metrics.engine.spans.score import expand_counts
 from metrics.engine.spans.types import DocumentSpans, Span
 from metrics.engine.uncertainty.bootstrap import IntervalSettings, cluster_bootstrap_intervals
 from metrics.engine.uncertainty.counts import DocumentCounts
+from metrics.engine.uncertainty.measures import columns_read, number_or_none
 
 OUTSIDE = "O"
 # The `krippendorff` package holds a units x values x values array (about 1 KB a character for three
@@ -52,14 +53,20 @@ class AnnotatedDocument:
     annotations: Mapping[str, Sequence[SpanTuple]]
 
 
-def bootstrap_intervals(
-    counts: DocumentCounts, measures: Mapping[str, Any], settings: IntervalSettings
-) -> dict[str, dict[str, Any] | None]:
-    """`{name: interval dict}` of each measure (null where undefined or when intervals are off)."""
-    if not settings.enabled:
-        return dict.fromkeys(measures)
-    intervals = cluster_bootstrap_intervals(counts, measures, settings)
-    return {name: interval.stored() for name, interval in intervals.items()}
+def with_intervals(
+    values: Mapping[str, float | None],
+    counts: DocumentCounts,
+    measures: Mapping[str, Any],
+    settings: IntervalSettings,
+) -> dict[str, Any]:
+    """`{name: value, <name>_ci: its interval}` for each value; the interval of a measure of `counts`,
+    null where the value is null or intervals are off."""
+    intervals = cluster_bootstrap_intervals(counts, measures, settings) if settings.enabled else {}
+    entry: dict[str, Any] = {}
+    for name, value in values.items():
+        interval = intervals[name].stored() if name in intervals and value is not None else None
+        entry[name], entry[f"{name}_ci"] = value, interval
+    return entry
 
 
 def character_labels(text: str, spans: Sequence[SpanTuple], labels: Sequence[str]) -> np.ndarray:
@@ -140,11 +147,8 @@ def _pair(
         )
     )
     stored = expand_counts(scores.counts)
-    columns = {
-        f"{family}.{count}": stored[f"{family}.{count}"].astype(np.float64)
-        for family in F1_MATCHING.values()
-        for count in EXISTENCE_NAMES
-    }
+    f1_columns = columns_read(measures[name] for name in F1_MATCHING)
+    columns = {name: stored[name].astype(np.float64) for name in sorted(f1_columns)}
     kappa_rows = [
         kappa_counts("kappa", char_labels[d.document_id][a], char_labels[d.document_id][b], labels)
         for d in documents
@@ -152,16 +156,13 @@ def _pair(
     for name in {key for row in kappa_rows for key in row}:
         columns[name] = np.array([row.get(name, 0.0) for row in kappa_rows], dtype=np.float64)
     counts = DocumentCounts([d.document_id for d in documents], columns)
-    intervals = bootstrap_intervals(counts, measures, settings)
     totals = counts.totals()
-    values = {name: finite_or_none(PairF1(family)(totals)[0]) for name, family in F1_MATCHING.items()}
+    values = {name: number_or_none(measures[name](totals)[0]) for name in F1_MATCHING}
     values["cohen_kappa_chars"] = library_kappa(
         np.concatenate([char_labels[d.document_id][a] for d in documents]),
         np.concatenate([char_labels[d.document_id][b] for d in documents]),
     )
-    for name, value in values.items():
-        entry[name], entry[f"{name}_ci"] = value, intervals[name] if value is not None else None
-    return entry
+    return entry | with_intervals(values, counts, measures, settings)
 
 
 def _overall(
@@ -183,7 +184,6 @@ def _overall(
         rows[document.document_id] = nominal_alpha_counts("alpha", value_counts, labels)
     counts = DocumentCounts.from_rows(rows, columns=["alpha.observed"])
     measure = NominalAlpha("alpha", labels)
-    interval = bootstrap_intervals(counts, {"alpha": measure}, settings)["alpha"]
     units = sum(len(document.text) for document in documents)
     if units <= LIBRARY_ALPHA_MAX_UNITS:
         reliability = np.array(
@@ -201,8 +201,8 @@ def _overall(
         value = library_alpha(reliability, "nominal", value_domain=list(range(len(labels))))
         overall["krippendorff_alpha_chars_computed_by"] = "krippendorff"
     else:
-        value = finite_or_none(measure(counts.totals())[0])
+        value = number_or_none(measure(counts.totals())[0])
         overall["krippendorff_alpha_chars_computed_by"] = "coincidence_sums"
-    overall["krippendorff_alpha_chars"] = value
-    overall["krippendorff_alpha_chars_ci"] = interval if value is not None else None
-    return overall
+    return overall | with_intervals(
+        {"krippendorff_alpha_chars": value}, counts, {"krippendorff_alpha_chars": measure}, settings
+    )

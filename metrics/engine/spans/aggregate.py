@@ -8,7 +8,6 @@ the order of the documents or the way they were split into chunks.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from itertools import product
 
@@ -27,6 +26,7 @@ from metrics.engine.spans.score import (
     expand_type_counts,
 )
 from metrics.engine.spans.score_table import SpanScores
+from metrics.engine.uncertainty.measures import number_or_none
 
 _MEASURES = ("precision", "recall", "f1", "specificity")
 
@@ -34,26 +34,26 @@ _MEASURES = ("precision", "recall", "f1", "specificity")
 def _scalar(value: np.ndarray | float | int) -> float | int | None:
     """A 0-d or 1-element array to a plain number; NaN (undefined) to None."""
     value = np.asarray(value).reshape(-1)[0]
-    if np.issubdtype(value.dtype, np.integer):
-        return int(value)
-    return None if math.isnan(value) else float(value)
+    return int(value) if np.issubdtype(value.dtype, np.integer) else number_or_none(value)
 
 
 def _measures_of(counts: Mapping[str, int], family: str, names: Sequence[str]) -> dict:
     """The family's counts (`counts` names them "<family>.<count>") followed by their measures, as
     plain numbers (undefined = None)."""
     picked = {name: counts[f"{family}.{name}"] for name in names}
-    arrays = [np.array([count], dtype=np.int64) for count in picked.values()]
-    return {**picked, **{key: _scalar(value) for key, value in family_measures(family, *arrays).items()}}
+    sums = {f"{family}.{name}": np.array([count], dtype=np.int64) for name, count in picked.items()}
+    measures = family_measures(family, names)
+    return {**picked, **{key: _scalar(measure(sums)) for key, measure in measures.items()}}
 
 
-def _macro_of(family: str, columns: list[np.ndarray]) -> dict:
+def _macro_of(family: str, names: Sequence[str], columns: Mapping[str, np.ndarray]) -> dict:
     """Mean of each ratio measure over the documents where it is defined, with those documents' count."""
     result: dict = {}
     entered: dict[str, int] = {}
-    for key, values in family_measures(family, *columns).items():
+    for key, measure in family_measures(family, names).items():
         if key not in _MEASURES:
             continue
+        values = measure(columns)
         defined = values[~np.isnan(values)]
         entered[key] = int(defined.size)
         result[key] = exactly_rounded_sum(defined) / defined.size if defined.size else None
@@ -134,7 +134,7 @@ def aggregate(scores: SpanScores, *, include_sensitive_text: bool = False) -> di
     for family, names in FAMILIES:
         path = tuple(family.split("."))
         _put(micro, path, _measures_of(totals, family, names))
-        _put(macro, path, _macro_of(family, [columns[f"{family}.{name}"] for name in names]))
+        _put(macro, path, _macro_of(family, names, columns))
 
     n_documents = len(ids)
     with_gold = int((columns["document.gold_spans"] > 0).sum())

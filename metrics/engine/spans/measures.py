@@ -1,93 +1,64 @@
-"""Ratios computed from counts, written once for numpy arrays.
+"""The measures of each family of counts in results.json, written once for the point value and the interval.
 
-The same function gives the micro value (applied to the summed counts) and the per-document values
-that macro averages, so the two can never disagree on a formula. NaN marks "undefined" inside this
-module; `aggregate` turns it into None (null), never into 0 (docs/semantics.md, general rules).
+A family's measures read its `<family>.<count>` columns: applied to the summed counts they give micro,
+to the per-document counts the values that macro averages, and to resampled sums the bootstrap's
+values. NaN marks "undefined"; `aggregate` turns it into None (null), never into 0 (docs/semantics.md,
+general rules).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 
-Array = np.ndarray
+from metrics.engine.uncertainty.measures import HarmonicMean, Measure, Total, f1, precision, ratio, recall
 
 
-def ratio(numerator: Array, denominator: Array) -> Array:
-    """numerator / denominator as float64, NaN where denominator == 0."""
-    numerator = np.asarray(numerator, dtype=np.float64)
-    denominator = np.asarray(denominator, dtype=np.float64)
-    out = np.full(np.broadcast(numerator, denominator).shape, np.nan)
-    np.divide(numerator, denominator, out=out, where=denominator != 0)
-    return out
+def family_measures(family: str, names: Sequence[str]) -> dict[str, Measure]:
+    """The measures of a family of results.json (`score.FAMILIES`, or per type) with counts `names`.
 
+    The confusion and existence (spans_*) measures are docs/semantics.md's ("Counts and ratios",
+    "Families"); an existence f1 is undefined where P or R is.
 
-def harmonic_f1(precision: Array, recall: Array) -> Array:
-    """2PR/(P+R); 0 when P+R = 0; NaN (undefined) when P or R is undefined."""
-    total = precision + recall
-    out = np.full(total.shape, np.nan)
-    np.divide(2 * (precision * recall), total, out=out, where=total > 0)
-    out[total == 0] = 0.0
-    return out
-
-
-def confusion(tp: Array, fp: Array, fn: Array, tn: Array | None = None) -> dict[str, Array]:
-    """precision = tp/(tp+fp), defined when tp+fp > 0; recall = tp/(tp+fn), defined when tp+fn > 0;
-    f1 = 2tp/(2tp+fp+fn), defined when 2tp+fp+fn > 0 (so only false positives give f1 0);
-    specificity = tn/(tn+fp), defined when tn+fp > 0 (only when tn is given)."""
-    measures = {
-        "precision": ratio(tp, tp + fp),
-        "recall": ratio(tp, tp + fn),
-        "f1": ratio(2 * tp, 2 * tp + fp + fn),
+    nervaluate 1.2.1: possible = COR+INC+PAR+MIS, actual = COR+INC+PAR+SPU; precision = COR/actual,
+    recall = COR/possible, and with partial credit (the partial and ent_type schemas) (COR + 0.5 PAR)/
+    actual and /possible; f1 = 2PR/(P+R). Where nervaluate returns 0 for a zero denominator we return
+    undefined (null): precision without predictions, recall without gold, and f1 when either is
+    undefined; f1 is 0 when P+R = 0, as in nervaluate. Where defined, the values equal nervaluate's bit
+    for bit (same operations in the same order).
+    """
+    column = dict(zip(names, (f"{family}.{name}" for name in names), strict=True))
+    if family.startswith("nervaluate."):
+        cor, inc, par, mis, spu = column.values()
+        credit = {cor: 1.0, par: 0.5} if family.endswith(("partial", "ent_type")) else {cor: 1.0}
+        possible = Total({cor: 1.0, inc: 1.0, par: 1.0, mis: 1.0})
+        actual = Total({cor: 1.0, inc: 1.0, par: 1.0, spu: 1.0})
+        of_predictions, of_gold = ratio(credit, actual), ratio(credit, possible)
+        return {
+            "possible": possible,
+            "actual": actual,
+            "precision": of_predictions,
+            "recall": of_gold,
+            "f1": HarmonicMean(of_predictions, of_gold),
+        }
+    if family.startswith("spans_"):
+        of_predictions = ratio(column["pred_matched"], column["pred_total"])
+        of_gold = ratio(column["gt_matched"], column["gt_total"])
+        return {"precision": of_predictions, "recall": of_gold, "f1": HarmonicMean(of_predictions, of_gold)}
+    tp, fp, fn = column["tp"], column["fp"], column["fn"]
+    measures: dict[str, Measure] = {
+        "precision": precision(tp, fp),
+        "recall": recall(tp, fn),
+        "f1": f1(tp, fp, fn),
     }
-    if tn is not None:
-        measures["specificity"] = ratio(tn, tn + fp)
+    if "tn" in column:
+        measures["specificity"] = ratio(column["tn"], {column["tn"]: 1.0, fp: 1.0})
     return measures
 
 
-def existence(gt_total: Array, gt_matched: Array, pred_total: Array, pred_matched: Array) -> dict[str, Array]:
-    """spans_exact / spans_overlap: precision = pred_matched/pred_total (defined when pred_total > 0),
-    recall = gt_matched/gt_total (defined when gt_total > 0), f1 = 2PR/(P+R), 0 when P+R = 0 and
-    undefined when P or R is undefined (a document with no gold, or no predictions, has no f1)."""
-    precision = ratio(pred_matched, pred_total)
-    recall = ratio(gt_matched, gt_total)
-    return {"precision": precision, "recall": recall, "f1": harmonic_f1(precision, recall)}
-
-
-def nervaluate_measures(
-    correct: Array, incorrect: Array, partial: Array, missed: Array, spurious: Array, *, partial_credit: bool
-) -> dict[str, Array]:
-    """nervaluate 1.2.1's definitions: possible = COR+INC+PAR+MIS, actual = COR+INC+PAR+SPU;
-    precision = COR/actual, recall = COR/possible, and with partial_credit (the partial and ent_type
-    schemas) (COR + 0.5 PAR)/actual and /possible; f1 = 2PR/(P+R).
-
-    Where nervaluate returns 0 for a zero denominator we return undefined (null): precision without
-    predictions (actual = 0), recall without gold (possible = 0), and f1 when either is undefined;
-    f1 is 0 when P+R = 0, as in nervaluate. Where defined, the values equal nervaluate's bit for bit
-    (same operations in the same order)."""
-    actual = correct + incorrect + partial + spurious
-    possible = correct + incorrect + partial + missed
-    credit = correct + 0.5 * partial if partial_credit else correct
-    precision = ratio(credit, actual)
-    recall = ratio(credit, possible)
-    return {
-        "possible": possible,
-        "actual": actual,
-        "precision": precision,
-        "recall": recall,
-        "f1": harmonic_f1(precision, recall),
-    }
-
-
-def family_measures(family: str, *counts: Array) -> dict[str, Array]:
-    """The measures of a family of results.json (`score.FAMILIES`, or per type) from its counts."""
-    if family.startswith("nervaluate."):
-        return nervaluate_measures(*counts, partial_credit=family.endswith(("partial", "ent_type")))
-    return existence(*counts) if family.startswith("spans_") else confusion(*counts)
-
-
-def exactly_rounded_sum(values: Array) -> float:
+def exactly_rounded_sum(values: np.ndarray) -> float:
     """`math.fsum(values)`: the exact sum of float64 values, rounded once, whatever their order.
 
     Without a Python float per value (a macro mean reads one value per document): a finite value is a

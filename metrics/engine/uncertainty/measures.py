@@ -3,8 +3,8 @@
 A `Measure` takes `{column: array of sums}` (one entry per resample, or one for the point estimate)
 and returns the metric of each entry, NaN where it is undefined: a zero denominator, or, by the seed's
 missing-prediction rule, a set holding a missing prediction (`null_if_any`; docs/semantics.md sections
-1-2). The metrics of issue 8 are ratios of weighted sums of counts (`Ratio`), or the harmonic mean of two
-such ratios (`HarmonicMean`: nervaluate's F1).
+1-2). The metrics are weighted sums of counts (`Total`), their ratios (`Ratio`), or the harmonic mean
+of two ratios (`HarmonicMean`: an F1 from precision and recall).
 """
 
 from __future__ import annotations
@@ -15,10 +15,7 @@ from typing import Protocol
 
 import numpy as np
 
-from ..spans.measures import harmonic_f1
-
 Sums = Mapping[str, np.ndarray]
-Terms = str | Mapping[str, float]
 
 
 class Measure(Protocol):
@@ -45,8 +42,18 @@ class MetricDefinition:
     correctness: tuple[str, str] | None = None
 
 
-def _terms(terms: Terms) -> dict[str, float]:
-    return {terms: 1.0} if isinstance(terms, str) else dict(terms)
+def divided(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+    """numerator / denominator as float64, NaN where denominator == 0."""
+    numerator = np.asarray(numerator, dtype=np.float64)
+    denominator = np.asarray(denominator, dtype=np.float64)
+    out = np.full(np.broadcast(numerator, denominator).shape, np.nan)
+    np.divide(numerator, denominator, out=out, where=denominator != 0)
+    return out
+
+
+def number_or_none(value: float) -> float | None:
+    """A metric value as results store it: undefined (NaN) is null."""
+    return None if np.isnan(value) else float(value)
 
 
 def summed(sums: Sums, column: str) -> np.ndarray:
@@ -56,13 +63,6 @@ def summed(sums: Sums, column: str) -> np.ndarray:
         return found
     length = len(next(iter(sums.values()))) if sums else 1
     return np.zeros(length)
-
-
-def _linear(terms: Mapping[str, float], sums: Sums) -> np.ndarray:
-    total = np.zeros(len(next(iter(sums.values()))) if sums else 1)
-    for column, weight in terms.items():
-        total = total + weight * summed(sums, column)
-    return total
 
 
 def as_measure(metric: Measure | MetricDefinition) -> Measure:
@@ -80,22 +80,40 @@ def columns_read(metrics: Iterable[Measure | MetricDefinition]) -> frozenset[str
 
 
 @dataclass(frozen=True, slots=True)
-class Ratio:
-    """numerator / denominator, weighted sums of columns (`{column: weight}`); NaN where the
-    denominator is 0 or any `null_if_any` column is > 0."""
+class Total:
+    """A weighted sum of columns (`{column: weight}`); with weights of 1, integer counts stay integers."""
 
-    numerator: Mapping[str, float]
-    denominator: Mapping[str, float]
+    terms: Mapping[str, float]
+
+    @property
+    def columns(self) -> frozenset[str]:
+        return frozenset(self.terms)
+
+    def __call__(self, sums: Sums) -> np.ndarray:
+        # A weight of 1 multiplies nothing: macro reads 100,000-row columns, a pass over each saved.
+        return sum(
+            summed(sums, column) if weight == 1.0 else weight * summed(sums, column)
+            for column, weight in self.terms.items()
+        )
+
+
+Terms = str | Mapping[str, float] | Total
+
+
+@dataclass(frozen=True, slots=True)
+class Ratio:
+    """numerator / denominator; NaN where the denominator is 0 or any `null_if_any` column is > 0."""
+
+    numerator: Total
+    denominator: Total
     null_if_any: tuple[str, ...] = ()
 
     @property
     def columns(self) -> frozenset[str]:
-        return frozenset(self.numerator) | frozenset(self.denominator) | frozenset(self.null_if_any)
+        return self.numerator.columns | self.denominator.columns | frozenset(self.null_if_any)
 
     def __call__(self, sums: Sums) -> np.ndarray:
-        top = _linear(self.numerator, sums)
-        bottom = _linear(self.denominator, sums)
-        values = np.divide(top, bottom, out=np.full(bottom.shape, np.nan), where=bottom > 0)
+        values = divided(self.numerator(sums), self.denominator(sums))
         for column in self.null_if_any:
             values[summed(sums, column) > 0] = np.nan
         return values
@@ -113,12 +131,21 @@ class HarmonicMean:
         return columns_read([self.first, self.second])
 
     def __call__(self, sums: Sums) -> np.ndarray:
-        return harmonic_f1(self.first(sums), self.second(sums))
+        first, second = self.first(sums), self.second(sums)
+        total = first + second
+        out = np.full(total.shape, np.nan)
+        np.divide(2 * (first * second), total, out=out, where=total > 0)
+        out[total == 0] = 0.0
+        return out
 
 
 def ratio(numerator: Terms, denominator: Terms, *, null_if_any: tuple[str, ...] = ()) -> Ratio:
-    """numerator / denominator (see `Ratio`); terms are a column name or `{column: weight}`."""
-    return Ratio(_terms(numerator), _terms(denominator), tuple(null_if_any))
+    """numerator / denominator (see `Ratio`); terms are a column name, `{column: weight}` or a `Total`."""
+    totals = (
+        terms if isinstance(terms, Total) else Total({terms: 1.0} if isinstance(terms, str) else terms)
+        for terms in (numerator, denominator)
+    )
+    return Ratio(*totals, tuple(null_if_any))
 
 
 def precision(tp: str, fp: str, *, null_if_any: tuple[str, ...] = ()) -> Ratio:

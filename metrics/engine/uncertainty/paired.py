@@ -31,7 +31,7 @@ from .bootstrap import (
 )
 from .counts import DocumentCounts
 from .exact import holm_adjust, mcnemar_exact
-from .measures import Measure, MetricDefinition, as_measure, columns_read
+from .measures import Measure, MetricDefinition, as_measure, columns_read, number_or_none
 
 P_BOOTSTRAP = "paired_bootstrap"
 P_MCNEMAR = "mcnemar_exact"
@@ -98,10 +98,6 @@ def discordant_rows(a: DocumentCounts, b: DocumentCounts, correct: str, rows: st
     return only_a_right, only_b_right
 
 
-def _number(value: float) -> float | None:
-    return None if np.isnan(value) else float(value)
-
-
 def compare_runs(
     counts_a: DocumentCounts,
     counts_b: DocumentCounts,
@@ -121,8 +117,8 @@ def compare_runs(
     raw: dict[Key, PairedResult] = {}
     for name, metric in metrics.items():
         measure = as_measure(metric)
-        point_a = _number(measure(totals_a)[0]) if common else None
-        point_b = _number(measure(totals_b)[0]) if common else None
+        point_a = number_or_none(measure(totals_a)[0]) if common else None
+        point_b = number_or_none(measure(totals_b)[0]) if common else None
         if point_a is None or point_b is None:
             raw[name] = PairedResult(point_a, point_b, None, None, None, None, None)
             continue

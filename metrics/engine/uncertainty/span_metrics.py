@@ -3,8 +3,8 @@
 The count table (`pipeline.intervals.span_count_table`) holds, per document, every
 `spans.score.COUNT_FIELDS` count, `chars_typed.<TYPE>.{tp,fp,fn,covered_by_any}` per type and
 `leakage.<condition>.leaked`. Metric names are results.json paths (`micro.chars.all.f1`), so an
-interval is stored beside its metric at `<path>_ci` (the list: docs/uncertainty.md). Definitions match
-`spans.measures`. Each per-type metric is one Holm family across types. Leakage rates have exact
+interval is stored beside its metric at `<path>_ci` (the list: docs/uncertainty.md). The micro
+measures are `spans.measures`' own. Each per-type metric is one Holm family across types. Leakage rates have exact
 Clopper–Pearson intervals (documents are the trials) and are compared between runs by McNemar.
 """
 
@@ -14,9 +14,19 @@ from collections.abc import Iterable, Mapping
 
 import numpy as np
 
-from ..spans.score import LEAKAGE_CONDITIONS
+from ..spans.measures import family_measures
+from ..spans.score import FAMILIES, LEAKAGE_CONDITIONS
 from .counts import DocumentCounts
-from .measures import HarmonicMean, Measure, MetricDefinition, f1, precision, ratio, recall
+from .measures import MetricDefinition, ratio, recall
+
+# The micro families with intervals, in the order their metrics are listed.
+MICRO_FAMILIES = (
+    "chars.all",
+    "chars.scored",
+    "nervaluate.strict",
+    "nervaluate.partial",
+    "spans_overlap.type_agnostic",
+)
 
 # `{leakage rate path: (leaked documents column, trials column)}` for every condition and rate.
 LEAKAGE_RATE_COLUMNS = {
@@ -45,27 +55,11 @@ def span_metric_definitions(columns: Iterable[str]) -> dict[str, MetricDefinitio
     results.json path. Per-type metrics are defined for the types the columns hold; `char_recall` only
     where `covered_by_any` is there (a missing count must not read as zero)."""
     columns = set(columns)
-    micro: dict[str, tuple[Measure, Measure, Measure]] = {}  # precision, recall, F1
-    for variant in ("all", "scored"):
-        tp, fp, fn = (f"chars.{variant}.{count}" for count in ("tp", "fp", "fn"))
-        micro[f"chars.{variant}"] = (precision(tp, fp), recall(tp, fn), f1(tp, fp, fn))
-    for schema in ("strict", "partial"):
-        prefix = f"nervaluate.{schema}"
-        cor, inc, par, mis, spu = (
-            f"{prefix}.{count}" for count in ("correct", "incorrect", "partial", "missed", "spurious")
-        )
-        credit = {cor: 1.0, par: 0.5} if schema == "partial" else {cor: 1.0}
-        schema_precision = ratio(credit, {cor: 1.0, inc: 1.0, par: 1.0, spu: 1.0})
-        schema_recall = ratio(credit, {cor: 1.0, inc: 1.0, par: 1.0, mis: 1.0})
-        micro[prefix] = (schema_precision, schema_recall, HarmonicMean(schema_precision, schema_recall))
-    overlap = "spans_overlap.type_agnostic"
-    overlap_recall = ratio(f"{overlap}.gt_matched", f"{overlap}.gt_total")
-    overlap_precision = ratio(f"{overlap}.pred_matched", f"{overlap}.pred_total")
-    micro[overlap] = (overlap_precision, overlap_recall, HarmonicMean(overlap_precision, overlap_recall))
+    names = dict(FAMILIES)
     definitions = {
-        f"micro.{prefix}.{metric}": MetricDefinition(measure)
-        for prefix, measures in micro.items()
-        for metric, measure in zip(("precision", "recall", "f1"), measures, strict=True)
+        f"micro.{family}.{metric}": MetricDefinition(family_measures(family, names[family])[metric])
+        for family in MICRO_FAMILIES
+        for metric in ("precision", "recall", "f1")
     }
     entity_types = {
         name.split(".")[1] for name in columns if name.startswith("chars_typed.") and name.count(".") == 2

@@ -21,7 +21,6 @@ from experiments.models import ExperimentRun, RunSource
 from experiments.splits import split_exclude_hidden
 from metrics.models import ComparisonRow, MetricValue, Scoring
 from metrics.services.errors import ScoringNotFound
-from metrics.services.human_ceiling import human_ceiling
 
 
 def scoring_get(*, run: ExperimentRun, number: int | None = None, with_report: bool = False) -> Scoring:
@@ -114,11 +113,6 @@ def comparison_row_list(
     if entity_type:
         rows = rows.filter(entity_type=entity_type)
     return split_exclude_hidden(rows, project=run.project)
-
-
-def human_ceiling_for_run(*, run: ExperimentRun, scoring: Scoring | None = None) -> dict | None:
-    """`metrics.services.human_ceiling.human_ceiling` of `run`'s scoring (its latest unless given)."""
-    return human_ceiling(run, scoring or scoring_get(run=run))
 
 
 def _change(kind: str, difference: int) -> str:

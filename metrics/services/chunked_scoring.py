@@ -165,19 +165,19 @@ def _chord_send(job_id: int, tasks: list, then: Signature, what: str) -> bool:
 def scoring_chunk_score(
     *,
     job_id: int,
-    claim_token: str,
+    resume_token: str,
     index: int,
     allowed_types: list[str] | None,
     after_store: Callable[[], None] | None = None,
 ) -> int:
-    """Score chunk `index` of the job claimed by `claim_token` and store its partial result; return its
+    """Score chunk `index` of the job claimed by `resume_token` and store its partial result; return its
     document count (0 when the claim is not the job's, or the chunk not the claim's). A chunk stored already (a task
     delivered twice) is not scored again. Bad input fails the job (its other chunks then stop at their
     first check). `after_store`: called once this call stored the chunk."""
-    job = job_claimed(job_id, claim_token)
+    job = job_claimed(job_id, resume_token)
     if job is None:
         return 0
-    rows = ScoringChunk.objects.filter(job_id=job_id, claim_token=claim_token, index=index)
+    rows = ScoringChunk.objects.filter(job_id=job_id, claim_token=resume_token, index=index)
     chunk = rows.filter(partial__isnull=True).values("first_position", "document_ids", "documents").first()
     if chunk is None:  # stored already (a task delivered twice), or not this claim's chunk
         return rows.values_list("documents", flat=True).first() or 0
@@ -238,11 +238,11 @@ def _rows_encoded(
     return chunk_rows_encode(rows, document_pks=document_pks, attribute_pks=attribute_pks)
 
 
-def scoring_chunks_merge(*, job_id: int, claim_token: str) -> str:
+def scoring_chunks_merge(*, job_id: int, resume_token: str) -> str:
     """Merge the stored partial results of the job's chunks and store its scoring, finishing the job
-    under `claim_token` (exactly once); return the job's state. While a chunk is pending (its task was
+    under `resume_token` (exactly once); return the job's state. While a chunk is pending (its task was
     lost, and the dispatcher sends it again with another merge) the job stays running."""
-    job = job_claimed(job_id, claim_token)
+    job = job_claimed(job_id, resume_token)
     if job is None:
         return job_state(job_id)
     chunks = _scored_chunks(job)
@@ -294,11 +294,11 @@ def _rows(chunks: QuerySet[ScoringChunk]) -> int | None:
     return chunks.aggregate(rows=Sum("row_count"))["rows"]
 
 
-def scoring_rows_dispatch(*, job_id: int, claim_token: str) -> str:
+def scoring_rows_dispatch(*, job_id: int, resume_token: str) -> str:
     """Once every chunk is scored: when the chunks encoded comparison rows, prepare the job's scoring
     (not complete, so no reader sees it) and queue a task per chunk that writes its rows into it, then
     the merge; else queue the merge. Return the job's state."""
-    job = job_claimed(job_id, claim_token)
+    job = job_claimed(job_id, resume_token)
     if job is None:
         return job_state(job_id)
     chunks = _scored_chunks(job)
@@ -310,7 +310,7 @@ def scoring_rows_dispatch(*, job_id: int, claim_token: str) -> str:
     with _phase(job_id, "preparing the scoring for the rows"):
         if unwritten and _prepare(job, chunks) is None:
             return JobState.RUNNING  # the claim went meanwhile
-    claim = {"job_id": job_id, "resume_token": claim_token}
+    claim = {"job_id": job_id, "resume_token": resume_token}
     merge = signature("metrics.merge_chunks", kwargs=claim)
     writes = [signature("metrics.write_chunk_rows", args=(index,), kwargs=claim) for index in unwritten]
     if _chord_send(job_id, writes, merge, "writes") and writes:
@@ -333,15 +333,15 @@ def _prepare(job: Job, chunks: QuerySet[ScoringChunk]) -> Scoring | None:
     return scoring
 
 
-def scoring_chunk_rows_write(*, job_id: int, claim_token: str, index: int) -> int:
+def scoring_chunk_rows_write(*, job_id: int, resume_token: str, index: int) -> int:
     """Write the comparison rows chunk `index` encoded into the job's prepared scoring, at their
     positions in the whole scoring, once; return how many this call wrote. The chunk's row is locked,
     not the job's: the chunks of one job write side by side."""
-    job = job_claimed(job_id, claim_token)
+    job = job_claimed(job_id, resume_token)
     if job is None:
         return 0
     with job_heartbeat(job), _phase(job_id, f"rows of chunk {index}"), transaction.atomic():
-        chunks = ScoringChunk.objects.filter(job_id=job_id, claim_token=claim_token)
+        chunks = ScoringChunk.objects.filter(job_id=job_id, claim_token=resume_token)
         chunk = chunks.select_for_update().filter(index=index, written=False, rows__isnull=False).first()
         scoring = Scoring.objects.filter(job_id=job_id, is_complete=False).only("pk", "run_id").first()
         if chunk is None or scoring is None:

@@ -1,12 +1,6 @@
-"""Scoring a run as a chord of chunk tasks, merged by one final task: over every running Celery worker
-on a server, in this process in the embedded default (eager tasks). docs/operations.md ("Scoring over
-every worker") tells a job's life and how it recovers.
-
-Each task of `metrics.tasks` calls one service here, under the job's claim token, in this order:
-`scoring_run` (claims the job, then `scoring_dispatch`), `scoring_chunk_score` per chunk,
-`scoring_rows_dispatch`, `scoring_chunk_rows_write` per chunk (writing rows is most of what storing a
-scoring costs, and it need not wait in one transaction), `scoring_chunks_merge`: the merge in chunk
-order, stored once, so the stored result is the one a single process gives.
+"""Scoring a run as a chord of chunk tasks merged by one final task, one service here per task of
+`metrics.tasks` (docs/operations.md, "Scoring over every worker", tells a job's life and recovery).
+Rows are written per chunk, side by side: writing them is most of what storing a scoring costs.
 """
 
 from __future__ import annotations
@@ -69,9 +63,8 @@ def _phase(job_id: int, phase: str) -> Iterator[None]:
 def scoring_run(
     *, job_id: int, resume_token: str | None = None, chunk_documents: int = DEFAULT_CHUNK_DOCUMENTS
 ) -> str:
-    """Claim a scoring job and fan its chunks out (`scoring_dispatch`); return the job's state: running,
-    or already its end when the chord ran in this process. Safe to run twice (`metrics.services.scoring`).
-    A database error propagates as JobInterrupted, for the task to retry (`run_job_task`)."""
+    """Claim a scoring job and fan its chunks out; return the job's state (its end when the chord ran
+    in this process). A database error propagates as JobInterrupted, for the task to retry."""
     job = job_claim(job_id=job_id, kind=JobKind.SCORING, resume_token=resume_token)
     if job is None:
         return job_state(job_id)
@@ -170,10 +163,9 @@ def scoring_chunk_score(
     allowed_types: list[str] | None,
     after_store: Callable[[], None] | None = None,
 ) -> int:
-    """Score chunk `index` of the job claimed by `resume_token` and store its partial result; return its
-    document count (0 when the claim is not the job's, or the chunk not the claim's). A chunk stored already (a task
-    delivered twice) is not scored again. Bad input fails the job (its other chunks then stop at their
-    first check). `after_store`: called once this call stored the chunk."""
+    """Score chunk `index` under the claim `resume_token` and store its partial result, once; return its
+    document count (0 when the claim or the chunk is not current). Bad input fails the job (its other
+    chunks then stop at their first check). `after_store`: called once this call stored the chunk."""
     job = job_claimed(job_id, resume_token)
     if job is None:
         return 0

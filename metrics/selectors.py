@@ -24,11 +24,8 @@ from metrics.services.errors import ScoringNotFound
 
 
 def scoring_get(*, run: ExperimentRun, number: int | None = None, with_report: bool = False) -> Scoring:
-    """The run's latest complete scoring, or the one numbered `number` (ScoringNotFound, 404).
-
-    The report and the list of scored documents (megabytes for a large span run) are loaded only when
-    asked for: a page of comparison rows needs neither.
-    """
+    """The run's latest complete scoring, or the one numbered `number` (ScoringNotFound, 404); the
+    report and the scored documents (megabytes for a large span run) only when asked for."""
     scorings = scoring_list(run=run)
     if not with_report:
         scorings = scorings.defer("report", "document_ids")

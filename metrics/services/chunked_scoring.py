@@ -19,7 +19,7 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
 from annotations.models import GoldVersion, Job, JobKind, JobState
-from annotations.services.jobs import job_claim, job_heartbeat, job_interruptible
+from annotations.services.jobs import job_heartbeat, job_running
 from experiments.models import ExperimentRun
 from experiments.splits import split_check_can_score
 from metrics.models import MetricValue, Scoring, ScoringChunk
@@ -65,10 +65,9 @@ def scoring_run(
 ) -> str:
     """Claim a scoring job and fan its chunks out; return the job's state (its end when the chord ran
     in this process). A database error propagates as JobInterrupted, for the task to retry."""
-    job = job_claim(job_id=job_id, kind=JobKind.SCORING, resume_token=resume_token)
-    if job is None:
-        return job_state(job_id)
-    with job_heartbeat(job), job_interruptible(job):
+    with job_running(job_id=job_id, kind=JobKind.SCORING, resume_token=resume_token) as job:
+        if job is None:
+            return job_state(job_id)
         state = job_or_fail(job, lambda: scoring_dispatch(job=job, chunk_documents=chunk_documents))
         return state or JobState.FAILED
 

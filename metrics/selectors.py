@@ -40,10 +40,8 @@ def scoring_get(*, run: ExperimentRun, number: int | None = None, with_report: b
 
 
 def with_gold_context(scorings: QuerySet[Scoring]) -> QuerySet[Scoring]:
-    """Scorings annotated, in the same query, with what their gold status and human ceiling need:
-    the project's newest gold version of the scoring's kind (`latest_gold_number`, `latest_gold_counts`),
-    the project's strategy and phase, and whether another human run of the project was scored on the
-    same version (`has_human_scorings`)."""
+    """Scorings annotated, in the same query, with what their gold status (`gold_status_for_scoring`)
+    and human ceiling (`has_human_scorings`) need."""
     latest = GoldVersion.objects.filter(
         project_id=OuterRef("gold_version__project_id"), kind=OuterRef("gold_version__kind")
     ).order_by("-number")
@@ -133,9 +131,8 @@ def _visible_rows(version: GoldVersion) -> int:
 
 
 def gold_status_for_scoring(*, scoring: Scoring) -> dict[str, Any]:
-    """Whether `scoring` (read with its gold context, `with_gold_context`) used the newest gold of its
-    kind, and if not what changed since, as docs/agreement.md tells ("The history of the gold"):
-    `{"scored_on", "latest", "is_latest", "text"}`, e.g. "scored on gold v3; v4 has 12 more spans"."""
+    """Whether `scoring` (read `with_gold_context`) used the newest gold of its kind, and if not what
+    changed since (docs/agreement.md, "The history of the gold")."""
     used, latest_number = scoring.gold_version, scoring.latest_gold_number
     status: dict[str, Any] = {
         "scored_on": used.number,

@@ -172,14 +172,9 @@ class HumanCeilingPair(models.Model):
 
 
 class ScoringChunk(models.Model):
-    """One chunk of a scoring job fanned out over the Celery workers, from the fan-out until the job's
-    final task merges the chunks (and deletes them).
-
-    Written when the job's claim fans out, pending (no `partial`), with the documents it scores; its
-    chunk task reads them from here and stores its partial result once, under the job's current claim
-    (`claim_token`). The pending rows are what a lost chunk task left undone: the dispatcher sends
-    their tasks again, alone (metrics.services.chunked_scoring). The rows of an earlier claim are
-    deleted when a new claim fans out, and a late task of that claim writes nothing."""
+    """One chunk of a scoring job fanned out over the Celery workers, pending (no `partial`) until its
+    task stores its partial result under the job's current claim, deleted by the final merge; a pending
+    one is what a lost task left undone (docs/operations.md, "Scoring over every worker")."""
 
     job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="scoring_chunks")
     claim_token = models.CharField(max_length=32)

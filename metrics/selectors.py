@@ -21,15 +21,11 @@ from experiments.models import ExperimentRun, RunSource
 from experiments.splits import split_exclude_hidden
 from metrics.models import ComparisonRow, MetricValue, Scoring
 from metrics.services.errors import ScoringNotFound
-from metrics.services.human_ceiling import human_ceiling
 
 
 def scoring_get(*, run: ExperimentRun, number: int | None = None, with_report: bool = False) -> Scoring:
-    """The run's latest complete scoring, or the one numbered `number` (ScoringNotFound, 404).
-
-    The report and the list of scored documents (megabytes for a large span run) are loaded only when
-    asked for: a page of comparison rows needs neither.
-    """
+    """The run's latest complete scoring, or the one numbered `number` (ScoringNotFound, 404); the
+    report and the scored documents (megabytes for a large span run) only when asked for."""
     scorings = scoring_list(run=run)
     if not with_report:
         scorings = scorings.defer("report", "document_ids")
@@ -44,10 +40,8 @@ def scoring_get(*, run: ExperimentRun, number: int | None = None, with_report: b
 
 
 def with_gold_context(scorings: QuerySet[Scoring]) -> QuerySet[Scoring]:
-    """Scorings annotated, in the same query, with what their gold status and human ceiling need:
-    the project's newest gold version of the scoring's kind (`latest_gold_number`, `latest_gold_counts`),
-    the project's strategy and phase, and whether another human run of the project was scored on the
-    same version (`has_human_scorings`)."""
+    """Scorings annotated, in the same query, with what their gold status (`gold_status_for_scoring`)
+    and human ceiling (`has_human_scorings`) need."""
     latest = GoldVersion.objects.filter(
         project_id=OuterRef("gold_version__project_id"), kind=OuterRef("gold_version__kind")
     ).order_by("-number")
@@ -116,11 +110,6 @@ def comparison_row_list(
     return split_exclude_hidden(rows, project=run.project)
 
 
-def human_ceiling_for_run(*, run: ExperimentRun, scoring: Scoring | None = None) -> dict | None:
-    """`metrics.services.human_ceiling.human_ceiling` of `run`'s scoring (its latest unless given)."""
-    return human_ceiling(run, scoring or scoring_get(run=run))
-
-
 def _change(kind: str, difference: int) -> str:
     """ "12 more spans", "1 fewer value", "as many spans (changed in place)"."""
     noun = "span" if kind == GoldKind.SPANS else "value"
@@ -142,9 +131,8 @@ def _visible_rows(version: GoldVersion) -> int:
 
 
 def gold_status_for_scoring(*, scoring: Scoring) -> dict[str, Any]:
-    """Whether `scoring` (read with its gold context, `with_gold_context`) used the newest gold of its
-    kind, and if not what changed since, as docs/agreement.md tells ("The history of the gold"):
-    `{"scored_on", "latest", "is_latest", "text"}`, e.g. "scored on gold v3; v4 has 12 more spans"."""
+    """Whether `scoring` (read `with_gold_context`) used the newest gold of its kind, and if not what
+    changed since (docs/agreement.md, "The history of the gold")."""
     used, latest_number = scoring.gold_version, scoring.latest_gold_number
     status: dict[str, Any] = {
         "scored_on": used.number,

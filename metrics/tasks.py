@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
 from functools import partial
-from typing import Any
 
 from celery import shared_task
 
@@ -68,22 +66,13 @@ def score_chunk(self, index: int, allowed_types: list[str] | None, *, job_id: in
     if delay > 0:  # test hook: a chunk task under way, nothing stored yet, for a worker to die in
         time.sleep(delay)
     log = os.environ.get(CHUNK_LOG_ENV)
-    service = _in_claim(
+    service = partial(
         scoring_chunk_score,
         index=index,
         allowed_types=allowed_types,
         after_store=(lambda: _append(log, f"{index}\n")) if log else None,
     )
     return run_job_task(self, service, job_id=job_id, resume_token=resume_token)
-
-
-def _in_claim(service: Callable[..., Any], **arguments: Any) -> Callable[..., Any]:
-    """`service` as `run_job_task` calls it: the task's `resume_token` is the claim it works in."""
-
-    def run(*, job_id: int, resume_token: str) -> Any:
-        return service(job_id=job_id, claim_token=resume_token, **arguments)
-
-    return run
 
 
 def _append(path: str, line: str) -> None:
@@ -94,16 +83,16 @@ def _append(path: str, line: str) -> None:
 # `chunk_results`: the chord's, unused (the services read the chunks' rows); empty when sent alone.
 @shared_task(bind=True, name="metrics.write_rows", max_retries=None, ignore_result=True)
 def write_rows(self, chunk_results: list[int] | None = None, *, job_id: int, resume_token: str) -> str:
-    return run_job_task(self, _in_claim(scoring_rows_dispatch), job_id=job_id, resume_token=resume_token)
+    return run_job_task(self, scoring_rows_dispatch, job_id=job_id, resume_token=resume_token)
 
 
 @shared_task(bind=True, name="metrics.write_chunk_rows", max_retries=None)
 def write_chunk_rows(self, index: int, *, job_id: int, resume_token: str) -> int:
-    service = _in_claim(scoring_chunk_rows_write, index=index)
+    service = partial(scoring_chunk_rows_write, index=index)
     return run_job_task(self, service, job_id=job_id, resume_token=resume_token)
 
 
 # `chunk_results`: the chord's, unused (the merge reads the chunks' rows); empty when sent alone.
 @shared_task(bind=True, name="metrics.merge_chunks", max_retries=None, ignore_result=True)
 def merge_chunks(self, chunk_results: list[int] | None = None, *, job_id: int, resume_token: str) -> str:
-    return run_job_task(self, _in_claim(scoring_chunks_merge), job_id=job_id, resume_token=resume_token)
+    return run_job_task(self, scoring_chunks_merge, job_id=job_id, resume_token=resume_token)

@@ -105,7 +105,7 @@ def values_by_key(values: Iterable[MetricValue]) -> dict[tuple[str, str, str], M
 
 
 def ceiling_by_key(ceiling: dict | None) -> dict[tuple[str, str, str], dict]:
-    """The entries of a human ceiling (`metrics.selectors.human_ceiling_for_run`) by the
+    """The entries of a human ceiling (`metrics.services.human_ceiling.human_ceiling`) by the
     (scope, scope_key, name) of the headline value each stands beside."""
     if not ceiling:
         return {}

@@ -47,11 +47,9 @@ from annotations.services.jobs import (
     TRANSIENT_DATABASE_ERRORS,
     JobClaimLost,
     JobNotRetryable,
-    job_claim,
     job_enqueue,
     job_finish,
-    job_heartbeat,
-    job_interruptible,
+    job_running,
 )
 from annotations.services.projects import attributes_upsert
 from annotations.services.uploads import upload_discard, uploads_sweep
@@ -134,11 +132,10 @@ def import_job_run(
     A database error propagates as JobInterrupted, for the task to retry (`run_job_task`).
     `after_read` is called between reading the file and writing the gold (a test hook).
     """
-    job = job_claim(job_id=job_id, kind=JobKind.IMPORT, resume_token=resume_token)
-    if job is None:
-        return "skipped"
-    progress = JobProgress(job.pk)
-    with job_heartbeat(job), job_interruptible(job):
+    with job_running(job_id=job_id, kind=JobKind.IMPORT, resume_token=resume_token) as job:
+        if job is None:
+            return "skipped"
+        progress = JobProgress(job.pk)
         try:
             state = _run(job, progress, after_read=after_read)
         except InputValidationError as error:

@@ -73,15 +73,6 @@ class JobInterrupted(Exception):
         self.claim_token = claim_token
 
 
-@contextlib.contextmanager
-def job_interruptible(job: Job) -> Iterator[None]:
-    """Turn a database error inside the block into JobInterrupted for `job`'s current claim."""
-    try:
-        yield
-    except TRANSIENT_DATABASE_ERRORS as error:
-        raise JobInterrupted(job.pk, job.claim_token) from error
-
-
 # -- kinds: which task runs a job, and what its app does when it fails or is retried ---------------
 
 
@@ -195,6 +186,21 @@ def job_heartbeat(job: Job) -> Iterator[None]:
     finally:
         stop.set()
         thread.join(timeout=5)
+
+
+@contextlib.contextmanager
+def job_running(*, job_id: int, kind: str, resume_token: str | None = None) -> Iterator[Job | None]:
+    """The job claimed for the block (`job_claim`; None when it is not this caller's), its heartbeat
+    beating; a database error inside becomes JobInterrupted for its claim, for the task to retry."""
+    job = job_claim(job_id=job_id, kind=kind, resume_token=resume_token)
+    if job is None:
+        yield None
+        return
+    with job_heartbeat(job):
+        try:
+            yield job
+        except TRANSIENT_DATABASE_ERRORS as error:
+            raise JobInterrupted(job.pk, job.claim_token) from error
 
 
 def _beat(job_id: int, token: str, stop: threading.Event) -> None:

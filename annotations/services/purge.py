@@ -30,11 +30,9 @@ from annotations.models import Job, JobKind, JobState, Membership, Project, Proj
 from annotations.services.job_problems import internal_error
 from annotations.services.jobs import (
     TRANSIENT_DATABASE_ERRORS,
-    job_claim,
     job_enqueue,
     job_finish,
-    job_heartbeat,
-    job_interruptible,
+    job_running,
 )
 
 logger = logging.getLogger(__name__)
@@ -86,11 +84,10 @@ def project_purge_run(*, job_id: int, resume_token: str | None = None) -> str:
 
     A database error propagates as JobInterrupted, for the task to retry (`run_job_task`).
     """
-    job = job_claim(job_id=job_id, kind=JobKind.PURGE, resume_token=resume_token)
-    if job is None:
-        return "skipped"
-    slug = job.params["slug"]
-    with job_heartbeat(job), job_interruptible(job):
+    with job_running(job_id=job_id, kind=JobKind.PURGE, resume_token=resume_token) as job:
+        if job is None:
+            return "skipped"
+        slug = job.params["slug"]
         try:
             counts, files = _purge_rows(job)
         except TRANSIENT_DATABASE_ERRORS:

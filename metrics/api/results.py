@@ -23,11 +23,11 @@ from metrics.models import ComparisonRow, MetricValue
 from metrics.selectors import (
     comparison_row_list,
     gold_status_for_scoring,
-    human_ceiling_for_run,
     metric_value_list,
     scoring_get,
     scoring_list,
 )
+from metrics.services.human_ceiling import human_ceiling
 
 
 # What every answer showing a scoring's numbers carries beside them: the gold status of the scoring
@@ -109,7 +109,7 @@ class RunMetricsApi(ApiView):
         body = dict(scoring.report)
         body["gold_status"] = gold_status_for_scoring(scoring=scoring)
         if query.validated_data["human_ceiling"]:
-            body["human_ceiling"] = human_ceiling_for_run(run=run, scoring=scoring)
+            body["human_ceiling"] = human_ceiling(run, scoring)
         response = Response(body)
         response["X-Scoring"] = str(scoring.number)
         response["X-Gold-Version"] = str(scoring.gold_version.number)

@@ -18,7 +18,8 @@ from experiments.selectors import run_get_for_user
 from metrics.api.results import GoldStatusOutput, HumanCeilingOutput, number_field
 from metrics.engine.uncertainty.bootstrap import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
 from metrics.pipeline.intervals import IntervalSettings
-from metrics.selectors import gold_status_for_scoring, human_ceiling_for_run, scoring_get
+from metrics.selectors import gold_status_for_scoring, scoring_get
+from metrics.services.human_ceiling import human_ceiling
 from metrics.services.run_pair import CHANGED_ROWS_SHOWN, runs_compare
 
 MAX_RESAMPLES = 20_000
@@ -129,7 +130,5 @@ def runs_compare_for_query(
         name: gold_status_for_scoring(scoring=scoring) for name, (_, scoring) in sides.items()
     }
     if data["paired"]:
-        body["human_ceiling"] = {
-            name: human_ceiling_for_run(run=run, scoring=scoring) for name, (run, scoring) in sides.items()
-        }
+        body["human_ceiling"] = {name: human_ceiling(run, scoring) for name, (run, scoring) in sides.items()}
     return run_a, run_b, body

@@ -16,13 +16,7 @@ from django.db import transaction
 from annotations.models import Document, GoldKind, Job, JobKind, JobState, Project
 from annotations.selectors import attribute_specs, gold_attribute_documents, gold_span_documents
 from annotations.selectors.gold import gold_version_current
-from annotations.services.jobs import (
-    job_claim,
-    job_enqueue,
-    job_finish,
-    job_heartbeat,
-    job_interruptible,
-)
+from annotations.services.jobs import job_enqueue, job_finish, job_running
 from experiments.models import ExperimentRun, RunSource
 from experiments.splits import split_hidden_document_ids
 from metrics.engine.agreement.attributes import attribute_agreement
@@ -50,10 +44,9 @@ def agreement_job_create(*, project: Project, user: AbstractBaseUser | None) -> 
 def agreement_job_run(*, job_id: int, resume_token: str | None = None) -> str:
     """Run an agreement job to its end; return the job's final state (its current state when this
     caller did not claim it). A database error propagates as JobInterrupted, for the task to retry."""
-    job = job_claim(job_id=job_id, kind=JobKind.AGREEMENT, resume_token=resume_token)
-    if job is None:
-        return job_state(job_id)
-    with job_heartbeat(job), job_interruptible(job):
+    with job_running(job_id=job_id, kind=JobKind.AGREEMENT, resume_token=resume_token) as job:
+        if job is None:
+            return job_state(job_id)
         result = job_or_fail(job, lambda: project_agreement(project=job.project), log=logger)
         if result is None:
             return JobState.FAILED

@@ -1,12 +1,6 @@
-"""Scoring a run as a chord of chunk tasks, merged by one final task: over every running Celery worker
-on a server, in this process in the embedded default (eager tasks). docs/operations.md ("Scoring over
-every worker") tells a job's life and how it recovers.
-
-Each task of `metrics.tasks` calls one service here, under the job's claim token, in this order:
-`scoring_run` (claims the job, then `scoring_dispatch`), `scoring_chunk_score` per chunk,
-`scoring_rows_dispatch`, `scoring_chunk_rows_write` per chunk (writing rows is most of what storing a
-scoring costs, and it need not wait in one transaction), `scoring_chunks_merge`: the merge in chunk
-order, stored once, so the stored result is the one a single process gives.
+"""Scoring a run as a chord of chunk tasks merged by one final task, one service here per task of
+`metrics.tasks` (docs/operations.md, "Scoring over every worker", tells a job's life and recovery).
+Rows are written per chunk, side by side: writing them is most of what storing a scoring costs.
 """
 
 from __future__ import annotations
@@ -25,7 +19,7 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
 from annotations.models import GoldVersion, Job, JobKind, JobState
-from annotations.services.jobs import job_claim, job_heartbeat, job_interruptible
+from annotations.services.jobs import job_heartbeat, job_running
 from experiments.models import ExperimentRun
 from experiments.splits import split_check_can_score
 from metrics.models import MetricValue, Scoring, ScoringChunk
@@ -69,13 +63,11 @@ def _phase(job_id: int, phase: str) -> Iterator[None]:
 def scoring_run(
     *, job_id: int, resume_token: str | None = None, chunk_documents: int = DEFAULT_CHUNK_DOCUMENTS
 ) -> str:
-    """Claim a scoring job and fan its chunks out (`scoring_dispatch`); return the job's state: running,
-    or already its end when the chord ran in this process. Safe to run twice (`metrics.services.scoring`).
-    A database error propagates as JobInterrupted, for the task to retry (`run_job_task`)."""
-    job = job_claim(job_id=job_id, kind=JobKind.SCORING, resume_token=resume_token)
-    if job is None:
-        return job_state(job_id)
-    with job_heartbeat(job), job_interruptible(job):
+    """Claim a scoring job and fan its chunks out; return the job's state (its end when the chord ran
+    in this process). A database error propagates as JobInterrupted, for the task to retry."""
+    with job_running(job_id=job_id, kind=JobKind.SCORING, resume_token=resume_token) as job:
+        if job is None:
+            return job_state(job_id)
         state = job_or_fail(job, lambda: scoring_dispatch(job=job, chunk_documents=chunk_documents))
         return state or JobState.FAILED
 
@@ -165,19 +157,18 @@ def _chord_send(job_id: int, tasks: list, then: Signature, what: str) -> bool:
 def scoring_chunk_score(
     *,
     job_id: int,
-    claim_token: str,
+    resume_token: str,
     index: int,
     allowed_types: list[str] | None,
     after_store: Callable[[], None] | None = None,
 ) -> int:
-    """Score chunk `index` of the job claimed by `claim_token` and store its partial result; return its
-    document count (0 when the claim is not the job's, or the chunk not the claim's). A chunk stored already (a task
-    delivered twice) is not scored again. Bad input fails the job (its other chunks then stop at their
-    first check). `after_store`: called once this call stored the chunk."""
-    job = job_claimed(job_id, claim_token)
+    """Score chunk `index` under the claim `resume_token` and store its partial result, once; return its
+    document count (0 when the claim or the chunk is not current). Bad input fails the job (its other
+    chunks then stop at their first check). `after_store`: called once this call stored the chunk."""
+    job = job_claimed(job_id, resume_token)
     if job is None:
         return 0
-    rows = ScoringChunk.objects.filter(job_id=job_id, claim_token=claim_token, index=index)
+    rows = ScoringChunk.objects.filter(job_id=job_id, claim_token=resume_token, index=index)
     chunk = rows.filter(partial__isnull=True).values("first_position", "document_ids", "documents").first()
     if chunk is None:  # stored already (a task delivered twice), or not this claim's chunk
         return rows.values_list("documents", flat=True).first() or 0
@@ -238,11 +229,11 @@ def _rows_encoded(
     return chunk_rows_encode(rows, document_pks=document_pks, attribute_pks=attribute_pks)
 
 
-def scoring_chunks_merge(*, job_id: int, claim_token: str) -> str:
+def scoring_chunks_merge(*, job_id: int, resume_token: str) -> str:
     """Merge the stored partial results of the job's chunks and store its scoring, finishing the job
-    under `claim_token` (exactly once); return the job's state. While a chunk is pending (its task was
+    under `resume_token` (exactly once); return the job's state. While a chunk is pending (its task was
     lost, and the dispatcher sends it again with another merge) the job stays running."""
-    job = job_claimed(job_id, claim_token)
+    job = job_claimed(job_id, resume_token)
     if job is None:
         return job_state(job_id)
     chunks = _scored_chunks(job)
@@ -294,11 +285,11 @@ def _rows(chunks: QuerySet[ScoringChunk]) -> int | None:
     return chunks.aggregate(rows=Sum("row_count"))["rows"]
 
 
-def scoring_rows_dispatch(*, job_id: int, claim_token: str) -> str:
+def scoring_rows_dispatch(*, job_id: int, resume_token: str) -> str:
     """Once every chunk is scored: when the chunks encoded comparison rows, prepare the job's scoring
     (not complete, so no reader sees it) and queue a task per chunk that writes its rows into it, then
     the merge; else queue the merge. Return the job's state."""
-    job = job_claimed(job_id, claim_token)
+    job = job_claimed(job_id, resume_token)
     if job is None:
         return job_state(job_id)
     chunks = _scored_chunks(job)
@@ -310,7 +301,7 @@ def scoring_rows_dispatch(*, job_id: int, claim_token: str) -> str:
     with _phase(job_id, "preparing the scoring for the rows"):
         if unwritten and _prepare(job, chunks) is None:
             return JobState.RUNNING  # the claim went meanwhile
-    claim = {"job_id": job_id, "resume_token": claim_token}
+    claim = {"job_id": job_id, "resume_token": resume_token}
     merge = signature("metrics.merge_chunks", kwargs=claim)
     writes = [signature("metrics.write_chunk_rows", args=(index,), kwargs=claim) for index in unwritten]
     if _chord_send(job_id, writes, merge, "writes") and writes:
@@ -333,15 +324,15 @@ def _prepare(job: Job, chunks: QuerySet[ScoringChunk]) -> Scoring | None:
     return scoring
 
 
-def scoring_chunk_rows_write(*, job_id: int, claim_token: str, index: int) -> int:
+def scoring_chunk_rows_write(*, job_id: int, resume_token: str, index: int) -> int:
     """Write the comparison rows chunk `index` encoded into the job's prepared scoring, at their
     positions in the whole scoring, once; return how many this call wrote. The chunk's row is locked,
     not the job's: the chunks of one job write side by side."""
-    job = job_claimed(job_id, claim_token)
+    job = job_claimed(job_id, resume_token)
     if job is None:
         return 0
     with job_heartbeat(job), _phase(job_id, f"rows of chunk {index}"), transaction.atomic():
-        chunks = ScoringChunk.objects.filter(job_id=job_id, claim_token=claim_token)
+        chunks = ScoringChunk.objects.filter(job_id=job_id, claim_token=resume_token)
         chunk = chunks.select_for_update().filter(index=index, written=False, rows__isnull=False).first()
         scoring = Scoring.objects.filter(job_id=job_id, is_complete=False).only("pk", "run_id").first()
         if chunk is None or scoring is None:

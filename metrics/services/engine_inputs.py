@@ -96,10 +96,7 @@ def run_totals(run: ExperimentRun) -> tuple[dict[str, Any], list[ImportProblem]]
 
 
 def prediction_documents(run_document_pks: Sequence[int]) -> dict[str, PredictionDocument]:
-    """The attribute predictions of these RunDocuments, keyed by external document id.
-
-    Two queries: the documents, then their values in posted order.
-    """
+    """The attribute predictions of these RunDocuments, keyed by external document id."""
     values: dict[int, list[PredictedAnnotation]] = {}
     rows = (
         PredictedValue.objects.filter(run_document_id__in=run_document_pks)
@@ -158,11 +155,8 @@ def predicted_span_documents(run_document_pks: Sequence[int]) -> list[SpanDocume
 
 
 def run_attribute_specs(specs: Iterable[AttributeSpec], prompts: Sequence[Any]) -> list[AttributeSpec]:
-    """The project's schema with the run's own prompts, when it sent them.
-
-    Only attributes with a prompt are scored. A run that lists its prompts scores exactly the attributes
-    it prompted for (as the offline prompts CSV decides); a run without prompts uses the project's.
-    """
+    """The project's schema with the run's own prompts, when it sent them: only attributes with a
+    prompt are scored, as the offline prompts CSV decides."""
     specs = list(specs)
     run_prompts = {
         entry["attribute_id"]: entry.get("prompt") or ""

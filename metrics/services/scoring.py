@@ -1,13 +1,7 @@
 """Scoring jobs: requested by finalize or rescore, scored as a chord of chunk tasks
-(`metrics.services.chunked_scoring`), stored exactly once.
-
-The job's life is that of every job (`annotations.services.jobs`). Exactly once, whatever the faults
-(docs/operations.md): scoring reads only, and every result is written in ONE transaction at the end
-(`scoring_store`), under the job's current claim, after deleting any earlier scoring of the job (a
-unique constraint allows one per job), so a retried job never leaves two sets of metric values or
-comparison rows. On PostgreSQL the comparison rows are written before, into the job's scoring made
-hidden (`scoring_prepare`), which the final transaction completes: readers still see the whole scoring
-at once, or nothing.
+(`metrics.services.chunked_scoring`), stored exactly once under the job's claim (docs/operations.md):
+one scoring per job (a unique constraint), hidden until the final transaction (`scoring_store`)
+completes it, so a retried job never leaves two, and readers see all of it or nothing.
 """
 
 from __future__ import annotations
@@ -55,13 +49,8 @@ Computed = TypeVar("Computed")
 def scoring_request(
     *, run: ExperimentRun, user: AbstractBaseUser | None, rescore: bool = False, allow_empty: bool = False
 ) -> Job:
-    """Close the run (finalize) or ask for a new scoring (rescore) and queue the scoring job.
-
-    Finalize takes an open run with predictions, or without any when `allow_empty` (every gold item
-    then counts as missed); rescore a scored or failed one (after a gold or settings change; the
-    earlier scorings stay readable). The gold version is fixed now, in the job's parameters.
-    Raises ScoringNotAllowed or SplitRuleViolation (409).
-    """
+    """Close the run (finalize) or ask for a new scoring (rescore) and queue the scoring job, its gold
+    version fixed now in the job's parameters. Raises ScoringNotAllowed or SplitRuleViolation (409)."""
     run = ExperimentRun.objects.select_for_update().select_related("project").get(pk=run.pk)
     allowed = (RunStatus.SCORED, RunStatus.FAILED) if rescore else (RunStatus.OPEN,)
     if run.status not in allowed:
@@ -243,11 +232,9 @@ def scoring_store(
     result: ScoringResult | None,
     rows: int | None = None,
 ) -> str:
-    """Store a scoring (the final task of its chord of chunk tasks) and finish the job, exactly once
-    and only under `job`'s claim (its claim_token); return the job's state. The job's hidden scoring
-    (`scoring_prepare`, made here when the chunks made none) is completed: `rows`, the comparison rows
-    the chunk tasks wrote into it (`result.rows` is then empty); `result` None: its metrics are stored
-    in it already (`scoring_metrics_store`)."""
+    """Complete the job's hidden scoring (`scoring_prepare`) and finish the job, only under its claim;
+    return the job's state. `rows`: how many comparison rows the chunks wrote into it (else `result`
+    holds them); `result` None: its metrics are stored already (`scoring_metrics_store`)."""
     job_id = job.pk
     current = job_claimed(job_id, job.claim_token, lock=True)
     if current is None:
@@ -299,10 +286,8 @@ def scoring_job_failed(job: Job) -> None:
 
 
 def scoring_job_retry_check(job: Job) -> None:
-    """Before a retry of a scoring job (job_retry's transaction): its run is scoring again.
-
-    Only the run's latest scoring job is retried; once the run was scored, a rescore is the way.
-    """
+    """Before a retry of a scoring job (job_retry's transaction): its run is scoring again. Only the
+    run's latest scoring job is retried; once the run was scored, a rescore is the way."""
     run = ExperimentRun.objects.select_for_update().filter(scoring_job_id=job.pk).first()
     if run is None or run.status not in (RunStatus.FAILED, RunStatus.SCORING):
         raise JobNotRetryable(

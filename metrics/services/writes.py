@@ -1,17 +1,10 @@
 """Writing a scoring's derived rows in bulk: COPY on PostgreSQL, bulk_create elsewhere (`bulk_insert`).
 
-A scoring fanned out over the workers stores its result in one transaction, in one worker (the final
-task). Encoding a row (its JSON columns above all) is most of what writing it costs, and that part
-need not wait for the end: each chunk task encodes its own rows, in parallel with the others, into
-COPY lines that lack only the cells known once every chunk is scored (the row's position in the
-whole scoring, its id, the scoring and the run). Each chunk's lines are then written with those
-cells, chunks side by side, which gives the rows `comparison_rows_write` gives for the same rows.
-Only on PostgreSQL (COPY); elsewhere the rows stay in the partial result, as objects.
-
-Ids too follow positions: readers page through a scoring's rows in id order (the comparison API,
-its CSV), which must be the export's order, as when one process writes the rows one after the other.
-So the scoring's ids are taken as one block before any chunk writes (`row_ids_reserve`), and each row
-is written with the id of its position in the block.
+Encoding a row (its JSON columns above all) is most of what writing it costs, so on PostgreSQL each
+chunk task encodes its own rows into COPY lines lacking only the cells known once every chunk is
+scored (position, id, scoring, run); elsewhere the rows stay in the partial result. Ids follow
+positions, because readers page in id order, which must be the export's: the scoring's ids are
+reserved as one block before any chunk writes (`row_ids_reserve`).
 """
 
 from __future__ import annotations

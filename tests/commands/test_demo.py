@@ -16,8 +16,9 @@ from annotations.models import GoldVersion, Project
 from experiments.models import ExperimentRun
 from metrics.management.commands.demo import DEMO_ADMIN, demo_admin, demo_admin_token, demo_credentials_path
 from metrics.models import ComparisonRow, Scoring
-from metrics.selectors import human_ceiling_for_run
+from metrics.selectors import scoring_get
 from metrics.services.agreement import agreement_latest
+from metrics.services.human_ceiling import human_ceiling
 
 pytestmark = pytest.mark.django_db
 
@@ -148,5 +149,5 @@ def test_the_deid_demo_has_a_second_annotator_an_agreement_and_a_human_ceiling()
     assert sorted(spans["overall"]["annotators"]) == ["demo: second annotator", "gold"]
     assert spans["overall"]["documents"] == 30 and spans["pairs"][0]["f1_exact"] > 0.8
     for run in ExperimentRun.objects.filter(project=deid, source="llm"):
-        ceiling = human_ceiling_for_run(run=run)
+        ceiling = human_ceiling(run, scoring_get(run=run))
         assert [human["name"] for human in ceiling["human_runs"]] == ["demo: second annotator"]

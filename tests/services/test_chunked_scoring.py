@@ -168,8 +168,8 @@ def test_a_chunk_task_or_a_merge_of_a_claim_that_is_not_the_jobs_writes_nothing(
         job_id=job_id, claim_token="a" * 32, index=0, document_ids=[document_id], documents=1, partial=None
     )
 
-    stored = scoring_chunk_score(job_id=job_id, claim_token="a" * 32, index=0, allowed_types=None)
-    state = scoring_chunks_merge(job_id=job_id, claim_token="a" * 32)
+    stored = scoring_chunk_score(job_id=job_id, resume_token="a" * 32, index=0, allowed_types=None)
+    state = scoring_chunks_merge(job_id=job_id, resume_token="a" * 32)
 
     assert (stored, state) == (0, "running")
     assert ScoringChunk.objects.get(job_id=job_id).partial is None
@@ -253,7 +253,7 @@ def test_a_silent_fanned_out_job_is_resumed_by_the_dispatcher_which_sends_its_pe
     job = Job.objects.get(pk=job_id)
     chunks = ScoringChunk.objects.filter(job_id=job_id)
     assert job.state == "running" and len(lost[0]) == chunks.count() > 2
-    assert scoring_chunk_score(job_id=job_id, claim_token=job.claim_token, index=0, allowed_types=None) == 1
+    assert scoring_chunk_score(job_id=job_id, resume_token=job.claim_token, index=0, allowed_types=None) == 1
     scored = []
     real = SpanScoringPlan.chunk_score
     monkeypatch.setattr(

@@ -6,7 +6,7 @@ import pytest
 
 from experiments.models import ExperimentRun, RunSource
 from metrics.models import HumanCeilingPair, MetricValue, Scoring
-from metrics.selectors import human_ceiling_for_run
+from metrics.selectors import scoring_get
 from metrics.services import human_ceiling as ceiling_services
 from tests.agreement.test_several_annotators_import import import_export
 from tests.api.runs_support import create_run, finalize, post_documents
@@ -66,7 +66,8 @@ def test_without_human_runs_there_is_no_ceiling(project, alice_client, django_ca
     post_documents(alice_client, run["id"], [{"document_id": "doc-1", "entities": []}])
     with django_capture_on_commit_callbacks(execute=True):
         finalize(alice_client, run["id"])
-    assert human_ceiling_for_run(run=ExperimentRun.objects.get(pk=run["id"])) is None
+    model_run = ExperimentRun.objects.get(pk=run["id"])
+    assert ceiling_services.human_ceiling(model_run, scoring_get(run=model_run)) is None
     assert alice_client.get(f"/api/v1/runs/{run['id']}/metrics/").json()["human_ceiling"] is None
 
 

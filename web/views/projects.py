@@ -10,8 +10,9 @@ from annotations.roles import Role
 from annotations.selectors import attribute_specs, gold_version_list, project_get_for_user
 from experiments.selectors import run_list
 from experiments.splits import split_status
-from metrics.selectors import gold_status_for_scoring, human_ceiling_for_run
+from metrics.selectors import gold_status_for_scoring
 from metrics.services.agreement import agreement_latest
+from metrics.services.human_ceiling import human_ceiling
 from web.charts import IntervalPoint, interval_chart
 from web.headlines import Headline, ceiling_by_key, headline_choices, headline_from_values
 from web.pages import chart_download, page
@@ -98,7 +99,7 @@ def project_detail(request: HttpRequest, slug: str) -> HttpResponse:
                 "gold_status": None if scoring is None else gold_status_for_scoring(scoring=scoring),
                 "ceiling": None
                 if scoring is None or chosen is None
-                else ceiling_by_key(human_ceiling_for_run(run=run, scoring=scoring)).get(
+                else ceiling_by_key(human_ceiling(run, scoring)).get(
                     (chosen.scope, chosen.scope_key, chosen.name)
                 ),
             }

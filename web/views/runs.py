@@ -25,11 +25,11 @@ from metrics.models import MetricScope, Scoring
 from metrics.selectors import (
     comparison_row_list,
     gold_status_for_scoring,
-    human_ceiling_for_run,
     metric_value_list,
     scoring_get,
 )
 from metrics.services.errors import ScoringNotFound
+from metrics.services.human_ceiling import human_ceiling
 from web.charts import MATCH_STATUS_CATEGORIES, Bar, IntervalPoint, interval_chart, stacked_bar_chart
 from web.headlines import (
     ATTRIBUTE_MEASURE,
@@ -228,7 +228,7 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         # What the API serves beside the run's numbers (GET /runs/{id}/metrics/): the gold status and
         # the human ceiling, each headline with its entry.
         context["gold_status"] = gold_status_for_scoring(scoring=scoring)
-        ceiling = human_ceiling_for_run(run=run, scoring=scoring)
+        ceiling = human_ceiling(run, scoring)
         context["ceiling"] = ceiling
         entries = ceiling_by_key(ceiling)
         if run.kind == RunKind.SPANS:

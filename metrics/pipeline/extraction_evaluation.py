@@ -57,8 +57,8 @@ class ExtractionRun:
     intervals: dict[str, dict[str, Interval]] | None = None
     interval_settings: IntervalSettings | None = None
 
-    def config_snapshot(self) -> dict[str, Any]:
-        """config.yaml of the run: the effective settings first, then the rest of the given config."""
+    def effective_settings(self) -> dict[str, Any]:
+        """The settings config.yaml of the run puts before the rest of the given config."""
         effective = {
             "extraction_run_id": self.evaluation.run_id,
             THRESHOLD_KEY: self.settings.edit_distance_match_threshold,
@@ -69,7 +69,7 @@ class ExtractionRun:
         }
         if self.interval_settings is not None:
             effective["intervals"] = self.interval_settings.as_config()
-        return {**effective, **{key: value for key, value in self.config.items() if key not in effective}}
+        return effective
 
     def annotations_head(self) -> dict[str, Any]:
         """llm_annotations.json but its documents: the model and provider when the config names them."""

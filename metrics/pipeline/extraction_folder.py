@@ -287,7 +287,7 @@ def _small_writers(
             bundle.EXTRACTION_METADATA_JSON,
             lambda handle: write_json_list(head, "per_document", metadata, handle),
         ),
-        (bundle.CONFIG_YAML, lambda handle: write_config_yaml(run.config_snapshot(), handle)),
+        (bundle.CONFIG_YAML, lambda handle: write_config_yaml(run.effective_settings(), run.config, handle)),
         (
             bundle.PROMPTS_USED_CSV,
             lambda handle: write_prompts_used_csv(run.inputs.prompts.scored, handle),

@@ -224,6 +224,7 @@ def read_extraction_inputs(
     """Read and check all three inputs; one InputValidationError lists the problems of every file.
     `names` ("gold", "prompts", "predictions") name uploads held as bytes in messages."""
     names = dict(names or {})
+    file_names = input_names(gold, prompts, predictions, names)
     problems: list[ImportProblem] = []
     with paused_garbage_collection():
         prompt_set = PromptSet(attributes=[])
@@ -243,9 +244,7 @@ def read_extraction_inputs(
             problems.extend(error.problems)
         if gold_set is not None:
             gold_set.warnings.extend(
-                attribute_warnings_for_code_sets(
-                    prompt_set, gold_set.attribute_names, source_name(gold, names.get("gold"))
-                )
+                attribute_warnings_for_code_sets(prompt_set, gold_set.attribute_names, file_names["gold"])
             )
         prediction_set = PredictionSet(documents={})
         try:
@@ -263,11 +262,18 @@ def read_extraction_inputs(
         gold=gold_set,
         predictions=prediction_set,
         gold_format=gold_format,
-        names={
-            role: source_name(source, names.get(role))
-            for role, source in (("gold", gold), ("prompts", prompts), ("predictions", predictions))
-        },
+        names=file_names,
     )
+
+
+def input_names(
+    gold: SourceInput, prompts: SourceInput, predictions: SourceInput, names: Mapping[str, str]
+) -> dict[str, str]:
+    """The file name each input's problems carry, by role; `names` as in `read_extraction_inputs`."""
+    return {
+        role: source_name(source, names.get(role))
+        for role, source in (("gold", gold), ("prompts", prompts), ("predictions", predictions))
+    }
 
 
 def attribute_warnings_for_code_sets(

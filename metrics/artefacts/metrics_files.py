@@ -26,7 +26,6 @@ def sorted_results(evaluation: ExtractionEvaluation) -> list[AttributeResult]:
 
 
 def metric_column_names(evaluation: ExtractionEvaluation, custom_metrics: Sequence[str] = ()) -> list[str]:
-    """The metric columns of metrics.csv, in order."""
     types_present = sorted({result.spec.type for result in evaluation.attributes})
     ordered = list(metric_column_order(types_present, list(custom_metrics)))
     extra = sorted({name for result in evaluation.attributes for name in result.metrics} - set(ordered))

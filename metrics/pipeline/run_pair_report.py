@@ -171,7 +171,7 @@ def compare_attribute_files(
             compare_extraction_inputs(
                 inputs, run_id=name, settings=evaluation_settings, processes=processes
             ).rows,
-            _not_failed(inputs),
+            {key for key, document in inputs.predictions.documents.items() if document.status != "failed"},
         ),
     )
 
@@ -188,7 +188,14 @@ def _files_report(
     """The paired report of prediction files `inputs["a"]` and `inputs["b"]`: `read` both (their
     problems raised together), `score` each (its scores and the documents it predicted), naming the
     input files and the warnings of both runs once."""
-    runs = _score_both(read, inputs["a"], inputs["b"])
+    runs, problems = [], []
+    for predictions in (inputs["a"], inputs["b"]):
+        try:
+            runs.append(read(predictions))
+        except InputValidationError as error:
+            problems.extend(error.problems)
+    if problems:
+        raise InputValidationError(_unique(problems))
     (scored_a, predicted_a), (scored_b, predicted_b) = score("a", runs[0]), score("b", runs[1])
     report = paired_report(
         kind,
@@ -203,27 +210,6 @@ def _files_report(
     report["inputs"] = {name: str(path) for name, path in inputs.items()}
     report["warnings"] = [warning.as_dict() for warning in _unique([*runs[0].warnings, *runs[1].warnings])]
     return report
-
-
-def _score_both(score: Callable[[SourceInput], Result], *predictions: SourceInput) -> list[Result]:
-    """`score` of each run's predictions; InputValidationError with the problems of both."""
-    results, problems = [], []
-    for run_predictions in predictions:
-        try:
-            results.append(score(run_predictions))
-        except InputValidationError as error:
-            problems.extend(error.problems)
-    if problems:
-        raise InputValidationError(_unique(problems))
-    return results
-
-
-def _not_failed(inputs) -> set[str]:
-    return {
-        document_id
-        for document_id, document in inputs.predictions.documents.items()
-        if document.status != "failed"
-    }
 
 
 def _unique(problems: Iterable[ImportProblem]) -> list[ImportProblem]:

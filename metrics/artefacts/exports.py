@@ -118,12 +118,7 @@ def intervals_from_metrics_report(report: dict[str, Any]) -> dict[str, dict[str,
         return None
     return {
         str(entry["attribute_id"]): {
-            metric: Interval(
-                *(stored[field] for field in ("low", "high", "level", "method")),
-                stored.get("resamples"),
-                stored.get("seed"),
-            )
-            for metric, stored in (entry.get("intervals") or {}).items()
+            metric: Interval(**stored) for metric, stored in (entry.get("intervals") or {}).items()
         }
         for entry in report["attributes"]
     }

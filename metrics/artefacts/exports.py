@@ -118,12 +118,7 @@ def intervals_from_metrics_report(report: dict[str, Any]) -> dict[str, dict[str,
         return None
     return {
         str(entry["attribute_id"]): {
-            metric: Interval(
-                *(stored[field] for field in ("low", "high", "level", "method")),
-                stored.get("resamples"),
-                stored.get("seed"),
-            )
-            for metric, stored in (entry.get("intervals") or {}).items()
+            metric: Interval(**stored) for metric, stored in (entry.get("intervals") or {}).items()
         }
         for entry in report["attributes"]
     }
@@ -142,14 +137,14 @@ def artefacts_zip(*, run: ExperimentRun, scoring: Scoring) -> IO[bytes]:
     return handle
 
 
-def _config_snapshot(run: ExperimentRun, scoring: Scoring) -> dict[str, Any]:
+def _write_config_yaml(run: ExperimentRun, scoring: Scoring, entry: IO[str]) -> None:
     effective = {
         "run_id": run.pk,
         "scoring": scoring.number,
         "gold_version": scoring.gold_version.number,
         **scoring.settings,
     }
-    return {**effective, **{key: value for key, value in (run.config or {}).items() if key not in effective}}
+    write_config_yaml(effective, run.config or {}, entry)
 
 
 def _log_lines(run: ExperimentRun, scoring: Scoring) -> list[str]:
@@ -171,7 +166,7 @@ def _span_writers(run: ExperimentRun, scoring: Scoring) -> list[tuple[str, Calla
             SPAN_COMPARISON_CSV,
             lambda entry: entry.writelines(comparison_csv_stream(run.kind, _stored_rows(scoring))),
         ),
-        (bundle.CONFIG_YAML, lambda entry: write_config_yaml(_config_snapshot(run, scoring), entry)),
+        (bundle.CONFIG_YAML, lambda entry: _write_config_yaml(run, scoring, entry)),
         (bundle.EVALUATION_LOG, lambda entry: write_evaluation_log(_log_lines(run, scoring), entry)),
     ]
 
@@ -219,7 +214,7 @@ def _attribute_writers(run: ExperimentRun, scoring: Scoring) -> list[tuple[str, 
             bundle.EXTRACTION_METADATA_JSON,
             lambda entry: write_json_list(metadata, "per_document", json_items(entries), entry),
         ),
-        (bundle.CONFIG_YAML, lambda entry: write_config_yaml(_config_snapshot(run, scoring), entry)),
+        (bundle.CONFIG_YAML, lambda entry: _write_config_yaml(run, scoring, entry)),
         (bundle.PROMPTS_USED_CSV, lambda entry: write_prompts_used_csv(scored, entry)),
         (bundle.EVALUATION_LOG, lambda entry: write_evaluation_log(_log_lines(run, scoring), entry)),
     ]

@@ -26,7 +26,6 @@ def sorted_results(evaluation: ExtractionEvaluation) -> list[AttributeResult]:
 
 
 def metric_column_names(evaluation: ExtractionEvaluation, custom_metrics: Sequence[str] = ()) -> list[str]:
-    """The metric columns of metrics.csv, in order."""
     types_present = sorted({result.spec.type for result in evaluation.attributes})
     ordered = list(metric_column_order(types_present, list(custom_metrics)))
     extra = sorted({name for result in evaluation.attributes for name in result.metrics} - set(ordered))
@@ -115,11 +114,7 @@ def _interval_entries(per_metric: Mapping[str, Interval], metrics: Sequence[str]
     """Defined intervals in metric column order (then any other, by name)."""
     order = {name: index for index, name in enumerate(metrics)}
     names = sorted(per_metric, key=lambda name: (order.get(name, len(order)), name))
-    return {
-        name: per_metric[name].as_dict()
-        for name in names
-        if per_metric[name].low is not None and per_metric[name].high is not None
-    }
+    return {name: entry for name in names if (entry := per_metric[name].stored()) is not None}
 
 
 def format_metrics_table(evaluation: ExtractionEvaluation, custom_metrics: Sequence[str] = ()) -> str:

@@ -227,9 +227,10 @@ def metadata_head(
     }
 
 
-def write_config_yaml(config: Mapping[str, Any], handle: IO[str]) -> None:
-    """The configuration snapshot, keys in the order given (the effective settings first)."""
-    yaml.safe_dump(dict(config), handle, sort_keys=False, allow_unicode=True, default_flow_style=False)
+def write_config_yaml(effective: Mapping[str, Any], config: Mapping[str, Any], handle: IO[str]) -> None:
+    """The configuration snapshot: the effective settings first, then the rest of the given config."""
+    snapshot = {**effective, **{key: value for key, value in config.items() if key not in effective}}
+    yaml.safe_dump(snapshot, handle, sort_keys=False, allow_unicode=True, default_flow_style=False)
 
 
 def write_prompts_used_csv(attributes: Sequence[AttributeSpec], handle: IO[str]) -> None:

@@ -66,12 +66,9 @@ class OfflineHelpFormatter(DjangoHelpFormatter, argparse.RawDescriptionHelpForma
 
 
 class OfflineCommand(BaseCommand):
-    """A command of files in and files out (gate: a server's answer out), its help laid out by
-    OfflineHelpFormatter.
-
-    A command that writes an output sets `intervals` (what its interval flags are for, in their help):
-    after its own options it gets --overwrite, the interval flags and, with `processes`, --processes.
-    """
+    """A command of files in and files out (gate: a server's answer out). One that writes an output
+    sets `intervals` (what its interval flags are for, in their help): after its own options it gets
+    --overwrite, the interval flags and, with `processes`, --processes."""
 
     # No database, URL or model checks are needed: skipping them keeps an offline evaluation
     # independent of the server's state (and half a second faster).
@@ -149,10 +146,8 @@ def _positive(text: str) -> int:
 
 
 def input_kind(path: Path) -> str | None:
-    """The kind of input file at `path`, or None when it cannot tell (the reader then reports it).
-
-    Folders and archives hold several files and are left to the readers.
-    """
+    """The kind of input file at `path`, or None when it cannot tell (the reader then reports it), as
+    for a folder or an archive, whose several files are left to the readers."""
     if not path.is_file() or path.suffix.lower() == ".zip":
         return None
     try:
@@ -230,14 +225,10 @@ def _is_taken(path: Path) -> bool:
 
 @contextmanager
 def output_slot(path: Path, *, overwrite: bool) -> Iterator[None]:
-    """Hold the place of an output the block writes (atomically) at `path`.
-
-    Refuses a taken `path` unless `overwrite` (CommandError, exit 2). With `overwrite`, an existing
-    folder is moved aside while the block runs: removed once the new one is complete, put back if
-    the block fails, so a failed run never loses the previous output. (A file is replaced by the
-    writer's rename, which is atomic already.) The finished output gets the mode every offline
-    output has.
-    """
+    """Hold the place of an output the block writes (atomically) at `path`: a taken `path` is refused
+    unless `overwrite` (CommandError, exit 2); then an existing folder is moved aside while the block
+    runs, removed once the new one is complete, put back if the block fails, so a failed run never
+    loses the previous output (a file is replaced by the writer's rename, atomic already)."""
     if not path.parent.is_dir():
         raise bad_input(f"output folder {path.parent} does not exist")
     aside: Path | None = None
@@ -290,11 +281,9 @@ def write_json_atomically(path: Path, data: dict[str, Any]) -> None:
 
 
 def _json_chunks(data: dict[str, Any]) -> Iterator[str]:
-    """The JSON, indented, with each entry of a list of objects (per_document) on one line.
-
-    Readable in an editor and fast: `json.dump(indent=...)` runs the pure Python encoder, which
-    takes seconds on 100,000 per-document entries; one `json.dumps` per entry uses the C encoder.
-    """
+    """The JSON, indented, with each entry of a list of objects (per_document) on one line: readable
+    in an editor, and one `json.dumps` per entry runs the C encoder where `json.dump(indent=...)` runs
+    the pure Python one (seconds on 100,000 per-document entries)."""
     yield "{"
     for index, (key, value) in enumerate(data.items()):
         yield ("," if index else "") + f"\n  {json.dumps(key)}: "

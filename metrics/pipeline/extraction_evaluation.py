@@ -57,8 +57,8 @@ class ExtractionRun:
     intervals: dict[str, dict[str, Interval]] | None = None
     interval_settings: IntervalSettings | None = None
 
-    def config_snapshot(self) -> dict[str, Any]:
-        """config.yaml of the run: the effective settings first, then the rest of the given config."""
+    def effective_settings(self) -> dict[str, Any]:
+        """The settings config.yaml of the run puts before the rest of the given config."""
         effective = {
             "extraction_run_id": self.evaluation.run_id,
             THRESHOLD_KEY: self.settings.edit_distance_match_threshold,
@@ -69,7 +69,7 @@ class ExtractionRun:
         }
         if self.interval_settings is not None:
             effective["intervals"] = self.interval_settings.as_config()
-        return {**effective, **{key: value for key, value in self.config.items() if key not in effective}}
+        return effective
 
     def annotations_head(self) -> dict[str, Any]:
         """llm_annotations.json but its documents: the model and provider when the config names them."""
@@ -224,6 +224,7 @@ def read_extraction_inputs(
     """Read and check all three inputs; one InputValidationError lists the problems of every file.
     `names` ("gold", "prompts", "predictions") name uploads held as bytes in messages."""
     names = dict(names or {})
+    file_names = input_names(gold, prompts, predictions, names)
     problems: list[ImportProblem] = []
     with paused_garbage_collection():
         prompt_set = PromptSet(attributes=[])
@@ -243,9 +244,7 @@ def read_extraction_inputs(
             problems.extend(error.problems)
         if gold_set is not None:
             gold_set.warnings.extend(
-                attribute_warnings_for_code_sets(
-                    prompt_set, gold_set.attribute_names, source_name(gold, names.get("gold"))
-                )
+                attribute_warnings_for_code_sets(prompt_set, gold_set.attribute_names, file_names["gold"])
             )
         prediction_set = PredictionSet(documents={})
         try:
@@ -263,11 +262,18 @@ def read_extraction_inputs(
         gold=gold_set,
         predictions=prediction_set,
         gold_format=gold_format,
-        names={
-            role: source_name(source, names.get(role))
-            for role, source in (("gold", gold), ("prompts", prompts), ("predictions", predictions))
-        },
+        names=file_names,
     )
+
+
+def input_names(
+    gold: SourceInput, prompts: SourceInput, predictions: SourceInput, names: Mapping[str, str]
+) -> dict[str, str]:
+    """The file name each input's problems carry, by role; `names` as in `read_extraction_inputs`."""
+    return {
+        role: source_name(source, names.get(role))
+        for role, source in (("gold", gold), ("prompts", prompts), ("predictions", predictions))
+    }
 
 
 def attribute_warnings_for_code_sets(

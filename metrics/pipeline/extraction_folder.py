@@ -11,7 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import IO, BinaryIO
 
-from annotations.importers.attribute_jsonl import GoldSet, source_name
+from annotations.importers.attribute_jsonl import GoldSet
 from annotations.importers.errors import InputValidationError
 from annotations.importers.extraction_predictions import PredictionSet
 from annotations.importers.prompts_csv import read_prompts_csv
@@ -41,6 +41,7 @@ from metrics.pipeline.extraction_evaluation import (
     ExtractionRun,
     attribute_warnings_for_code_sets,
     gold_file_format,
+    input_names,
     read_extraction_inputs,
 )
 from metrics.pipeline.extraction_files import (
@@ -157,10 +158,7 @@ def _files_run(
         check_schema(prompt_set.attributes)
     except (InputValidationError, ValueError):
         return None, []
-    names = {
-        role: source_name(source)
-        for role, source in (("gold", gold), ("prompts", prompts), ("predictions", predictions))
-    }
+    names = input_names(gold, prompts, predictions, {})
     plan = plan_extraction_file_chunks(
         gold=gold,  # type: ignore[arg-type]
         predictions=predictions,  # type: ignore[arg-type]
@@ -287,7 +285,7 @@ def _small_writers(
             bundle.EXTRACTION_METADATA_JSON,
             lambda handle: write_json_list(head, "per_document", metadata, handle),
         ),
-        (bundle.CONFIG_YAML, lambda handle: write_config_yaml(run.config_snapshot(), handle)),
+        (bundle.CONFIG_YAML, lambda handle: write_config_yaml(run.effective_settings(), run.config, handle)),
         (
             bundle.PROMPTS_USED_CSV,
             lambda handle: write_prompts_used_csv(run.inputs.prompts.scored, handle),

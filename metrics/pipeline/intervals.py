@@ -146,6 +146,11 @@ def span_count_table(scores: SpanScores) -> DocumentCounts:
     return span_document_counts(columns)
 
 
+def interval_count_table(scores: SpanScores, settings: IntervalSettings) -> DocumentCounts | None:
+    """The `span_count_table` to resample; None when `settings` ask for no intervals or none is scored."""
+    return span_count_table(scores) if settings.enabled and len(scores) else None
+
+
 def span_table_intervals(
     table: DocumentCounts, settings: IntervalSettings = DEFAULT_INTERVALS, executor: Executor | None = None
 ) -> dict[str, Interval]:

@@ -136,25 +136,16 @@ def compare_span_files(
 ) -> dict[str, Any]:
     """Score both prediction files against gold (in `processes` local processes) and compare them.
     InputValidationError lists every problem of both runs (file, line, field)."""
-    first, second = _score_both(
-        lambda predictions: score_span_paths(
+    return _files_report(
+        "spans",
+        {"gold": gold, "a": predictions_a, "b": predictions_b},
+        (a, b),
+        settings,
+        read=lambda predictions: score_span_paths(
             gold, predictions, label_map_path=label_map_path, executor=local_executor(processes)
         ),
-        predictions_a,
-        predictions_b,
+        score=lambda name, run: (run.scores, run.predicted_ids),
     )
-    report = paired_report(
-        "spans",
-        first.scores,
-        second.scores,
-        predicted_a=first.predicted_ids,
-        predicted_b=second.predicted_ids,
-        settings=settings,
-        a=a or RunSide(str(predictions_a)),
-        b=b or RunSide(str(predictions_b)),
-    )
-    inputs = {"gold": gold, "a": predictions_a, "b": predictions_b}
-    return _with_inputs(report, inputs, [*first.warnings, *second.warnings])
 
 
 def compare_attribute_files(
@@ -170,57 +161,55 @@ def compare_attribute_files(
     processes: int = 1,
 ) -> dict[str, Any]:
     """`compare_span_files` for the prompt file's attributes."""
-    inputs_a, inputs_b = _score_both(
-        lambda predictions: read_extraction_inputs(gold=gold, prompts=prompts, predictions=predictions),
-        predictions_a,
-        predictions_b,
-    )
-    run_a, run_b = (
-        compare_extraction_inputs(inputs, run_id=name, settings=evaluation_settings, processes=processes)
-        for name, inputs in (("a", inputs_a), ("b", inputs_b))
-    )
-    report = paired_report(
+    return _files_report(
         "attributes",
-        run_a.rows,
-        run_b.rows,
-        predicted_a=_not_failed(inputs_a),
-        predicted_b=_not_failed(inputs_b),
-        settings=settings,
-        a=a or RunSide(str(predictions_a)),
-        b=b or RunSide(str(predictions_b)),
+        {"gold": gold, "prompts": prompts, "a": predictions_a, "b": predictions_b},
+        (a, b),
+        settings,
+        read=lambda predictions: read_extraction_inputs(gold=gold, prompts=prompts, predictions=predictions),
+        score=lambda name, inputs: (
+            compare_extraction_inputs(
+                inputs, run_id=name, settings=evaluation_settings, processes=processes
+            ).rows,
+            {key for key, document in inputs.predictions.documents.items() if document.status != "failed"},
+        ),
     )
-    inputs = {"gold": gold, "prompts": prompts, "a": predictions_a, "b": predictions_b}
-    return _with_inputs(report, inputs, [*inputs_a.warnings, *inputs_b.warnings])
 
 
-def _with_inputs(
-    report: dict[str, Any], inputs: Mapping[str, SourceInput], warnings: list[ImportProblem]
+def _files_report(
+    kind: str,
+    inputs: Mapping[str, SourceInput],
+    sides: tuple[RunSide | None, RunSide | None],
+    settings: IntervalSettings,
+    *,
+    read: Callable[[SourceInput], Result],
+    score: Callable[[str, Result], tuple[Any, Collection[str]]],
 ) -> dict[str, Any]:
-    """The report of two prediction files, naming its input files and the warnings of both runs once."""
-    report["inputs"] = {name: str(path) for name, path in inputs.items()}
-    report["warnings"] = [warning.as_dict() for warning in _unique(warnings)]
-    return report
-
-
-def _score_both(score: Callable[[SourceInput], Result], *predictions: SourceInput) -> list[Result]:
-    """`score` of each run's predictions; InputValidationError with the problems of both."""
-    results, problems = [], []
-    for run_predictions in predictions:
+    """The paired report of prediction files `inputs["a"]` and `inputs["b"]`: `read` both (their
+    problems raised together), `score` each (its scores and the documents it predicted), naming the
+    input files and the warnings of both runs once."""
+    runs, problems = [], []
+    for predictions in (inputs["a"], inputs["b"]):
         try:
-            results.append(score(run_predictions))
+            runs.append(read(predictions))
         except InputValidationError as error:
             problems.extend(error.problems)
     if problems:
         raise InputValidationError(_unique(problems))
-    return results
-
-
-def _not_failed(inputs) -> set[str]:
-    return {
-        document_id
-        for document_id, document in inputs.predictions.documents.items()
-        if document.status != "failed"
-    }
+    (scored_a, predicted_a), (scored_b, predicted_b) = score("a", runs[0]), score("b", runs[1])
+    report = paired_report(
+        kind,
+        scored_a,
+        scored_b,
+        predicted_a=predicted_a,
+        predicted_b=predicted_b,
+        settings=settings,
+        a=sides[0] or RunSide(str(inputs["a"])),
+        b=sides[1] or RunSide(str(inputs["b"])),
+    )
+    report["inputs"] = {name: str(path) for name, path in inputs.items()}
+    report["warnings"] = [warning.as_dict() for warning in _unique([*runs[0].warnings, *runs[1].warnings])]
+    return report
 
 
 def _unique(problems: Iterable[ImportProblem]) -> list[ImportProblem]:

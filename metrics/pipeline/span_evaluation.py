@@ -31,7 +31,7 @@ from metrics.pipeline.intervals import (
     DEFAULT_INTERVALS,
     IntervalSettings,
     attach_span_intervals,
-    span_count_table,
+    interval_count_table,
     span_table_intervals,
 )
 from metrics.pipeline.phases import PhaseTimer, paused_garbage_collection, release_free_memory
@@ -115,7 +115,7 @@ def _intervals_summing_scores(
     summed). Intervals first: their count table is freed before the results body (a row per
     document) is built, and the per-(document, type) rows before the resampling."""
     summed = scored.scores.with_type_rows_summed(keep_leaked=keep_leaked)
-    table = span_count_table(scored.scores) if intervals.enabled and len(scored.scores) else None
+    table = interval_count_table(scored.scores, intervals)
     scored.scores = summed
     del summed
     release_free_memory()

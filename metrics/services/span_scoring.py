@@ -29,7 +29,7 @@ from metrics.models import MetricScope
 from metrics.pipeline.intervals import (
     CI_SUFFIX,
     attach_span_intervals,
-    span_count_table,
+    interval_count_table,
     span_table_intervals,
 )
 from metrics.pipeline.span_evaluation import FORMAT_VERSION, NO_PREDICTIONS, pair_span_documents
@@ -111,8 +111,8 @@ class SpanScoringPlan:
         scores, rows = merge_span_partials(partials, len(self.document_ids))
         results = aggregate(scores)
         intervals = run_interval_settings(run.config)
-        if intervals.enabled and len(scores):
-            attach_span_intervals(results, span_table_intervals(span_count_table(scores), intervals))
+        if (table := interval_count_table(scores, intervals)) is not None:
+            attach_span_intervals(results, span_table_intervals(table, intervals))
         posted = run_document_index(run)
         warnings = []
         if not posted:

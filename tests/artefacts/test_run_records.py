@@ -152,11 +152,13 @@ def test_a_total_nobody_reported_is_null_not_zero():
     assert metadata["total_pipeline_duration_seconds"] is None
 
 
-def test_config_snapshot_keeps_key_order():
+def test_config_snapshot_puts_the_effective_settings_first_and_keeps_key_order():
     destination = io.StringIO()
 
     write_config_yaml(
-        {"edit_distance_match_threshold": 0.8, "number_format": "de", "model": "m"}, destination
+        {"edit_distance_match_threshold": 0.8, "number_format": "de"},
+        {"model": "m", "number_format": "en"},
+        destination,
     )
 
     assert destination.getvalue().splitlines()[0] == "edit_distance_match_threshold: 0.8"

@@ -27,10 +27,8 @@ def demo_credentials_path() -> Path:
 
 
 def demo_admin() -> tuple[AbstractBaseUser, str | None]:
-    """The demo admin and its password: the one kept from an earlier run, else a new one.
-
-    A password changed since (with `manage.py changepassword`) is left alone and not shown (None).
-    """
+    """The demo admin and its password: the one kept from an earlier run, else a new one; a password
+    changed since (with `manage.py changepassword`) is left alone and not shown (None)."""
     kept = read_json(demo_credentials_path())
     user, created = get_user_model().objects.get_or_create(username=DEMO_ADMIN)
     user.is_staff = user.is_superuser = True

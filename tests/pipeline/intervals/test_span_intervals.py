@@ -11,7 +11,12 @@ import pytest
 from metrics.engine.spans.score import TYPE_STORED_FIELDS
 from metrics.engine.spans.types import DocumentSpans, Span
 from metrics.engine.uncertainty.span_metrics import span_document_counts, span_metric_definitions
-from metrics.pipeline.intervals import IntervalSettings, span_count_table, span_table_intervals
+from metrics.pipeline.intervals import (
+    IntervalSettings,
+    interval_count_table,
+    span_count_table,
+    span_table_intervals,
+)
 from metrics.pipeline.span_evaluation import evaluate_span_paths
 from tests.engine.spans.oracle import document_count_table, score_document
 from tests.engine.spans.results import evaluate_documents, score_span_batches
@@ -176,6 +181,15 @@ def test_the_count_table_matches_the_engines_and_adds_what_char_recall_needs():
         for score in sorted(scores, key=lambda s: s.document_id)
     ]
     assert covered.tolist() == expected == [10, 10, 0, 0, 0]
+
+
+def test_the_count_table_is_built_only_when_intervals_are_asked_for_and_a_document_is_scored():
+    scores = score_span_batches(documents())
+
+    assert interval_count_table(scores, IntervalSettings(resamples=0)) is None
+    assert interval_count_table(scores.take([]), IntervalSettings(resamples=10)) is None
+    table = interval_count_table(scores, IntervalSettings(resamples=10))
+    assert table is not None and table.document_ids == span_count_table(scores).document_ids
 
 
 def test_intervals_bootstrap_ratios_and_give_leakage_rates_exact_intervals():

@@ -156,10 +156,8 @@ def row_counts(
 
 def score_measures(attribute_type: AttributeType, prefix: str = "") -> dict[str, Ratio]:
     """The score metrics of a set of scored rows as ratios of their summed `row_counts` (count `c` in
-    column `<prefix>c`): accuracy = correct / rows; BOOL precision = tp / (tp + fp), recall = tp /
-    (tp + fn), f1_score = 2tp / (2tp + fp + fn) (0, not null, with errors but no true positive);
-    STRING edit_distance_match_rate = edit_match / rows; INTEGER and FLOAT mean_absolute_error =
-    abs_error / rows. Each null when the set holds a missing prediction or its denominator is 0."""
+    column `<prefix>c`; BOOL's as docs/semantics.md "Counts and ratios"), the others over `rows`. Each
+    null when the set holds a missing prediction or its denominator is 0."""
     missing = (f"{prefix}missing",)
     rows = f"{prefix}rows"
     measures = {"accuracy": ratio(f"{prefix}correct", rows, null_if_any=missing)}

@@ -22,10 +22,7 @@ distances are the same computed from exclusive ends, and the sort order is the s
 Only gold spans that overlap a prediction can match it, so instead of nervaluate's full inner loop we
 visit, in list order, the gold spans whose start is before the prediction's end and whose running
 maximum end is past its start (two bisections): same visits in the same order, minus the ones that
-could not match.
-
-The walks give each schema's (correct, incorrect): missed and spurious follow from them and the
-numbers of gold spans and predictions (`score`).
+could not match. The walks give (correct, incorrect); the other counts follow (`score`).
 """
 
 from __future__ import annotations

@@ -3,8 +3,7 @@
 A `Measure` takes `{column: array of sums}` (one entry per resample, or one for the point estimate)
 and returns the metric of each entry, NaN where it is undefined: a zero denominator, or, by the seed's
 missing-prediction rule, a set holding a missing prediction (`null_if_any`; docs/semantics.md sections
-1-2). The metrics are weighted sums of counts (`Total`), their ratios (`Ratio`), or the harmonic mean
-of two ratios (`HarmonicMean`: an F1 from precision and recall).
+1-2).
 """
 
 from __future__ import annotations

@@ -6,10 +6,8 @@ are sorted by (global start, end, type code), which is the order (start, end, ty
 document, because type codes are numbered in the types' sorted order. Per-type families put each
 type on a line of its own: `type * line_length + coordinate`.
 
-The one step that does not vectorise is nervaluate's greedy walk when one prediction could claim
-several gold spans, or one gold span be claimed by several predictions: which claims first then
-matters. Those documents' nervaluate counts come from the walk itself (`nervaluate_counts`), with
-every other count vectorised. `tests/engine/spans/test_batch.py` holds every document's counts equal
+The one step that does not vectorise is nervaluate's greedy walk where claims compete (`_nervaluate`):
+which claims first then matters. `tests/engine/spans/test_batch.py` holds every document's counts equal
 to those of a reference scorer written without numpy (`tests/engine/spans/oracle`).
 """
 
@@ -353,12 +351,9 @@ def _nervaluate(chunk: _Chunk) -> None:
     """nervaluate's COR and INC per schema, per document (counts) and per type (rows).
 
     A prediction's candidates are the gold spans it overlaps sufficiently (`nervaluate_counts`).
-    Where every prediction has at most one candidate and every gold span is the candidate of at most
-    one prediction, nothing competes: each prediction with a candidate claims it, and the schemas only
-    differ in whether bounds and type agree. Where claims compete, they do within a stretch of the
-    line (`_stretches`); in a stretch with one gold span the first prediction claims it, in any other
-    the reference walk counts. Per type the walk sees only the type's spans, so the same holds on
-    each type's line on its own pairs.
+    Where no claims compete, each prediction with a candidate claims it, and the schemas only differ
+    in whether bounds and type agree; `_stretches` finds where they compete. Per type the walk sees
+    only the type's spans, so the same holds on each type's line on its own pairs.
     """
     gold, pred = chunk.gold, chunk.pred
     if len(gold) == 0 or len(pred) == 0:

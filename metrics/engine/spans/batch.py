@@ -444,9 +444,13 @@ def _walk(
     """The reference walk (`nervaluate_typed`) over each contended stretch's gold spans and
     predictions (those of its candidate pairs, in sorted order), added to its document's counts or,
     on the lines per type, to its type row's."""
-    gold_first, gold_spans = _spans_of_stretches(stretch, pair_gold, chunk.gold)
-    _, pred_spans = _spans_of_stretches(stretch, pair_pred, chunk.pred)
-    walks = map(nervaluate_typed, gold_spans, pred_spans)
+    gold_first, gold_spans, _, gold_local = _spans_of_stretches(stretch, pair_gold, chunk.gold)
+    _, pred_spans, pair_stretch, pred_local = _spans_of_stretches(stretch, pair_pred, chunk.pred)
+    candidates: list[list[list[int]]] = [[[] for _ in spans] for spans in pred_spans]
+    # Pairs come in prediction order, then gold order: each prediction's candidates in list order.
+    for at, pred, gold in zip(pair_stretch.tolist(), pred_local.tolist(), gold_local.tolist(), strict=True):
+        candidates[at][pred].append(gold)
+    walks = map(nervaluate_typed, gold_spans, pred_spans, candidates)
     if typed:
         for row, (_, exact, ent_type) in zip(chunk.gold_row[gold_first].tolist(), walks, strict=True):
             chunk.rows[row, 13:16] += (*exact, ent_type[0])
@@ -457,20 +461,29 @@ def _walk(
 
 def _spans_of_stretches(
     stretch: np.ndarray, index: np.ndarray, spans: SortedSpans
-) -> tuple[np.ndarray, list[list[tuple[int, int, int]]]]:
+) -> tuple[np.ndarray, list[list[tuple[int, int, int]]], np.ndarray, np.ndarray]:
     """Per stretch, in stretch order: the first of its spans (index into `spans`), and its distinct
-    spans as (start, end, type code) in sorted order. Gathered and converted to Python once for all
+    spans as (start, end, type code) in sorted order; per pair, its stretch's position in that order
+    and its span's position in the stretch's. Gathered and converted to Python once for all
     stretches; type codes stand in for type names (they compare in the same order and are equal alike)."""
-    keys = distinct(stretch * len(spans) + index)
+    pair_keys = stretch * len(spans) + index
+    keys = distinct(pair_keys)
     member, group = keys % len(spans), keys // len(spans)
-    bounds = np.flatnonzero(np.diff(group, prepend=-1, append=group[-1] + 1)).tolist()
+    opens = np.diff(group, prepend=-1) != 0
+    bounds = np.flatnonzero(np.append(opens, True))
+    position = np.searchsorted(keys, pair_keys)
+    key_stretch = np.cumsum(opens) - 1
+    pair_stretch = key_stretch[position]
+    pair_local = position - bounds[pair_stretch]
+    bounds = bounds.tolist()
     columns = (
         spans.local_start[member].tolist(),
         spans.local_end[member].tolist(),
         spans.code[member].tolist(),
     )
     tuples = list(zip(*columns, strict=True))
-    return member[bounds[:-1]], [tuples[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+    stretches = [tuples[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+    return member[bounds[:-1]], stretches, pair_stretch, pair_local
 
 
 def _score_table(

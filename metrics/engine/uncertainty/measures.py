@@ -28,13 +28,10 @@ class Measure(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class MetricDefinition:
-    """A metric for intervals and comparisons.
-
-    `family` groups metrics that are tested together in a comparison, and adjusted together with Holm
-    (one attribute's accuracy among all attributes' accuracies; one type's recall among all types').
-    `correctness` names the (correct, rows) count columns when every document holds at most one row of
-    this metric: a comparison then tests it with the exact McNemar test on the discordant rows.
-    """
+    """A metric for intervals and comparisons. `family`: the metrics a comparison adjusts together with
+    Holm (docs/uncertainty.md). `correctness` names the (correct, rows) count columns when every document
+    holds at most one row of this metric: a comparison then tests it with the exact McNemar test on the
+    discordant rows."""
 
     measure: Measure
     family: str | None = None

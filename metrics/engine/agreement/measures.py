@@ -8,16 +8,14 @@ attributes), and units belong to documents, so per-document sums add up to the w
       p_o = agree / N,  p_e = sum_c a_c * b_c / N**2,  kappa = (p_o - p_e) / (1 - p_e)
   (a_c: units a labelled c). Undefined (NaN) when N = 0 or p_e = 1 (both gave one and the same label
   everywhere). Columns: `<prefix>.units`, `<prefix>.agree`, `<prefix>.a.<c>`, `<prefix>.b.<c>`.
-  This is scikit-learn's `cohen_kappa_score` (unweighted); the library gives the point estimate.
 - Krippendorff's alpha, every unit u with m_u >= 2 values (n = sum m_u pairable values):
       alpha = 1 - (n - 1) * D / E
   nominal: D = sum_u (m_u**2 - sum_c n_uc**2) / (m_u - 1) (disagreeing ordered pairs per unit),
            E = n**2 - sum_c n_c**2;
   interval: D = sum_u sum_{i != j} (v_i - v_j)**2 / (m_u - 1),  E = 2 n sum v**2 - 2 (sum v)**2.
   Undefined when E = 0 (a single value everywhere). Columns: `<prefix>.observed` (D) and, nominal,
-  `<prefix>.n.<c>`; interval, `<prefix>.n`, `<prefix>.sum`, `<prefix>.sum_squares`. This is the
-  coincidence-matrix definition that the `krippendorff` package computes; the package gives the point
-  estimate.
+  `<prefix>.n.<c>`; interval, `<prefix>.n`, `<prefix>.sum`, `<prefix>.sum_squares`.
+The libraries (`agreement.libraries`) give the point values; these their intervals (docs/agreement.md).
 """
 
 from __future__ import annotations

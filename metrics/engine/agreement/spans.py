@@ -1,9 +1,6 @@
 """Agreement between annotators on spans: the figures of docs/agreement.md ("Spans"), each with a
 cluster-bootstrap interval over documents (`<name>_ci`) from the uncertainty module: the statistics
 are functions of per-document sums (`agreement.measures`).
-
-A document annotated by fewer than two annotators holds no agreement: it is listed in
-`single_annotator_documents` and left out of every figure.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """EPPI Reviewer citation markup: the `citation_page` and `citation_highlight_text` columns.
 
 An EPPI `ItemAttributeFullTextDetails` text looks like `Page 3:\n[¬s]"the highlighted words"[¬e]`.
-(docs/semantics.md section 2, "EPPI citation fields".)
+(docs/semantics.md section 2, "EPPI citations".)
 """
 
 from __future__ import annotations
@@ -49,11 +49,8 @@ def citation_page(text: str) -> str | None:
 
 
 def citation_highlights(text: str) -> list[str]:
-    """The highlighted passages of one detail text, cleaned; empty passages are dropped.
-
-    The closed `[¬s]...[¬e]` spans; else the text after an unclosed `[¬s]`; else the whole text
-    without its `Page N:` marker. (A plain loop: this runs once per comparison row.)
-    """
+    """The highlighted passages of one detail text (docs/semantics.md), cleaned, empty ones dropped.
+    A plain loop: this runs once per comparison row."""
     spans: list[str] = []
     start = text.find(_START)
     if start == -1:
@@ -75,11 +72,8 @@ def citation_highlights(text: str) -> list[str]:
 
 
 def parse_citation(details: Sequence[FullTextDetail]) -> Citation:
-    """The citation columns of a gold annotation's full-text details.
-
-    Several entries are joined with ": " in every column. Pages are listed once each, in order of
-    first appearance (two highlights on page 3 give "3", not "3: 3").
-    """
+    """The citation columns of a gold annotation's full-text details. Pages are listed once each, in
+    order of first appearance (two highlights on page 3 give "3", not "3: 3")."""
     if not details:
         return NO_CITATION
     if len(details) == 1:

@@ -40,12 +40,8 @@ def check_number_format(number_format: str) -> None:
 
 
 def parse_number_text(text: str, number_format: str) -> float | int | None:
-    """Read one whole number written in `number_format`; None when the text is not such a number.
-
-    `en` reads "1,250.5" as 1250.5, ".35" as 0.35 and "0,45" as nothing; `de` reads "1.250,5" as
-    1250.5 and "0,45" (or ",45") as 0.45. Thousands separators must group digits in threes. Integers stay int so that large
-    values do not lose precision.
-    """
+    """One whole number written in `number_format` (docs/semantics.md section 2; "0,45" is none under
+    `en`), else None. Thousands separators group digits in threes; integers stay int, keeping precision."""
     if text.isdecimal():
         # Plain digits read the same in every format; the common case skips the pattern.
         return int(text)
@@ -73,9 +69,8 @@ def coerce_bool(raw: Any) -> bool:
 
 
 def _coerce_number(raw: Any, number_format: str, integer: bool) -> int | float:
-    """INTEGER: a JSON integer, an integral JSON number (12.0), or text read in the number format
-    ("1,250"). FLOAT: a JSON number, or text read in the number format ("1,250.5" under en, "1.250,5"
-    under de)."""
+    """INTEGER: a JSON integer, an integral JSON number (12.0), or text read in the number format.
+    FLOAT: a JSON number, or such text."""
     if isinstance(raw, bool):
         # bool is an int subclass in Python; a True for a number is a type error, not 1.
         raise CoercionError(f"not a number: {raw!r}")

@@ -24,7 +24,7 @@ from metrics.engine.attributes.types import (
     ComparisonRow,
     MatchStatus,
 )
-from metrics.engine.uncertainty.measures import Ratio, f1, precision, ratio, recall
+from metrics.engine.uncertainty.measures import Ratio, f1, number_or_none, precision, ratio, recall
 
 COUNT_COLUMNS: tuple[str, ...] = (
     "n_gold_instances",
@@ -52,10 +52,6 @@ _SCORES: tuple[tuple[str, frozenset[AttributeType]], ...] = (
     ("mean_absolute_percentage_error", NUMERIC_TYPES),
 )
 _SCORE_NAMES = {type_: tuple(name for name, types in _SCORES if type_ in types) for type_ in SCORED_TYPES}
-
-
-def _value(value: np.float64) -> float | None:
-    return None if math.isnan(value) else float(value)
 
 
 # A MatchStatus as the `status` column holds it (-1: no status).
@@ -160,10 +156,8 @@ def row_counts(
 
 def score_measures(attribute_type: AttributeType, prefix: str = "") -> dict[str, Ratio]:
     """The score metrics of a set of scored rows as ratios of their summed `row_counts` (count `c` in
-    column `<prefix>c`): accuracy = correct / rows; BOOL precision = tp / (tp + fp), recall = tp /
-    (tp + fn), f1_score = 2tp / (2tp + fp + fn) (0, not null, with errors but no true positive);
-    STRING edit_distance_match_rate = edit_match / rows; INTEGER and FLOAT mean_absolute_error =
-    abs_error / rows. Each null when the set holds a missing prediction or its denominator is 0."""
+    column `<prefix>c`; BOOL's as docs/semantics.md "Counts and ratios"), the others over `rows`. Each
+    null when the set holds a missing prediction or its denominator is 0."""
     missing = (f"{prefix}missing",)
     rows = f"{prefix}rows"
     measures = {"accuracy": ratio(f"{prefix}correct", rows, null_if_any=missing)}
@@ -193,7 +187,7 @@ def _score_set(
     # np.sum of the errors, so that abs_error / rows is bit for bit the np.mean it replaced.
     totals = {name: np.array([np.sum(values)], dtype=np.float64) for name, values in counts.items()}
     scores: dict[str, float | None] = {
-        name: _value(measure(totals)[0]) for name, measure in score_measures(attribute_type).items()
+        name: number_or_none(measure(totals)[0]) for name, measure in score_measures(attribute_type).items()
     }
     if attribute_type in NUMERIC_TYPES:
         gold = columns.gold_number[selected]

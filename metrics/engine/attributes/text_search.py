@@ -1,4 +1,4 @@
-"""Is a gold value found in a text? (docs/semantics.md section 2, "Gold value found in text".)
+"""Is a gold value found in a text? (docs/semantics.md section 2, "Was the gold value in the text?")
 
 Used twice per comparison row: against the context the model read (`gold_value_in_context`, the
 good/bad source strata) and against the citation texts (`gold_value_in_citation`). Texts are searched
@@ -106,11 +106,8 @@ def token_value(text: str, start: int, end: int, number_format: str) -> float | 
 
 
 def read_numbers(text: str, number_format: str) -> list[float]:
-    """Every number in `text` as signed decimals, sorted. A token the format cannot read yields nothing.
-
-    Under `en`, "10,000" is 10000 (one token, never 10 and 0) and "0,45" is not a number; under `de`,
-    "1.250,5" is 1250.5 and "0,45" is 0.45.
-    """
+    """Every number in `text` as signed decimals, sorted (docs/semantics.md: "10,000" is one token under
+    `en`, never 10 and 0). A token the format cannot read yields nothing."""
     numbers = []
     for start, end in _digit_tokens(text):
         if start and text[start - 1] in ".,":

@@ -1,14 +1,9 @@
 """Verbatim grounding: how well a supporting snippet is found in the context the model read.
 
-The score behind `human_verbatim_fuzzy_match_pct` and `llm_verbatim_fuzzy_match_pct`
-(docs/semantics.md section 2, "Verbatim grounding"): 0-100 with two decimals, both sides
-whitespace-collapsed, case kept.
-- an empty side scores 0 (never null: no snippet means no grounding);
-- a snippet shorter than 4 characters made of digits scores 100 when it occurs on number
-  boundaries, else 0;
-- any other snippet that occurs as a substring scores 100 (what partial_ratio gives, only faster);
-- everything else scores `round(rapidfuzz.fuzz.partial_ratio(snippet, context), 2)`.
-`settled_pct_of_collapsed` applies the first three rules, `FuzzyScores` the last.
+The rules of docs/semantics.md section 2 ("Verbatim grounding"). An empty side scores 0, never null:
+no snippet means no grounding. A longer snippet that occurs as a substring scores 100 too: what
+partial_ratio gives, only faster. `settled_pct_of_collapsed` applies every rule but the last,
+`round(rapidfuzz.fuzz.partial_ratio(snippet, context), 2)`, which `FuzzyScores` computes.
 """
 
 from __future__ import annotations

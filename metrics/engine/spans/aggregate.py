@@ -1,7 +1,5 @@
 """From per-document counts to the results.json body (docs/semantics.md section 1).
 
-micro = measures of the counts summed over documents; macro = the mean, over the documents where a
-measure is defined, of its per-document values, with the number of documents that entered it.
 Sums are of integers and means use exactly rounded sums (`math.fsum`'s), so the result is the same whatever
 the order of the documents or the way they were split into chunks.
 """

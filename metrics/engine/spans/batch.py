@@ -6,10 +6,8 @@ are sorted by (global start, end, type code), which is the order (start, end, ty
 document, because type codes are numbered in the types' sorted order. Per-type families put each
 type on a line of its own: `type * line_length + coordinate`.
 
-The one step that does not vectorise is nervaluate's greedy walk when one prediction could claim
-several gold spans, or one gold span be claimed by several predictions: which claims first then
-matters. Those documents' nervaluate counts come from the walk itself (`nervaluate_counts`), with
-every other count vectorised. `tests/engine/spans/test_batch.py` holds every document's counts equal
+The one step that does not vectorise is nervaluate's greedy walk where claims compete (`_nervaluate`):
+which claims first then matters. `tests/engine/spans/test_batch.py` holds every document's counts equal
 to those of a reference scorer written without numpy (`tests/engine/spans/oracle`).
 """
 
@@ -353,12 +351,9 @@ def _nervaluate(chunk: _Chunk) -> None:
     """nervaluate's COR and INC per schema, per document (counts) and per type (rows).
 
     A prediction's candidates are the gold spans it overlaps sufficiently (`nervaluate_counts`).
-    Where every prediction has at most one candidate and every gold span is the candidate of at most
-    one prediction, nothing competes: each prediction with a candidate claims it, and the schemas only
-    differ in whether bounds and type agree. Where claims compete, they do within a stretch of the
-    line (`_stretches`); in a stretch with one gold span the first prediction claims it, in any other
-    the reference walk counts. Per type the walk sees only the type's spans, so the same holds on
-    each type's line on its own pairs.
+    Where no claims compete, each prediction with a candidate claims it, and the schemas only differ
+    in whether bounds and type agree; `_stretches` finds where they compete. Per type the walk sees
+    only the type's spans, so the same holds on each type's line on its own pairs.
     """
     gold, pred = chunk.gold, chunk.pred
     if len(gold) == 0 or len(pred) == 0:
@@ -449,9 +444,13 @@ def _walk(
     """The reference walk (`nervaluate_typed`) over each contended stretch's gold spans and
     predictions (those of its candidate pairs, in sorted order), added to its document's counts or,
     on the lines per type, to its type row's."""
-    gold_first, gold_spans = _spans_of_stretches(stretch, pair_gold, chunk.gold)
-    _, pred_spans = _spans_of_stretches(stretch, pair_pred, chunk.pred)
-    walks = map(nervaluate_typed, gold_spans, pred_spans)
+    gold_first, gold_spans, _, gold_local = _spans_of_stretches(stretch, pair_gold, chunk.gold)
+    _, pred_spans, pair_stretch, pred_local = _spans_of_stretches(stretch, pair_pred, chunk.pred)
+    candidates: list[list[list[int]]] = [[[] for _ in spans] for spans in pred_spans]
+    # Pairs come in prediction order, then gold order: each prediction's candidates in list order.
+    for at, pred, gold in zip(pair_stretch.tolist(), pred_local.tolist(), gold_local.tolist(), strict=True):
+        candidates[at][pred].append(gold)
+    walks = map(nervaluate_typed, gold_spans, pred_spans, candidates)
     if typed:
         for row, (_, exact, ent_type) in zip(chunk.gold_row[gold_first].tolist(), walks, strict=True):
             chunk.rows[row, 13:16] += (*exact, ent_type[0])
@@ -462,20 +461,29 @@ def _walk(
 
 def _spans_of_stretches(
     stretch: np.ndarray, index: np.ndarray, spans: SortedSpans
-) -> tuple[np.ndarray, list[list[tuple[int, int, int]]]]:
+) -> tuple[np.ndarray, list[list[tuple[int, int, int]]], np.ndarray, np.ndarray]:
     """Per stretch, in stretch order: the first of its spans (index into `spans`), and its distinct
-    spans as (start, end, type code) in sorted order. Gathered and converted to Python once for all
+    spans as (start, end, type code) in sorted order; per pair, its stretch's position in that order
+    and its span's position in the stretch's. Gathered and converted to Python once for all
     stretches; type codes stand in for type names (they compare in the same order and are equal alike)."""
-    keys = distinct(stretch * len(spans) + index)
+    pair_keys = stretch * len(spans) + index
+    keys = distinct(pair_keys)
     member, group = keys % len(spans), keys // len(spans)
-    bounds = np.flatnonzero(np.diff(group, prepend=-1, append=group[-1] + 1)).tolist()
+    opens = np.diff(group, prepend=-1) != 0
+    bounds = np.flatnonzero(np.append(opens, True))
+    position = np.searchsorted(keys, pair_keys)
+    key_stretch = np.cumsum(opens) - 1
+    pair_stretch = key_stretch[position]
+    pair_local = position - bounds[pair_stretch]
+    bounds = bounds.tolist()
     columns = (
         spans.local_start[member].tolist(),
         spans.local_end[member].tolist(),
         spans.code[member].tolist(),
     )
     tuples = list(zip(*columns, strict=True))
-    return member[bounds[:-1]], [tuples[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+    stretches = [tuples[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+    return member[bounds[:-1]], stretches, pair_stretch, pair_local
 
 
 def _score_table(

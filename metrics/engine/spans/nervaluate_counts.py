@@ -19,20 +19,14 @@ longer than 100 code points does not count: a quirk kept on purpose, the numbers
 Its inclusive end (`end - 1`) changes no comparison here: overlap lengths, gold lengths and boundary
 distances are the same computed from exclusive ends, and the sort order is the same.
 
-Only gold spans that overlap a prediction can match it, so instead of nervaluate's full inner loop we
-visit, in list order, the gold spans whose start is before the prediction's end and whose running
-maximum end is past its start (two bisections): same visits in the same order, minus the ones that
-could not match.
-
-The walks give each schema's (correct, incorrect): missed and spurious follow from them and the
-numbers of gold spans and predictions (`score`).
+Only gold spans that overlap a prediction can match it, so instead of nervaluate's full inner loop the
+walk visits, in list order, each prediction's candidates (the scorer finds them for every prediction
+at once): same visits in the same order, minus the ones that could not match. The walks give (correct, incorrect); the other counts follow (`score`).
 """
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
-from itertools import accumulate
 
 Claims = tuple[int, int]  # (correct, incorrect)
 
@@ -75,40 +69,19 @@ class _Claims:
         return self.correct, self.incorrect
 
 
-class _CandidateFinder:
-    """The gold spans a prediction overlaps sufficiently, in list order (gold sorted)."""
-
-    def __init__(self, gold: Sequence[tuple]) -> None:
-        self.gold = gold
-        self.starts = [g[0] for g in gold]
-        self.running_max_end = list(accumulate((g[1] for g in gold), max))
-
-    def __call__(self, start: int, end: int) -> list[int]:
-        found = []
-        for k in range(bisect_right(self.running_max_end, start), bisect_left(self.starts, end)):
-            gold_start, gold_end = self.gold[k][0], self.gold[k][1]
-            if gold_end > start:
-                overlap = (end if end < gold_end else gold_end) - (
-                    start if start > gold_start else gold_start
-                )
-                # nervaluate's own expression (overlap_span / true_span) * 100.0 >= min_overlap_percentage
-                if (overlap / (gold_end - gold_start)) * 100.0 >= 1.0:
-                    found.append(k)
-        return found
-
-
 def nervaluate_typed(
-    gold: Sequence[tuple[int, int, object]], predicted: Sequence[tuple[int, int, object]]
+    gold: Sequence[tuple[int, int, object]],
+    predicted: Sequence[tuple[int, int, object]],
+    candidates_of: Sequence[list[int]],
 ) -> tuple[Claims, Claims, Claims]:
-    """strict, exact and ent_type claims of one document; both lists sorted. Types may be any values
+    """strict, exact and ent_type claims of one document; both lists sorted, `candidates_of[i]` the
+    gold spans prediction i overlaps sufficiently, in list order. Types may be any values
     that compare as their names do (the batch passes type codes). Of one type's spans alone, these are
     nervaluate's per-type results: strict is exact, and ent_type finds no INC."""
     n_gold = len(gold)
     strict, exact, ent_type = _Claims(n_gold), _Claims(n_gold), _Claims(n_gold)
-    candidates_of = _CandidateFinder(gold)
-    for prediction in predicted:
+    for prediction, candidates in zip(predicted, candidates_of, strict=True):
         start, end, label = prediction
-        candidates = candidates_of(start, end)
         # No candidate: every rule below finds nothing to claim, and counts SPU.
         anywhere = [0] * len(candidates)
         strict.claim(candidates, [gold[k] == prediction for k in candidates], anywhere)

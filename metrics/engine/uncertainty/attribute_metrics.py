@@ -86,11 +86,8 @@ def counts_of_metric_columns(
 def attribute_metric_definitions(
     attribute_types: Mapping[str, AttributeType],
 ) -> dict[tuple[str, str], MetricDefinition]:
-    """Every attribute metric with an interval or a paired test, keyed by (attribute_id, metric name).
-
-    Each metric name is one Holm family across attributes (all `accuracy` together). The plain
-    accuracy (one row per document) is compared by McNemar.
-    """
+    """Every attribute metric with an interval or a paired test, keyed by (attribute_id, metric name);
+    the plain accuracy has one row per document, so McNemar's test applies."""
     definitions: dict[tuple[str, str], MetricDefinition] = {}
     for attribute_id, attribute_type in attribute_types.items():
         if attribute_type in (AttributeType.LIST, AttributeType.DICT):

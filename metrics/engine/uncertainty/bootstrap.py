@@ -2,9 +2,8 @@
 
 Each metric is computed from the summed counts of B resamples of the documents (`resampling`); the
 interval is the (alpha/2, 1 - alpha/2) percentile pair of those values, alpha = 1 - level, with numpy's
-linear interpolation (as `scipy.stats.bootstrap(method="percentile")`). It is null when the metric is
-undefined on the full data (a zero denominator, a missing prediction under the seed's rule) or in every
-resample; otherwise resamples where it is undefined are dropped.
+linear interpolation (as `scipy.stats.bootstrap(method="percentile")`); its null rule is
+docs/semantics.md section 3's.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""Per-document counts: the only input the uncertainty statistics need.
-
-Every metric the engine reports is a function of counts summed over documents (docs/semantics.md: micro =
-counts summed over documents). So a resample of documents is a weighted sum of per-document count rows,
-and nothing has to be re-scored. This module holds those rows in a canonical order.
+"""Per-document counts: the only input the uncertainty statistics need, since every metric is a function
+of counts summed over documents: a resample of documents re-weights the rows, and nothing is re-scored.
 """
 
 from __future__ import annotations

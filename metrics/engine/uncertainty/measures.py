@@ -3,8 +3,7 @@
 A `Measure` takes `{column: array of sums}` (one entry per resample, or one for the point estimate)
 and returns the metric of each entry, NaN where it is undefined: a zero denominator, or, by the seed's
 missing-prediction rule, a set holding a missing prediction (`null_if_any`; docs/semantics.md sections
-1-2). The metrics are weighted sums of counts (`Total`), their ratios (`Ratio`), or the harmonic mean
-of two ratios (`HarmonicMean`: an F1 from precision and recall).
+1-2).
 """
 
 from __future__ import annotations
@@ -29,13 +28,10 @@ class Measure(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class MetricDefinition:
-    """A metric for intervals and comparisons.
-
-    `family` groups metrics that are tested together in a comparison, and adjusted together with Holm
-    (one attribute's accuracy among all attributes' accuracies; one type's recall among all types').
-    `correctness` names the (correct, rows) count columns when every document holds at most one row of
-    this metric: a comparison then tests it with the exact McNemar test on the discordant rows.
-    """
+    """A metric for intervals and comparisons. `family`: the metrics a comparison adjusts together with
+    Holm (docs/uncertainty.md). `correctness` names the (correct, rows) count columns when every document
+    holds at most one row of this metric: a comparison then tests it with the exact McNemar test on the
+    discordant rows."""
 
     measure: Measure
     family: str | None = None

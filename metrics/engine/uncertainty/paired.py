@@ -1,16 +1,11 @@
-"""Paired comparison of two runs scored on the same documents and the same gold version.
+"""Paired comparison of two runs scored on the same documents and the same gold version (docs/uncertainty.md).
 
-Only documents both runs predicted are compared; the others are listed (`only_in_a`, `only_in_b`). For
-every metric: a and b (each run's metric on those documents), delta = b - a, and the percentile interval
-of delta* = b* - a* over a paired cluster bootstrap (each resample draws the same documents for both
-runs), dropping resamples where either run's metric is undefined. Two-sided p-value from the D defined
-delta*:
+The interval of delta = b - a is the percentile interval of delta* = b* - a*, dropping resamples where
+either run's metric is undefined. Two-sided p-value from the D defined delta*:
     p = min(1, 2 * (min(#{delta* <= 0}, #{delta* >= 0}) + 1) / (D + 1))
 the +1 keeping a Monte-Carlo p-value above 0 (it can not resolve below 1 / (D + 1)). Identical runs
 give delta* = 0 in every resample, hence p = 1 exactly (a column equal in both runs is summed once).
-
-Metrics with `correctness` (one row per document) take the exact McNemar test on the discordant rows
-instead. p-values are Holm-adjusted within each metric's `family`; a metric without one is its own.
+A metric without a Holm `family` is its own.
 """
 
 from __future__ import annotations

@@ -3,9 +3,7 @@
 The count table (`pipeline.intervals.span_count_table`) holds, per document, every
 `spans.score.COUNT_FIELDS` count, `chars_typed.<TYPE>.{tp,fp,fn,covered_by_any}` per type and
 `leakage.<condition>.leaked`. Metric names are results.json paths (`micro.chars.all.f1`), so an
-interval is stored beside its metric at `<path>_ci` (the list: docs/uncertainty.md). The micro
-measures are `spans.measures`' own. Each per-type metric is one Holm family across types. Leakage rates have exact
-Clopper–Pearson intervals (documents are the trials) and are compared between runs by McNemar.
+interval is stored beside its metric at `<path>_ci` (the list and the tests: docs/uncertainty.md).
 """
 
 from __future__ import annotations

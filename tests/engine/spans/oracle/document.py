@@ -37,6 +37,21 @@ _AS_TUPLE = attrgetter("start", "end", "entity_type")
 _FIRST_THREE = itemgetter(slice(0, 3))
 
 
+def sufficient_overlaps(gold: Sequence[tuple], predicted: Sequence[tuple]) -> list[list[int]]:
+    """Per prediction, the gold spans it overlaps sufficiently, in list order: nervaluate 1.2.1's
+    `(overlap_span / true_span) * 100.0 >= min_overlap_percentage` at its default of 1.0."""
+    return [
+        [
+            k
+            for k, (gold_start, gold_end, *_) in enumerate(gold)
+            if gold_start < end
+            and gold_end > start
+            and ((min(end, gold_end) - max(start, gold_start)) / (gold_end - gold_start)) * 100.0 >= 1.0
+        ]
+        for start, end, *_ in predicted
+    ]
+
+
 def _check_bounds(document_id: str, n_chars: int, spans: list[tuple[int, int, str]], side: str) -> None:
     """Raise ValueError unless 0 <= start < end <= n_chars for every span (sorted by start)."""
     if not spans:
@@ -161,7 +176,11 @@ def _type_row(
     predicted_set = set(type_predicted)
     gold_set = set(type_gold)
     # One type's spans alone: its strict is its exact, and its ent_type finds no INC.
-    _, exact, ent_type = nervaluate_typed([(*g, 0) for g in type_gold], [(*p, 0) for p in type_predicted])
+    _, exact, ent_type = nervaluate_typed(
+        [(*g, 0) for g in type_gold],
+        [(*p, 0) for p in type_predicted],
+        sufficient_overlaps(type_gold, type_predicted),
+    )
     return (
         n_gold, n_predicted, both_len, predicted_len - both_len, gold_len - both_len, covered_by_any,
         token_tp, len(type_predicted_tokens) - token_tp, len(type_gold_tokens) - token_tp,
@@ -235,7 +254,7 @@ def score_span_tuples(
     types, type_rows, token_counts = _per_type(text, gold, predicted, chars.predicted_union, leaks.by_type)
     column_sums = list(map(sum, zip(*type_rows, strict=True))) if type_rows else [0] * 19
     typed = [column_sums[k] for k in _TYPED_SUMS]
-    strict, exact, ent_type = nervaluate_typed(gold, predicted)
+    strict, exact, ent_type = nervaluate_typed(gold, predicted, sufficient_overlaps(gold, predicted))
     counts = array("i", [
         *chars.counts(),
         *typed[0:3],

@@ -174,7 +174,7 @@ def _files_plan(
         check_schema(prompt_set.attributes)
     except (InputValidationError, ValueError):
         return None
-    names = input_names(gold, prompts, predictions, {})
+    names = input_names(gold, prompts, predictions)
     plan = plan_extraction_file_chunks(
         gold=gold,  # type: ignore[arg-type]
         predictions=predictions,  # type: ignore[arg-type]

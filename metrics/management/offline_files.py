@@ -79,22 +79,45 @@ class OfflineCommand(BaseCommand):
 
     def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> argparse.ArgumentParser:
         parser = super().create_parser(prog_name, subcommand, formatter_class=OfflineHelpFormatter, **kwargs)
-        if self.intervals is not None:
+        if self.intervals is None:
+            return parser
+        parser.add_argument(
+            "--overwrite",
+            action="store_true",
+            help="replace an existing output (without it, an existing output is refused with exit status 2)",
+        )
+        parser.add_argument(
+            "--confidence-level",
+            type=float,
+            default=DEFAULT_LEVEL,
+            metavar="0..1",
+            help=f"level of the {self.intervals} (default {DEFAULT_LEVEL})",
+        )
+        parser.add_argument(
+            "--resamples",
+            type=int,
+            default=DEFAULT_RESAMPLES,
+            metavar="N",
+            help=f"bootstrap resamples of the documents for the {self.intervals} (default {DEFAULT_RESAMPLES}"
+            + ("; 0 turns them off)" if self.zero_resamples_turns_off else "; at least 1)"),
+        )
+        parser.add_argument(
+            "--seed",
+            type=int,
+            default=DEFAULT_SEED,
+            metavar="N",
+            help=f"seed of the resampling (default {DEFAULT_SEED}): the same input and seed give the same "
+            "intervals",
+        )
+        if self.processes:
             parser.add_argument(
-                "--overwrite",
-                action="store_true",
-                help="replace an existing output (without it, an existing output is refused with exit status 2)",
+                "--processes",
+                type=_positive,
+                default=1,
+                metavar="N",
+                help="score the documents' chunks in N local processes (default 1: in this one); "
+                "the results are the same whatever N",
             )
-            _add_interval_arguments(parser, what=self.intervals, zero_turns_off=self.zero_resamples_turns_off)
-            if self.processes:
-                parser.add_argument(
-                    "--processes",
-                    type=_positive,
-                    default=1,
-                    metavar="N",
-                    help="score the documents' chunks in N local processes (default 1: in this one); "
-                    "the results are the same whatever N",
-                )
         return parser
 
     def interval_settings(self, options: dict[str, Any]) -> IntervalSettings:
@@ -107,32 +130,6 @@ class OfflineCommand(BaseCommand):
 
 
 _FLAGS = {"level": "--confidence-level", "resamples": "--resamples", "seed": "--seed"}
-
-
-def _add_interval_arguments(parser: argparse.ArgumentParser, *, what: str, zero_turns_off: bool) -> None:
-    parser.add_argument(
-        "--confidence-level",
-        type=float,
-        default=DEFAULT_LEVEL,
-        metavar="0..1",
-        help=f"level of the {what} (default {DEFAULT_LEVEL})",
-    )
-    parser.add_argument(
-        "--resamples",
-        type=int,
-        default=DEFAULT_RESAMPLES,
-        metavar="N",
-        help=f"bootstrap resamples of the documents for the {what} (default {DEFAULT_RESAMPLES}"
-        + ("; 0 turns them off)" if zero_turns_off else "; at least 1)"),
-    )
-    parser.add_argument(
-        "--seed",
-        type=int,
-        default=DEFAULT_SEED,
-        metavar="N",
-        help=f"seed of the resampling (default {DEFAULT_SEED}): the same input and seed give the same "
-        "intervals",
-    )
 
 
 def _positive(text: str) -> int:

@@ -219,17 +219,14 @@ def read_extraction_inputs(
     gold: SourceInput,
     prompts: SourceInput,
     predictions: SourceInput,
-    names: Mapping[str, str] | None = None,
 ) -> ExtractionInputs:
-    """Read and check all three inputs; one InputValidationError lists the problems of every file.
-    `names` ("gold", "prompts", "predictions") name uploads held as bytes in messages."""
-    names = dict(names or {})
-    file_names = input_names(gold, prompts, predictions, names)
+    """Read and check all three inputs; one InputValidationError lists the problems of every file."""
+    file_names = input_names(gold, prompts, predictions)
     problems: list[ImportProblem] = []
     with paused_garbage_collection():
         prompt_set = PromptSet(attributes=[])
         try:
-            prompt_set = read_prompts_csv(prompts, name=names.get("prompts"))
+            prompt_set = read_prompts_csv(prompts)
         except InputValidationError as error:
             problems.extend(error.problems)
         gold_format = gold_file_format(gold)
@@ -237,9 +234,9 @@ def read_extraction_inputs(
         try:
             if gold_format == "eppi":
                 types = {spec.attribute_id: spec.type for spec in prompt_set.attributes}
-                gold_set = read_eppi_gold(gold, name=names.get("gold"), attribute_types=types)
+                gold_set = read_eppi_gold(gold, attribute_types=types)
             else:
-                gold_set = read_gold_jsonl(gold, name=names.get("gold"))
+                gold_set = read_gold_jsonl(gold)
         except InputValidationError as error:
             problems.extend(error.problems)
         if gold_set is not None:
@@ -250,7 +247,6 @@ def read_extraction_inputs(
         try:
             prediction_set = read_predictions_jsonl(
                 predictions,
-                name=names.get("predictions"),
                 gold_document_ids=None if gold_set is None else set(gold_set.document_ids()),
             )
         except InputValidationError as error:
@@ -266,12 +262,10 @@ def read_extraction_inputs(
     )
 
 
-def input_names(
-    gold: SourceInput, prompts: SourceInput, predictions: SourceInput, names: Mapping[str, str]
-) -> dict[str, str]:
-    """The file name each input's problems carry, by role; `names` as in `read_extraction_inputs`."""
+def input_names(gold: SourceInput, prompts: SourceInput, predictions: SourceInput) -> dict[str, str]:
+    """The file name each input's problems carry, by role."""
     return {
-        role: source_name(source, names.get(role))
+        role: source_name(source)
         for role, source in (("gold", gold), ("prompts", prompts), ("predictions", predictions))
     }
 

@@ -80,18 +80,35 @@ def evaluate_extraction_to_folder(
     if isinstance(executor, ProcessPool) and plain_files(gold, prompts, predictions):
         # The workers' imports (about half a second) then overlap the plan instead of following it.
         executor.start(score_extraction_chunk)
+
+    def new_run(
+        inputs: ExtractionInputs, gold_ids: Sequence[str], predicted_ids: Collection[str]
+    ) -> ExtractionRun:
+        """A run before its chunks are scored (its evaluation is built from them)."""
+        predicted = set(predicted_ids)
+        return ExtractionRun(
+            evaluation=ExtractionEvaluation(run_id=run_id, attributes=[], rows=[]),
+            inputs=inputs,
+            settings=settings,
+            n_gold_documents=len(gold_ids),
+            n_prediction_lines=len(predicted_ids),
+            gold_without_line=[document_id for document_id in gold_ids if document_id not in predicted],
+            config=dict(config.values) if config else {},
+        )
+
     with timer("load"):
-        run, chunks = _files_run(gold, prompts, predictions, run_id, settings, config)
-    if run is not None:
+        planned = _files_plan(gold, prompts, predictions, run_id, settings)
+    if planned is not None:
+        inputs, gold_ids, predicted_ids, chunks = planned
         try:
-            return _write_run(run, chunks, output_dir, executor, intervals, timer)
+            return _write_run(
+                new_run(inputs, gold_ids, predicted_ids), chunks, output_dir, executor, intervals, timer
+            )
         except (_NotSure, FileExistsError):
             pass  # the validating readers word what the files path was not sure of, before any write
     with timer("load"):
         inputs = read_extraction_inputs(gold=gold, prompts=prompts, predictions=predictions)
-        run = _new_run(
-            inputs, inputs.gold.document_ids(), inputs.predictions.documents, run_id, settings, config
-        )
+        run = new_run(inputs, inputs.gold.document_ids(), inputs.predictions.documents)
         chunks = document_chunks(inputs, run_id=run_id, settings=settings)
     return _write_run(run, chunks, output_dir, executor, intervals, timer)
 
@@ -139,26 +156,25 @@ def _write_run(
     return run
 
 
-def _files_run(
+def _files_plan(
     gold: SourceInput,
     prompts: SourceInput,
     predictions: SourceInput,
     run_id: str,
     settings: EvaluationSettings,
-    config: ExtractionConfig | None,
-) -> tuple[ExtractionRun | None, list[ExtractionFileChunk]]:
-    """The run (its inputs without documents) and the chunks of the files path; (None, []) when not
-    sure."""
+) -> tuple[ExtractionInputs, list[str], set[str], list[ExtractionFileChunk]] | None:
+    """The inputs (without documents), gold and predicted ids and chunks of the files path; None when
+    not sure."""
     if not plain_files(gold, prompts, predictions) or gold_file_format(gold) != "eppi":
-        return None, []
+        return None
     try:
         prompt_set = read_prompts_csv(prompts)
         resolve_custom_metrics(settings.custom_metrics)
         validate_settings(settings)
         check_schema(prompt_set.attributes)
     except (InputValidationError, ValueError):
-        return None, []
-    names = input_names(gold, prompts, predictions, {})
+        return None
+    names = input_names(gold, prompts, predictions)
     plan = plan_extraction_file_chunks(
         gold=gold,  # type: ignore[arg-type]
         predictions=predictions,  # type: ignore[arg-type]
@@ -169,7 +185,7 @@ def _files_run(
         settings=settings,
     )
     if plan is None:
-        return None, []
+        return None
     gold_set = GoldSet(
         documents=[],
         attribute_names=plan.attribute_names,
@@ -182,28 +198,7 @@ def _files_run(
         gold_format="eppi",
         names=names,
     )
-    return _new_run(inputs, plan.gold_ids, plan.predicted_ids, run_id, settings, config), plan.chunks
-
-
-def _new_run(
-    inputs: ExtractionInputs,
-    gold_ids: Sequence[str],
-    predicted_ids: Collection[str],
-    run_id: str,
-    settings: EvaluationSettings,
-    config: ExtractionConfig | None,
-) -> ExtractionRun:
-    """A run before its chunks are scored (its evaluation is built from them)."""
-    predicted = set(predicted_ids)
-    return ExtractionRun(
-        evaluation=ExtractionEvaluation(run_id=run_id, attributes=[], rows=[]),
-        inputs=inputs,
-        settings=settings,
-        n_gold_documents=len(gold_ids),
-        n_prediction_lines=len(predicted_ids),
-        gold_without_line=[document_id for document_id in gold_ids if document_id not in predicted],
-        config=dict(config.values) if config else {},
-    )
+    return inputs, plan.gold_ids, plan.predicted_ids, plan.chunks
 
 
 def _score_chunks(

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import partial
 from typing import Any
 
@@ -181,11 +181,16 @@ def attach_span_intervals(results: dict[str, Any], intervals: Mapping[str, Inter
     lack (a type the body does not list) is skipped."""
     for path, interval in intervals.items():
         *parents, leaf = path.split(".")
-        node: Any = results
-        for key in parents:
-            node = node.get(key) if isinstance(node, dict) else None
+        node = value_at(results, parents)
         if isinstance(node, dict):
             node[leaf + CI_SUFFIX] = interval.stored()
+
+
+def value_at(data: Any, keys: Iterable[str]) -> Any:
+    """The value the keys lead to through nested dicts; None where a step finds no dict."""
+    for key in keys:
+        data = data.get(key) if isinstance(data, dict) else None
+    return data
 
 
 # Attributes -------------------------------------------------------------------------------------

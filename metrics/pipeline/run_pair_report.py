@@ -130,8 +130,7 @@ def compare_span_files(
     *,
     label_map_path: str | None = None,
     settings: IntervalSettings = DEFAULT_INTERVALS,
-    a: RunSide | None = None,
-    b: RunSide | None = None,
+    sources: tuple[str, str],
     processes: int = 1,
 ) -> dict[str, Any]:
     """Score both prediction files against gold (in `processes` local processes) and compare them.
@@ -139,7 +138,7 @@ def compare_span_files(
     return _files_report(
         "spans",
         {"gold": gold, "a": predictions_a, "b": predictions_b},
-        (a, b),
+        sources,
         settings,
         read=lambda predictions: score_span_paths(
             gold, predictions, label_map_path=label_map_path, executor=local_executor(processes)
@@ -156,15 +155,14 @@ def compare_attribute_files(
     *,
     evaluation_settings: EvaluationSettings,
     settings: IntervalSettings = DEFAULT_INTERVALS,
-    a: RunSide | None = None,
-    b: RunSide | None = None,
+    sources: tuple[str, str],
     processes: int = 1,
 ) -> dict[str, Any]:
     """`compare_span_files` for the prompt file's attributes."""
     return _files_report(
         "attributes",
         {"gold": gold, "prompts": prompts, "a": predictions_a, "b": predictions_b},
-        (a, b),
+        sources,
         settings,
         read=lambda predictions: read_extraction_inputs(gold=gold, prompts=prompts, predictions=predictions),
         score=lambda name, inputs: (
@@ -179,7 +177,7 @@ def compare_attribute_files(
 def _files_report(
     kind: str,
     inputs: Mapping[str, SourceInput],
-    sides: tuple[RunSide | None, RunSide | None],
+    sources: tuple[str, str],
     settings: IntervalSettings,
     *,
     read: Callable[[SourceInput], Result],
@@ -204,8 +202,8 @@ def _files_report(
         predicted_a=predicted_a,
         predicted_b=predicted_b,
         settings=settings,
-        a=sides[0] or RunSide(str(inputs["a"])),
-        b=sides[1] or RunSide(str(inputs["b"])),
+        a=RunSide(str(inputs["a"]), sources[0]),
+        b=RunSide(str(inputs["b"]), sources[1]),
     )
     report["inputs"] = {name: str(path) for name, path in inputs.items()}
     report["warnings"] = [warning.as_dict() for warning in _unique([*runs[0].warnings, *runs[1].warnings])]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
@@ -36,16 +36,6 @@ class SpanChunk:
     columns: SpanColumns
     allowed_predicted_types: frozenset[str] | None = None
     keep_leaked: bool = True  # False: the scores list no leaked span (`score_span_columns`)
-
-    @classmethod
-    def of_documents(
-        cls,
-        positions: list[int],
-        documents: Sequence[DocumentSpans],
-        allowed_predicted_types: frozenset[str] | None = None,
-        keep_leaked: bool = True,
-    ) -> SpanChunk:
-        return cls(positions, SpanColumns.of_documents(documents), allowed_predicted_types, keep_leaked)
 
 
 @dataclass
@@ -207,4 +197,6 @@ def span_chunks(
     stream = iter(paired)
     while batch := list(islice(stream, CHUNK_DOCUMENTS)):
         positions, documents = zip(*batch, strict=True)
-        yield SpanChunk.of_documents(list(positions), documents, allowed_predicted_types, keep_leaked)
+        yield SpanChunk(
+            list(positions), SpanColumns.of_documents(documents), allowed_predicted_types, keep_leaked
+        )

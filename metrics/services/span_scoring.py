@@ -23,6 +23,7 @@ from annotations.models import GoldSpan, GoldVersion
 from annotations.selectors.gold import documents_named, gold_span_documents
 from experiments.models import ExperimentRun
 from metrics.engine.spans.aggregate import aggregate
+from metrics.engine.spans.columns import SpanColumns
 from metrics.engine.spans.types import DocumentSpans
 from metrics.engine.uncertainty.exact import CLOPPER_PEARSON_METHOD
 from metrics.models import MetricScope
@@ -87,7 +88,7 @@ class SpanScoringPlan:
         predicted = predicted_span_documents(run_document_pks(run=run, external_ids=document_ids))
         paired = pair_span_documents(gold, predicted)
         positions = list(range(first_position, first_position + len(paired)))
-        scored = score_span_chunk(SpanChunk.of_documents(positions, paired, self.allowed_types))
+        scored = score_span_chunk(SpanChunk(positions, SpanColumns.of_documents(paired), self.allowed_types))
         if self.with_rows:
             scored.rows = [row for document in paired for row in span_rows(document, self.allowed_types)]
         return scored

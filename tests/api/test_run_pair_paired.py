@@ -131,6 +131,7 @@ def test_the_servers_attribute_comparison_is_the_offline_commands(
         _write_jsonl(tmp_path / "better.jsonl", better),
         evaluation_settings=resolve_settings(edit_distance_match_threshold=0.75),
         settings=SETTINGS,
+        sources=("llm", "llm"),
     )
 
     body = _compare(bob_client, a, b)
@@ -164,6 +165,7 @@ def test_the_servers_span_comparison_is_the_offline_commands(
         SPANS / "spans_predictions.jsonl",
         _write_jsonl(tmp_path / "better.jsonl", better),
         settings=SETTINGS,
+        sources=("llm", "llm"),
     )
 
     paired = _compare(bob_client, a, b)["paired"]

@@ -21,6 +21,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from annotations.importers.errors import InputValidationError
+from annotations.importers.sources import InMemorySource
 from metrics.pipeline.extraction_evaluation import (
     compare_extraction_inputs,
     load_config,
@@ -223,10 +224,12 @@ def test_a_missing_input_file_is_bad_input(tmp_path):
 def test_problems_of_every_input_file_are_reported_together():
     with pytest.raises(InputValidationError) as raised:
         read_extraction_inputs(
-            gold=(FIXTURE / "gold_eppi.json").read_bytes(),
-            prompts=b"prompt,output_data_type,attribute_id,attribute_label\nQ,text,101,Randomised\n",
-            predictions=b'{"document_id": "1001", "context": 3}\n',
-            names={"gold": "gold.json", "prompts": "prompts.csv", "predictions": "llm.jsonl"},
+            gold=InMemorySource("gold.json", (FIXTURE / "gold_eppi.json").read_bytes()),
+            prompts=InMemorySource(
+                "prompts.csv",
+                b"prompt,output_data_type,attribute_id,attribute_label\nQ,text,101,Randomised\n",
+            ),
+            predictions=InMemorySource("llm.jsonl", b'{"document_id": "1001", "context": 3}\n'),
         )
 
     assert [(p.file, p.line, p.field) for p in raised.value.problems] == [
@@ -260,9 +263,8 @@ def test_a_prompt_attribute_missing_from_the_eppi_code_sets_is_warned_about():
 
     inputs = read_extraction_inputs(
         gold=FIXTURE / "gold_eppi.json",
-        prompts=prompts,
+        prompts=InMemorySource("prompts.csv", prompts),
         predictions=FIXTURE / "llm.jsonl",
-        names={"prompts": "prompts.csv"},
     )
 
     (warning,) = [problem for problem in inputs.warnings if problem.field == "CodeSets"]
@@ -274,8 +276,7 @@ def evaluate_in_memory(predictions: bytes):
     inputs = read_extraction_inputs(
         gold=FIXTURE / "gold_eppi.json",
         prompts=FIXTURE / "prompts.csv",
-        predictions=predictions,
-        names={"predictions": "llm.jsonl"},
+        predictions=InMemorySource("llm.jsonl", predictions),
     )
     run = compare_extraction_inputs(inputs, run_id="r", settings=resolve_settings())
     return {(row.document_id, row.attribute_id): row for row in run.rows}

@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from metrics.engine.spans.aggregate import aggregate
+from metrics.engine.spans.columns import SpanColumns
 from metrics.engine.spans.score import N_STORED, N_TYPE_STORED
 from metrics.engine.spans.types import DocumentSpans, Span
 from metrics.pipeline import spans as span_pipeline
@@ -57,7 +58,9 @@ def test_the_merge_of_any_chunking_equals_one_pass(case):
     corpus, chunks, order, restrict = case
     allowed = allowed_types(corpus, restrict)
     partials = [
-        score_span_chunk(SpanChunk.of_documents(positions, [corpus[i] for i in positions], allowed))
+        score_span_chunk(
+            SpanChunk(positions, SpanColumns.of_documents([corpus[i] for i in positions]), allowed)
+        )
         for positions in chunks
     ]
     merged, rows = merge_span_partials((partials[k] for k in order), len(corpus))
@@ -75,7 +78,7 @@ def test_the_merge_of_any_chunking_equals_one_pass(case):
 def test_a_chunk_and_its_partial_result_cross_a_process_boundary_unchanged(case):
     corpus, chunks, _, restrict = case
     allowed = allowed_types(corpus, restrict)
-    chunk = SpanChunk.of_documents(chunks[0], [corpus[i] for i in chunks[0]], allowed)
+    chunk = SpanChunk(chunks[0], SpanColumns.of_documents([corpus[i] for i in chunks[0]]), allowed)
     partial = score_span_chunk(pickle.loads(pickle.dumps(chunk)))
     copy = pickle.loads(pickle.dumps(partial))
     assert copy.scores == score_span_chunk(chunk).scores
@@ -106,7 +109,7 @@ def test_a_partial_result_holds_its_counts_as_int32_matrices():
         DocumentSpans("a", "Anna Schmidt", [Span(0, 4, "NAME")], []),
         DocumentSpans("b", "Berlin", [], []),
     ]
-    partial = score_span_chunk(SpanChunk.of_documents([0, 1], corpus))
+    partial = score_span_chunk(SpanChunk([0, 1], SpanColumns.of_documents(corpus)))
     assert isinstance(partial, SpanPartial)
     assert partial.scores.counts.dtype.name == "int32" and partial.scores.counts.shape == (2, N_STORED)
     assert partial.scores.rows.dtype.name == "int32" and partial.scores.rows.shape == (1, N_TYPE_STORED)
@@ -119,7 +122,9 @@ def test_the_merge_sized_in_advance_or_missing_chunks_still_gives_one_pass(case,
     corpus, chunks, order, restrict = case
     allowed = allowed_types(corpus, restrict)
     partials = [
-        score_span_chunk(SpanChunk.of_documents(positions, [corpus[i] for i in positions], allowed))
+        score_span_chunk(
+            SpanChunk(positions, SpanColumns.of_documents([corpus[i] for i in positions]), allowed)
+        )
         for positions in chunks
     ]
     sized, _ = merge_span_partials((partials[k] for k in order), len(corpus))
@@ -134,7 +139,7 @@ def test_the_merge_sized_in_advance_or_missing_chunks_still_gives_one_pass(case,
 def test_the_merge_reports_the_documents_merged_after_each_partial():
     corpus = [DocumentSpans(name, "Anna Schmidt", [Span(0, 4, "NAME")], []) for name in "abcde"]
     partials = [
-        score_span_chunk(SpanChunk.of_documents(positions, [corpus[i] for i in positions]))
+        score_span_chunk(SpanChunk(positions, SpanColumns.of_documents([corpus[i] for i in positions])))
         for positions in ([3, 4], [0], [1, 2])
     ]
     heard: list[tuple[int, int]] = []

@@ -22,7 +22,6 @@ from metrics.pipeline.extraction_evaluation import resolve_settings
 from metrics.pipeline.intervals import IntervalSettings
 from metrics.pipeline.run_pair_report import (
     SOURCES,
-    RunSide,
     compare_attribute_files,
     compare_span_files,
     format_run_pair_table,
@@ -102,8 +101,7 @@ class Command(OfflineCommand):
         self.stdout.write(f"\nComparison written to {output}")
 
     def _compare(self, options: dict[str, Any], settings: IntervalSettings) -> dict[str, Any]:
-        a = RunSide(str(options["a"]), options["a_source"])
-        b = RunSide(str(options["b"]), options["b_source"])
+        sources = (options["a_source"], options["b_source"])
         with unreadable_inputs_refused():
             if options["kind"] == "spans":
                 return compare_span_files(
@@ -112,8 +110,7 @@ class Command(OfflineCommand):
                     options["b"],
                     label_map_path=options["label_map"],
                     settings=settings,
-                    a=a,
-                    b=b,
+                    sources=sources,
                     processes=options["processes"],
                 )
             if options["prompts"] is None:
@@ -129,7 +126,6 @@ class Command(OfflineCommand):
                 options["b"],
                 evaluation_settings=evaluation_settings,
                 settings=settings,
-                a=a,
-                b=b,
+                sources=sources,
                 processes=options["processes"],
             )

@@ -16,6 +16,7 @@ from metrics.management.offline_files import (
     require_input_kinds,
     write_json_report,
 )
+from metrics.pipeline.intervals import value_at
 from metrics.pipeline.span_evaluation import evaluate_span_paths
 
 HEADLINE_ROWS: tuple[tuple[str, str], ...] = (
@@ -165,7 +166,7 @@ def format_summary(results: dict[str, Any]) -> str:
         + (f"  {'recall ' + level:<17}  {'f1 ' + level}" if level else "")
     )
     for title, key_path in HEADLINE_ROWS:
-        entry = _dig(results.get("micro", {}), key_path)
+        entry = value_at(results.get("micro", {}), key_path.split("."))
         if isinstance(entry, dict):
             line = (
                 f"  {title:<22}{_percent(entry.get('precision')):>10}{_percent(entry.get('recall')):>10}"
@@ -185,14 +186,6 @@ def format_summary(results: dict[str, Any]) -> str:
     if results.get("config", {}).get("restrict_to_gt_types"):
         lines += ["", f"Predictions dropped by --restrict-to-gt-types: {_number(dropped)}"]
     return "\n".join(lines)
-
-
-def _dig(data: Any, dotted: str) -> Any:
-    for key in dotted.split("."):
-        if not isinstance(data, dict):
-            return None
-        data = data.get(key)
-    return data
 
 
 def _percent(value: Any) -> str:

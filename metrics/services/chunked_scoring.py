@@ -247,11 +247,8 @@ def scoring_chunks_merge(*, job_id: int, resume_token: str) -> str:
             result = _merged(job, run=run, gold_version=gold_version, chunks=chunks, with_rows=rows is None)
             if result is None:
                 return JobState.FAILED
-        with _phase(job_id, "the final transaction"), transaction.atomic():
-            state = scoring_store(job=job, run=run, gold_version=gold_version, result=result, rows=rows)
-            if state == JobState.SUCCEEDED:
-                ScoringChunk.objects.filter(job_id=job_id).delete()
-        return state
+        with _phase(job_id, "the final transaction"):
+            return scoring_store(job=job, gold_version=gold_version, result=result, rows=rows)
 
 
 def _scored_chunks(job: Job) -> QuerySet[ScoringChunk] | None:

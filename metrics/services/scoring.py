@@ -136,18 +136,12 @@ def scoring_chunk_plan(
     return attribute_chunk_plan(run=run, document_ids=document_ids)
 
 
-def scoring_partials(
-    plan: ScoringPlan,
-    *,
-    run: ExperimentRun,
-    gold_version: GoldVersion,
-    chunk_size: int = DEFAULT_CHUNK_DOCUMENTS,
-) -> Iterator[Any]:
+def scoring_partials(plan: ScoringPlan, *, run: ExperimentRun, gold_version: GoldVersion) -> Iterator[Any]:
     """The partial results of the plan's chunks, scored in this process, in chunk order (a scoring
     compared again, `metrics.services.run_pair`)."""
     ids = plan.document_ids
-    for start in range(0, len(ids), chunk_size):
-        chunk = ids[start : start + chunk_size]
+    for start in range(0, len(ids), DEFAULT_CHUNK_DOCUMENTS):
+        chunk = ids[start : start + DEFAULT_CHUNK_DOCUMENTS]
         yield plan.chunk_score(run=run, gold_version=gold_version, document_ids=chunk, first_position=start)
 
 

@@ -51,13 +51,12 @@ def agreement_job_run(*, job_id: int, resume_token: str | None = None) -> str:
         if result is None:
             return JobState.FAILED
         # The warnings stay in the result (agreement.json's contract) and are the job's warnings too.
-        warnings = result.get("warnings", [])
         job_finish(
             job_id=job_id,
             state=JobState.SUCCEEDED,
             claim_token=job.claim_token,
             result=result,
-            warnings=warnings,
+            warnings=result.get("warnings", []),
         )
     return JobState.SUCCEEDED
 

@@ -241,17 +241,17 @@ def scoring_chunks_merge(*, job_id: int, resume_token: str) -> str:
         return JobState.RUNNING
     with job_heartbeat(job):
         run, gold_version = scoring_job_inputs(job)
-        rows = _rows(chunks)
+        # Rows the chunks wrote into the prepared scoring; None: they encoded none (the result holds them).
+        rows = (
+            chunks.aggregate(rows=Sum("row_count"))["rows"] if chunks.filter(written=True).exists() else None
+        )
         result = None
         if not MetricValue.objects.filter(scoring__job_id=job_id, scoring__is_complete=False).exists():
             result = _merged(job, run=run, gold_version=gold_version, chunks=chunks, with_rows=rows is None)
             if result is None:
                 return JobState.FAILED
-        with _phase(job_id, "the final transaction"), transaction.atomic():
-            state = scoring_store(job=job, run=run, gold_version=gold_version, result=result, rows=rows)
-            if state == JobState.SUCCEEDED:
-                ScoringChunk.objects.filter(job_id=job_id).delete()
-        return state
+        with _phase(job_id, "the final transaction"):
+            return scoring_store(job=job, gold_version=gold_version, result=result, rows=rows)
 
 
 def _scored_chunks(job: Job) -> QuerySet[ScoringChunk] | None:
@@ -275,14 +275,6 @@ def _metrics_ahead(job: Job, chunks: QuerySet[ScoringChunk]) -> None:
             return
         with _phase(job.pk, "storing the metrics"):
             scoring_metrics_store(job=job, result=result)
-
-
-def _rows(chunks: QuerySet[ScoringChunk]) -> int | None:
-    """How many comparison rows the chunks wrote into the prepared scoring; None when they wrote none
-    (they did not encode them: the result holds them)."""
-    if not chunks.filter(written=True).exists():
-        return None
-    return chunks.aggregate(rows=Sum("row_count"))["rows"]
 
 
 def scoring_rows_dispatch(*, job_id: int, resume_token: str) -> str:

@@ -66,7 +66,7 @@ def _record(
     documents: list[ImportedDocument],
     kind: str,
     user: AbstractBaseUser | None,
-) -> ExperimentRun:
+) -> None:
     run = run_create(
         project=project, user=user, name=annotator, kind=kind, source=RunSource.HUMAN, config=config
     )
@@ -78,7 +78,6 @@ def _record(
     for start in range(0, len(posted), MAX_DOCUMENTS_PER_BATCH):
         predictions_ingest(run=run, documents=posted[start : start + MAX_DOCUMENTS_PER_BATCH])
     scoring_request(run=run, user=user)
-    return run
 
 
 def _posted(document: ImportedDocument, kind: str) -> dict:

@@ -198,7 +198,7 @@ def _scored_again(run: ExperimentRun, scoring: Scoring) -> tuple[SpanScores | li
         )
     else:
         plan = attribute_chunk_plan(
-            run=run, document_ids=document_ids, settings=_evaluation_settings(run, scoring)
+            run=run, document_ids=document_ids, settings=_evaluation_settings(run, recorded)
         )
         scored = merge_attribute_partials(scoring_partials(plan, run=run, gold_version=gold_version)).rows
         posted = posted.exclude(status=DocumentStatus.FAILED)
@@ -207,9 +207,8 @@ def _scored_again(run: ExperimentRun, scoring: Scoring) -> tuple[SpanScores | li
     return scored, {document_id for document_id in predicted if document_id in wanted}
 
 
-def _evaluation_settings(run: ExperimentRun, scoring: Scoring) -> EvaluationSettings:
-    """The settings the scoring recorded; any it did not record, as scoring would resolve them now."""
-    recorded = scoring.settings or {}
+def _evaluation_settings(run: ExperimentRun, recorded: dict[str, Any]) -> EvaluationSettings:
+    """The settings a scoring recorded; any it did not record, as scoring would resolve them now."""
     if "custom_metrics" in recorded:
         recorded = {**recorded, "custom_metrics": tuple(recorded["custom_metrics"])}
     known = ("edit_distance_match_threshold", "number_format", "float_relative_tolerance", "custom_metrics")

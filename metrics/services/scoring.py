@@ -103,7 +103,6 @@ def job_claimed(job_id: int, claim_token: str, *, lock: bool = False) -> Job | N
 
 
 def scoring_job_inputs(job: Job) -> tuple[ExperimentRun, GoldVersion]:
-    """The run a scoring job scores and the gold version it was given."""
     run = ExperimentRun.objects.select_related("project").get(pk=job.params["run_id"])
     return run, GoldVersion.objects.get(pk=job.params["gold_version_id"])
 
@@ -137,18 +136,12 @@ def scoring_chunk_plan(
     return attribute_chunk_plan(run=run, document_ids=document_ids)
 
 
-def scoring_partials(
-    plan: ScoringPlan,
-    *,
-    run: ExperimentRun,
-    gold_version: GoldVersion,
-    chunk_size: int = DEFAULT_CHUNK_DOCUMENTS,
-) -> Iterator[Any]:
+def scoring_partials(plan: ScoringPlan, *, run: ExperimentRun, gold_version: GoldVersion) -> Iterator[Any]:
     """The partial results of the plan's chunks, scored in this process, in chunk order (a scoring
     compared again, `metrics.services.run_pair`)."""
     ids = plan.document_ids
-    for start in range(0, len(ids), chunk_size):
-        chunk = ids[start : start + chunk_size]
+    for start in range(0, len(ids), DEFAULT_CHUNK_DOCUMENTS):
+        chunk = ids[start : start + DEFAULT_CHUNK_DOCUMENTS]
         yield plan.chunk_score(run=run, gold_version=gold_version, document_ids=chunk, first_position=start)
 
 
@@ -227,19 +220,18 @@ def _metrics_write(scoring: Scoring, result: ScoringResult) -> None:
 def scoring_store(
     *,
     job: Job,
-    run: ExperimentRun,
     gold_version: GoldVersion,
     result: ScoringResult | None,
     rows: int | None = None,
 ) -> str:
-    """Complete the job's hidden scoring (`scoring_prepare`) and finish the job, only under its claim;
-    return the job's state. `rows`: how many comparison rows the chunks wrote into it (else `result`
+    """Complete the job's hidden scoring (`scoring_prepare`) and finish the job, only under its claim,
+    its chunks consumed; return the job's state. `rows`: how many comparison rows the chunks wrote into it (else `result`
     holds them); `result` None: its metrics are stored already (`scoring_metrics_store`)."""
     job_id = job.pk
     current = job_claimed(job_id, job.claim_token, lock=True)
     if current is None:
         return job_state(job_id)  # this worker was given up for dead, and the job went on without it
-    locked = ExperimentRun.objects.select_for_update().select_related("project").get(pk=run.pk)
+    locked = ExperimentRun.objects.select_for_update().select_related("project").get(pk=job.params["run_id"])
     scoring, _ = scoring_prepare(job=job)
     if not scoring.metric_values.exists():
         _metrics_write(scoring, result)
@@ -258,6 +250,7 @@ def scoring_store(
     locked.save()
     split_on_run_scored(run=locked)
     notes = current.result.get("warnings", []) if result is None else result.warnings
+    ScoringChunk.objects.filter(job_id=job_id).delete()
     job_finish(
         job_id=job_id,
         state=JobState.SUCCEEDED,

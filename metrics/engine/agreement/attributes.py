@@ -1,9 +1,9 @@
 """Agreement between annotators on attribute values: the figures of docs/agreement.md ("Attributes"),
 each with a cluster-bootstrap interval over documents (`<name>_ci`).
 
-A unit is one document's value of one attribute, coerced to the attribute's type first; a value that
-is absent or does not coerce is missing for that annotator, and a document with fewer than two values
-of the attribute is left out of it.
+A unit is one document's value of one attribute, as `AttributeRatings` holds it: coerced already,
+with absent attributes at their missing-annotation default (`attribute_ratings`, docs/agreement.md).
+A document with fewer than two values of the attribute is left out of it.
 """
 
 from __future__ import annotations

@@ -63,6 +63,7 @@ def child(workdir: Path, output_dir: Path, *, processes: int = 1) -> None:
     from metrics.artefacts.metrics_files import format_metrics_table
     from metrics.pipeline.extraction_evaluation import load_config, resolve_settings
     from metrics.pipeline.extraction_folder import evaluate_extraction_to_folder
+    from metrics.pipeline.intervals import IntervalSettings
 
     phases["imports"] = time.perf_counter() - start
     start = time.perf_counter()
@@ -75,6 +76,7 @@ def child(workdir: Path, output_dir: Path, *, processes: int = 1) -> None:
         run_id="bench",
         settings=resolve_settings(config),
         config=config,
+        intervals=IntervalSettings(),  # the command's defaults
         phase_seconds=phases,
         processes=processes,
     )

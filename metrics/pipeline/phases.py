@@ -49,7 +49,16 @@ def release_free_memory() -> None:
         _MALLOC_TRIM(0)
 
 
+def reuse_freed_memory() -> None:
+    """Let glibc (elsewhere: nothing) keep freed blocks below 64 MB for this process's next arrays:
+    it mapped each afresh, and every chunk faulted its pages in again (bench/spans/README.md)."""
+    if _MALLOPT is not None:
+        _MALLOPT(-3, 64 << 20)  # M_MMAP_THRESHOLD: blocks below it come from the heap
+        _MALLOPT(-1, 128 << 20)  # M_TRIM_THRESHOLD: free heap kept; `release_free_memory` still trims
+
+
 try:
-    _MALLOC_TRIM = ctypes.CDLL("libc.so.6").malloc_trim if sys.platform.startswith("linux") else None
-except (OSError, AttributeError):  # another C library (musl), or none by that name
-    _MALLOC_TRIM = None
+    _LIBC = ctypes.CDLL("libc.so.6") if sys.platform.startswith("linux") else None
+    _MALLOC_TRIM, _MALLOPT = (_LIBC.malloc_trim, _LIBC.mallopt) if _LIBC else (None, None)
+except (OSError, AttributeError):  # another C library (musl), or none by those names
+    _MALLOC_TRIM = _MALLOPT = None

@@ -14,17 +14,12 @@ from metrics.engine.spans.columns import SpanColumns
 from metrics.engine.spans.score import N_STORED
 from metrics.engine.spans.score_table import DOCUMENT_GROUPS, SpanScores
 from metrics.engine.spans.types import DocumentSpans
-from metrics.pipeline.phases import release_free_memory
 
 # Documents per chunk: one numpy pass of the batch scorer.
 CHUNK_DOCUMENTS = BATCH_DOCUMENTS
 
 ProgressCallback = Callable[[int, int], None]
 """Called with (documents scored, documents in gold) as scoring advances."""
-
-
-# Chunks merged between two hand-backs of freed memory to the system.
-_CHUNKS_PER_RELEASE = 16
 
 
 @dataclass
@@ -62,19 +57,13 @@ def merge_span_partials(
     partials and the merged result are never all held together."""
     merged = _MergedScores(documents)
     rows_by_document: dict[str, list[Any]] = {}
-    for count, partial in enumerate(partials, 1):
+    for partial in partials:
         merged.add(partial)
         if progress is not None:
             progress(merged.added, documents)
         for row in partial.rows:
             rows_by_document.setdefault(row.document_id, []).append(row)
         del partial
-        # A chunk's big arrays (its code points scored here, or its pickle sent to a worker) are freed
-        # between the small arrays kept; glibc keeps such holes, and chunk after chunk the process grows
-        # by memory it does not use. Handed back every few chunks, not after each: the next chunk then
-        # faulted every page of its arrays in again (10 page faults a document, 15% of the CPU).
-        if count % _CHUNKS_PER_RELEASE == 0:
-            release_free_memory()
     scores = merged.scores()
     rows = [row for document_id in scores.document_ids for row in rows_by_document.get(document_id, ())]
     return scores, rows

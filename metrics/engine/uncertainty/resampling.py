@@ -310,15 +310,17 @@ def resample_run_sums(run: ResampleRun, *, ahead: bool = False) -> np.ndarray:
     """The sums of the packed words in each resample of the run (rows x words), in resample order.
 
     `ahead`: each weight block is tallied in a thread while the one before it is multiplied (both
-    release the GIL), into a second buffer, so not for blocks above `_BLOCK_ENTRIES`. The same blocks
-    meet the same products either way: the same bits.
+    release the GIL), into a second buffer; above `_BLOCK_ENTRIES`, two of half a block for exact
+    sums (any blocking gives their bits), else none. The same blocks meet the same products.
     """
     n_documents, n_words = run.words.shape
     per_block = block_rows(n_documents)
-    ahead = ahead and run.rows > per_block and per_block * n_documents <= _BLOCK_ENTRIES
+    if ahead and per_block * n_documents > _BLOCK_ENTRIES:
+        ahead, per_block = run.exact, max(1, per_block // 2) if run.exact else per_block
+    ahead = ahead and run.rows > per_block
     bit_generator = np.random.PCG64()
     bit_generator.state = run.state
-    blocks = _weight_blocks(np.random.Generator(bit_generator), run.rows, n_documents, ahead=ahead)
+    blocks = _weight_blocks(np.random.Generator(bit_generator), run.rows, n_documents, per_block, ahead=ahead)
     sums = np.empty((run.rows, n_words), dtype=np.float64)
     start = 0
     # One BLAS thread: scoring runs beside other work (web, Celery workers), and OpenBLAS threads that
@@ -326,8 +328,9 @@ def resample_run_sums(run: ResampleRun, *, ahead: bool = False) -> np.ndarray:
     with _thread_pools().limit(limits=1, user_api="blas"):
         for weights in blocks:
             if run.exact:
-                # Exact sums are the same numbers in any order, and this order is the faster product.
-                sums[start : start + weights.shape[0]] = (run.words.T @ weights.T).T
+                # Exact sums are the same numbers in any order, and this order is the faster product;
+                # np.dot lets go of the GIL at any size (`@` not up to 500 outputs: the tally waited).
+                sums[start : start + weights.shape[0]] = np.dot(run.words.T, weights.T).T
             else:
                 # Other sums depend on the order BLAS adds in: they keep the product they always had.
                 sums[start : start + weights.shape[0]] = weights @ run.words
@@ -336,11 +339,10 @@ def resample_run_sums(run: ResampleRun, *, ahead: bool = False) -> np.ndarray:
 
 
 def _weight_blocks(
-    rng: np.random.Generator, rows: int, n_documents: int, *, ahead: bool
+    rng: np.random.Generator, rows: int, n_documents: int, per_block: int, *, ahead: bool
 ) -> Iterator[np.ndarray]:
-    """The tallied weight blocks of `rows` resamples, in order, each valid until the next is asked for
-    (`ahead`: the next is tallied in a thread meanwhile, into a second buffer)."""
-    per_block = block_rows(n_documents)
+    """The tallied weight blocks of `rows` resamples, `per_block` a block, in order, each valid until
+    the next is asked for (`ahead`: the next is tallied in a thread meanwhile, into a second buffer)."""
     starts = range(0, rows, per_block)
     buffers = [np.empty((min(per_block, rows), n_documents), dtype=np.float64) for _ in range(1 + ahead)]
 

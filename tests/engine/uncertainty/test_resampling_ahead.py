@@ -64,8 +64,12 @@ def test_a_run_from_the_middle_of_the_generator_gives_its_sums():
     assert resample_run_sums(run, ahead=True).tobytes() == resample_run_sums(run).tobytes()
 
 
-def test_a_table_whose_block_is_over_a_million_entries_is_summed_as_one_pass_sums_it():
+@pytest.mark.parametrize("kind", ["counts", "fractional"])
+def test_a_table_whose_block_is_over_a_million_entries_is_summed_as_one_pass_sums_it(kind):
+    # Exact sums are tallied ahead in half blocks (90 resamples: four of 20, then 10); fractional
+    # ones keep whole blocks, one at a time.
     assert block_rows(100_000) * 100_000 > 1_000_000
-    columns = random_columns(np.random.default_rng(4), 100_000, "counts")
+    columns = random_columns(np.random.default_rng(4), 100_000, kind)
     packed = pack_columns(columns, 100_000, resamples=90)
+    assert packed.exact == (kind == "counts")
     assert tallied_ahead_words(packed, 90, 2).tobytes() == resampled_words(packed, 90, 2).tobytes()

@@ -37,7 +37,7 @@ from metrics.engine.uncertainty.resampling import (
     WordSums,
     resample_run_sums,
     resample_runs,
-    tallied_ahead_words,
+    resampled_words,
 )
 from metrics.engine.uncertainty.span_metrics import (
     LEAKAGE_RATE_COLUMNS,
@@ -60,7 +60,7 @@ def word_sums_of(executor: Executor | None, meanwhile: Callable[[], object] | No
     """How the resamples are summed: over the executor's processes when it has several, else here;
     the sums are the same to the last bit either way."""
     if executor is None or executor.processes < 2:
-        return tallied_ahead_words
+        return resampled_words
     return partial(pooled_word_sums, executor, meanwhile=meanwhile)
 
 
@@ -76,7 +76,7 @@ def pooled_word_sums(
     process finds where each run starts while the runs before it are summed. `meanwhile` is called
     while this process would only wait (not when too few draws to pool are summed here)."""
     if packed.words.shape[0] * resamples < _POOLED_FROM:
-        return tallied_ahead_words(packed, resamples, seed)
+        return resampled_words(packed, resamples, seed)
     runs = resample_runs(packed, resamples, seed, parts=executor.processes)
     if meanwhile is not None:
         runs = _then(runs, meanwhile)

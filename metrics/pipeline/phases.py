@@ -1,5 +1,6 @@
 """What every offline pipeline shares around its phases: their wall times, the pause of the cyclic
-garbage collector while a large data set is built, and memory handed back to the system between them."""
+garbage collector while a large data set is built, and memory kept for reuse within a phase and
+handed back to the system between them."""
 
 from __future__ import annotations
 

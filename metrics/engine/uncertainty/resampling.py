@@ -13,10 +13,11 @@ last bit: the same draws meet the same counts in the same products.
 from __future__ import annotations
 
 import hashlib
+from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from functools import cache, partial
+from functools import cache
 from itertools import pairwise
 from typing import Any
 
@@ -38,6 +39,8 @@ _ROW_BY_ROW_FROM = 2_048
 _SKIP_SHARE = 0.2
 # 32-bit outputs of the generator looked at a time when draws are skipped (2 MB).
 _SKIPPED_AT_ONCE = 1 << 19
+# Weight blocks tallied ahead of the one multiplied, in a thread (`weight_blocks`).
+_TALLIED_AHEAD = 2
 
 
 @cache
@@ -55,39 +58,34 @@ def block_rows(n_documents: int) -> int:
     return max(1, rows)
 
 
-def _tally(rng: np.random.Generator, weights: np.ndarray) -> np.ndarray:
-    """Fill `weights` (resamples x n) with how often each document is drawn in each resample, drawn in
-    the generator's order: a resample at a time from `_ROW_BY_ROW_FROM` documents, else the whole block
-    at once, counted by `bincount` with unit weights, straight into float64."""
-    rows, n_documents = weights.shape
+def _tally(rng: np.random.Generator, counts: np.ndarray) -> dict[int, np.ndarray]:
+    """Fill `counts` (resamples x n) with how often each document is drawn in each resample, in the
+    generator's order: a resample at a time into bytes (`count_draws`) from `_ROW_BY_ROW_FROM`
+    documents, else the whole block by one `bincount`. Returns the resamples counted in floats."""
+    rows, n_documents = counts.shape
     if n_documents >= _ROW_BY_ROW_FROM:
-        tally = np.empty(n_documents, dtype=np.uint8)
-        for row in weights:
-            count_draws(rng.integers(0, n_documents, size=n_documents), row, tally)
-        return weights
+        wrapped: dict[int, np.ndarray | None] = {}
+        for row, tally in enumerate(counts):
+            wrapped[row] = count_draws(rng.integers(0, n_documents, size=n_documents), tally)
+        return {row: floats for row, floats in wrapped.items() if floats is not None}
     block = rng.integers(0, n_documents, size=(rows, n_documents))
     offsets = (np.arange(rows, dtype=np.int64) * n_documents)[:, None]
     flat = np.bincount(
         (block + offsets).ravel(), weights=np.ones(block.size, dtype=np.float64), minlength=rows * n_documents
     )
-    weights[:] = flat.reshape(rows, n_documents)
-    return weights
+    counts[:] = flat.reshape(rows, n_documents)
+    return {}
 
 
-def count_draws(draws: np.ndarray, weights: np.ndarray, tally: np.ndarray) -> None:
-    """Set `weights[i]` (floats) to how often document i is among the `draws`, counted in the bytes
-    of `tally` (as long as `weights`): a tally a byte a document stays in the CPU cache while it is
-    counted into, where eight bytes did not. A document drawn 256 times or more wraps its byte, and
-    the tally then sums to less than the number of draws: it is counted again, in floats.
-    """
+def count_draws(draws: np.ndarray, tally: np.ndarray) -> np.ndarray | None:
+    """Set `tally[i]` (bytes) to how often document i is among the `draws`: a byte a document stays in
+    the CPU cache, where eight did not. A document drawn 256 times or more wraps its byte, and the
+    tally sums to less than the draws: the counts are then returned in floats (else None)."""
     tally.fill(0)
     np.add.at(tally, draws, tally.dtype.type(1))  # a Python 1 took ufunc.at's slow, casting path
-    weights[:] = tally
-    # Summed as the floats just written, still in the CPU cache (the bytes summed into integers cost
-    # twice as much); every partial sum is an integer below 2**53, so the sum is exact.
-    if weights.sum() != draws.size:
-        weights.fill(0.0)
-        np.add.at(weights, draws, 1.0)
+    if tally.sum(dtype=np.int64) == draws.size:
+        return None
+    return np.bincount(draws, minlength=len(tally)).astype(np.float64)
 
 
 # A float64 holds every integer below 2**53 exactly, and every sum of them that stays below it.
@@ -306,21 +304,13 @@ def skip_accepted_draws(rng: np.random.Generator, draws: int, n_documents: int) 
         return
 
 
-def resample_run_sums(run: ResampleRun, *, ahead: bool = False) -> np.ndarray:
+def resample_run_sums(run: ResampleRun) -> np.ndarray:
     """The sums of the packed words in each resample of the run (rows x words), in resample order.
-
-    `ahead`: each weight block is tallied in a thread while the one before it is multiplied (both
-    release the GIL), into a second buffer; above `_BLOCK_ENTRIES`, two of half a block for exact
-    sums (any blocking gives their bits), else none. The same blocks meet the same products.
-    """
+    The next weight blocks are tallied in a thread while one is multiplied (both release the GIL)."""
     n_documents, n_words = run.words.shape
-    per_block = block_rows(n_documents)
-    if ahead and per_block * n_documents > _BLOCK_ENTRIES:
-        ahead, per_block = run.exact, max(1, per_block // 2) if run.exact else per_block
-    ahead = ahead and run.rows > per_block
     bit_generator = np.random.PCG64()
     bit_generator.state = run.state
-    blocks = _weight_blocks(np.random.Generator(bit_generator), run.rows, n_documents, per_block, ahead=ahead)
+    blocks = weight_blocks(np.random.Generator(bit_generator), run.rows, n_documents)
     sums = np.empty((run.rows, n_words), dtype=np.float64)
     start = 0
     # One BLAS thread: scoring runs beside other work (web, Celery workers), and OpenBLAS threads that
@@ -338,39 +328,42 @@ def resample_run_sums(run: ResampleRun, *, ahead: bool = False) -> np.ndarray:
     return sums
 
 
-def _weight_blocks(
-    rng: np.random.Generator, rows: int, n_documents: int, per_block: int, *, ahead: bool
-) -> Iterator[np.ndarray]:
-    """The tallied weight blocks of `rows` resamples, `per_block` a block, in order, each valid until
-    the next is asked for (`ahead`: the next is tallied in a thread meanwhile, into a second buffer)."""
+def weight_blocks(rng: np.random.Generator, rows: int, n_documents: int) -> Iterator[np.ndarray]:
+    """The weight blocks of `rows` resamples, in order, each valid until the next is asked for. The
+    next blocks are tallied in a thread meanwhile (`_TALLIED_AHEAD`), in bytes from `_ROW_BY_ROW_FROM`
+    documents (an eighth of their weights), and cast to floats here."""
+    per_block = block_rows(n_documents)
     starts = range(0, rows, per_block)
-    buffers = [np.empty((min(per_block, rows), n_documents), dtype=np.float64) for _ in range(1 + ahead)]
+    shape = (min(per_block, rows), n_documents)
+    weights = np.empty(shape, dtype=np.float64)
+    tally_type = np.uint8 if n_documents >= _ROW_BY_ROW_FROM else np.float64
+    tallies = [np.empty(shape, dtype=tally_type) for _ in range(_TALLIED_AHEAD + 1)]
 
-    def tallied(block: int) -> np.ndarray:
-        return _tally(rng, buffers[block % len(buffers)][: min(per_block, rows - starts[block])])
+    def tallied(block: int) -> tuple[np.ndarray, dict[int, np.ndarray]]:
+        counts = tallies[block % len(tallies)][: min(per_block, rows - starts[block])]
+        return counts, _tally(rng, counts)
 
-    if not ahead:
-        yield from map(tallied, range(len(starts)))
-        return
     with ThreadPoolExecutor(max_workers=1) as tallier:
-        pending = tallier.submit(tallied, 0)
+        pending = deque(tallier.submit(tallied, block) for block in range(min(_TALLIED_AHEAD, len(starts))))
         for block in range(len(starts)):
-            weights = pending.result()
-            if block + 1 < len(starts):
-                pending = tallier.submit(tallied, block + 1)
-            yield weights
+            counts, wrapped = pending.popleft().result()
+            if block + _TALLIED_AHEAD < len(starts):
+                pending.append(tallier.submit(tallied, block + _TALLIED_AHEAD))
+            weighted = weights[: len(counts)]
+            weighted[:] = counts
+            for row, exact in wrapped.items():
+                weighted[row] = exact
+            yield weighted
 
 
-def resampled_words(packed: PackedColumns, resamples: int, seed: int, *, ahead: bool = False) -> np.ndarray:
-    """The packed words' sums in every resample (B x w), in this process: all resamples as one run
-    (`ahead`: see `resample_run_sums`)."""
+def resampled_words(packed: PackedColumns, resamples: int, seed: int) -> np.ndarray:
+    """The packed words' sums in every resample (B x w), in this process: all resamples as one run."""
     first = np.random.default_rng(seed).bit_generator.state
-    return resample_run_sums(ResampleRun(resamples, first, packed.words, packed.exact), ahead=ahead)
+    return resample_run_sums(ResampleRun(resamples, first, packed.words, packed.exact))
 
 
 # How the words' sums are made: `resampled_words`, or runs of `resample_runs` summed elsewhere.
 WordSums = Callable[[PackedColumns, int, int], np.ndarray]
-tallied_ahead_words: WordSums = partial(resampled_words, ahead=True)
 
 
 def resampled_column_sums(

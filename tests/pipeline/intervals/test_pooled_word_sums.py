@@ -10,7 +10,7 @@ from metrics.engine.attributes.types import AttributeType
 from metrics.engine.uncertainty.attribute_metrics import attribute_metric_definitions
 from metrics.engine.uncertainty.counts import DocumentCounts
 from metrics.engine.uncertainty.measures import columns_read
-from metrics.engine.uncertainty.resampling import pack_columns, resampled_words, tallied_ahead_words
+from metrics.engine.uncertainty.resampling import pack_columns, resampled_words
 from metrics.pipeline import intervals as intervals_module
 from metrics.pipeline.executors import InProcess, ProcessPool
 from metrics.pipeline.intervals import (
@@ -67,9 +67,9 @@ def span_counts(n_documents: int, seed: int) -> DocumentCounts:
 
 
 def test_one_process_sums_here_and_several_sum_in_runs():
-    assert word_sums_of(None) is tallied_ahead_words
-    assert word_sums_of(InProcess()) is tallied_ahead_words
-    assert word_sums_of(ProcessPool(2)) is not tallied_ahead_words
+    assert word_sums_of(None) is resampled_words
+    assert word_sums_of(InProcess()) is resampled_words
+    assert word_sums_of(ProcessPool(2)) is not resampled_words
 
 
 @pytest.mark.parametrize("processes", [2, 3, 5])
@@ -135,4 +135,4 @@ def test_nothing_is_done_meanwhile_when_the_sums_are_made_here():
     packed = pack_columns([np.ones(100)], 100)
     pooled_word_sums(HandingOutFirst(2), packed, 2_000, 7, meanwhile=lambda: done.append(1))
     assert done == []
-    assert word_sums_of(InProcess(), meanwhile=lambda: done.append(1)) is tallied_ahead_words
+    assert word_sums_of(InProcess(), meanwhile=lambda: done.append(1)) is resampled_words

@@ -64,10 +64,12 @@ def _tally(rng: np.random.Generator, counts: np.ndarray) -> dict[int, np.ndarray
     documents, else the whole block by one `bincount`. Returns the resamples counted in floats."""
     rows, n_documents = counts.shape
     if n_documents >= _ROW_BY_ROW_FROM:
-        wrapped: dict[int, np.ndarray | None] = {}
+        wrapped: dict[int, np.ndarray] = {}
         for row, tally in enumerate(counts):
-            wrapped[row] = count_draws(rng.integers(0, n_documents, size=n_documents), tally)
-        return {row: floats for row, floats in wrapped.items() if floats is not None}
+            exact = count_draws(rng.integers(0, n_documents, size=n_documents), tally)
+            if exact is not None:
+                wrapped[row] = exact
+        return wrapped
     block = rng.integers(0, n_documents, size=(rows, n_documents))
     offsets = (np.arange(rows, dtype=np.int64) * n_documents)[:, None]
     flat = np.bincount(

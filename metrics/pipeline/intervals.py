@@ -54,12 +54,16 @@ _SPAN_COUNTS_ALWAYS = ("document.gold_spans",)
 # and the packed table's transfer cost what the split saves, and the table's copies in flight raise
 # this process's peak (measured in bench/extraction/README.md and bench/spans/README.md).
 _POOLED_FROM = 100_000_000
+# Cores one run of resamples keeps busy: a thread tallies the weights while another multiplies them
+# (`resample_run_sums`). Runs over a pool of two processes took two cores each and contended: two
+# processes sum in this one (bench/spans/README.md).
+_CORES_PER_RUN = 2
 
 
 def word_sums_of(executor: Executor | None, meanwhile: Callable[[], object] | None = None) -> WordSums:
-    """How the resamples are summed: over the executor's processes when it has several, else here;
-    the sums are the same to the last bit either way."""
-    if executor is None or executor.processes < 2:
+    """How the resamples are summed: in runs over the executor's processes when they make two runs
+    or more (`_CORES_PER_RUN`), else here; the sums are the same to the last bit either way."""
+    if executor is None or _runs_for(executor) < 2:
         return resampled_words
     return partial(pooled_word_sums, executor, meanwhile=meanwhile)
 
@@ -72,15 +76,21 @@ def pooled_word_sums(
     *,
     meanwhile: Callable[[], object] | None = None,
 ) -> np.ndarray:
-    """The packed words' sums of every resample, one run per process of `executor`, in order. This
-    process finds where each run starts while the runs before it are summed. `meanwhile` is called
-    while this process would only wait (not when too few draws to pool are summed here)."""
-    if packed.words.shape[0] * resamples < _POOLED_FROM:
+    """The packed words' sums of every resample, in runs over the processes of `executor` (one per
+    `_CORES_PER_RUN`), in order. This process finds where each run starts while the runs before it
+    are summed. `meanwhile` is called while this process would only wait (not when the sums are made
+    here: too few draws to pool, or too few processes for two runs)."""
+    parts = _runs_for(executor)
+    if packed.words.shape[0] * resamples < _POOLED_FROM or parts < 2:
         return resampled_words(packed, resamples, seed)
-    runs = resample_runs(packed, resamples, seed, parts=executor.processes)
+    runs = resample_runs(packed, resamples, seed, parts=parts)
     if meanwhile is not None:
         runs = _then(runs, meanwhile)
     return np.concatenate(list(executor.map(resample_run_sums, runs)))
+
+
+def _runs_for(executor: Executor) -> int:
+    return executor.processes // _CORES_PER_RUN
 
 
 def _then(runs: Iterator[ResampleRun], meanwhile: Callable[[], object]) -> Iterator[ResampleRun]:

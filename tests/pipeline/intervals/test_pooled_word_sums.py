@@ -1,5 +1,5 @@
-"""The intervals of a run scored in several processes are summed in those processes, and are the
-intervals of one process to the last bit."""
+"""The intervals of a run scored in processes enough for two runs of resamples (two cores a run) are
+summed in those processes, and are the intervals of one process to the last bit."""
 
 from __future__ import annotations
 
@@ -66,13 +66,15 @@ def span_counts(n_documents: int, seed: int) -> DocumentCounts:
     )
 
 
-def test_one_process_sums_here_and_several_sum_in_runs():
+def test_up_to_three_processes_sum_here_and_four_or_more_sum_in_runs():
     assert word_sums_of(None) is resampled_words
     assert word_sums_of(InProcess()) is resampled_words
-    assert word_sums_of(ProcessPool(2)) is not resampled_words
+    assert word_sums_of(ProcessPool(2)) is resampled_words
+    assert word_sums_of(ProcessPool(3)) is resampled_words
+    assert word_sums_of(ProcessPool(4)) is not resampled_words
 
 
-@pytest.mark.parametrize("processes", [2, 3, 5])
+@pytest.mark.parametrize("processes", [4, 5, 10])
 def test_runs_mapped_over_the_executor_give_the_sums_of_one_process(pooled_from_any_size, processes):
     rng = np.random.default_rng(processes)
     columns = [rng.integers(0, 50, size=3_000).astype(float) for _ in range(6)]
@@ -80,20 +82,29 @@ def test_runs_mapped_over_the_executor_give_the_sums_of_one_process(pooled_from_
     executor = CountingExecutor(processes)
     pooled = pooled_word_sums(executor, packed, 1_001, 7)
     assert pooled.tobytes() == resampled_words(packed, 1_001, 7).tobytes()
-    assert 1 < len(executor.mapped) <= processes
+    assert 1 < len(executor.mapped) <= processes // 2
 
 
 def test_small_runs_stay_in_this_process():
     packed = pack_columns([np.ones(100)], 100)
-    executor = CountingExecutor(2)
+    executor = CountingExecutor(4)
     pooled_word_sums(executor, packed, 2_000, 7)
     assert executor.mapped == []
+
+
+@pytest.mark.parametrize("processes", [2, 3])
+def test_processes_for_one_run_leave_the_sums_to_this_process(pooled_from_any_size, processes):
+    packed = pack_columns([np.arange(3_000, dtype=float) % 5], 3_000)
+    executor = CountingExecutor(processes)
+    pooled = pooled_word_sums(executor, packed, 500, 3)
+    assert executor.mapped == []
+    assert pooled.tobytes() == resampled_words(packed, 500, 3).tobytes()
 
 
 def test_span_intervals_from_a_pool_are_those_of_one_process(pooled_from_any_size):
     settings = IntervalSettings(resamples=300)
     alone = span_table_intervals(span_counts(4_000, 1), settings)
-    pooled = span_table_intervals(span_counts(4_000, 1), settings, ProcessPool(2))
+    pooled = span_table_intervals(span_counts(4_000, 1), settings, ProcessPool(4))
     assert pooled == alone
     assert alone["micro.chars.all.f1"].low is not None
 
@@ -115,7 +126,7 @@ def test_extraction_intervals_from_a_pool_are_those_of_one_process(pooled_from_a
     settings = IntervalSettings(resamples=200)
     ids = [f"d{i}" for i in range(n)]
     alone = extraction_intervals(DocumentCounts(ids, counts), types, settings)
-    pooled = extraction_intervals(DocumentCounts(ids, counts), types, settings, ProcessPool(2))
+    pooled = extraction_intervals(DocumentCounts(ids, counts), types, settings, ProcessPool(4))
     assert pooled == alone
     assert alone["age"]["mean_absolute_error"].low is not None
 
@@ -124,7 +135,7 @@ def test_this_process_works_meanwhile_once_every_run_is_handed_out_and_before_an
     pooled_from_any_size,
 ):
     packed = pack_columns([np.arange(3_000, dtype=float) % 7], 3_000)
-    executor = HandingOutFirst(2)
+    executor = HandingOutFirst(4)
     pooled = pooled_word_sums(executor, packed, 500, 3, meanwhile=lambda: executor.events.append("meanwhile"))
     assert executor.events == ["run handed out"] * 2 + ["meanwhile"] + ["sum awaited"] * 2
     assert pooled.tobytes() == resampled_words(packed, 500, 3).tobytes()
@@ -133,6 +144,6 @@ def test_this_process_works_meanwhile_once_every_run_is_handed_out_and_before_an
 def test_nothing_is_done_meanwhile_when_the_sums_are_made_here():
     done = []
     packed = pack_columns([np.ones(100)], 100)
-    pooled_word_sums(HandingOutFirst(2), packed, 2_000, 7, meanwhile=lambda: done.append(1))
+    pooled_word_sums(HandingOutFirst(4), packed, 2_000, 7, meanwhile=lambda: done.append(1))
     assert done == []
     assert word_sums_of(InProcess(), meanwhile=lambda: done.append(1)) is resampled_words

@@ -61,11 +61,17 @@ _CORES_PER_RUN = 2
 
 
 def word_sums_of(executor: Executor | None, meanwhile: Callable[[], object] | None = None) -> WordSums:
-    """How the resamples are summed: in runs over the executor's processes when they make two runs
-    or more (`_CORES_PER_RUN`), else here; the sums are the same to the last bit either way."""
-    if executor is None or _runs_for(executor) < 2:
+    """How the resamples are summed: in runs over the executor's processes (`sums_in_pool`), else
+    here; the sums are the same to the last bit either way."""
+    if not sums_in_pool(executor):
         return resampled_words
     return partial(pooled_word_sums, executor, meanwhile=meanwhile)
+
+
+def sums_in_pool(executor: Executor | None) -> bool:
+    """Whether the executor's processes make two runs of resamples or more (`_CORES_PER_RUN`): only
+    then are large resamplings summed over them."""
+    return executor is not None and _runs_for(executor) >= 2
 
 
 def pooled_word_sums(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import nullcontext
+from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any, cast
@@ -33,6 +33,7 @@ from metrics.pipeline.intervals import (
     attach_span_intervals,
     interval_count_table,
     span_table_intervals,
+    sums_in_pool,
 )
 from metrics.pipeline.phases import PhaseTimer, paused_garbage_collection, release_free_memory
 from metrics.pipeline.span_file_plan import NotSure, SpanFileChunk, plan_span_file_chunks
@@ -65,12 +66,14 @@ def evaluate_span_paths(
     """The results body (docs/semantics.md section 1); InputValidationError lists every problem."""
     timer = PhaseTimer(phase_seconds)
     executor = local_executor(processes)
-    # A pool's workers are kept from the scoring to the intervals' sums (a second set would start
-    # while both cores idle), and ended before the results body is built: the pool's queue holds the
-    # last run's pickle (the packed table) as long as it serves.
-    kept = executor.kept() if isinstance(executor, ProcessPool) else nullcontext()
     with paused_garbage_collection():
-        with kept:
+        with ExitStack() as workers:
+            # A pool's workers serve every pass of the scoring, and then the intervals' sums when they
+            # sum the resamples (a second set would start while both cores idle). They end before the
+            # results body is built: the pool's queue holds the last run's pickle (the packed table)
+            # as long as it serves.
+            if isinstance(executor, ProcessPool):
+                workers.enter_context(executor.kept())
             with timer("load and score"):
                 scored = score_span_paths(
                     gold_path,
@@ -82,6 +85,8 @@ def evaluate_span_paths(
                     progress=progress,
                     keep_leaked=include_sensitive_text,
                 )
+            if not sums_in_pool(executor):
+                workers.close()  # the resamples are summed here: the workers' memory goes back now
             release_free_memory()  # what loading freed (the gold documents) goes back before the next peak
             with timer("intervals"):
                 span_intervals = _intervals_summing_scores(

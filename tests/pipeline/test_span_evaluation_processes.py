@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import json
 import random
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from annotations.importers.errors import InputValidationError
 from bench.spans.corpus import write_corpus
+from metrics.pipeline import span_evaluation
 from metrics.pipeline import spans as span_pipeline
 from metrics.pipeline.executors import ProcessPool
 from metrics.pipeline.intervals import IntervalSettings
@@ -126,3 +128,36 @@ def test_score_span_paths_gives_the_same_scores_in_two_processes(tmp_path):
     parallel = score_span_paths(gold, predictions, executor=ProcessPool(2))
     single = score_span_paths(gold, predictions)
     assert parallel == single
+
+
+@pytest.mark.parametrize(
+    ("processes", "events"),
+    [
+        (2, ["workers kept", "workers ended", "intervals"]),  # one run of resamples: summed here
+        (4, ["workers kept", "intervals", "workers ended"]),  # two runs: summed by the workers
+    ],
+)
+def test_the_workers_serve_the_intervals_only_when_they_sum_the_resamples(
+    tmp_path, monkeypatch, processes, events
+):
+    seen: list[str] = []
+    kept = ProcessPool.kept
+
+    @contextmanager
+    def recorded_kept(self):
+        with kept(self):
+            seen.append("workers kept")
+            yield
+        seen.append("workers ended")
+
+    count_table = span_evaluation.interval_count_table
+
+    def recorded_count_table(*args, **options):
+        seen.append("intervals")
+        return count_table(*args, **options)
+
+    monkeypatch.setattr(ProcessPool, "kept", recorded_kept)
+    monkeypatch.setattr(span_evaluation, "interval_count_table", recorded_count_table)
+    gold, predictions = corpus(tmp_path, documents=30)
+    evaluate_span_paths(gold, predictions, intervals=CHEAP_INTERVALS, processes=processes)
+    assert seen == events

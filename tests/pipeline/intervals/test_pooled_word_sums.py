@@ -18,6 +18,7 @@ from metrics.pipeline.intervals import (
     extraction_intervals,
     pooled_word_sums,
     span_table_intervals,
+    sums_in_pool,
     word_sums_of,
 )
 
@@ -72,6 +73,12 @@ def test_up_to_three_processes_sum_here_and_four_or_more_sum_in_runs():
     assert word_sums_of(ProcessPool(2)) is resampled_words
     assert word_sums_of(ProcessPool(3)) is resampled_words
     assert word_sums_of(ProcessPool(4)) is not resampled_words
+    assert [sums_in_pool(executor) for executor in (None, InProcess(), ProcessPool(3), ProcessPool(4))] == [
+        False,
+        False,
+        False,
+        True,
+    ]
 
 
 @pytest.mark.parametrize("processes", [4, 5, 10])

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from functools import partial
 from typing import Any
 
@@ -33,7 +33,6 @@ from metrics.engine.uncertainty.exact import clopper_pearson
 from metrics.engine.uncertainty.measures import columns_read
 from metrics.engine.uncertainty.resampling import (
     PackedColumns,
-    ResampleRun,
     WordSums,
     resample_run_sums,
     resample_runs,
@@ -54,56 +53,31 @@ _SPAN_COUNTS_ALWAYS = ("document.gold_spans",)
 # and the packed table's transfer cost what the split saves, and the table's copies in flight raise
 # this process's peak (measured in bench/extraction/README.md and bench/spans/README.md).
 _POOLED_FROM = 100_000_000
-# Cores one run of resamples keeps busy: a thread tallies the weights while another multiplies them
-# (`resample_run_sums`). Runs over a pool of two processes took two cores each and contended: two
-# processes sum in this one (bench/spans/README.md).
+# Cores one run of resamples keeps busy (a thread tallies, another multiplies: `resample_run_sums`);
+# two runs over a pool of two processes contended for them (bench/spans/README.md).
 _CORES_PER_RUN = 2
 
 
-def word_sums_of(executor: Executor | None, meanwhile: Callable[[], object] | None = None) -> WordSums:
+def word_sums_of(executor: Executor | None) -> WordSums:
     """How the resamples are summed: in runs over the executor's processes (`sums_in_pool`), else
     here; the sums are the same to the last bit either way."""
-    if not sums_in_pool(executor):
-        return resampled_words
-    return partial(pooled_word_sums, executor, meanwhile=meanwhile)
+    return partial(pooled_word_sums, executor) if sums_in_pool(executor) else resampled_words
 
 
 def sums_in_pool(executor: Executor | None) -> bool:
     """Whether the executor's processes make two runs of resamples or more (`_CORES_PER_RUN`): only
     then are large resamplings summed over them."""
-    return executor is not None and _runs_for(executor) >= 2
+    return executor is not None and executor.processes >= 2 * _CORES_PER_RUN
 
 
-def pooled_word_sums(
-    executor: Executor,
-    packed: PackedColumns,
-    resamples: int,
-    seed: int,
-    *,
-    meanwhile: Callable[[], object] | None = None,
-) -> np.ndarray:
+def pooled_word_sums(executor: Executor, packed: PackedColumns, resamples: int, seed: int) -> np.ndarray:
     """The packed words' sums of every resample, in runs over the processes of `executor` (one per
-    `_CORES_PER_RUN`), in order. This process finds where each run starts while the runs before it
-    are summed. `meanwhile` is called while this process would only wait (not when the sums are made
-    here: too few draws to pool, or too few processes for two runs)."""
-    parts = _runs_for(executor)
-    if packed.words.shape[0] * resamples < _POOLED_FROM or parts < 2:
+    `_CORES_PER_RUN`), in order; here when the draws or the processes are too few to pool. This
+    process finds where each run starts while the runs before it are summed."""
+    if packed.words.shape[0] * resamples < _POOLED_FROM or not sums_in_pool(executor):
         return resampled_words(packed, resamples, seed)
-    runs = resample_runs(packed, resamples, seed, parts=parts)
-    if meanwhile is not None:
-        runs = _then(runs, meanwhile)
+    runs = resample_runs(packed, resamples, seed, parts=executor.processes // _CORES_PER_RUN)
     return np.concatenate(list(executor.map(resample_run_sums, runs)))
-
-
-def _runs_for(executor: Executor) -> int:
-    return executor.processes // _CORES_PER_RUN
-
-
-def _then(runs: Iterator[ResampleRun], meanwhile: Callable[[], object]) -> Iterator[ResampleRun]:
-    """The runs, then `meanwhile()` when the executor asks for a run after the last: a pool hands out
-    what it is given before it waits for a result, so the call falls while every run is summed."""
-    yield from runs
-    meanwhile()
 
 
 # Spans ------------------------------------------------------------------------------------------
@@ -183,9 +157,7 @@ def span_table_intervals(
         {name: definition for name, definition in definitions.items() if name not in LEAKAGE_RATE_COLUMNS},
         settings,
         consume=True,
-        # Meanwhile, one throwaway exact interval loads scipy's beta quantile (0.15 s of CPU), which
-        # the leakage intervals then find loaded.
-        word_sums=word_sums_of(executor, partial(clopper_pearson, 1, 2)),
+        word_sums=word_sums_of(executor),
     )
     for name, (k, n) in trials_of.items():
         intervals[name] = clopper_pearson(k, n, settings.level)

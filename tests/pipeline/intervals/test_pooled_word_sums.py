@@ -36,23 +36,6 @@ class CountingExecutor:
             yield score(chunk)
 
 
-class HandingOutFirst:
-    """Like a process pool: every run is handed out before the first sum is awaited; records when."""
-
-    def __init__(self, processes: int) -> None:
-        self.processes = processes
-        self.events: list[str] = []
-
-    def map(self, score, chunks):
-        runs = []
-        for run in chunks:
-            self.events.append("run handed out")
-            runs.append(run)
-        for run in runs:
-            self.events.append("sum awaited")
-            yield score(run)
-
-
 @pytest.fixture
 def pooled_from_any_size(monkeypatch):
     monkeypatch.setattr(intervals_module, "_POOLED_FROM", 0)
@@ -136,21 +119,3 @@ def test_extraction_intervals_from_a_pool_are_those_of_one_process(pooled_from_a
     pooled = extraction_intervals(DocumentCounts(ids, counts), types, settings, ProcessPool(4))
     assert pooled == alone
     assert alone["age"]["mean_absolute_error"].low is not None
-
-
-def test_this_process_works_meanwhile_once_every_run_is_handed_out_and_before_any_sum_is_awaited(
-    pooled_from_any_size,
-):
-    packed = pack_columns([np.arange(3_000, dtype=float) % 7], 3_000)
-    executor = HandingOutFirst(4)
-    pooled = pooled_word_sums(executor, packed, 500, 3, meanwhile=lambda: executor.events.append("meanwhile"))
-    assert executor.events == ["run handed out"] * 2 + ["meanwhile"] + ["sum awaited"] * 2
-    assert pooled.tobytes() == resampled_words(packed, 500, 3).tobytes()
-
-
-def test_nothing_is_done_meanwhile_when_the_sums_are_made_here():
-    done = []
-    packed = pack_columns([np.ones(100)], 100)
-    pooled_word_sums(HandingOutFirst(4), packed, 2_000, 7, meanwhile=lambda: done.append(1))
-    assert done == []
-    assert word_sums_of(InProcess(), meanwhile=lambda: done.append(1)) is resampled_words

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import platform
 import resource
-import sys
 from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
@@ -72,7 +72,10 @@ def faults_after_choosing_one_process(_: object = None) -> int:
     return faults_of_an_array_made_again()
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's allocator")
+@pytest.mark.skipif(
+    platform.libc_ver()[0] != "glibc",
+    reason="reuse_freed_memory tunes glibc's malloc; with another C library it leaves the allocator as it is",
+)
 def test_the_processes_that_score_reuse_freed_memory_instead_of_faulting_its_pages_in_again():
     # Fresh processes: by default glibc maps the second array afresh too (about 500 faults here).
     (in_a_worker,) = ProcessPool(1).map(faults_of_an_array_made_again, [None])

@@ -25,8 +25,8 @@ from metrics.pipeline.jsonl_lines import (
     positions_in_gold,
 )
 
-# Gold bytes per chunk at most (beside CHUNK_DOCUMENTS documents at most): 1,024 documents of the
-# bench corpora are 1.3-2.3 MB.
+# Gold bytes per chunk at most (beside CHUNK_DOCUMENTS documents at most): 768 documents of the
+# bench corpora are 0.9-1.6 MB.
 CHUNK_BYTES = 1 << 23
 
 

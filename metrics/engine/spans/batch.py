@@ -37,8 +37,8 @@ from metrics.engine.spans.score import N_STORED, N_TYPE_STORED
 from metrics.engine.spans.score_table import SpanScores
 
 # Documents per numpy pass: large enough that numpy's per-call overhead is spread over thousands of
-# spans, small enough that the chunk's code point arrays stay a few megabytes.
-BATCH_DOCUMENTS = 1024
+# spans, small enough that the chunk's code point arrays stay in the cache (bench/spans/README.md).
+BATCH_DOCUMENTS = 768
 # Keys of token pieces are type * line_length**2 + start * line_length + end in 64 bits: a batch whose
 # keys could reach this is scored in halves.
 _LARGEST_KEY = 1 << 62

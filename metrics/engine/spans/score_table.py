@@ -49,21 +49,6 @@ class SpanScores:
     def __len__(self) -> int:
         return len(self.document_ids)
 
-    def __eq__(self, other: object) -> bool:
-        """Field by field: the same values, and columns of the same dtype and shape."""
-        if not isinstance(other, SpanScores):
-            return NotImplemented
-        for field in fields(SpanScores):
-            ours, theirs = getattr(self, field.name), getattr(other, field.name)
-            if isinstance(ours, np.ndarray):
-                if ours.dtype != theirs.dtype or not np.array_equal(ours, theirs):
-                    return False
-            elif list(ours) != list(theirs):
-                return False
-        return True
-
-    __hash__ = None  # type: ignore[assignment]
-
     @classmethod
     def empty(cls) -> SpanScores:
         return cls(

@@ -4,7 +4,10 @@ and merged by `metrics.pipeline.spans`) and aggregates the merged scores (`aggre
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import fields
 from unittest.mock import patch
+
+import numpy as np
 
 from metrics.engine.spans import batch
 from metrics.engine.spans.aggregate import aggregate
@@ -22,6 +25,19 @@ def score_span_batches(
     with patch.object(span_pipeline, "CHUNK_DOCUMENTS", batch.BATCH_DOCUMENTS):
         chunks = list(span_chunks(enumerate(docs), allowed_predicted_types=allowed_predicted_types))
     return merge_span_partials(map(score_span_chunk, chunks), len(docs))[0]
+
+
+def same_scores(ours: SpanScores, theirs: SpanScores) -> bool:
+    """Field by field: the same values, and columns of the same dtype and shape (the merge of any
+    chunking must give the table of one pass to the column)."""
+    for field in fields(SpanScores):
+        mine, other = getattr(ours, field.name), getattr(theirs, field.name)
+        if isinstance(mine, np.ndarray):
+            if mine.dtype != other.dtype or not np.array_equal(mine, other):
+                return False
+        elif list(mine) != list(other):
+            return False
+    return True
 
 
 def evaluate_documents(

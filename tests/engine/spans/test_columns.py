@@ -1,10 +1,13 @@
 """`SpanColumns`: paired documents as columns."""
 
+from dataclasses import replace
+
 import numpy as np
 
 from metrics.engine.spans.batch import score_span_columns
 from metrics.engine.spans.columns import SpanColumns, SpanSide
 from metrics.engine.spans.types import DocumentSpans, Span
+from tests.engine.spans.results import same_scores
 
 LETTER = DocumentSpans(
     "letter",
@@ -29,7 +32,7 @@ def test_documents_between_two_positions_are_columns_of_their_own():
     assert (letter.document_ids, letter.texts) == (["letter"], [LETTER.text])
     assert letter.gold.document.tolist() == [0, 0]
     assert letter.predicted.end.tolist() == [4, 29]
-    assert score_span_columns(letter) == score_span_columns(SpanColumns.of_documents([LETTER]))
+    assert same_scores(score_span_columns(letter), score_span_columns(SpanColumns.of_documents([LETTER])))
 
 
 def test_type_codes_in_any_order_score_as_the_sorted_ones():
@@ -41,10 +44,12 @@ def test_type_codes_in_any_order_score_as_the_sorted_ones():
         gold=SpanSide(np.array([0, 0]), np.array([0, 19]), np.array([12, 29]), np.array([0, 2])),
         predicted=SpanSide(np.array([0, 0]), np.array([0, 19]), np.array([4, 29]), np.array([0, 1])),
     )
-    assert score_span_columns(reordered) == score_span_columns(SpanColumns.of_documents([LETTER]))
+    assert same_scores(score_span_columns(reordered), score_span_columns(SpanColumns.of_documents([LETTER])))
 
 
-def test_score_tables_are_equal_column_by_column():
+def test_same_scores_compares_score_tables_column_by_column():
+    """The tests' oracle of equal tables: the same values, in columns of the same dtype."""
     scores = score_span_columns(SpanColumns.of_documents([LETTER]))
-    assert scores == score_span_columns(SpanColumns.of_documents([LETTER]))
-    assert scores != scores.take([]) and scores.take([0]) == scores
+    assert same_scores(scores, score_span_columns(SpanColumns.of_documents([LETTER])))
+    assert same_scores(scores.take([0]), scores) and not same_scores(scores, scores.take([]))
+    assert not same_scores(scores, replace(scores, counts=scores.counts.astype(np.int64)))

@@ -5,15 +5,16 @@ validating reader accepts without a word, and raises NotSure on anything else.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import lru_cache
 from itertools import chain
 from operator import attrgetter, itemgetter
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import msgspec
 import numpy as np
 
-from annotations.importers.labels import LabelMap
+from annotations.importers.labels import CANONICAL_TYPES, LabelMap
 from metrics.engine.spans.columns import SpanColumns, SpanSide
 from metrics.pipeline.phases import paused_garbage_collection
 from metrics.pipeline.span_file_plan import NotSure, SpanFileChunk
@@ -111,10 +112,29 @@ _DOCUMENT_ID, _TEXT, _ENTITIES, _ANNOTATOR = (
 _START, _END, _TYPE = attrgetter("start"), attrgetter("end"), attrgetter("entity_type")
 
 
+# Raw labels this process has decoded: a chunk's entity types are matched among them.
+_LABELS_SEEN: set[str] = set(CANONICAL_TYPES)
+
+
+@lru_cache(maxsize=1)
+def _decoder_knowing(labels: frozenset[str]) -> Callable[[bytes | memoryview], _Document]:
+    """`_decode` with entity types among `labels`: msgspec matches each in C and gives the one str it
+    holds, where it made a new str an entity, hashed again to look its code up (100,000 documents
+    read 0.15-0.2 s faster, bench/spans/README.md)."""
+    label = Literal[tuple(sorted(labels))]  # type: ignore[valid-type]
+    entity = msgspec.defstruct("_Entity", [("entity_type", label)], bases=(_Entity,), gc=False)
+    document = msgspec.defstruct("_Document", [("entities", list[entity])], bases=(_Document,))
+    return msgspec.json.Decoder(document).decode
+
+
 def _documents(lines: Sequence[bytes | memoryview]) -> list[_Document]:
     """Each line's document; NotSure unless every line is one (a blank or malformed line is not)."""
     try:
-        documents = list(map(_decode, lines))
+        try:
+            documents = list(map(_decoder_knowing(frozenset(_LABELS_SEEN)), lines))
+        except msgspec.ValidationError:  # a label not seen yet, or a wrong value: `_decode` decides
+            documents = list(map(_decode, lines))
+            _LABELS_SEEN.update(map(_TYPE, chain.from_iterable(map(_ENTITIES, documents))))
     except msgspec.DecodeError:
         raise NotSure from None
     # An annotator makes the document one of several versions: the validating reader chooses.

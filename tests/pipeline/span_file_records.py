@@ -50,11 +50,13 @@ def write_pair(tmp_path: Path, gold: list, predicted: list) -> tuple[Path, Path]
     return write_lines(tmp_path / "gold.jsonl", gold), write_lines(tmp_path / "predictions.jsonl", predicted)
 
 
-def fast_chunks(gold: Path, predictions: Path, **options) -> list | None:
+def fast_chunks(gold: Path, predictions: Path, label_map: LabelMap | None = None, **options) -> list | None:
     """Each chunk as the fast path reads it (None: not sure; "unpaired": its lines do not pair), or
     None when it does not plan at all."""
     try:
-        chunks = plan_span_file_chunks(gold, predictions, label_map=LabelMap.default(), **options)
+        chunks = plan_span_file_chunks(
+            gold, predictions, label_map=label_map or LabelMap.default(), **options
+        )
     except NotSure:
         return None
     return [read_or_unpaired(chunk) for chunk in chunks]

@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from annotations.importers.errors import InputValidationError
+from annotations.importers.labels import load_label_map
 from metrics.pipeline import spans as span_pipeline
 from metrics.pipeline.span_evaluation import score_span_paths
 from tests.engine.spans.oracle import document_scores
@@ -183,6 +184,24 @@ def test_it_is_not_sure_of_anything_the_validating_reader_would_word(tmp_path, c
         assert [warning.message for warning in scored.warnings] == [
             warning.message for warning in expected.warnings
         ]
+
+
+def test_a_label_first_met_in_a_later_chunk_is_read_then_and_after(tmp_path):
+    """The reader matches entity types among the labels it has decoded before, and learns a new one
+    where it first occurs: both times the chunks score as the validating reader scores them."""
+    label_map = tmp_path / "labels.json"
+    label_map.write_text(json.dumps({"Reisepass-Nr. 7f3a": "ID_NUMBER"}), encoding="utf-8")
+    renamed = [{**entity, "entity_type": "Reisepass-Nr. 7f3a"} for entity in gold_record("c")["entities"]]
+    gold, predictions = write_pair(
+        tmp_path,
+        [gold_record("a"), gold_record("b"), gold_record("c", entities=renamed), gold_record("d")],
+        [predicted_record(i) for i in "abcd"],
+    )
+    expected = score_fields(validating(gold, predictions, label_map_path=label_map))
+    for _ in range(2):  # the label is new the first time, known the second
+        assert None not in fast_chunks(gold, predictions, load_label_map(label_map))
+        fast = score_span_paths(gold, predictions, label_map_path=label_map)
+        assert (score_fields(fast), fast.warnings) == (expected, [])
 
 
 def test_documents_without_a_prediction_line_predicted_nothing(tmp_path):

@@ -56,7 +56,6 @@ def reuse_freed_memory() -> None:
     if _MALLOPT is not None:
         _MALLOPT(-3, 64 << 20)  # M_MMAP_THRESHOLD: blocks below it come from the heap
         _MALLOPT(-1, 128 << 20)  # M_TRIM_THRESHOLD: free heap kept; `release_free_memory` still trims
-        _MALLOPT(-8, 1)  # M_ARENA_MAX: one heap, so that what one thread frees another reuses
 
 
 try:

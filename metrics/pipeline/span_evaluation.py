@@ -119,15 +119,19 @@ def _intervals_summing_scores(
 ) -> dict[str, Any]:
     """The intervals of `scored`, whose scores then keep only what aggregate reads (each type's rows
     summed). Intervals first: their count table is freed before the results body (a row per
-    document) is built. The rows are summed while a thread resamples: its product waits on its
+    document) is built. A thread sums the rows while this one resamples, whose product waits on its
     tallies about half the time (bench/spans/README.md)."""
     table = interval_count_table(scored.scores, intervals)
-    with ThreadPoolExecutor(max_workers=1) as side:
-        pending = None if table is None else side.submit(span_table_intervals, table, intervals, executor)
-        del table
+
+    def sum_type_rows() -> None:
         scored.scores = scored.scores.with_type_rows_summed(keep_leaked=keep_leaked)
-        release_free_memory()
-        return {} if pending is None else pending.result()
+        release_free_memory()  # the rows go back before the results body is built
+
+    with ThreadPoolExecutor(max_workers=1) as side:
+        summing = side.submit(sum_type_rows)
+        span_intervals = {} if table is None else span_table_intervals(table, intervals, executor)
+        summing.result()
+    return span_intervals
 
 
 @dataclass

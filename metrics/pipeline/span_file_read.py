@@ -134,7 +134,8 @@ def _documents(lines: Sequence[bytes | memoryview]) -> list[_Document]:
             documents = list(map(_decoder_knowing(frozenset(_LABELS_SEEN)), lines))
         except msgspec.ValidationError:  # a label not seen yet, or a wrong value: `_decode` decides
             documents = list(map(_decode, lines))
-            _LABELS_SEEN.update(map(_TYPE, chain.from_iterable(map(_ENTITIES, documents))))
+            if len(_LABELS_SEEN) < 1_000:  # bounded: a file may hold a label an entity
+                _LABELS_SEEN.update(map(_TYPE, chain.from_iterable(map(_ENTITIES, documents))))
     except msgspec.DecodeError:
         raise NotSure from None
     # An annotator makes the document one of several versions: the validating reader chooses.

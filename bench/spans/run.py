@@ -1,11 +1,12 @@
 """Span scoring benchmark: this engine against nervaluate 1.2.1, end to end, on the same files.
 
     uv run python bench/spans/run.py [--corpus clinical|independent] [--documents 100000] [--seed 1]
-                                     [--repeat 3] [--workdir DIR]
+                                     [--repeat 3] [--workdir DIR] [--only TOOL ...]
 
 Writes a seeded synthetic corpus (bench/spans/corpus.py: `clinical`, German-clinical-looking text;
 `independent`, random words with non-ASCII letters in twelve types, shaped like the independent
-corpus of issue 15) as gold.jsonl and predictions.jsonl, then
+corpus of issue 15) as gold.jsonl and predictions.jsonl (a --workdir that already holds the same
+corpus, by its corpus.json, is used as it is), then
 runs each tool in its own subprocess, reading the files from disk, and measures each run's wall time
 and peak resident memory (the child's own ru_maxrss, from os.wait4). Prints medians over --repeat
 runs side by side, and checks that both tools agree on the nervaluate counts.
@@ -21,6 +22,7 @@ runs side by side, and checks that both tools agree on the nervaluate counts.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import inspect
 import json
 import os
@@ -247,7 +249,12 @@ def main() -> None:
     parser.add_argument("--documents", type=int, default=100_000)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--repeat", type=int, default=1, help="runs per tool; medians are printed")
-    parser.add_argument("--workdir", type=Path, help="keep the corpus here (default: a temporary directory)")
+    parser.add_argument(
+        "--workdir",
+        type=Path,
+        help="keep the corpus here, and use it again while corpus.py and the options are unchanged "
+        "(default: a temporary directory)",
+    )
     parser.add_argument("--only", choices=ALL_TOOLS, action="append", help="run only this tool (repeatable)")
     parser.add_argument("--child", nargs=3, metavar=("TOOL", "GOLD", "PREDICTIONS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -255,18 +262,17 @@ def main() -> None:
         _child(args.child[0], Path(args.child[1]), Path(args.child[2]))
         return
 
-    from bench.spans.corpus import write_corpus, write_independent_corpus
-
     with tempfile.TemporaryDirectory(prefix="bench-spans-") as temporary:
         directory = args.workdir or Path(temporary)
         directory.mkdir(parents=True, exist_ok=True)
         started = time.perf_counter()
-        write = write_independent_corpus if args.corpus == "independent" else write_corpus
-        gold_path, predictions_path, n_gold, n_predicted = write(directory, args.documents, args.seed)
+        gold_path, predictions_path, n_gold, n_predicted, written = _corpus(directory, args)
         size_mb = (gold_path.stat().st_size + predictions_path.stat().st_size) / 2**20
         print(
             f"corpus ({args.corpus}): {args.documents} documents, {n_gold} gold and {n_predicted} predicted spans, "
-            f"{size_mb:.0f} MB of JSONL, written in {time.perf_counter() - started:.1f} s (seed {args.seed})"
+            f"{size_mb:.0f} MB of JSONL, "
+            + (f"written in {time.perf_counter() - started:.1f} s" if written else f"kept from {directory}")
+            + f" (seed {args.seed})"
         )
         print(f"load average before the runs: {', '.join(f'{load:.2f}' for load in os.getloadavg())}")
         tools = TOOLS if args.only is None else tuple(args.only)
@@ -290,6 +296,34 @@ def main() -> None:
                 )
         print(f"load average after the runs: {', '.join(f'{load:.2f}' for load in os.getloadavg())}")
         _print_table(runs)
+
+
+def _corpus(directory: Path, args: argparse.Namespace) -> tuple[Path, Path, int, int, bool]:
+    """The corpus's two files and span counts, and whether they were written now: a workdir that holds
+    the same corpus (kind, size, seed, and the same generator source) is read as it is."""
+    from bench.spans import corpus
+
+    stamp_path = directory / "corpus.json"
+    stamp = {
+        "corpus": args.corpus,
+        "documents": args.documents,
+        "seed": args.seed,
+        "generator_sha256": hashlib.sha256(Path(corpus.__file__).read_bytes()).hexdigest(),
+    }
+    gold_path, predictions_path = directory / "gold.jsonl", directory / "predictions.jsonl"
+    try:
+        kept = json.loads(stamp_path.read_text())
+    except (OSError, ValueError):
+        kept = {}
+    if kept.get("written") == stamp and gold_path.exists() and predictions_path.exists():
+        return gold_path, predictions_path, kept["gold_spans"], kept["predicted_spans"], False
+    stamp_path.unlink(missing_ok=True)  # no stamp while the files are half written
+    write = corpus.write_independent_corpus if args.corpus == "independent" else corpus.write_corpus
+    gold_path, predictions_path, n_gold, n_predicted = write(directory, args.documents, args.seed)
+    stamp_path.write_text(
+        json.dumps({"written": stamp, "gold_spans": n_gold, "predicted_spans": n_predicted})
+    )
+    return gold_path, predictions_path, n_gold, n_predicted, True
 
 
 def _print_table(runs: dict[str, list[Run]]) -> None:

@@ -11,10 +11,7 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
 
-from metrics.engine.attributes.comparison import (
-    compare_document_slice,
-    unknown_attribute_warnings,
-)
+from metrics.engine.attributes.comparison import compare_document_slice, unknown_attribute_warnings
 from metrics.engine.attributes.types import (
     AttributeSpec,
     ComparisonRow,

@@ -19,6 +19,8 @@ from contextlib import contextmanager
 from itertools import islice
 from typing import Any, Protocol, TypeVar
 
+import numpy as np
+
 from metrics.pipeline.phases import reuse_freed_memory
 
 Chunk = TypeVar("Chunk")
@@ -118,6 +120,10 @@ class CeleryChord(InProcess):
 def local_executor(processes: int = 1) -> InProcess | ProcessPool:
     """The executor of an offline command: in this process for 1, a pool of `processes` above. Who
     scores reuses freed memory; a pool's parent, which only merges, does not (its peak grew 40 MB)."""
+    # numpy's NUMPY_MADVISE_HUGEPAGE=0 in a running process: scoring maps and frees arrays of megabytes
+    # chunk after chunk, and each fault of a huge page waited for a compaction and, on a virtual
+    # machine, for the host to back it (bench/spans/README.md).
+    np._core.multiarray._set_madvise_hugepage(False)
     if processes > 1:
         return ProcessPool(processes)
     reuse_freed_memory()

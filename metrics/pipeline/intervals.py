@@ -18,10 +18,7 @@ from metrics.engine.spans.score import (
     derived_count,
 )
 from metrics.engine.spans.score_table import SpanScores
-from metrics.engine.uncertainty.attribute_metrics import (
-    attribute_metric_definitions,
-    by_attribute,
-)
+from metrics.engine.uncertainty.attribute_metrics import attribute_metric_definitions, by_attribute
 from metrics.engine.uncertainty.bootstrap import (
     DEFAULT_INTERVALS,
     Interval,

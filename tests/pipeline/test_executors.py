@@ -85,6 +85,19 @@ def test_the_processes_that_score_reuse_freed_memory_instead_of_faulting_its_pag
         assert fresh.submit(faults_after_choosing_one_process).result() < 100
 
 
+def huge_pages_after_choosing(processes: int) -> bool:
+    """Whether numpy still asks for huge pages once this process has chosen its executor."""
+    np._core.multiarray._set_madvise_hugepage(True)
+    local_executor(processes)
+    return np._core.multiarray._set_madvise_hugepage(False)  # it returns the setting it replaces
+
+
+def test_the_process_that_chooses_an_executor_maps_its_arrays_in_small_pages():
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as fresh:
+        assert fresh.submit(huge_pages_after_choosing, 1).result() is False  # it scores
+        assert fresh.submit(huge_pages_after_choosing, 2).result() is False  # it merges and resamples
+
+
 def test_the_celery_executor_maps_in_this_process_for_eager_tasks():
     assert list(CeleryChord().map(fail_on_three, [1, 2])) == [1, 2]
 

@@ -55,7 +55,7 @@ def fast_chunks(gold: Path, predictions: Path, label_map: LabelMap | None = None
     None when it does not plan at all."""
     try:
         chunks = plan_span_file_chunks(
-            gold, predictions, label_map=label_map or LabelMap.default(), **options
+            gold, predictions, label_map=LabelMap.default() if label_map is None else label_map, **options
         )
     except NotSure:
         return None
